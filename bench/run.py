@@ -1,0 +1,1025 @@
+#!/usr/bin/env python3
+"""Benchmark vigil against tini, tini-static, dumb-init and catatonit.
+
+Run (as root, from the repository root):
+
+    python3 bench/run.py            # full run, a few minutes on 2 cores
+    python3 bench/run.py --quick    # smoke run, well under a minute
+
+Every init runs as PID 1 of its own PID namespace
+(`unshare --pid --fork --mount-proc INIT ... CMD`), and the inits are
+interleaved within each measurement (A B C A B C ...). Results: a Markdown
+table on stdout, JSON and an SVG chart of the ratios to vigil in --out
+(default bench/results, or bench/results/quick with --quick). See
+docs/benchmarks.md for what each number means.
+
+Only the Python standard library and a C compiler (for bench/helper.c) are
+needed; nothing is installed. Inits that are not present are skipped.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import select
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(BENCH_DIR)
+DEFAULT_VIGIL = os.path.join(REPO, "target/x86_64-unknown-linux-musl/release/vigil")
+UNSHARE = ["unshare", "--pid", "--fork", "--mount-proc"]
+
+
+# --------------------------------------------------------------------------- inits
+
+class Init:
+    def __init__(self, name, path, prefix, note=""):
+        self.name = name
+        self.path = path
+        self.prefix = prefix  # argv before the command
+        self.note = note
+
+    def argv(self, cmd):
+        return [self.path] + self.prefix + cmd
+
+
+def candidate_inits(vigil_path):
+    return [
+        Init("vigil", vigil_path, ["--"]),
+        Init("tini-static", "/usr/bin/tini-static", ["--"]),
+        Init("tini", "/usr/bin/tini", ["--"]),
+        # dumb-init has no `--`; by default it runs the child in a new session
+        # (setsid) and forwards signals to the child's whole process group.
+        Init("dumb-init", "/usr/bin/dumb-init", [],
+             "default mode: setsid, signals go to the child's process group"),
+        Init("catatonit", "/usr/bin/catatonit", ["--"]),
+    ]
+
+
+def is_static(path):
+    """True when the ELF file has no PT_INTERP program header."""
+    try:
+        with open(path, "rb") as f:
+            hdr = f.read(64)
+            if hdr[:4] != b"\x7fELF" or hdr[4] != 2:
+                return None
+            phoff, = struct.unpack_from("<Q", hdr, 32)
+            phentsize, phnum = struct.unpack_from("<HH", hdr, 54)
+            f.seek(phoff)
+            ph = f.read(phentsize * phnum)
+        for i in range(phnum):
+            p_type, = struct.unpack_from("<I", ph, i * phentsize)
+            if p_type == 3:  # PT_INTERP
+                return False
+        return True
+    except OSError:
+        return None
+
+
+def version_of(path):
+    try:
+        r = subprocess.run([path, "--version"], capture_output=True, timeout=3, text=True)
+        out = (r.stdout or r.stderr).strip().splitlines()
+        return out[0] if out else ""
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+# --------------------------------------------------------------------------- helpers
+
+def build_helper(build_dir):
+    src = os.path.join(BENCH_DIR, "helper.c")
+    os.makedirs(build_dir, exist_ok=True)
+    out = os.path.join(build_dir, "helper")
+    if os.path.exists(out) and os.path.getmtime(out) >= os.path.getmtime(src):
+        return out
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or "cc"
+    base = [cc, "-O2", "-Wall", "-o", out, src]
+    # Static when possible: the helper forks a lot, fewer mappings = cheaper forks.
+    r = subprocess.run(base + ["-static"], capture_output=True, text=True)
+    if r.returncode != 0:
+        r = subprocess.run(base, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit("bench: cannot compile bench/helper.c:\n" + r.stderr)
+    return out
+
+
+def children_of(pid):
+    kids = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children") as f:
+                    kids += [int(x) for x in f.read().split()]
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return kids
+
+
+def wait_init_pid(unshare_pid, timeout=5.0):
+    """Host pid of the namespace's PID 1: the child of the unshare process."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        kids = children_of(unshare_pid)
+        if kids:
+            return kids[0]
+        time.sleep(0.001)
+    raise RuntimeError("no child of unshare after %.0fs" % timeout)
+
+
+def comm_of(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def proc_status(pid):
+    d = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            d[k] = v.strip()
+    return d
+
+
+def read_line(fd, timeout):
+    """Read one line from a raw fd with a timeout (None on timeout/EOF)."""
+    buf = b""
+    end = time.monotonic() + timeout
+    while not buf.endswith(b"\n"):
+        left = end - time.monotonic()
+        if left <= 0:
+            return None
+        r, _, _ = select.select([fd], [], [], left)
+        if not r:
+            return None
+        b = os.read(fd, 1)
+        if not b:
+            return None
+        buf += b
+    return buf.decode()
+
+
+class NsRun:
+    """One `unshare ... INIT ... CMD` process."""
+
+    def __init__(self, init, cmd, stdout_pipe=False):
+        self.err = tempfile.TemporaryFile()
+        self.rfd = None
+        wfd = None
+        if stdout_pipe:
+            self.rfd, wfd = os.pipe()
+        self.proc = subprocess.Popen(
+            UNSHARE + (init.argv(cmd) if init else cmd),
+            stdin=subprocess.DEVNULL,
+            stdout=wfd if wfd is not None else subprocess.DEVNULL,
+            stderr=self.err,
+        )
+        if wfd is not None:
+            os.close(wfd)
+        self.pid = None
+
+    def ready(self, timeout=10.0):
+        line = read_line(self.rfd, timeout)
+        if line is None or line.strip() != "R":
+            raise RuntimeError("child did not start: %r; stderr: %s" % (line, self.stderr()))
+        self.pid = wait_init_pid(self.proc.pid)
+        return self.pid
+
+    def stderr(self):
+        self.err.seek(0)
+        return self.err.read().decode(errors="replace")[-2000:]
+
+    def kill(self):
+        try:
+            if self.pid is None:
+                self.pid = wait_init_pid(self.proc.pid, 1.0)
+            os.kill(self.pid, signal.SIGKILL)  # kills the whole namespace
+        except (OSError, RuntimeError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.rfd is not None:
+            os.close(self.rfd)
+            self.rfd = None
+        self.err.close()
+
+
+# --------------------------------------------------------------------------- statistics
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    if n == 0:
+        return None
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    if not xs:
+        return None
+    k = max(0, min(len(xs) - 1, int(-(-p * len(xs) // 100)) - 1))  # nearest rank
+    return xs[k]
+
+
+# --------------------------------------------------------------------------- measurements
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def spawn_time(argv, devnull):
+    t0 = time.perf_counter_ns()
+    pid = os.posix_spawn(argv[0], argv, os.environ,
+                         file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 0),
+                                       (os.POSIX_SPAWN_DUP2, devnull, 1),
+                                       (os.POSIX_SPAWN_DUP2, devnull, 2)])
+    _, st = os.waitpid(pid, 0)
+    t1 = time.perf_counter_ns()
+    return t1 - t0, os.waitstatus_to_exitcode(st)
+
+
+def bench_startup(inits, rounds):
+    log(f"start-up: {rounds} rounds of INIT -- /bin/true vs /bin/true")
+    unshare = shutil.which("unshare")
+    devnull = os.open(os.devnull, os.O_RDWR)
+    names = ["(bare)"] + [i.name for i in inits]
+    argvs = {"(bare)": [unshare] + UNSHARE[1:] + ["/bin/true"]}
+    for i in inits:
+        argvs[i.name] = [unshare] + UNSHARE[1:] + i.argv(["/bin/true"])
+    times = {n: [] for n in names}
+    fails = {n: 0 for n in names}
+    for n in names:  # warm the page cache
+        spawn_time(argvs[n], devnull)
+    for _ in range(rounds):
+        for n in names:
+            dt, rc = spawn_time(argvs[n], devnull)
+            times[n].append(dt)
+            if rc != 0:
+                fails[n] += 1
+    os.close(devnull)
+    bare = median(times["(bare)"])
+    res = {"(bare)": {"startup_ms": bare / 1e6}}
+    for i in inits:
+        m = median(times[i.name])
+        res[i.name] = {
+            "startup_ms": m / 1e6,
+            "startup_overhead_ms": (m - bare) / 1e6,
+            "startup_failures": fails[i.name],
+        }
+    return res
+
+
+def bench_forward(inits, helper, rounds, n_idle, n_bursts, burst_len, gap_us):
+    log(f"signal forwarding: {rounds} rounds x ({n_idle} idle + {n_bursts}x{burst_len} back-to-back)")
+    acc = {i.name: {"idle": [], "b2b": [], "lost": 0, "dup": 0, "sent": 0, "errors": []} for i in inits}
+    for _ in range(rounds):
+        for init in inits:
+            a = acc[init.name]
+            run = NsRun(init, [helper, "sigrecv"], stdout_pipe=True)
+            try:
+                pid = run.ready()
+                r = subprocess.run(
+                    [helper, "send", str(pid), str(run.rfd), str(n_idle), str(gap_us),
+                     str(n_bursts), str(burst_len)],
+                    pass_fds=[run.rfd], capture_output=True, text=True, timeout=120)
+                if r.returncode != 0:
+                    raise RuntimeError("sender failed: " + r.stderr.strip())
+                d = json.loads(r.stdout)
+                a["idle"] += d["idle_ns"]
+                a["b2b"] += d["b2b_ns"]
+                a["lost"] += d["lost_idle"] + d["lost_b2b"]
+                a["dup"] += d["dup_idle"] + d["dup_b2b"]
+                a["sent"] += d["idle_sent"] + d["b2b_sent"]
+            except (RuntimeError, subprocess.SubprocessError, ValueError) as e:
+                a["errors"].append(str(e)[:300])
+            finally:
+                run.kill()
+    res = {}
+    for name, a in acc.items():
+        us = lambda v: None if v is None else v / 1e3
+        res[name] = {
+            "fwd_idle_median_us": us(median(a["idle"])),
+            "fwd_idle_p99_us": us(pct(a["idle"], 99)),
+            "fwd_b2b_median_us": us(median(a["b2b"])),
+            "fwd_b2b_p99_us": us(pct(a["b2b"], 99)),
+            "signals_sent": a["sent"],
+            "signals_lost": a["lost"],
+            "signals_duplicated": a["dup"],
+            "fwd_errors": a["errors"],
+        }
+    return res
+
+
+def run_helper_json(init, helper, args, timeout):
+    run = NsRun(init, [helper] + args, stdout_pipe=True)
+    try:
+        line = read_line(run.rfd, timeout)
+        if line is None:
+            raise RuntimeError("no result; stderr: " + run.stderr())
+        try:
+            run.proc.wait(timeout=30)  # the init must exit after its child
+        except subprocess.TimeoutExpired:
+            pass
+        return json.loads(line), run.proc.returncode
+    finally:
+        run.kill()
+
+
+def bench_burst(inits, helper, rounds, n):
+    log(f"burst reaping: {rounds} rounds x {n} zombies")
+    acc = {i.name: {"rate": [], "ms": [], "left": 0, "handed": [], "errors": []} for i in inits}
+    for _ in range(rounds):
+        for init in inits:
+            a = acc[init.name]
+            try:
+                d, _ = run_helper_json(init, helper, ["burst", str(n)], timeout=120)
+                a["handed"].append(d["n"])
+                a["left"] = max(a["left"], d["left"])
+                if d["left"] == 0 and d["reap_ns"] > 0:
+                    a["rate"].append(d["n"] / (d["reap_ns"] / 1e9))
+                a["ms"].append(d["reap_ns"] / 1e6)
+            except (RuntimeError, ValueError) as e:
+                a["errors"].append(str(e)[:300])
+    return {name: {
+        "burst_zombies": min(a["handed"]) if a["handed"] else None,
+        "burst_rate_per_s": median(a["rate"]),
+        "burst_reap_ms": median(a["ms"]),
+        "burst_left": a["left"] if a["handed"] else None,
+        "burst_errors": a["errors"],
+    } for name, a in acc.items()}
+
+
+def bench_stream(inits, helper, rounds, n):
+    log(f"orphan stream: {rounds} round(s) x {n} orphans")
+    acc = {i.name: {"peak": [], "mean": [], "left": 0, "rate": [], "errors": [], "ok": False} for i in inits}
+    for _ in range(rounds):
+        for init in inits:
+            a = acc[init.name]
+            try:
+                d, _ = run_helper_json(init, helper, ["stream", str(n)], timeout=600)
+                a["ok"] = True
+                a["peak"].append(d["peak"])
+                a["mean"].append(d["mean"])
+                a["left"] = max(a["left"], d["left"])
+                a["rate"].append(d["n"] / (d["stream_ns"] / 1e9))
+            except (RuntimeError, ValueError) as e:
+                a["errors"].append(str(e)[:300])
+    return {name: {
+        "stream_orphans": n,
+        "stream_peak_unreaped": max(a["peak"]) if a["peak"] else None,
+        "stream_mean_unreaped": median(a["mean"]),
+        "stream_left": a["left"] if a["ok"] else None,
+        "stream_rate_per_s": median(a["rate"]),
+        "stream_errors": a["errors"],
+    } for name, a in acc.items()}
+
+
+def ctxt(pid):
+    s = proc_status(pid)
+    return int(s["voluntary_ctxt_switches"]) + int(s["nonvoluntary_ctxt_switches"])
+
+
+def bench_idle(inits, helper, seconds):
+    log(f"idle: all inits side by side, {seconds}s")
+    runs, res = {}, {}
+    try:
+        for init in inits:
+            runs[init.name] = NsRun(init, [helper, "idle"], stdout_pipe=True)
+        pids = {name: r.ready() for name, r in runs.items()}
+        time.sleep(1.0)  # let start-up settle
+        c0 = {name: ctxt(pid) for name, pid in pids.items()}
+        t0 = time.monotonic()
+        time.sleep(seconds)
+        dt = time.monotonic() - t0
+        for name, pid in pids.items():
+            s = proc_status(pid)
+            res[name] = {
+                "idle_wakeups_per_s": (ctxt(pid) - c0[name]) / dt,
+                "vmhwm_kib": int(s["VmHWM"].split()[0]),
+                "vmrss_kib": int(s["VmRSS"].split()[0]),
+            }
+    finally:
+        for r in runs.values():
+            r.kill()
+    return res
+
+
+class ProcConnector:
+    """Exit codes of every process on the machine (netlink proc connector):
+    tells whether `sleep` died of SIGTERM or of the kernel's SIGKILL without
+    touching it (no ptrace)."""
+
+    def __init__(self):
+        self.watch = {}
+        self.lock = threading.Lock()
+        self.stop = False
+        self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, 11)  # NETLINK_CONNECTOR
+        try:
+            self.sock.setsockopt(socket.SOL_SOCKET, 33, 8 << 20)  # SO_RCVBUFFORCE
+        except OSError:
+            pass
+        self.sock.bind((0, 1))  # CN_IDX_PROC group
+        op = struct.pack("I", 1)  # PROC_CN_MCAST_LISTEN
+        cn = struct.pack("IIIIHH", 1, 1, 0, 0, len(op), 0) + op
+        self.sock.send(struct.pack("IHHII", 16 + len(cn), 3, 0, 0, 0) + cn)  # NLMSG_DONE
+        self.sock.settimeout(0.2)
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _loop(self):
+        while not self.stop:
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                continue
+            except OSError:  # ENOBUFS when the machine is busy: keep going
+                continue
+            off = 0
+            while off + 16 <= len(data):
+                ln, = struct.unpack_from("I", data, off)
+                if ln < 16:
+                    break
+                if off + 52 + 16 <= len(data):
+                    what, = struct.unpack_from("I", data, off + 36)
+                    if what == 0x80000000:  # PROC_EVENT_EXIT
+                        pid, tgid, code, _ = struct.unpack_from("IIII", data, off + 52)
+                        with self.lock:
+                            if pid in self.watch and self.watch[pid] is None:
+                                self.watch[pid] = code
+                off += (ln + 3) & ~3
+
+    def add(self, pid):
+        with self.lock:
+            self.watch[pid] = None
+
+    def result(self, pid, timeout=1.0):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with self.lock:
+                if self.watch.get(pid) is not None:
+                    return self.watch[pid]
+            time.sleep(0.005)
+        return None
+
+    def close(self):
+        self.stop = True
+        self.thread.join()
+        self.sock.close()
+
+
+def describe_status(code):
+    if code is None:
+        return "unknown"
+    if code & 0x7F:
+        sig = code & 0x7F
+        try:
+            return signal.Signals(sig).name
+        except ValueError:
+            return f"signal {sig}"
+    return f"exit {code >> 8}"
+
+
+def find_desc(pid, comm, timeout=5.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        todo, seen = [pid], []
+        while todo:
+            p = todo.pop()
+            seen.append(p)
+            todo += children_of(p)
+        for p in seen[1:]:
+            if comm_of(p) == comm:
+                return p
+        time.sleep(0.002)
+    return None
+
+
+def bench_stop(inits, rounds):
+    log(f"stop: {rounds} rounds of SIGTERM to INIT -- sh -c 'sleep 1000'")
+    try:
+        pc = ProcConnector()
+    except OSError as e:
+        log(f"  proc connector unavailable ({e}); how sleep died will be 'unknown'")
+        pc = None
+    acc = {i.name: {"ms": [], "ends": {}, "status": {}, "timeouts": 0, "errors": []} for i in inits}
+    try:
+        for _ in range(rounds):
+            for init in inits:
+                a = acc[init.name]
+                run = NsRun(init, ["sh", "-c", "sleep 1000"])
+                try:
+                    ipid = wait_init_pid(run.proc.pid)
+                    sp = find_desc(ipid, "sleep")
+                    if sp is None:
+                        raise RuntimeError("sleep never started; stderr: " + run.stderr())
+                    if pc:
+                        pc.add(sp)
+                    fd = os.pidfd_open(ipid)
+                    t0 = time.perf_counter_ns()
+                    os.kill(ipid, signal.SIGTERM)
+                    r, _, _ = select.select([fd], [], [], 30)
+                    t1 = time.perf_counter_ns()
+                    os.close(fd)
+                    if not r:
+                        a["timeouts"] += 1
+                    else:
+                        a["ms"].append((t1 - t0) / 1e6)
+                    run.pid = ipid
+                    try:
+                        run.proc.wait(timeout=10)
+                    except subprocess.TimeoutExpired:
+                        pass
+                    st = run.proc.returncode
+                    st = "none" if st is None else (f"signal {-st}" if st < 0 else str(st))
+                    a["status"][st] = a["status"].get(st, 0) + 1
+                    end = describe_status(pc.result(sp) if pc else None)
+                    a["ends"][end] = a["ends"].get(end, 0) + 1
+                except (RuntimeError, OSError) as e:
+                    a["errors"].append(str(e)[:300])
+                finally:
+                    run.kill()
+    finally:
+        if pc:
+            pc.close()
+    return {name: {
+        "stop_ms": median(a["ms"]),
+        "stop_sleep_ended_by": a["ends"],
+        "stop_exit_status": a["status"],
+        "stop_timeouts": a["timeouts"],
+        "stop_errors": a["errors"],
+    } for name, a in acc.items()}
+
+
+# --------------------------------------------------------------------------- report
+
+# key, label, unit, better ("lower"/"higher"), format
+METRICS = [
+    ("startup_overhead_ms", "start-up + exit overhead", "ms", "lower", "{:.3f}"),
+    ("fwd_idle_median_us", "forwarding latency from idle, median", "µs", "lower", "{:.1f}"),
+    ("fwd_idle_p99_us", "forwarding latency from idle, p99", "µs", "lower", "{:.1f}"),
+    ("fwd_b2b_median_us", "forwarding latency back-to-back, median", "µs", "lower", "{:.1f}"),
+    ("fwd_b2b_p99_us", "forwarding latency back-to-back, p99", "µs", "lower", "{:.1f}"),
+    ("signals_lost", "signals lost", "", "lower", "{:d}"),
+    ("signals_duplicated", "signals duplicated", "", "lower", "{:d}"),
+    ("burst_rate_per_s", "burst reaping rate", "zombies/s", "higher", "{:,.0f}"),
+    ("burst_left", "burst: zombies left", "", "lower", "{:d}"),
+    ("stream_peak_unreaped", "orphan stream: peak unreaped", "", "lower", "{:d}"),
+    ("stream_mean_unreaped", "orphan stream: mean unreaped", "", "lower", "{:.2f}"),
+    ("stream_left", "orphan stream: zombies left", "", "lower", "{:d}"),
+    ("idle_wakeups_per_s", "idle wake-ups", "/s", "lower", "{:.2f}"),
+    ("vmhwm_kib", "VmHWM while idle", "KiB", "lower", "{:d}"),
+    ("binary_kib", "binary size", "KiB", "lower", "{:.0f}"),
+    ("stop_ms", "stop: SIGTERM to exit", "ms", "lower", "{:.2f}"),
+]
+
+# metrics drawn in the chart
+CHART = ["startup_overhead_ms", "fwd_idle_median_us", "fwd_b2b_median_us", "burst_rate_per_s",
+         "stream_peak_unreaped", "idle_wakeups_per_s", "vmhwm_kib", "binary_kib", "stop_ms"]
+
+
+def fmt(v, f):
+    if v is None:
+        return "n/a"
+    try:
+        if "d}" in f:
+            return f.format(int(round(v)))
+        return f.format(v)
+    except (ValueError, TypeError):
+        return str(v)
+
+
+def ratio(v, ref):
+    if v is None or ref is None:
+        return None
+    if ref == 0:
+        return 1.0 if v == 0 else float("inf")
+    return v / ref
+
+
+def fmt_ratio(r):
+    if r is None:
+        return ""
+    if r == float("inf"):
+        return " (vigil 0)"
+    return f" ({r:.2f}×)"
+
+
+def evaluate_targets(res, names):
+    """The issue's targets: vigil against the best of the others in the same run."""
+    if "vigil" not in res:
+        return []
+    v = res["vigil"]
+    others = [n for n in names if n != "vigil"]
+
+    def best(key, higher=False):
+        vals = [(res[n].get(key), n) for n in others if res[n].get(key) is not None]
+        if not vals:
+            return None, None
+        return (max if higher else min)(vals)
+
+    out = []
+
+    def add(name, ok, figure):
+        out.append({"target": name, "met": ok, "figure": figure})
+
+    w = v.get("idle_wakeups_per_s")
+    add("idle wake-ups: 0 per second", w is not None and w == 0, f"vigil {fmt(w, '{:.2f}')}/s")
+
+    ts = res.get("tini-static", {}).get("startup_overhead_ms")
+    vo = v.get("startup_overhead_ms")
+    if ts is None:
+        add("start-up overhead ≤ tini-static's", None, "tini-static not present")
+    else:
+        add("start-up overhead ≤ tini-static's", vo is not None and vo <= ts,
+            f"vigil {fmt(vo, '{:.3f}')} ms, tini-static {ts:.3f} ms")
+
+    for key, label in (("fwd_idle_median_us", "forwarding latency median (from idle) ≤ 1.05× best"),
+                       ("fwd_b2b_median_us", "forwarding latency median (back-to-back) ≤ 1.05× best")):
+        b, bn = best(key)
+        x = v.get(key)
+        if b is None:
+            add(label, None, "no other init measured")
+        else:
+            add(label, x is not None and x <= 1.05 * b,
+                f"vigil {fmt(x, '{:.1f}')} µs, best {bn} {b:.1f} µs ({fmt(ratio(x, b), '{:.2f}')}×)")
+
+    b, bn = best("burst_rate_per_s", higher=True)
+    x = v.get("burst_rate_per_s")
+    if b is None:
+        add("burst reaping rate ≥ best", None, "no other init measured")
+    else:
+        add("burst reaping rate ≥ best", x is not None and x >= b,
+            f"vigil {fmt(x, '{:,.0f}')}/s, best {bn} {b:,.0f}/s ({fmt(ratio(x, b), '{:.2f}')}×)")
+    bl, sl = v.get("burst_left"), v.get("stream_left")
+    add("zombies left: 0", bl == 0 and sl == 0, f"burst {fmt(bl, '{:d}')}, stream {fmt(sl, '{:d}')}")
+
+    h = v.get("vmhwm_kib")
+    add("VmHWM ≤ 700 KiB", h is not None and h <= 700, f"vigil {fmt(h, '{:d}')} KiB")
+    s = v.get("binary_kib")
+    add("static binary ≤ 512 KiB", s is not None and s <= 512 and v.get("static") is True,
+        f"vigil {fmt(s, '{:.0f}')} KiB, {'static' if v.get('static') else 'NOT static'}")
+    return out
+
+
+def functional_failures(r):
+    """Correctness problems (not timing): these fail the run for vigil."""
+    bad = []
+    if r.get("startup_failures"):
+        bad.append(f"INIT -- /bin/true failed {r['startup_failures']} times")
+    if r.get("signals_lost"):
+        bad.append(f"{r['signals_lost']} signals lost")
+    if r.get("signals_duplicated"):
+        bad.append(f"{r['signals_duplicated']} signals duplicated")
+    if r.get("burst_left"):
+        bad.append(f"{r['burst_left']} zombies left after the burst")
+    if r.get("stream_left"):
+        bad.append(f"{r['stream_left']} zombies left after the stream")
+    if r.get("stop_timeouts"):
+        bad.append(f"did not exit within 30s of SIGTERM {r['stop_timeouts']} times")
+    for k in ("fwd_errors", "burst_errors", "stream_errors", "stop_errors"):
+        for e in r.get(k) or []:
+            bad.append(f"{k}: {e}")
+    return bad
+
+
+def markdown_table(res, names, ref):
+    lines = []
+    head = "| metric | " + " | ".join(names) + " |"
+    lines.append(head)
+    lines.append("|---|" + "---:|" * len(names))
+    for key, label, unit, better, f in METRICS:
+        if not any(res[n].get(key) is not None for n in names):
+            continue
+        arrow = "↓" if better == "lower" else "↑"
+        cells = []
+        for n in names:
+            v = res[n].get(key)
+            c = fmt(v, f)
+            if ref and n != ref and v is not None and key not in (
+                    "signals_lost", "signals_duplicated", "burst_left", "stream_left"):
+                c += fmt_ratio(ratio(v, res[ref].get(key)))
+            cells.append(c)
+        u = f" ({unit})" if unit else ""
+        lines.append(f"| {label}{u} {arrow} | " + " | ".join(cells) + " |")
+    # categorical rows
+    lines.append("| stop: how `sleep` ended | " + " | ".join(
+        ", ".join(f"{k} {v}/{sum(res[n].get('stop_sleep_ended_by', {}).values())}"
+                  for k, v in sorted(res[n].get("stop_sleep_ended_by", {}).items())) or "n/a"
+        for n in names) + " |")
+    lines.append("| stop: exit status | " + " | ".join(
+        ", ".join(f"{k}" for k in sorted(res[n].get("stop_exit_status", {}))) or "n/a"
+        for n in names) + " |")
+    lines.append("| static binary | " + " | ".join(
+        {True: "yes", False: "no (dynamic)", None: "?"}[res[n].get("static")] for n in names) + " |")
+    return "\n".join(lines)
+
+
+def svg_chart(res, names, ref, path, title):
+    """Horizontal grouped bars, log scale: each init's value / vigil's value."""
+    import math
+    others = [n for n in names if n != ref]
+    palette = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2"]
+    color = {n: palette[i % len(palette)] for i, n in enumerate(others)}
+    rows = []
+    for key, label, unit, better, f in METRICS:
+        if key not in CHART:
+            continue
+        vals = []
+        for n in others:
+            r = ratio(res[n].get(key), res[ref].get(key)) if ref else None
+            vals.append((n, r, res[n].get(key)))
+        rows.append((key, label, better, vals))
+    finite = [r for _, _, _, vs in rows for _, r, _ in vs if r not in (None, float("inf")) and r > 0]
+    lo = min(finite + [0.5])
+    hi = max(finite + [2.0])
+    dlo = math.floor(math.log10(lo))
+    dhi = math.ceil(math.log10(hi))
+    if dhi - dlo < 2:
+        dhi = dlo + 2
+    left, right, top = 300, 40, 70
+    width = 900
+    plot_w = width - left - right
+    bar_h, gap = 13, 14
+    group_h = bar_h * len(others) + gap
+    height = top + group_h * len(rows) + 70
+
+    def x_of(r):
+        r = min(max(r, 10 ** dlo), 10 ** dhi)
+        return left + (math.log10(r) - dlo) / (dhi - dlo) * plot_w
+
+    esc = lambda s: s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    o = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+         f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+         f'<rect width="{width}" height="{height}" fill="white"/>',
+         f'<text x="{width / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">'
+         f'{esc(title)}</text>',
+         f'<text x="{width / 2}" y="40" text-anchor="middle" fill="#444">each init\'s value divided by '
+         f'{esc(ref or "?")}\'s (log scale; the line at 1 is {esc(ref or "?")}). ↓: lower is better, '
+         f'↑: higher is better</text>']
+    # grid
+    for d in range(dlo, dhi + 1):
+        for m in (1, 2, 5):
+            v = m * 10 ** d
+            if v < 10 ** dlo or v > 10 ** dhi:
+                continue
+            x = x_of(v)
+            o.append(f'<line x1="{x:.1f}" y1="{top - 8}" x2="{x:.1f}" y2="{height - 50}" '
+                     f'stroke="{"#bbb" if m == 1 else "#eee"}"/>')
+            if m == 1 or dhi - dlo <= 3:
+                lab = f"{v:g}×"
+                o.append(f'<text x="{x:.1f}" y="{height - 36}" text-anchor="middle" fill="#444">{lab}</text>')
+    x1 = x_of(1)
+    o.append(f'<line x1="{x1:.1f}" y1="{top - 12}" x2="{x1:.1f}" y2="{height - 50}" '
+             f'stroke="black" stroke-width="2"/>')
+    y = top
+    for key, label, better, vals in rows:
+        arrow = "↓" if better == "lower" else "↑"
+        o.append(f'<text x="{left - 8}" y="{y + group_h / 2 - 4:.1f}" text-anchor="end">'
+                 f'{esc(label)} {arrow}</text>')
+        for j, (n, r, v) in enumerate(vals):
+            by = y + j * bar_h
+            if r is None:
+                o.append(f'<text x="{x1 + 4:.1f}" y="{by + bar_h - 3}" fill="#888" font-size="10">'
+                         f'{esc(n)}: n/a</text>')
+                continue
+            if r == float("inf"):
+                xr = x_of(10 ** dhi)
+                txt = f"{n}: {ref} is 0"
+            else:
+                xr = x_of(r)
+                txt = f"{n} {r:.2f}×"
+            xa, xb = sorted((x1, xr))
+            o.append(f'<rect x="{xa:.1f}" y="{by + 1}" width="{max(xb - xa, 1):.1f}" height="{bar_h - 2}" '
+                     f'fill="{color[n]}"/>')
+            tx = xb + 4 if xr >= x1 else xa - 4
+            anchor = "start" if xr >= x1 else "end"
+            o.append(f'<text x="{tx:.1f}" y="{by + bar_h - 3}" text-anchor="{anchor}" font-size="10">'
+                     f'{esc(txt)}</text>')
+        y += group_h
+    # legend
+    lx = left
+    for n in others:
+        o.append(f'<rect x="{lx}" y="{height - 22}" width="12" height="12" fill="{color[n]}"/>')
+        o.append(f'<text x="{lx + 16}" y="{height - 12}">{esc(n)}</text>')
+        lx += 30 + 8 * len(n)
+    o.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(o) + "\n")
+
+
+def machine_info():
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    with open("/proc/loadavg") as f:
+        load = f.read().split()[:3]
+    return {
+        "nproc": len(os.sched_getaffinity(0)),
+        "kernel": platform.release(),
+        "cpu": cpu,
+        "loadavg_start": " ".join(load),
+    }
+
+
+def write_docs(doc_path, block):
+    begin, end = "<!-- BEGIN GENERATED RESULTS -->", "<!-- END GENERATED RESULTS -->"
+    with open(doc_path) as f:
+        text = f.read()
+    if begin not in text or end not in text:
+        sys.exit(f"bench: {doc_path} has no {begin} ... {end} markers")
+    a = text.index(begin) + len(begin)
+    b = text.index(end)
+    with open(doc_path, "w") as f:
+        f.write(text[:a] + "\n" + block + "\n" + text[b:])
+
+
+# --------------------------------------------------------------------------- main
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="smoke run (well under a minute)")
+    ap.add_argument("--vigil", default=os.environ.get("VIGIL_BIN", DEFAULT_VIGIL),
+                    help="vigil binary (env VIGIL_BIN; default: the musl release build)")
+    ap.add_argument("--inits", help="comma-separated subset of: vigil,tini-static,tini,dumb-init,catatonit")
+    ap.add_argument("--out", help="output directory (default bench/results, or bench/results/quick)")
+    ap.add_argument("--startup-rounds", type=int)
+    ap.add_argument("--fwd-rounds", type=int)
+    ap.add_argument("--burst", type=int, default=10000, help="zombies per burst (default 10000)")
+    ap.add_argument("--burst-rounds", type=int)
+    ap.add_argument("--orphans", type=int, help="orphans in the stream (default 100000; --quick 10000)")
+    ap.add_argument("--stream-rounds", type=int)
+    ap.add_argument("--idle-seconds", type=float)
+    ap.add_argument("--stop-rounds", type=int)
+    ap.add_argument("--write-docs", action="store_true",
+                    help="replace the generated block of docs/benchmarks.md with this run")
+    ap.add_argument("--strict", action="store_true",
+                    help="exit 1 when vigil misses any target (default: only on correctness failures)")
+    args = ap.parse_args()
+
+    q = args.quick
+    p = {
+        "startup_rounds": args.startup_rounds or (30 if q else 200),
+        "fwd_rounds": args.fwd_rounds or (2 if q else 10),
+        "fwd_idle_per_round": 20,
+        "fwd_bursts_per_round": 5,
+        "fwd_burst_len": 10,
+        "fwd_gap_us": 5000,
+        "burst_zombies": args.burst,
+        "burst_rounds": args.burst_rounds or (1 if q else 3),
+        "stream_orphans": args.orphans or (10000 if q else 100000),
+        "stream_rounds": args.stream_rounds or 1,
+        "idle_seconds": args.idle_seconds or (2.0 if q else 5.0),
+        "stop_rounds": args.stop_rounds or (2 if q else 5),
+    }
+    if os.geteuid() != 0:
+        sys.exit("bench: must run as root (unshare --pid, proc connector)")
+    out = args.out or os.path.join(BENCH_DIR, "results", "quick" if q else "")
+    out = os.path.normpath(out)
+    os.makedirs(out, exist_ok=True)
+    helper = build_helper(os.path.join(BENCH_DIR, ".build"))
+
+    inits, skipped = [], []
+    wanted = set(args.inits.split(",")) if args.inits else None
+    for i in candidate_inits(os.path.abspath(args.vigil)):
+        if wanted is not None and i.name not in wanted:
+            continue
+        if os.access(i.path, os.X_OK):
+            inits.append(i)
+        else:
+            skipped.append(i.name)
+            log(f"bench: {i.name} not found at {i.path}: skipped")
+    if not inits:
+        sys.exit("bench: no init to measure")
+    names = [i.name for i in inits]
+    ref = "vigil" if "vigil" in names else None
+    if ref is None:
+        log("bench: vigil is not measured; ratios are not computed")
+
+    t_start = time.monotonic()
+    machine = machine_info()
+    res = {i.name: {} for i in inits}
+    info = {}
+    for i in inits:
+        st = os.stat(i.path)
+        info[i.name] = {"path": i.path, "version": version_of(i.path), "note": i.note}
+        res[i.name]["binary_kib"] = st.st_size / 1024
+        res[i.name]["static"] = is_static(i.path)
+
+    def merge(part):
+        for n, d in part.items():
+            res.setdefault(n, {}).update(d)
+
+    su = bench_startup(inits, p["startup_rounds"])
+    bare_ms = su.pop("(bare)")["startup_ms"]
+    merge(su)
+    merge(bench_forward(inits, helper, p["fwd_rounds"], p["fwd_idle_per_round"],
+                        p["fwd_bursts_per_round"], p["fwd_burst_len"], p["fwd_gap_us"]))
+    merge(bench_burst(inits, helper, p["burst_rounds"], p["burst_zombies"]))
+    merge(bench_stream(inits, helper, p["stream_rounds"], p["stream_orphans"]))
+    merge(bench_idle(inits, helper, p["idle_seconds"]))
+    merge(bench_stop(inits, p["stop_rounds"]))
+    with open("/proc/loadavg") as f:
+        machine["loadavg_end"] = " ".join(f.read().split()[:3])
+    duration = time.monotonic() - t_start
+
+    targets = evaluate_targets(res, names)
+    failures = {n: functional_failures(res[n]) for n in names}
+    cmd = "python3 bench/run.py" + (" --quick" if q else "")
+    extra = [a for a in sys.argv[1:] if a not in ("--quick", "--write-docs")]
+    if extra:
+        cmd += " " + " ".join(extra)
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+    table = markdown_table(res, names, ref)
+    svg_path = os.path.join(out, "ratios.svg")
+    svg_chart(res, names, ref, svg_path,
+              f"vigil benchmark, {date}, {machine['nproc']} CPUs, kernel {machine['kernel']}")
+    doc = {
+        "date": date,
+        "command": cmd,
+        "duration_s": round(duration, 1),
+        "machine": machine,
+        "params": p,
+        "bare_unshare_true_ms": bare_ms,
+        "inits": {n: dict(info[n], metrics=res[n]) for n in names},
+        "skipped": skipped,
+        "targets": targets,
+        "functional_failures": failures,
+    }
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump(doc, f, indent=1, ensure_ascii=False)
+
+    mark = {True: "met", False: "**missed**", None: "not evaluated"}
+    tlines = [f"- {t['target']}: {mark[t['met']]} ({t['figure']})" for t in targets]
+    flines = [f"- {n}: " + "; ".join(f) for n, f in failures.items() if f]
+    summary = [
+        f"Run {date}, {duration:.0f} s: `{cmd}`",
+        "",
+        f"Machine: {machine['nproc']} CPUs ({machine['cpu']}), kernel {machine['kernel']}, "
+        f"load average {machine['loadavg_start']} at start, {machine['loadavg_end']} at end.",
+        "",
+        "Inits: " + "; ".join(f"{n} `{info[n]['path']}` ({info[n]['version'] or '?'})" for n in names)
+        + (f". Skipped (not installed): {', '.join(skipped)}." if skipped else "."),
+        "",
+        f"Parameters: start-up {p['startup_rounds']} rounds (bare `unshare ... /bin/true`: "
+        f"{bare_ms:.3f} ms); forwarding {p['fwd_rounds']} rounds × ({p['fwd_idle_per_round']} idle + "
+        f"{p['fwd_bursts_per_round']}×{p['fwd_burst_len']} back-to-back); burst {p['burst_zombies']} "
+        f"zombies × {p['burst_rounds']}; stream {p['stream_orphans']} orphans × {p['stream_rounds']}; "
+        f"idle {p['idle_seconds']:g} s; stop {p['stop_rounds']} rounds.",
+        "",
+        "Values are medians (peaks for the orphan stream, totals for lost/duplicated); "
+        "in parentheses: the value divided by vigil's.",
+        "",
+        table,
+        "",
+        "Targets (vigil against the best of the others in this run):",
+        "",
+    ] + (tlines or ["- vigil not measured"]) + [""]
+    if flines:
+        summary += ["Correctness problems:", ""] + flines + [""]
+    text = "\n".join(summary)
+    print(text)
+    log(f"bench: wrote {os.path.join(out, 'results.json')} and {svg_path}")
+
+    if args.write_docs:
+        rel_svg = os.path.relpath(svg_path, os.path.join(REPO, "docs"))
+        write_docs(os.path.join(REPO, "docs", "benchmarks.md"),
+                   text + f"\n![ratio of each init to vigil]({rel_svg})\n")
+        log("bench: updated docs/benchmarks.md")
+
+    rc = 0
+    if ref and failures.get(ref):
+        log("bench: vigil has correctness failures")
+        rc = 1
+    if args.strict and any(t["met"] is False for t in targets):
+        rc = 1
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
