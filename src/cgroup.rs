@@ -1,0 +1,147 @@
+//! The container's OOM-kill counter, so that a SIGKILL can be told apart:
+//! the kernel's OOM killer, or somebody's `kill -9`.
+//!
+//! cgroup v2 counts in `memory.events` (`oom_kill N`), v1 in
+//! `memory.oom_control` (`oom_kill N`, kernel 4.13+). vigil finds its own
+//! memory cgroup from /proc/self/cgroup and where that hierarchy is mounted
+//! from /proc/self/mountinfo, reads the counter at start, and compares when a
+//! process dies of SIGKILL.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The counter file of vigil's memory cgroup and its value at start.
+#[derive(Debug)]
+pub struct OomCounter {
+    file: PathBuf,
+    at_start: u64,
+}
+
+impl OomCounter {
+    /// Finds the counter; `None` when there is no memory cgroup to read
+    /// (no /proc, no cgroupfs mounted, an old kernel).
+    pub fn open() -> Option<OomCounter> {
+        let cgroups = fs::read_to_string("/proc/self/cgroup").ok()?;
+        let mountinfo = fs::read_to_string("/proc/self/mountinfo").ok()?;
+        let file = counter_file(&cgroups, &mountinfo)?;
+        let at_start = read_oom_kills(&file)?;
+        log::debug!("OOM kills so far in {}: {at_start}", file.display());
+        Some(OomCounter { file, at_start })
+    }
+
+    /// How many OOM kills happened in the cgroup since vigil started.
+    pub fn kills_since_start(&self) -> u64 {
+        read_oom_kills(&self.file).map_or(0, |now| now.saturating_sub(self.at_start))
+    }
+}
+
+fn read_oom_kills(file: &Path) -> Option<u64> {
+    let text = fs::read_to_string(file).ok()?;
+    text.lines()
+        .find_map(|line| line.strip_prefix("oom_kill "))
+        .and_then(|n| n.trim().parse().ok())
+}
+
+/// Works out the counter file from the texts of /proc/self/cgroup and
+/// /proc/self/mountinfo. v1's memory hierarchy wins when both exist, since
+/// that is where a v1 or hybrid host enforces limits.
+fn counter_file(cgroups: &str, mountinfo: &str) -> Option<PathBuf> {
+    let mut v1 = None;
+    let mut v2 = None;
+    for line in cgroups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_id, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        if controllers.split(',').any(|c| c == "memory") {
+            v1 = Some(path.to_string());
+        } else if controllers.is_empty() {
+            v2 = Some(path.to_string());
+        }
+    }
+    if let Some(path) = v1 {
+        let (root, mount) = find_mount(mountinfo, |fstype, options| {
+            fstype == "cgroup" && options.split(',').any(|o| o == "memory")
+        })?;
+        return Some(join_cgroup(&mount, &root, &path).join("memory.oom_control"));
+    }
+    let path = v2?;
+    let (root, mount) = find_mount(mountinfo, |fstype, _| fstype == "cgroup2")?;
+    Some(join_cgroup(&mount, &root, &path).join("memory.events"))
+}
+
+/// Finds a mount by filesystem type and super options: returns the root of
+/// the hierarchy it shows and where it is mounted.
+fn find_mount(mountinfo: &str, wanted: impl Fn(&str, &str) -> bool) -> Option<(String, String)> {
+    mountinfo.lines().find_map(|line| {
+        // "36 35 98:0 /root /mnt rw,noatime master:1 - cgroup cgroup rw,memory"
+        let (left, right) = line.split_once(" - ")?;
+        let left: Vec<&str> = left.split(' ').collect();
+        let right: Vec<&str> = right.split(' ').collect();
+        let (root, mount) = (left.get(3)?, left.get(4)?);
+        let (fstype, options) = (right.first()?, right.get(2).unwrap_or(&""));
+        wanted(fstype, options).then(|| (unescape(root), unescape(mount)))
+    })
+}
+
+/// mountinfo escapes spaces and a few other bytes as octal `\040`.
+fn unescape(text: &str) -> String {
+    text.replace("\\040", " ")
+        .replace("\\011", "\t")
+        .replace("\\012", "\n")
+        .replace("\\134", "\\")
+}
+
+/// The directory of cgroup `path` under a mount that shows the hierarchy
+/// from `root` (a container usually sees its own cgroup as the mount root).
+fn join_cgroup(mount: &str, root: &str, path: &str) -> PathBuf {
+    let relative = if root == "/" {
+        path
+    } else {
+        path.strip_prefix(root).unwrap_or(path)
+    };
+    Path::new(mount).join(relative.trim_start_matches('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn v1_inside_a_container() {
+        let cgroups = "12:memory:/docker/abc\n11:cpu,cpuacct:/docker/abc\n0::/\n";
+        let mountinfo = "100 90 0:40 /docker/abc /sys/fs/cgroup/memory ro,nosuid - cgroup cgroup rw,memory\n";
+        assert_eq!(
+            counter_file(cgroups, mountinfo).unwrap(),
+            PathBuf::from("/sys/fs/cgroup/memory/memory.oom_control")
+        );
+    }
+
+    #[test]
+    fn v1_on_the_host() {
+        let cgroups = "4:memory:/user.slice/test\n";
+        let mountinfo = "30 25 0:27 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n";
+        assert_eq!(
+            counter_file(cgroups, mountinfo).unwrap(),
+            PathBuf::from("/sys/fs/cgroup/memory/user.slice/test/memory.oom_control")
+        );
+    }
+
+    #[test]
+    fn v2_with_cgroup_namespace() {
+        let cgroups = "0::/\n";
+        let mountinfo = "50 40 0:30 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n";
+        assert_eq!(
+            counter_file(cgroups, mountinfo).unwrap(),
+            PathBuf::from("/sys/fs/cgroup/memory.events")
+        );
+    }
+
+    #[test]
+    fn reads_the_counter() {
+        let dir = std::env::temp_dir().join(format!("vigil-oom-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("memory.events");
+        fs::write(&file, "low 0\nhigh 0\nmax 3\noom 1\noom_kill 2\n").unwrap();
+        assert_eq!(read_oom_kills(&file), Some(2));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

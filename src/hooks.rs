@@ -1,0 +1,173 @@
+//! Lifecycle hooks: post-start and pre-stop commands, run directly (no shell
+//! needed in the image), each in a process group of its own, with its output
+//! on vigil's stdout and stderr so it shows in `docker logs`.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use crate::reap::Ending;
+use crate::signals::{self, Inherited, Target};
+use crate::spawn::{self, Spawn};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookKind {
+    PostStart,
+    PreStop,
+}
+
+impl HookKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookKind::PostStart => "post-start",
+            HookKind::PreStop => "pre-stop",
+        }
+    }
+}
+
+/// Splits a hook's text into words by shell quoting rules: no expansion, no
+/// globbing. An empty or unparsable text is the user's mistake.
+pub fn parse_command(text: &str) -> Result<Vec<OsString>, String> {
+    let words = shell_words::split(text)
+        .map_err(|e| format!("'{text}' cannot be split into words ({e}): check its quotes"))?;
+    if words.is_empty() {
+        return Err(format!("'{text}' is empty: give the command to run"));
+    }
+    Ok(words.into_iter().map(OsString::from).collect())
+}
+
+/// A hook that is running now.
+#[derive(Debug)]
+pub struct Running {
+    pub kind: HookKind,
+    pub pid: i32,
+    pub started: Instant,
+    /// Set when vigil killed the hook, and why, so the record says so
+    /// rather than "killed by SIGKILL".
+    pub killed_for: Option<KillReason>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KillReason {
+    TimedOut,
+    Cancelled,
+}
+
+impl Running {
+    /// Kills the hook's whole process group.
+    pub fn kill(&mut self, reason: KillReason) {
+        self.killed_for.get_or_insert(reason);
+        signals::send(Target::Group(self.pid), libc::SIGKILL);
+    }
+
+    /// The record of a hook that has been reaped.
+    pub fn finish(self, ending: Ending) -> Record {
+        let outcome = match self.killed_for {
+            Some(KillReason::TimedOut) => Outcome::TimedOut,
+            Some(KillReason::Cancelled) => Outcome::Cancelled,
+            None => Outcome::Ended(ending),
+        };
+        Record {
+            kind: self.kind,
+            outcome,
+            took: self.started.elapsed(),
+        }
+    }
+}
+
+/// How a hook went.
+#[derive(Debug)]
+pub enum Outcome {
+    Ended(Ending),
+    CouldNotRun(String),
+    TimedOut,
+    /// Killed because the stop sequence began (post-start only).
+    Cancelled,
+}
+
+/// One finished hook, for the log and the exit report.
+#[derive(Debug)]
+pub struct Record {
+    pub kind: HookKind,
+    pub outcome: Outcome,
+    pub took: Duration,
+}
+
+impl Record {
+    /// Whether the hook failed. A post-start hook cancelled by a stop did
+    /// not fail: it was overtaken.
+    pub fn failed(&self) -> bool {
+        match &self.outcome {
+            Outcome::Ended(ending) => !ending.succeeded(),
+            Outcome::CouldNotRun(_) | Outcome::TimedOut => true,
+            Outcome::Cancelled => false,
+        }
+    }
+}
+
+impl fmt::Display for Record {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = self.kind.as_str();
+        let took = self.took.as_secs_f64();
+        match &self.outcome {
+            Outcome::Ended(Ending::Exited(0)) => write!(f, "{kind} hook succeeded in {took:.2}s"),
+            Outcome::Ended(ending) => write!(f, "{kind} hook failed: {ending} after {took:.2}s"),
+            Outcome::CouldNotRun(why) => write!(f, "{kind} hook failed: {why}"),
+            Outcome::TimedOut => write!(f, "{kind} hook failed: timed out after {took:.2}s"),
+            Outcome::Cancelled => write!(f, "{kind} hook cancelled by the stop after {took:.2}s"),
+        }
+    }
+}
+
+/// Starts a hook. `stop_signal` is set for pre-stop (as `VIGIL_SIGNAL`).
+pub fn start(
+    kind: HookKind,
+    argv: &[OsString],
+    child_pid: i32,
+    stop_signal: Option<i32>,
+    inherited: Inherited,
+) -> Result<Running, Record> {
+    let started = Instant::now();
+    let mut env = vec![
+        ("VIGIL_HOOK", kind.as_str().to_string()),
+        ("VIGIL_CHILD_PID", child_pid.to_string()),
+    ];
+    if let Some(signal) = stop_signal {
+        env.push(("VIGIL_SIGNAL", signals::name(signal)));
+    }
+    let spec = Spawn {
+        argv,
+        env,
+        take_terminal: false,
+        null_stdin: true,
+    };
+    match spawn::spawn(spec, inherited) {
+        Ok(pid) => {
+            log::info!("{} hook started: pid {pid}", kind.as_str());
+            Ok(Running {
+                kind,
+                pid,
+                started,
+                killed_for: None,
+            })
+        }
+        Err(e) => Err(Record {
+            kind,
+            outcome: Outcome::CouldNotRun(e.to_string()),
+            took: started.elapsed(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_like_a_shell() {
+        let words = parse_command(r#"sh -c "echo 'a b'" x"#).unwrap();
+        assert_eq!(words, ["sh", "-c", "echo 'a b'", "x"]);
+        assert!(parse_command("sh -c 'oops").is_err());
+        assert!(parse_command("   ").is_err());
+    }
+}

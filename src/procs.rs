@@ -1,0 +1,155 @@
+//! The processes vigil is responsible for, as /proc shows them: who is left
+//! when the child has exited, and their names for the log.
+//!
+//! As PID 1 that is every other process of the namespace; otherwise it is
+//! vigil's descendants (vigil is then a subreaper, so orphans below it stay
+//! below it). Signalling them all uses `kill(-1)` only as PID 1.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::fs;
+
+use crate::signals;
+
+/// A process by pid and name, for the log and the exit report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Proc {
+    pub pid: i32,
+    pub name: String,
+}
+
+impl fmt::Display for Proc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.pid, self.name)
+    }
+}
+
+/// Formats a list of processes as `7 (sleep), 9 (sh)`.
+pub fn list(procs: &[Proc]) -> String {
+    let parts: Vec<String> = procs.iter().map(Proc::to_string).collect();
+    parts.join(", ")
+}
+
+/// A process's command name (`comm`), if it still exists.
+pub fn name(pid: i32) -> Option<String> {
+    let comm = fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    Some(comm.trim_end().to_string())
+}
+
+/// Whether /proc is mounted and belongs to vigil's own PID namespace. Under
+/// `unshare --pid` without `--mount-proc`, /proc still shows the host's
+/// processes, and acting on it would mean acting on strangers.
+pub fn available() -> bool {
+    let Ok(stat) = fs::read_to_string("/proc/self/stat") else {
+        return false;
+    };
+    stat.split(' ')
+        .next()
+        .and_then(|pid| pid.parse::<u32>().ok())
+        .is_some_and(|pid| pid == std::process::id())
+}
+
+/// Pid, name and parent pid from `/proc/PID/stat`. The name sits in
+/// parentheses and may itself contain spaces and parentheses, so the fields
+/// after it are found from the last `)`.
+fn stat(pid: i32) -> Option<(String, i32)> {
+    let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let name = text.get(open + 1..close)?.to_string();
+    let mut rest = text.get(close + 1..)?.split_whitespace();
+    let _state = rest.next()?;
+    let ppid = rest.next()?.parse().ok()?;
+    Some((name, ppid))
+}
+
+/// Every pid in /proc.
+fn all_pids() -> Vec<i32> {
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+/// The processes vigil is answerable for, itself excluded. Empty when /proc
+/// cannot be trusted (see `available`).
+pub fn others() -> Vec<Proc> {
+    if !available() {
+        return Vec::new();
+    }
+    let me = std::process::id() as i32;
+    let table: Vec<(i32, String, i32)> = all_pids()
+        .into_iter()
+        .filter(|&pid| pid != me)
+        .filter_map(|pid| stat(pid).map(|(name, ppid)| (pid, name, ppid)))
+        .collect();
+    if me == 1 {
+        return table
+            .into_iter()
+            .map(|(pid, name, _)| Proc { pid, name })
+            .collect();
+    }
+    // Descendants: grow the set from vigil outwards until it stops growing.
+    let mut found = HashSet::from([me]);
+    let mut result = Vec::new();
+    let mut grew = true;
+    while grew {
+        grew = false;
+        for (pid, name, ppid) in &table {
+            if found.contains(ppid) && !found.contains(pid) {
+                found.insert(*pid);
+                result.push(Proc {
+                    pid: *pid,
+                    name: name.clone(),
+                });
+                grew = true;
+            }
+        }
+    }
+    result
+}
+
+/// Sends `signal` to every process vigil is answerable for and returns the
+/// ones /proc listed. As PID 1 this is `kill(-1)`, which the kernel applies
+/// to the whole namespace even without /proc; otherwise each descendant is
+/// signalled by pid, plus the `known` groups (child, hooks) so that at least
+/// those are reached when /proc is missing.
+pub fn signal_all(signal: i32, known: &[signals::Target]) -> Vec<Proc> {
+    let procs = others();
+    if std::process::id() == 1 {
+        signals::send_to_namespace(signal);
+    } else {
+        for target in known {
+            signals::send(*target, signal);
+        }
+        for p in &procs {
+            signals::send(signals::Target::Process(p.pid), signal);
+        }
+    }
+    procs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_own_stat() {
+        assert!(available());
+        let me = std::process::id() as i32;
+        let (name, ppid) = stat(me).unwrap();
+        assert!(!name.is_empty());
+        assert!(ppid > 0);
+    }
+
+    #[test]
+    fn finds_a_descendant() {
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        let pid = child.id() as i32;
+        let found = others();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(found.iter().any(|p| p.pid == pid && p.name == "sleep"), "{found:?}");
+    }
+}

@@ -1,0 +1,111 @@
+//! Reaping: collect every child that has changed state.
+//!
+//! SIGCHLDs coalesce: one signal may stand for a thousand exits, or for none
+//! that is still pending. So on every SIGCHLD vigil calls `waitpid(-1,
+//! WNOHANG)` until the kernel says there is nothing more, and recognises its
+//! own child among whatever comes out (catatonit once hung forever by waiting
+//! for the child's SIGCHLD specifically).
+//!
+//! libc's `waitpid` is used rather than nix's: nix turns a status it cannot
+//! name (death by a realtime signal) into an error.
+
+use std::fmt;
+
+/// How a process ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    Exited(i32),
+    Killed { signal: i32, core_dumped: bool },
+}
+
+impl Ending {
+    /// The shell's convention: the exit code, or 128+N for death by signal N.
+    pub fn status(self) -> i32 {
+        match self {
+            Ending::Exited(code) => code,
+            Ending::Killed { signal, .. } => 128 + signal,
+        }
+    }
+
+    pub fn succeeded(self) -> bool {
+        self == Ending::Exited(0)
+    }
+}
+
+impl fmt::Display for Ending {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Ending::Exited(code) => write!(f, "exited with code {code}"),
+            Ending::Killed {
+                signal,
+                core_dumped,
+            } => {
+                let core = if core_dumped { ", core dumped" } else { "" };
+                write!(
+                    f,
+                    "was killed by {} (status {}{core})",
+                    crate::signals::name(signal),
+                    128 + signal
+                )
+            }
+        }
+    }
+}
+
+/// One state change reported by `waitpid`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// The process is gone and reaped.
+    Ended(i32, Ending),
+    /// The process was stopped by a signal (only asked for outside PID 1,
+    /// for job control).
+    Stopped(i32),
+}
+
+/// The result of one `waitpid` round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    Event(Event),
+    /// Children remain, but none has anything to report.
+    Nothing,
+    /// vigil has no children left at all.
+    NoChildren,
+}
+
+/// Asks the kernel for one more state change, without blocking. EINTR is
+/// retried; any error other than ECHILD is logged and treated as "nothing
+/// now" so that the next SIGCHLD tries again: vigil never gives up reaping.
+pub fn next(report_stops: bool) -> Next {
+    let flags = libc::WNOHANG | if report_stops { libc::WUNTRACED } else { 0 };
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: waitpid writes one c_int into `status`, which is live.
+        let pid = unsafe { libc::waitpid(-1, &mut status, flags) };
+        if pid > 0 {
+            if libc::WIFSTOPPED(status) {
+                return Next::Event(Event::Stopped(pid));
+            }
+            let ending = if libc::WIFSIGNALED(status) {
+                Ending::Killed {
+                    signal: libc::WTERMSIG(status),
+                    core_dumped: libc::WCOREDUMP(status),
+                }
+            } else {
+                Ending::Exited(libc::WEXITSTATUS(status))
+            };
+            return Next::Event(Event::Ended(pid, ending));
+        }
+        if pid == 0 {
+            return Next::Nothing;
+        }
+        let err = std::io::Error::last_os_error();
+        match err.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::ECHILD) => return Next::NoChildren,
+            _ => {
+                log::error!("waitpid failed: {err}");
+                return Next::Nothing;
+            }
+        }
+    }
+}

@@ -1,0 +1,510 @@
+//! Signals: their names, the kernel's full signal set, the signalfd vigil
+//! reads them from, who sent each one, and forwarding (with `--rewrite`).
+//!
+//! vigil blocks *every* signal the kernel has (1 to 64) and reads them from a
+//! signalfd. libc's `sigfillset` leaves out 32-34, which it keeps for its own
+//! threads; an init built on it dies when someone sends it signal 34. So the
+//! mask is a raw 64-bit word handed to the raw syscalls, which is exactly the
+//! kernel's `sigset_t` on x86-64 and every other 64-bit Linux.
+
+use std::fmt;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+/// The highest signal number the kernel knows.
+pub const MAX_SIGNAL: i32 = 64;
+
+/// The size of the kernel's sigset, in bytes, as the raw syscalls want it.
+const KERNEL_SIGSET_SIZE: usize = 8;
+
+/// A set of signals in the kernel's own layout: bit N-1 stands for signal N.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SigMask(pub u64);
+
+impl SigMask {
+    pub const FULL: SigMask = SigMask(!0);
+
+    pub fn contains(self, signal: i32) -> bool {
+        (1..=MAX_SIGNAL).contains(&signal) && self.0 & (1u64 << (signal - 1)) != 0
+    }
+
+    pub fn with(self, signal: i32) -> SigMask {
+        if (1..=MAX_SIGNAL).contains(&signal) {
+            SigMask(self.0 | 1u64 << (signal - 1))
+        } else {
+            self
+        }
+    }
+}
+
+/// Sets the calling thread's signal mask and returns the previous one.
+///
+/// Uses the raw syscall so that 32-34 are included, and makes no allocation,
+/// so it is also safe between fork and exec.
+pub fn set_mask(mask: SigMask) -> io::Result<SigMask> {
+    let mut old: u64 = 0;
+    // SAFETY: rt_sigprocmask reads KERNEL_SIGSET_SIZE (8) bytes from `mask.0`
+    // and writes as many into `old`; both are live, aligned u64s.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_SETMASK,
+            &mask.0 as *const u64,
+            &mut old as *mut u64,
+            KERNEL_SIGSET_SIZE,
+        )
+    };
+    if r == 0 {
+        Ok(SigMask(old))
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// A signal disposition vigil cares about: the default action or ignored.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Disposition {
+    Default,
+    Ignore,
+}
+
+/// The kernel's `struct sigaction` on x86-64 (not libc's, which differs).
+#[repr(C)]
+struct KernelSigaction {
+    handler: usize,
+    flags: u64,
+    restorer: usize,
+    mask: u64,
+}
+
+/// Sets a signal to SIG_DFL or SIG_IGN with the raw syscall, which accepts
+/// 32-34 too. No allocation: safe between fork and exec.
+pub fn set_disposition(signal: i32, disposition: Disposition) -> io::Result<()> {
+    let action = KernelSigaction {
+        handler: match disposition {
+            Disposition::Default => libc::SIG_DFL,
+            Disposition::Ignore => libc::SIG_IGN,
+        },
+        flags: 0,
+        restorer: 0,
+        mask: 0,
+    };
+    // SAFETY: `action` is a fully initialised kernel sigaction that lives for
+    // the call; SIG_DFL and SIG_IGN need no restorer; the old action is not
+    // asked for (null).
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigaction,
+            signal,
+            &action as *const KernelSigaction,
+            std::ptr::null_mut::<KernelSigaction>(),
+            KERNEL_SIGSET_SIZE,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// The set of signals currently ignored (SIG_IGN) by this process.
+pub fn ignored() -> SigMask {
+    let mut set = SigMask::default();
+    for signal in 1..=MAX_SIGNAL {
+        let mut old = KernelSigaction {
+            handler: 0,
+            flags: 0,
+            restorer: 0,
+            mask: 0,
+        };
+        // SAFETY: a query only (new action null); the kernel writes one
+        // kernel sigaction into `old`, which is live and large enough.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_rt_sigaction,
+                signal,
+                std::ptr::null::<KernelSigaction>(),
+                &mut old as *mut KernelSigaction,
+                KERNEL_SIGSET_SIZE,
+            )
+        };
+        if r == 0 && old.handler == libc::SIG_IGN {
+            set = set.with(signal);
+        }
+    }
+    set
+}
+
+/// What vigil was started with, so that its child can be given the same.
+#[derive(Clone, Copy, Debug)]
+pub struct Inherited {
+    pub mask: SigMask,
+    pub ignored: SigMask,
+}
+
+impl Inherited {
+    /// Puts back, in a freshly forked child, the mask and the dispositions
+    /// vigil was started with. Raw syscalls only: runs between fork and exec.
+    ///
+    /// SIGPIPE is the exception: Rust's runtime ignores it before `main`, so
+    /// vigil cannot know what its parent had; the child gets the default, as
+    /// nearly every program expects (std resets it too).
+    pub fn restore_in_child(&self) -> io::Result<()> {
+        for signal in CHANGED_DISPOSITIONS {
+            let disposition = if signal != libc::SIGPIPE && self.ignored.contains(signal) {
+                Disposition::Ignore
+            } else {
+                Disposition::Default
+            };
+            set_disposition(signal, disposition)?;
+        }
+        set_mask(self.mask).map(|_| ())
+    }
+}
+
+/// The signals whose disposition vigil changes for itself.
+const CHANGED_DISPOSITIONS: [i32; 4] = [libc::SIGTTIN, libc::SIGTTOU, libc::SIGCHLD, libc::SIGPIPE];
+
+/// Blocks every signal and sets vigil's own dispositions. Returns what vigil
+/// was started with. Called first thing in `main`, so nothing sent during
+/// start-up is lost or fatal.
+///
+/// - SIGTTIN/SIGTTOU are ignored, as tini does: vigil must never be stopped
+///   by the terminal.
+/// - SIGCHLD goes back to the default: if a parent left it ignored, the kernel
+///   would reap children by itself and vigil would never see its child's status.
+/// - SIGPIPE goes back to the default (it stays blocked, so it cannot kill
+///   vigil): a SIGPIPE someone sends is then forwarded like any other signal,
+///   and one raised by vigil's own write to a closed pipe is recognised by its
+///   sender and dropped.
+pub fn block_all() -> io::Result<Inherited> {
+    let mask = set_mask(SigMask::FULL)?;
+    let ignored = ignored();
+    set_disposition(libc::SIGTTIN, Disposition::Ignore)?;
+    set_disposition(libc::SIGTTOU, Disposition::Ignore)?;
+    set_disposition(libc::SIGCHLD, Disposition::Default)?;
+    set_disposition(libc::SIGPIPE, Disposition::Default)?;
+    Ok(Inherited { mask, ignored })
+}
+
+/// One signal as read from the signalfd, with what the kernel says of its sender.
+#[derive(Clone, Copy, Debug)]
+pub struct Received {
+    pub signal: i32,
+    pub sender: Sender,
+}
+
+/// Who sent a signal, from signalfd's `ssi_code`, `ssi_pid` and `ssi_uid`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sender {
+    /// Raised by the kernel itself (a child's exit, a fault, a terminal).
+    Kernel,
+    /// Sent by a process (kill, sigqueue, tgkill). Pid 0 means a process
+    /// outside vigil's PID namespace, such as the container runtime.
+    Process { pid: u32, uid: u32 },
+    /// vigil's own doing (a SIGPIPE from its own write, a `-p` signal raised
+    /// by itself).
+    Vigil,
+}
+
+impl Sender {
+    fn from_siginfo(info: &libc::signalfd_siginfo) -> Sender {
+        // si_code <= 0 means a user-space sender: SI_USER (0), SI_QUEUE (-1),
+        // SI_TKILL (-6) and the other negative codes; SI_KERNEL and the
+        // positive, signal-specific codes mean the kernel.
+        if info.ssi_code > 0 {
+            return Sender::Kernel;
+        }
+        if info.ssi_pid != 0 && info.ssi_pid as i32 == std::process::id() as i32 {
+            return Sender::Vigil;
+        }
+        Sender::Process {
+            pid: info.ssi_pid,
+            uid: info.ssi_uid,
+        }
+    }
+}
+
+impl fmt::Display for Sender {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Sender::Kernel => write!(f, "from the kernel"),
+            Sender::Vigil => write!(f, "from vigil itself"),
+            Sender::Process { pid: 0, .. } => {
+                write!(f, "from pid 0 (outside this PID namespace)")
+            }
+            Sender::Process { pid, uid } => {
+                let name = crate::procs::name(pid as i32).unwrap_or_else(|| "exited".into());
+                write!(f, "from pid {pid} ({name}, uid {uid})")
+            }
+        }
+    }
+}
+
+/// The signalfd vigil reads every signal from.
+pub struct SignalFd(OwnedFd);
+
+impl SignalFd {
+    /// Opens a non-blocking signalfd for the full set. The signals must
+    /// already be blocked (see `block_all`).
+    pub fn open() -> io::Result<SignalFd> {
+        let mask: u64 = SigMask::FULL.0;
+        // SAFETY: signalfd4 reads 8 bytes from `mask`, a live u64; -1 asks
+        // for a new descriptor, which we own from here on.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_signalfd4,
+                -1,
+                &mask as *const u64,
+                KERNEL_SIGSET_SIZE,
+                libc::SFD_CLOEXEC | libc::SFD_NONBLOCK,
+            )
+        };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a fresh descriptor returned by the kernel and owned
+        // by nobody else.
+        Ok(SignalFd(unsafe { OwnedFd::from_raw_fd(fd as RawFd) }))
+    }
+
+    /// Reads every signal pending right now (none if there are none).
+    pub fn read_pending(&self) -> io::Result<Vec<Received>> {
+        let mut out = Vec::new();
+        const BATCH: usize = 32;
+        loop {
+            // SAFETY: signalfd_siginfo is plain old data; all-zero is valid.
+            let mut infos: [libc::signalfd_siginfo; BATCH] = unsafe { std::mem::zeroed() };
+            let size = std::mem::size_of_val(&infos);
+            // SAFETY: the kernel writes at most `size` bytes into `infos`,
+            // which is live and exactly that large.
+            let n = unsafe {
+                libc::read(
+                    self.0.as_raw_fd(),
+                    infos.as_mut_ptr() as *mut libc::c_void,
+                    size,
+                )
+            };
+            if n < 0 {
+                let err = io::Error::last_os_error();
+                match err.kind() {
+                    io::ErrorKind::WouldBlock => return Ok(out),
+                    io::ErrorKind::Interrupted => continue,
+                    _ => return Err(err),
+                }
+            }
+            let count = n as usize / std::mem::size_of::<libc::signalfd_siginfo>();
+            for info in infos.iter().take(count) {
+                out.push(Received {
+                    signal: info.ssi_signo as i32,
+                    sender: Sender::from_siginfo(info),
+                });
+            }
+            if count < BATCH {
+                return Ok(out);
+            }
+        }
+    }
+}
+
+impl AsRawFd for SignalFd {
+    fn as_raw_fd(&self) -> RawFd {
+        self.0.as_raw_fd()
+    }
+}
+
+/// The classic names, indexed by number - 1. 32 and 33 have none.
+const NAMES: [&str; 31] = [
+    "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2",
+    "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG",
+    "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",
+];
+
+/// SIGRTMIN as glibc programs (and `kill -l`) see it: the kernel's 32 and
+/// 33 are taken by the C library's threads.
+const RTMIN: i32 = 34;
+
+/// A signal's name for messages: `SIGTERM`, `SIGRTMIN+2`, `signal 32`.
+pub fn name(signal: i32) -> String {
+    match signal {
+        1..=31 => format!("SIG{}", NAMES[(signal - 1) as usize]),
+        RTMIN..=MAX_SIGNAL => match signal - RTMIN {
+            0 => "SIGRTMIN".to_string(),
+            n if signal == MAX_SIGNAL => format!("SIGRTMAX (SIGRTMIN+{n})"),
+            n => format!("SIGRTMIN+{n}"),
+        },
+        _ => format!("signal {signal}"),
+    }
+}
+
+/// Parses a signal given by the user: `TERM`, `SIGTERM`, `term`, `15`,
+/// `RTMIN+2`, `SIGRTMAX-1`. Accepts 1 to 64.
+pub fn parse(text: &str) -> Result<i32, String> {
+    let bad = || {
+        format!("'{text}' is not a signal: use a name like TERM or SIGTERM, RTMIN+N, or a number from 1 to {MAX_SIGNAL}")
+    };
+    let trimmed = text.trim();
+    if let Ok(n) = trimmed.parse::<i32>() {
+        return if (1..=MAX_SIGNAL).contains(&n) {
+            Ok(n)
+        } else {
+            Err(bad())
+        };
+    }
+    let upper = trimmed.to_ascii_uppercase();
+    let bare = upper.strip_prefix("SIG").unwrap_or(&upper);
+    if let Some(i) = NAMES.iter().position(|n| *n == bare) {
+        return Ok(i as i32 + 1);
+    }
+    // Aliases that `kill -l` and other tools accept.
+    match bare {
+        "IOT" => return Ok(libc::SIGABRT),
+        "POLL" => return Ok(libc::SIGIO),
+        "CLD" => return Ok(libc::SIGCHLD),
+        "RTMIN" => return Ok(RTMIN),
+        "RTMAX" => return Ok(MAX_SIGNAL),
+        _ => {}
+    }
+    let offset = |rest: &str| rest.parse::<i32>().ok();
+    let n = if let Some(rest) = bare.strip_prefix("RTMIN+") {
+        offset(rest).map(|k| RTMIN + k)
+    } else if let Some(rest) = bare.strip_prefix("RTMAX-") {
+        offset(rest).map(|k| MAX_SIGNAL - k)
+    } else {
+        None
+    };
+    match n {
+        Some(n) if (RTMIN..=MAX_SIGNAL).contains(&n) => Ok(n),
+        _ => Err(bad()),
+    }
+}
+
+/// Signal rewriting (`--rewrite FROM:TO`): TO 0 drops the signal.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Rewrites(Vec<(i32, i32)>);
+
+impl Rewrites {
+    /// Parses one `FROM:TO`.
+    pub fn parse_rule(text: &str) -> Result<(i32, i32), String> {
+        let (from, to) = text
+            .split_once(':')
+            .ok_or_else(|| format!("'{text}' is not FROM:TO (for example TERM:QUIT, or USR1:0 to drop USR1)"))?;
+        if from.trim().is_empty() || to.trim().is_empty() {
+            return Err(format!(
+                "'{text}' is not FROM:TO: both sides need a signal (TO may be 0 to drop it)"
+            ));
+        }
+        let from = parse(from)?;
+        let to = if to.trim() == "0" { 0 } else { parse(to)? };
+        Ok((from, to))
+    }
+
+    pub fn add(&mut self, rule: (i32, i32)) {
+        self.0.retain(|(from, _)| *from != rule.0);
+        self.0.push(rule);
+    }
+
+    /// The signal to send for `signal`; `None` when it is to be dropped.
+    pub fn apply(&self, signal: i32) -> Option<i32> {
+        let to = self
+            .0
+            .iter()
+            .find(|(from, _)| *from == signal)
+            .map_or(signal, |(_, to)| *to);
+        (to != 0).then_some(to)
+    }
+}
+
+/// Where forwarded signals go: the child, or (`-g`) its whole process group.
+#[derive(Clone, Copy, Debug)]
+pub enum Target {
+    Process(i32),
+    Group(i32),
+}
+
+/// Sends a signal. A target that just exited (ESRCH) is fine and silent; a
+/// target vigil may not signal (EPERM, e.g. after it changed user) is a
+/// warning. Neither is ever a reason to stop.
+pub fn send(target: Target, signal: i32) {
+    let pid = match target {
+        Target::Process(pid) => pid,
+        Target::Group(pgid) => -pgid,
+    };
+    if pid == 0 || pid == -1 {
+        // Never broadcast by accident: 0 and -1 mean "my group" and "everyone".
+        return;
+    }
+    // SAFETY: kill has no memory arguments; any pid and signal is safe to pass.
+    if unsafe { libc::kill(pid, signal) } == 0 {
+        return;
+    }
+    let err = io::Error::last_os_error();
+    match err.raw_os_error() {
+        Some(libc::ESRCH) => {}
+        _ => log::warn!("could not send {} to {target}: {err}", name(signal)),
+    }
+}
+
+/// Sends a signal to every process of the PID namespace but vigil. Only for
+/// PID 1: anywhere else `kill(-1)` reaches every process the user may signal
+/// on the machine.
+pub fn send_to_namespace(signal: i32) {
+    if std::process::id() != 1 {
+        return;
+    }
+    // SAFETY: kill has no memory arguments; as PID 1, -1 means every other
+    // process of this namespace.
+    unsafe { libc::kill(-1, signal) };
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Process(pid) => write!(f, "pid {pid}"),
+            Target::Group(pgid) => write!(f, "process group {pgid}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_numbers_round_trip() {
+        for n in 1..=31 {
+            assert_eq!(parse(&name(n)).unwrap(), n);
+        }
+        assert_eq!(parse("term").unwrap(), 15);
+        assert_eq!(parse("SIGUSR1").unwrap(), 10);
+        assert_eq!(parse("34").unwrap(), 34);
+        assert_eq!(parse("RTMIN+2").unwrap(), 36);
+        assert_eq!(parse("SIGRTMAX-1").unwrap(), 63);
+        assert_eq!(name(32), "signal 32");
+        assert_eq!(name(36), "SIGRTMIN+2");
+        for bad in ["", "0", "65", "FOO", "RTMIN+40", "-1", "SIG"] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn rewrites() {
+        let mut r = Rewrites::default();
+        r.add(Rewrites::parse_rule("TERM:QUIT").unwrap());
+        r.add(Rewrites::parse_rule("10:0").unwrap());
+        assert_eq!(r.apply(15), Some(3));
+        assert_eq!(r.apply(10), None);
+        assert_eq!(r.apply(2), Some(2));
+        for bad in ["TERM", "TERM:", ":QUIT", "99:1", "TERM:FOO"] {
+            assert!(Rewrites::parse_rule(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn mask_bits() {
+        let m = SigMask::default().with(1).with(64);
+        assert!(m.contains(1) && m.contains(64) && !m.contains(2));
+        assert!(!m.contains(0) && !m.contains(65));
+    }
+}

@@ -1,0 +1,638 @@
+//! The supervisor: vigil's state machine and its event loop.
+//!
+//! ```text
+//! starting ──spawned──▶ running ──SIGTERM/SIGINT, failed post-start──▶ stopping
+//!                          │                                               │
+//!                          └──────────── child exits ──────────┬───────────┘
+//!                                                              ▼
+//!                                  draining ──nothing left──▶ exit
+//! ```
+//!
+//! Everything that happens is either a signal read from the signalfd
+//! (SIGCHLD included) or a deadline passing. The loop sleeps in `poll` on
+//! the signalfd with no timeout unless a deadline is pending, so an idle
+//! vigil never wakes up. "What happens on SIGTERM" is `on_stop_signal`.
+
+use std::time::{Duration, Instant};
+
+use crate::cgroup::OomCounter;
+use crate::cli::Config;
+use crate::hooks::{self, HookKind, KillReason};
+use crate::procs;
+use crate::reap::{self, Ending, Event, Next};
+use crate::report::{Report, Stop, StopCause};
+use crate::signals::{self, Inherited, Received, Sender, SignalFd, Target};
+use crate::spawn::{self, Spawn};
+
+/// Where the container is in its life. Starting is `Supervisor::start`.
+#[derive(Debug)]
+enum State {
+    /// The child runs; signals are forwarded.
+    Running,
+    /// A stop signal arrived (or post-start failed); the child still runs.
+    Stopping { signal: i32, phase: StopPhase },
+    /// The child has exited; what it left behind is being ended.
+    Draining { ending: Ending, phase: DrainPhase },
+    /// Nothing is left: vigil exits with this status.
+    Exit(i32),
+}
+
+/// The steps of the stop sequence, in order.
+#[derive(Debug)]
+enum StopPhase {
+    /// The pre-stop hook runs; the stop signal waits for it.
+    PreStop(hooks::Running),
+    /// `--pre-stop-sleep`: the stop signal waits until then.
+    Sleeping(Instant),
+    /// The stop signal was forwarded; the child is expected to exit.
+    Forwarded,
+}
+
+#[derive(Debug)]
+enum DrainPhase {
+    /// The others got SIGTERM; SIGKILL at this deadline.
+    Terminating(Instant),
+    /// The others got SIGKILL; waiting for the kernel to finish them.
+    Killing,
+}
+
+/// The grace period, which starts at the first stop signal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Grace {
+    NotStarted,
+    Until(Instant),
+    Expired,
+}
+
+pub struct Supervisor {
+    config: Config,
+    inherited: Inherited,
+    signals: SignalFd,
+    is_pid1: bool,
+    child: i32,
+    state: State,
+    grace: Grace,
+    post_start: Option<hooks::Running>,
+    post_start_deadline: Option<Instant>,
+    /// vigil stopped itself because the child was stopped (Ctrl-Z).
+    job_stopped: bool,
+    oom: Option<OomCounter>,
+    report: Report,
+}
+
+/// Runs the command under supervision and returns vigil's exit status.
+pub fn run(config: Config, inherited: Inherited) -> i32 {
+    match Supervisor::start(config, inherited) {
+        Ok(supervisor) => supervisor.run(),
+        Err(status) => status,
+    }
+}
+
+impl Supervisor {
+    /// The starting state: set up the kernel's side, start the child and the
+    /// post-start hook. An `Err` is the exit status when the child could not
+    /// be started.
+    fn start(config: Config, inherited: Inherited) -> Result<Supervisor, i32> {
+        let signals = SignalFd::open().map_err(|e| {
+            log::error!("cannot read signals (signalfd): {e}");
+            1
+        })?;
+        let is_pid1 = std::process::id() == 1;
+        if config.subreaper || !is_pid1 {
+            become_subreaper();
+        }
+        if let Some(signal) = config.parent_death_signal {
+            set_parent_death_signal(signal);
+        }
+        let oom = OomCounter::open();
+        let command = spawn::display_command(&config.command);
+        let child = spawn::spawn(
+            Spawn {
+                argv: &config.command,
+                env: Vec::new(),
+                take_terminal: spawn::owns_terminal(),
+                null_stdin: false,
+            },
+            inherited,
+        )
+        .map_err(|e| {
+            log::error!("{e}");
+            e.status()
+        })?;
+        log::info!("started {command} as pid {child}");
+        let report = Report {
+            command,
+            child_pid: child,
+            grace_period: config.grace_period,
+            drain_timeout: config.drain_timeout,
+            ..Report::default()
+        };
+        let mut supervisor = Supervisor {
+            config,
+            inherited,
+            signals,
+            is_pid1,
+            child,
+            state: State::Running,
+            grace: Grace::NotStarted,
+            post_start: None,
+            post_start_deadline: None,
+            job_stopped: false,
+            oom,
+            report,
+        };
+        supervisor.start_post_start();
+        Ok(supervisor)
+    }
+
+    fn start_post_start(&mut self) {
+        let Some(argv) = &self.config.post_start else {
+            return;
+        };
+        match hooks::start(HookKind::PostStart, argv, self.child, None, self.inherited) {
+            Ok(hook) => {
+                self.post_start_deadline = self.config.post_start_timeout.map(|t| hook.started + t);
+                self.post_start = Some(hook);
+            }
+            Err(record) => self.post_start_failed(record),
+        }
+    }
+
+    fn post_start_failed(&mut self, record: hooks::Record) {
+        log::warn!("{record}; stopping as if SIGTERM had arrived");
+        self.report.hooks.push(record);
+        if let State::Running = self.state {
+            self.begin_stop(StopCause::PostStartFailed, libc::SIGTERM);
+        }
+    }
+
+    /// The event loop: wait for a signal or the next deadline, handle it,
+    /// until the state is `Exit`.
+    fn run(mut self) -> i32 {
+        loop {
+            if let State::Exit(status) = self.state {
+                return self.finish(status);
+            }
+            let timeout = self
+                .next_deadline()
+                .map(|at| at.saturating_duration_since(Instant::now()));
+            wait_for_signal(&self.signals, timeout);
+            match self.signals.read_pending() {
+                Ok(received) => {
+                    for r in received {
+                        self.on_signal(r);
+                    }
+                }
+                Err(e) => log::error!("reading signals failed: {e}"),
+            }
+            self.on_time(Instant::now());
+        }
+    }
+
+    /// The earliest pending deadline; `None` means sleep until a signal.
+    fn next_deadline(&self) -> Option<Instant> {
+        let grace = match self.grace {
+            Grace::Until(at) => Some(at),
+            _ => None,
+        };
+        let phase = match &self.state {
+            State::Stopping {
+                phase: StopPhase::Sleeping(at),
+                ..
+            } => Some(*at),
+            State::Draining {
+                phase: DrainPhase::Terminating(at),
+                ..
+            } => Some(*at),
+            _ => None,
+        };
+        [grace, phase, self.post_start_deadline]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    fn on_signal(&mut self, r: Received) {
+        if r.signal != libc::SIGCHLD {
+            log::info!("received {} {}", signals::name(r.signal), r.sender);
+        }
+        match r.signal {
+            libc::SIGCHLD => self.reap(),
+            // A SIGPIPE from vigil's own write to a closed pipe: not news
+            // for the child.
+            libc::SIGPIPE if r.sender == Sender::Vigil => {}
+            libc::SIGCONT if self.job_stopped => self.resume_job(),
+            libc::SIGTERM | libc::SIGINT => self.on_stop_signal(r),
+            signal => {
+                self.forward(signal);
+            }
+        }
+    }
+
+    /// SIGTERM or SIGINT: the first one starts the stop sequence; later
+    /// ones are forwarded at once.
+    fn on_stop_signal(&mut self, r: Received) {
+        match self.state {
+            State::Running => self.begin_stop(StopCause::Signal(r), r.signal),
+            State::Stopping { .. } => {
+                self.forward(r.signal);
+            }
+            State::Draining { .. } | State::Exit(_) => {
+                log::debug!("already draining; {} changes nothing", signals::name(r.signal))
+            }
+        }
+    }
+
+    fn target(&self) -> Target {
+        if self.config.signal_group {
+            Target::Group(self.child)
+        } else {
+            Target::Process(self.child)
+        }
+    }
+
+    /// Forwards a signal to the child (or its group), after `--rewrite`.
+    /// Returns what was sent.
+    fn forward(&mut self, signal: i32) -> Option<i32> {
+        if !matches!(self.state, State::Running | State::Stopping { .. }) {
+            log::debug!("the child has exited; {} not forwarded", signals::name(signal));
+            return None;
+        }
+        match self.config.rewrites.apply(signal) {
+            Some(to) => {
+                let target = self.target();
+                if to == signal {
+                    log::debug!("forwarding {} to {target}", signals::name(to));
+                } else {
+                    log::debug!("forwarding {} as {} to {target}", signals::name(signal), signals::name(to));
+                }
+                signals::send(target, to);
+                Some(to)
+            }
+            None => {
+                log::info!("dropped {} (--rewrite)", signals::name(signal));
+                None
+            }
+        }
+    }
+
+    /// Starts the stop sequence: grace deadline, cancel post-start, pre-stop
+    /// hook, pre-stop sleep, then the stop signal.
+    fn begin_stop(&mut self, cause: StopCause, signal: i32) {
+        let now = Instant::now();
+        self.report.stop = Some(Stop { cause, at: now });
+        if let Some(period) = self.config.grace_period {
+            self.grace = Grace::Until(now + period);
+            log::info!("stopping: grace period {:.2}s", period.as_secs_f64());
+        } else {
+            log::info!("stopping");
+        }
+        if let Some(hook) = &mut self.post_start {
+            hook.kill(KillReason::Cancelled);
+        }
+        self.post_start_deadline = None;
+        let phase = match &self.config.pre_stop {
+            Some(argv) => {
+                match hooks::start(HookKind::PreStop, argv, self.child, Some(signal), self.inherited) {
+                    Ok(hook) => StopPhase::PreStop(hook),
+                    Err(record) => {
+                        log::warn!("{record}; going on with the stop");
+                        self.report.hooks.push(record);
+                        self.sleep_or_send(signal)
+                    }
+                }
+            }
+            None => self.sleep_or_send(signal),
+        };
+        self.state = State::Stopping { signal, phase };
+    }
+
+    /// After pre-stop: wait `--pre-stop-sleep`, or send the stop signal now.
+    fn sleep_or_send(&mut self, signal: i32) -> StopPhase {
+        let sleep = self.config.pre_stop_sleep;
+        if sleep > Duration::ZERO {
+            log::info!("waiting {:.2}s before forwarding {}", sleep.as_secs_f64(), signals::name(signal));
+            StopPhase::Sleeping(Instant::now() + sleep)
+        } else {
+            self.send_stop_signal(signal)
+        }
+    }
+
+    fn send_stop_signal(&mut self, signal: i32) -> StopPhase {
+        // The state is Running or Stopping here, so forward() sends.
+        self.report.stop_signal_sent = self.forward(signal);
+        StopPhase::Forwarded
+    }
+
+    /// Reaps everything that has exited (SIGCHLDs coalesce: loop until the
+    /// kernel has nothing more).
+    fn reap(&mut self) {
+        loop {
+            match reap::next(!self.is_pid1) {
+                Next::Event(Event::Ended(pid, ending)) => self.on_ended(pid, ending),
+                Next::Event(Event::Stopped(pid)) => {
+                    if pid == self.child {
+                        self.stop_job();
+                    }
+                }
+                Next::Nothing => {
+                    if let State::Draining {
+                        phase: DrainPhase::Killing,
+                        ..
+                    } = self.state
+                    {
+                        // Something may have forked after the last SIGKILL.
+                        procs::signal_all(libc::SIGKILL, &self.known_groups());
+                    }
+                    return;
+                }
+                Next::NoChildren => {
+                    if let State::Draining { ending, .. } = self.state {
+                        self.state = State::Exit(self.exit_status(ending));
+                    }
+                    return;
+                }
+            }
+            if let State::Exit(_) = self.state {
+                return;
+            }
+        }
+    }
+
+    fn on_ended(&mut self, pid: i32, ending: Ending) {
+        if pid == self.child {
+            return self.child_ended(ending);
+        }
+        if self.post_start.as_ref().is_some_and(|h| h.pid == pid) {
+            if let Some(hook) = self.post_start.take() {
+                self.post_start_deadline = None;
+                let record = hook.finish(ending);
+                if record.failed() {
+                    self.post_start_failed(record);
+                } else {
+                    log::info!("{record}");
+                    self.report.hooks.push(record);
+                }
+            }
+            return;
+        }
+        let is_pre_stop = matches!(
+            &self.state,
+            State::Stopping { phase: StopPhase::PreStop(hook), .. } if hook.pid == pid
+        );
+        if is_pre_stop {
+            return self.pre_stop_ended(ending);
+        }
+        self.report.orphans_reaped += 1;
+        if self.config.warn_on_reap {
+            log::warn!("reaped orphaned zombie pid {pid}, which {ending}");
+        } else {
+            log::debug!("reaped pid {pid}, which {ending}");
+        }
+    }
+
+    /// The pre-stop hook is done, well or not: the stop sequence goes on.
+    fn pre_stop_ended(&mut self, ending: Ending) {
+        // Running for a moment, so that the stop signal can be forwarded.
+        let State::Stopping {
+            signal,
+            phase: StopPhase::PreStop(hook),
+        } = std::mem::replace(&mut self.state, State::Running)
+        else {
+            return;
+        };
+        let record = hook.finish(ending);
+        if record.failed() {
+            log::warn!("{record}; going on with the stop");
+        } else {
+            log::info!("{record}");
+        }
+        self.report.hooks.push(record);
+        let phase = self.sleep_or_send(signal);
+        self.state = State::Stopping { signal, phase };
+    }
+
+    /// The child is gone: drain what it left behind.
+    fn child_ended(&mut self, ending: Ending) {
+        log::info!("child pid {} {ending}", self.child);
+        self.report.ending = Some(ending);
+        self.report.ended_at = Some(Instant::now());
+        if self.config.drain_timeout.is_zero() {
+            // Like tini: exit at once; as PID 1 the kernel kills the rest.
+            self.state = State::Exit(self.exit_status(ending));
+            return;
+        }
+        if !procs::available() {
+            log::warn!("/proc is not mounted for this PID namespace: left-over processes can be signalled but not listed");
+        }
+        let phase = if self.grace == Grace::Expired {
+            procs::signal_all(libc::SIGKILL, &self.known_groups());
+            DrainPhase::Killing
+        } else {
+            let left = procs::signal_all(libc::SIGTERM, &self.known_groups());
+            if !left.is_empty() {
+                log::info!("draining: SIGTERM to {}", procs::list(&left));
+            }
+            self.report.drained = Some(left.len());
+            let mut deadline = Instant::now() + self.config.drain_timeout;
+            if let Grace::Until(at) = self.grace {
+                deadline = deadline.min(at);
+            }
+            DrainPhase::Terminating(deadline)
+        };
+        self.state = State::Draining { ending, phase };
+    }
+
+    /// Process groups vigil knows of without /proc: the child's and the
+    /// hooks'.
+    fn known_groups(&self) -> Vec<Target> {
+        let mut groups = vec![Target::Group(self.child)];
+        if let Some(hook) = &self.post_start {
+            groups.push(Target::Group(hook.pid));
+        }
+        if let State::Stopping {
+            phase: StopPhase::PreStop(hook),
+            ..
+        } = &self.state
+        {
+            groups.push(Target::Group(hook.pid));
+        }
+        groups
+    }
+
+    fn exit_status(&mut self, ending: Ending) -> i32 {
+        match ending {
+            Ending::Exited(code) if self.config.expected_codes.contains(&code) => {
+                self.report.code_expected = true;
+                0
+            }
+            ending => ending.status(),
+        }
+    }
+
+    /// Deadlines: grace period, post-start timeout, pre-stop sleep, drain.
+    fn on_time(&mut self, now: Instant) {
+        if let State::Exit(_) = self.state {
+            return;
+        }
+        if matches!(self.grace, Grace::Until(at) if now >= at) {
+            self.grace_expired();
+        }
+        if self.post_start_deadline.is_some_and(|at| now >= at) {
+            self.post_start_deadline = None;
+            if let Some(hook) = &mut self.post_start {
+                log::warn!("post-start hook pid {} timed out: killing it", hook.pid);
+                hook.kill(KillReason::TimedOut);
+            }
+        }
+        match self.state {
+            State::Stopping {
+                signal,
+                phase: StopPhase::Sleeping(at),
+            } if now >= at => {
+                let phase = self.send_stop_signal(signal);
+                self.state = State::Stopping { signal, phase };
+            }
+            State::Draining {
+                ending,
+                phase: DrainPhase::Terminating(at),
+            } if now >= at => {
+                let left = procs::signal_all(libc::SIGKILL, &self.known_groups());
+                log::warn!(
+                    "drain timeout ({:.2}s) over: SIGKILL to {}",
+                    self.config.drain_timeout.as_secs_f64(),
+                    if left.is_empty() { "what is left".to_string() } else { procs::list(&left) }
+                );
+                self.report.drain_killed = Some(left);
+                self.state = State::Draining {
+                    ending,
+                    phase: DrainPhase::Killing,
+                };
+            }
+            _ => {}
+        }
+    }
+
+    /// The grace period is over: everything still alive gets SIGKILL, and
+    /// the log says who that was.
+    fn grace_expired(&mut self) {
+        self.grace = Grace::Expired;
+        let mut groups = self.known_groups();
+        groups.push(Target::Process(self.child));
+        if let State::Stopping {
+            phase: StopPhase::PreStop(hook),
+            ..
+        } = &mut self.state
+        {
+            hook.kill(KillReason::TimedOut);
+        }
+        let victims = procs::signal_all(libc::SIGKILL, &groups);
+        log::warn!(
+            "grace period ({:.2}s) over: SIGKILL to {}",
+            self.config.grace_period.unwrap_or_default().as_secs_f64(),
+            if victims.is_empty() { "everything left".to_string() } else { procs::list(&victims) }
+        );
+        self.report.grace_killed = Some(victims);
+        if let State::Draining { ending, .. } = self.state {
+            self.state = State::Draining {
+                ending,
+                phase: DrainPhase::Killing,
+            };
+        }
+    }
+
+    /// Job control (not as PID 1): the child was stopped, by Ctrl-Z say; vigil
+    /// stops too, so that the shell that started vigil gets its prompt back.
+    fn stop_job(&mut self) {
+        log::info!("child pid {} stopped: stopping vigil too", self.child);
+        self.job_stopped = true;
+        // SAFETY: kill and getpid take no memory arguments. SIGSTOP cannot be
+        // blocked: vigil stops here and goes on when continued.
+        unsafe { libc::kill(libc::getpid(), libc::SIGSTOP) };
+    }
+
+    /// vigil was continued (`fg`, `bg`): continue the child's group, and
+    /// give it the terminal back if vigil is in the foreground.
+    fn resume_job(&mut self) {
+        self.job_stopped = false;
+        spawn::give_terminal(self.child);
+        signals::send(Target::Group(self.child), libc::SIGCONT);
+    }
+
+    /// Writes the exit report and returns the exit status.
+    fn finish(mut self, status: i32) -> i32 {
+        let sigkilled = matches!(
+            self.report.ending,
+            Some(Ending::Killed {
+                signal: libc::SIGKILL,
+                ..
+            })
+        ) || self.report.drain_killed.is_some()
+            || self.report.grace_killed.is_some();
+        if let Some(oom) = &self.oom {
+            if sigkilled {
+                self.report.oom_kills = oom.kills_since_start();
+            }
+        }
+        self.report.status = status;
+        if self.report.abnormal() {
+            log::warn!("exit report: {}", self.report);
+        } else {
+            log::info!("exit report: {}", self.report);
+        }
+        if let Some(path) = &self.config.termination_log {
+            self.report.write_termination_log(path);
+        }
+        status
+    }
+}
+
+/// Sleeps until the signalfd is readable or the timeout passes. No timeout
+/// means no wake-up at all until a signal comes.
+fn wait_for_signal(signals: &SignalFd, timeout: Option<Duration>) {
+    use std::os::fd::AsRawFd;
+    let millis = match timeout {
+        None => -1,
+        // Round up, so that a deadline is never polled for a little early
+        // over and over.
+        Some(t) => i32::try_from(t.as_micros().div_ceil(1000)).unwrap_or(i32::MAX),
+    };
+    let mut fds = [libc::pollfd {
+        fd: signals.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    }];
+    // SAFETY: poll reads and writes exactly one pollfd, in `fds`, which is live.
+    // EINTR and other errors just return to the loop, which looks again.
+    unsafe { libc::poll(fds.as_mut_ptr(), 1, millis) };
+}
+
+fn become_subreaper() {
+    // SAFETY: prctl with integer arguments only.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
+        log::warn!(
+            "cannot register as a child subreaper: {}; orphans will not be reaped by vigil",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
+/// `-p`: the kernel sends `signal` when vigil's parent dies. If the parent
+/// died before the prctl took effect, nothing would ever come, so vigil
+/// compares its parent before and after, and sends the signal itself.
+fn set_parent_death_signal(signal: i32) {
+    // SAFETY: getppid, prctl and kill take integer arguments only.
+    unsafe {
+        let parent = libc::getppid();
+        if libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong, 0, 0, 0) != 0 {
+            log::warn!(
+                "cannot set the parent death signal: {}",
+                std::io::Error::last_os_error()
+            );
+            return;
+        }
+        if libc::getppid() != parent {
+            libc::kill(libc::getpid(), signal);
+        }
+    }
+}

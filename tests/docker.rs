@@ -1,0 +1,1202 @@
+//! End-to-end tests of vigil on a real Docker engine.
+//!
+//! When `docker info` answers, these tests build one image `FROM scratch` out
+//! of local files only (nothing is pulled): the release static binary
+//! (`cargo build --release --target x86_64-unknown-linux-musl`, run by the
+//! tests themselves) and Debian's static busybox, with the applet links the
+//! tests need. Then they drive containers with the engine's own commands
+//! (`docker run`, `stop`, `kill`, `exec`, `logs`, `inspect`) and check what a
+//! user would see.
+//!
+//!     cargo test --test docker -- --nocapture
+//!
+//! Every test prints what it measured on stderr, as `docker e2e: TEST: ...`
+//! lines; these bypass libtest's output capture, so they show even without
+//! `--nocapture`.
+//!
+//! Skips. When no engine answers, every test prints
+//! `docker e2e: TEST: SKIPPED: ...` with the reason and passes. The same
+//! happens with `VIGIL_E2E_DOCKER=0`, or when no static busybox is found.
+//! With `VIGIL_E2E_REQUIRE=1` a skip is a failure instead (for a CI machine
+//! that is known to have an engine).
+//!
+//! Other knobs: `VIGIL_E2E_BINARY=PATH` uses that static vigil instead of
+//! building one; `VIGIL_E2E_BUSYBOX=PATH` uses that static busybox instead of
+//! `/usr/bin/busybox` or `/bin/busybox`.
+//!
+//! Clean-up. Every container is created with `--label vigil-e2e=RUN` (RUN is
+//! the test process id) and removed by a drop guard, even when its test
+//! fails; the image `vigil-e2e:run-RUN` (also labelled `vigil-e2e`) and any
+//! container left over are removed by an `atexit` handler when the test
+//! process ends. A run killed from outside can leave them behind; this sweeps
+//! everything any run created:
+//!
+//!     docker ps -aq --filter label=vigil-e2e | xargs -r docker rm -f -v
+//!     docker image ls -q --filter label=vigil-e2e | xargs -r docker image rm -f
+
+use std::fmt::Display;
+use std::fs;
+use std::io::{Read, Write};
+use std::os::unix::fs::{symlink, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::{OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Label put on every container and on the image.
+const LABEL: &str = "vigil-e2e";
+/// The stop timeout given to Docker in the stop-timing tests.
+const STOP_TIMEOUT: u64 = 3;
+/// How long any single docker command may take before the test gives up.
+const DOCKER_TIMEOUT: Duration = Duration::from_secs(180);
+/// The busybox applets the image links to `/bin/busybox`.
+const APPLETS: &[&str] = &[
+    "sh", "sleep", "ps", "kill", "cat", "echo", "tail", "head", "seq", "true", "false", "id",
+    "touch", "ls", "mkdir", "date", "env", "test", "[", "wc", "grep", "tr",
+];
+
+// ---------------------------------------------------------------------------
+// Output that always shows.
+
+/// One line on the real stderr, bypassing libtest's capture.
+fn note(test: &str, msg: impl Display) {
+    let line = format!("docker e2e: {test}: {msg}\n");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.2}s", d.as_secs_f64())
+}
+
+// ---------------------------------------------------------------------------
+// Running commands with a deadline.
+
+fn run_cmd(cmd: &mut Command, timeout: Duration) -> Output {
+    let desc = format!("{cmd:?}");
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {desc}: {e}"));
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(timeout) {
+        Ok(Ok(out)) => out,
+        Ok(Err(e)) => panic!("waiting for {desc}: {e}"),
+        Err(_) => {
+            // Our own child, ended by its pid.
+            let _ = Command::new("kill").arg("-KILL").arg(pid.to_string()).status();
+            panic!("{desc} did not finish within {}", secs(timeout));
+        }
+    }
+}
+
+fn docker(args: &[&str]) -> Output {
+    run_cmd(Command::new("docker").args(args), DOCKER_TIMEOUT)
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Runs docker, panics with its stderr unless it succeeds; returns stdout.
+fn docker_ok(args: &[&str]) -> String {
+    let out = docker(args);
+    if !out.status.success() {
+        panic!(
+            "docker {} failed ({}):\n{}{}",
+            args.join(" "),
+            out.status,
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+    }
+    text(&out.stdout)
+}
+
+// ---------------------------------------------------------------------------
+// Harness: engine check, vigil build, image build, clean-up at exit.
+
+struct Harness {
+    image: String,
+    vigil: PathBuf,
+    run: String,
+}
+
+enum NotReady {
+    /// The environment cannot run these tests: skip (or fail when required).
+    Skip(String),
+    /// Something the project is responsible for is broken: fail.
+    Broken(String),
+}
+
+static HARNESS: OnceLock<Result<Harness, NotReady>> = OnceLock::new();
+
+/// The harness, or None after printing why the test is skipped.
+fn harness(test: &str) -> Option<&'static Harness> {
+    match HARNESS.get_or_init(init) {
+        Ok(h) => Some(h),
+        Err(NotReady::Skip(why)) => {
+            if flag("VIGIL_E2E_REQUIRE") == Some(true) {
+                panic!("VIGIL_E2E_REQUIRE is set but the docker tests cannot run: {why}");
+            }
+            note(test, format!("SKIPPED: {why}"));
+            None
+        }
+        Err(NotReady::Broken(why)) => panic!("{why}"),
+    }
+}
+
+fn flag(name: &str) -> Option<bool> {
+    let v = std::env::var(name).ok()?;
+    match v.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" | "skip" | "" => Some(false),
+        _ => None,
+    }
+}
+
+fn init() -> Result<Harness, NotReady> {
+    if flag("VIGIL_E2E_DOCKER") == Some(false) {
+        return Err(NotReady::Skip("VIGIL_E2E_DOCKER is set to off".into()));
+    }
+    engine_version()?;
+    let busybox = find_busybox()?;
+    let vigil = vigil_binary()?;
+    let run = std::process::id().to_string();
+    let image = format!("{LABEL}:run-{run}");
+
+    // The atexit handler removes the image and stray containers when the test
+    // process ends, whether the tests passed or not.
+    extern "C" {
+        fn atexit(cb: extern "C" fn()) -> std::os::raw::c_int;
+    }
+    // SAFETY: registering a plain extern "C" fn with libc's atexit.
+    unsafe { atexit(cleanup_at_exit) };
+    let _ = CLEANUP.set((run.clone(), image.clone()));
+
+    let dir = std::env::temp_dir().join(format!("{LABEL}-{run}"));
+    build_image(&dir, &vigil, &busybox, &image, &run).map_err(NotReady::Broken)?;
+    Ok(Harness { image, vigil, run })
+}
+
+fn engine_version() -> Result<String, NotReady> {
+    let out = Command::new("docker")
+        .args(["info", "--format", "{{.ServerVersion}}"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let child = match out {
+        Ok(c) => c,
+        Err(e) => return Err(NotReady::Skip(format!("no docker client: cannot run `docker info`: {e}"))),
+    };
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let out = match rx.recv_timeout(Duration::from_secs(30)) {
+        Ok(Ok(out)) => out,
+        Ok(Err(e)) => return Err(NotReady::Skip(format!("`docker info` failed: {e}"))),
+        Err(_) => {
+            let _ = Command::new("kill").arg("-KILL").arg(pid.to_string()).status();
+            return Err(NotReady::Skip("`docker info` did not answer within 30s".into()));
+        }
+    };
+    let version = text(&out.stdout).trim().to_string();
+    if !out.status.success() || version.is_empty() {
+        let err = text(&out.stderr);
+        let err = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("no output");
+        return Err(NotReady::Skip(format!("no Docker engine answers (`docker info`: {err})")));
+    }
+    Ok(version)
+}
+
+/// True when the ELF file has no PT_INTERP program header (statically linked).
+fn is_static_elf(path: &Path) -> Result<bool, String> {
+    let f = fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut buf = Vec::new();
+    f.take(1 << 20)
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if buf.len() < 64 || &buf[..4] != b"\x7fELF" || buf[4] != 2 || buf[5] != 1 {
+        return Err(format!("{} is not a 64-bit little-endian ELF file", path.display()));
+    }
+    let u16_at = |o: usize| u16::from_le_bytes([buf[o], buf[o + 1]]) as usize;
+    let u32_at = |o: usize| u32::from_le_bytes(buf[o..o + 4].try_into().unwrap());
+    let phoff = u64::from_le_bytes(buf[32..40].try_into().unwrap()) as usize;
+    let (phentsize, phnum) = (u16_at(54), u16_at(56));
+    for i in 0..phnum {
+        let o = phoff + i * phentsize;
+        if o + 4 > buf.len() {
+            return Err(format!("{}: program headers out of range", path.display()));
+        }
+        if u32_at(o) == 3 {
+            return Ok(false); // PT_INTERP
+        }
+    }
+    Ok(true)
+}
+
+fn find_busybox() -> Result<PathBuf, NotReady> {
+    let candidates: Vec<PathBuf> = match std::env::var_os("VIGIL_E2E_BUSYBOX") {
+        Some(p) => vec![p.into()],
+        None => vec!["/usr/bin/busybox".into(), "/bin/busybox".into()],
+    };
+    for p in &candidates {
+        if p.exists() {
+            return match is_static_elf(p) {
+                Ok(true) => Ok(p.clone()),
+                Ok(false) => Err(NotReady::Skip(format!(
+                    "{} is dynamically linked; install Debian's busybox-static (or set VIGIL_E2E_BUSYBOX)",
+                    p.display()
+                ))),
+                Err(e) => Err(NotReady::Skip(e)),
+            };
+        }
+    }
+    Err(NotReady::Skip(
+        "no static busybox at /usr/bin/busybox or /bin/busybox; install Debian's busybox-static (or set VIGIL_E2E_BUSYBOX)"
+            .into(),
+    ))
+}
+
+/// The static release binary: VIGIL_E2E_BINARY, or built here once.
+fn vigil_binary() -> Result<PathBuf, NotReady> {
+    let path = match std::env::var_os("VIGIL_E2E_BINARY") {
+        Some(p) => PathBuf::from(p),
+        None => {
+            let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let started = Instant::now();
+            let out = run_cmd(
+                Command::new(cargo)
+                    .current_dir(manifest)
+                    .args(["build", "--release", "--target", "x86_64-unknown-linux-musl"]),
+                Duration::from_secs(900),
+            );
+            if !out.status.success() {
+                return Err(NotReady::Broken(format!(
+                    "cargo build --release --target x86_64-unknown-linux-musl failed:\n{}",
+                    text(&out.stderr)
+                )));
+            }
+            note("setup", format!("release musl build ready in {}", secs(started.elapsed())));
+            let target = std::env::var_os("CARGO_TARGET_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| manifest.join("target"));
+            target.join("x86_64-unknown-linux-musl/release/vigil")
+        }
+    };
+    match is_static_elf(&path) {
+        Ok(true) => Ok(path),
+        Ok(false) => Err(NotReady::Broken(format!("{} is not statically linked", path.display()))),
+        Err(e) => Err(NotReady::Broken(e)),
+    }
+}
+
+fn build_image(dir: &Path, vigil: &Path, busybox: &Path, image: &str, run: &str) -> Result<(), String> {
+    let e = |what: &str, err: std::io::Error| format!("preparing the build context ({what}): {err}");
+    let _ = fs::remove_dir_all(dir);
+    let root = dir.join("rootfs");
+    fs::create_dir_all(root.join("bin")).map_err(|x| e("bin", x))?;
+    fs::create_dir_all(root.join("tmp")).map_err(|x| e("tmp", x))?;
+    fs::set_permissions(root.join("tmp"), fs::Permissions::from_mode(0o1777)).map_err(|x| e("tmp", x))?;
+    fs::copy(vigil, root.join("vigil")).map_err(|x| e("vigil", x))?;
+    fs::copy(busybox, root.join("bin/busybox")).map_err(|x| e("busybox", x))?;
+    for applet in APPLETS {
+        symlink("busybox", root.join("bin").join(applet)).map_err(|x| e(applet, x))?;
+    }
+    let dockerfile = format!(
+        "FROM scratch\n\
+         COPY rootfs/ /\n\
+         LABEL {LABEL}={run}\n\
+         ENV PATH=/bin\n\
+         ENTRYPOINT [\"/vigil\", \"--\"]\n\
+         CMD [\"sh\"]\n"
+    );
+    fs::write(dir.join("Dockerfile"), dockerfile).map_err(|x| e("Dockerfile", x))?;
+    let started = Instant::now();
+    let out = docker(&["build", "-q", "-t", image, &dir.to_string_lossy()]);
+    let _ = fs::remove_dir_all(dir);
+    if !out.status.success() {
+        return Err(format!("docker build of the test image failed:\n{}", text(&out.stderr)));
+    }
+    note("setup", format!("built image {image} FROM scratch in {}", secs(started.elapsed())));
+    Ok(())
+}
+
+static CLEANUP: OnceLock<(String, String)> = OnceLock::new();
+
+extern "C" fn cleanup_at_exit() {
+    let Some((run, image)) = CLEANUP.get() else { return };
+    let filter = format!("label={LABEL}={run}");
+    let run_quiet = |args: &[&str]| {
+        Command::new("docker")
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .output()
+            .ok()
+    };
+    if let Some(out) = run_quiet(&["ps", "-aq", "--filter", &filter]) {
+        let ids = text(&out.stdout);
+        let ids: Vec<&str> = ids.split_whitespace().collect();
+        if !ids.is_empty() {
+            let mut args = vec!["rm", "-f", "-v"];
+            args.extend(ids);
+            run_quiet(&args);
+        }
+    }
+    run_quiet(&["image", "rm", "-f", image]);
+}
+
+// ---------------------------------------------------------------------------
+// Tests that measure time take the lock shared; the one that loads the CPU
+// (a thousand processes) takes it exclusively, so it cannot skew a timing.
+
+static CPU: RwLock<()> = RwLock::new(());
+
+fn timing() -> RwLockReadGuard<'static, ()> {
+    CPU.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn heavy() -> RwLockWriteGuard<'static, ()> {
+    CPU.write().unwrap_or_else(|e| e.into_inner())
+}
+
+// ---------------------------------------------------------------------------
+// Containers.
+
+static SERIAL: AtomicUsize = AtomicUsize::new(0);
+
+/// A container; removed (with its anonymous volumes) when dropped.
+struct Ctr {
+    name: String,
+    test: &'static str,
+}
+
+impl Drop for Ctr {
+    fn drop(&mut self) {
+        let _ = Command::new("docker")
+            .args(["rm", "-f", "-v", &self.name])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+impl Ctr {
+    fn name(h: &Harness, test: &str) -> String {
+        let n = SERIAL.fetch_add(1, Ordering::SeqCst);
+        format!("{LABEL}-{}-{n}-{}", h.run, test.replace('_', "-"))
+    }
+
+    /// `docker run -d` with `opts` before the image and `cmd` after it.
+    fn start(h: &Harness, test: &'static str, opts: &[&str], cmd: &[&str]) -> Ctr {
+        let name = Ctr::name(h, test);
+        let label = format!("{LABEL}={}", h.run);
+        let mut args = vec!["run", "-d", "--name", &name, "--label", &label];
+        args.extend_from_slice(opts);
+        args.push(&h.image);
+        args.extend_from_slice(cmd);
+        let ctr = Ctr { name: name.clone(), test };
+        docker_ok(&args);
+        ctr
+    }
+
+    /// Container output: stdout then stderr (docker logs keeps them apart).
+    fn logs(&self) -> String {
+        let out = docker(&["logs", &self.name]);
+        format!("{}{}", text(&out.stdout), text(&out.stderr))
+    }
+
+    /// Waits until `needle` shows in the logs; panics with the logs after `timeout`.
+    fn wait_log(&self, needle: &str, timeout: Duration) -> Duration {
+        let started = Instant::now();
+        loop {
+            let logs = self.logs();
+            if logs.contains(needle) {
+                return started.elapsed();
+            }
+            if started.elapsed() > timeout {
+                panic!(
+                    "{}: {needle:?} not in the logs of {} after {}; logs:\n{logs}\nstate: {}",
+                    self.test,
+                    self.name,
+                    secs(timeout),
+                    self.inspect("{{.State.Status}} exit={{.State.ExitCode}}")
+                );
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// `docker stop` with the container's own stop timeout; returns how long it took.
+    fn stop(&self) -> Duration {
+        let started = Instant::now();
+        docker_ok(&["stop", &self.name]);
+        started.elapsed()
+    }
+
+    fn inspect(&self, format: &str) -> String {
+        let out = docker(&["inspect", "-f", format, &self.name]);
+        text(&out.stdout).trim().to_string()
+    }
+
+    fn exit_code(&self) -> i32 {
+        let s = self.inspect("{{.State.ExitCode}}");
+        s.parse().unwrap_or_else(|_| panic!("bad exit code {s:?} for {}", self.name))
+    }
+
+    /// Waits for the container to exit; returns its exit code.
+    fn wait(&self) -> i32 {
+        let s = docker_ok(&["wait", &self.name]);
+        s.trim().parse().unwrap_or_else(|_| panic!("bad `docker wait` output {s:?}"))
+    }
+
+    fn exec(&self, cmd: &[&str]) -> String {
+        let mut args = vec!["exec", self.name.as_str()];
+        args.extend_from_slice(cmd);
+        docker_ok(&args)
+    }
+
+    fn kill(&self, signal: &str) {
+        docker_ok(&["kill", "-s", signal, &self.name]);
+    }
+
+    /// (total processes, zombies) seen by `ps` run inside the container,
+    /// not counting that `ps` itself. (`docker top` cannot be used: it lists
+    /// the cgroup's tasks, and a zombie has already left its cgroup.)
+    fn processes(&self) -> (usize, usize) {
+        let out = self.exec(&["ps", "-o", "stat,comm"]);
+        let mut total = 0;
+        let mut zombies = 0;
+        for line in out.lines().skip(1) {
+            let mut words = line.split_whitespace();
+            let stat = words.next().unwrap_or("");
+            let comm = words.next().unwrap_or("");
+            if comm == "ps" && !stat.starts_with('Z') {
+                continue;
+            }
+            total += 1;
+            if stat.starts_with('Z') {
+                zombies += 1;
+            }
+        }
+        (total, zombies)
+    }
+}
+
+/// `docker run --rm` in the foreground: (exit status, stdout, stderr, duration).
+fn run_fg(h: &Harness, test: &'static str, opts: &[&str], cmd: &[&str]) -> (i32, String, String, Duration) {
+    let name = Ctr::name(h, test);
+    let label = format!("{LABEL}={}", h.run);
+    let mut args = vec!["run", "--rm", "--name", &name, "--label", &label];
+    args.extend_from_slice(opts);
+    args.push(&h.image);
+    args.extend_from_slice(cmd);
+    let _guard = Ctr { name: name.clone(), test };
+    let started = Instant::now();
+    let out = docker(&args);
+    let took = started.elapsed();
+    let code = out.status.code().unwrap_or(-1);
+    (code, text(&out.stdout), text(&out.stderr), took)
+}
+
+/// The exit report line in some output.
+fn exit_report(logs: &str) -> Option<&str> {
+    logs.lines().find(|l| l.contains("vigil: exit report: "))
+}
+
+fn must_report<'a>(test: &str, logs: &'a str) -> &'a str {
+    match exit_report(logs) {
+        Some(r) => {
+            note(test, format!("exit report: {r}"));
+            r
+        }
+        None => panic!("{test}: no `vigil: exit report:` line in the logs:\n{logs}"),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Tests.
+
+/// `docker stop` of `sh -c 'sleep 1000'`: under vigil it is over at once with
+/// 143; with busybox sh as PID 1 the kernel drops the SIGTERM, so Docker waits
+/// out the whole stop timeout and SIGKILLs (137).
+#[test]
+fn docker_stop_is_fast_under_vigil_and_waits_out_the_timeout_without() {
+    const T: &str = "docker_stop_timing";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    let timeout = STOP_TIMEOUT.to_string();
+    let script = "echo ready; sleep 1000";
+
+    let with = Ctr::start(h, T, &["--stop-timeout", &timeout], &["sh", "-c", script]);
+    let without = Ctr::start(
+        h,
+        T,
+        &["--stop-timeout", &timeout, "--entrypoint", "sh"],
+        &["-c", script],
+    );
+    with.wait_log("ready", Duration::from_secs(20));
+    without.wait_log("ready", Duration::from_secs(20));
+
+    // Stop both at the same time, each timed on its own thread.
+    let (with_took, without_took) = thread::scope(|s| {
+        let a = s.spawn(|| with.stop());
+        let b = s.spawn(|| without.stop());
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    let (with_code, without_code) = (with.exit_code(), without.exit_code());
+    note(
+        T,
+        format!(
+            "--stop-timeout {STOP_TIMEOUT}: docker stop took {} under vigil (exit {with_code}), {} with busybox sh as PID 1 (exit {without_code})",
+            secs(with_took),
+            secs(without_took)
+        ),
+    );
+    assert_eq!(with_code, 143, "under vigil: exit status; logs:\n{}", with.logs());
+    assert!(
+        with_took < Duration::from_millis(1500),
+        "under vigil docker stop took {}, not well below the {STOP_TIMEOUT}s timeout",
+        secs(with_took)
+    );
+    assert_eq!(without_code, 137, "without vigil: exit status");
+    assert!(
+        without_took >= Duration::from_millis(STOP_TIMEOUT * 1000 - 200),
+        "without vigil docker stop took only {}: was the SIGTERM not dropped?",
+        secs(without_took)
+    );
+    assert!(without_took > with_took + Duration::from_secs(1));
+}
+
+/// A shell-form command with a background worker: after the shell dies of
+/// SIGTERM, vigil drains the worker with SIGTERM (its trap runs), where busybox
+/// sh as PID 1 lets Docker SIGKILL everything at the timeout.
+#[test]
+fn shell_form_background_process_is_drained_with_sigterm() {
+    const T: &str = "shell_form_drain";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    let timeout = STOP_TIMEOUT.to_string();
+    // What `CMD worker & sleep 1000` (shell form) turns into: /bin/sh -c "...".
+    let script = "worker() { trap 'echo worker: got SIGTERM; exit 0' TERM; echo worker: ready; \
+                  while :; do sleep 0.1; done; }; worker & sleep 1000";
+
+    let with = Ctr::start(h, T, &["--stop-timeout", &timeout], &["/bin/sh", "-c", script]);
+    let without = Ctr::start(
+        h,
+        T,
+        &["--stop-timeout", &timeout, "--entrypoint", "/bin/sh"],
+        &["-c", script],
+    );
+    with.wait_log("worker: ready", Duration::from_secs(20));
+    without.wait_log("worker: ready", Duration::from_secs(20));
+    let (with_took, without_took) = thread::scope(|s| {
+        let a = s.spawn(|| with.stop());
+        let b = s.spawn(|| without.stop());
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    let (with_logs, without_logs) = (with.logs(), without.logs());
+    let (with_code, without_code) = (with.exit_code(), without.exit_code());
+    let with_trap = with_logs.contains("worker: got SIGTERM");
+    let without_trap = without_logs.contains("worker: got SIGTERM");
+    note(
+        T,
+        format!(
+            "docker stop: under vigil {} exit {with_code}, worker's TERM trap ran: {with_trap}; \
+             busybox sh as PID 1 {} exit {without_code}, worker's TERM trap ran: {without_trap}",
+            secs(with_took),
+            secs(without_took)
+        ),
+    );
+    assert!(with_trap, "under vigil the background worker did not get SIGTERM; logs:\n{with_logs}");
+    assert_eq!(with_code, 143, "under vigil: the shell's status; logs:\n{with_logs}");
+    assert!(with_took < Duration::from_millis(1500), "under vigil stop took {}", secs(with_took));
+    assert!(!without_trap, "without vigil the worker was not expected to see SIGTERM");
+    assert_eq!(without_code, 137);
+}
+
+/// `--pre-stop` and `--grace-period` (set by ENV, as in Dockerfile.example)
+/// under `docker stop`: the hook's output is in `docker logs`; a child that
+/// ignores SIGTERM is SIGKILLed at vigil's deadline, long before Docker's;
+/// the exit report names it.
+#[test]
+fn pre_stop_hook_and_grace_period_under_docker_stop() {
+    const T: &str = "pre_stop_and_grace";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    let docker_timeout = 10;
+    let grace = Duration::from_secs(2);
+    let ctr = Ctr::start(
+        h,
+        T,
+        &[
+            "--stop-timeout",
+            &docker_timeout.to_string(),
+            "-e",
+            "VIGIL_PRE_STOP=sh -c \"echo pre-stop: draining after $VIGIL_SIGNAL, child $VIGIL_CHILD_PID\"",
+            "-e",
+            "VIGIL_GRACE_PERIOD=2s",
+        ],
+        &["sh", "-c", "trap '' TERM; echo ready; exec sleep 1000"],
+    );
+    ctr.wait_log("ready", Duration::from_secs(20));
+    let took = ctr.stop();
+    let code = ctr.exit_code();
+    let logs = ctr.logs();
+    note(
+        T,
+        format!(
+            "grace period {}, docker stop timeout {docker_timeout}s: docker stop took {}, exit {code}",
+            secs(grace),
+            secs(took)
+        ),
+    );
+    assert!(
+        logs.contains("pre-stop: draining after") && logs.contains("TERM"),
+        "the pre-stop hook's output is not in docker logs:\n{logs}"
+    );
+    assert_eq!(code, 137, "the child ignoring SIGTERM must end by SIGKILL; logs:\n{logs}");
+    assert!(
+        took >= grace - Duration::from_millis(100),
+        "stopped after {}, before the grace period",
+        secs(took)
+    );
+    assert!(
+        took < grace + Duration::from_millis(2500),
+        "docker stop took {}: vigil's grace deadline did not act before Docker's {docker_timeout}s",
+        secs(took)
+    );
+    let report = must_report(T, &logs);
+    assert!(report.contains("SIGKILL") && report.contains("137"), "report: {report}");
+    let after_grace = report.find("grace").map(|i| &report[i..]).unwrap_or("");
+    assert!(
+        after_grace.contains("sleep"),
+        "the exit report does not name the survivor killed at the grace deadline: {report}"
+    );
+}
+
+/// `VIGIL_PRE_STOP_SLEEP` delays the stop signal without any `sleep` process.
+#[test]
+fn pre_stop_sleep_delays_the_stop_signal() {
+    const T: &str = "pre_stop_sleep";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    let ctr = Ctr::start(
+        h,
+        T,
+        &["--stop-timeout", "8", "-e", "VIGIL_PRE_STOP_SLEEP=1500ms"],
+        &[
+            "sh",
+            "-c",
+            "trap 'echo app: got SIGTERM; exit 0' TERM; echo ready; while :; do sleep 0.1; done",
+        ],
+    );
+    ctr.wait_log("ready", Duration::from_secs(20));
+    // During the pre-stop sleep, no process but vigil, the app and its
+    // short sleeps may exist: vigil needs no `sleep` binary.
+    let stopper = {
+        let name = ctr.name.clone();
+        thread::spawn(move || {
+            let started = Instant::now();
+            docker_ok(&["stop", &name]);
+            started.elapsed()
+        })
+    };
+    thread::sleep(Duration::from_millis(600));
+    let during = ctr.exec(&["ps", "-o", "pid,ppid,comm,args"]);
+    let took = stopper.join().unwrap();
+    let code = ctr.exit_code();
+    let logs = ctr.logs();
+    note(T, format!("pre-stop sleep 1.5s: docker stop took {}, exit {code}", secs(took)));
+    assert!(logs.contains("app: got SIGTERM"), "the app never got SIGTERM:\n{logs}");
+    assert_eq!(code, 0, "the app's trap exits 0; logs:\n{logs}");
+    assert!(took >= Duration::from_millis(1400), "stop took only {}", secs(took));
+    assert!(took < Duration::from_millis(4000), "stop took {}", secs(took));
+    // PID 1's only child during the pre-stop sleep is the app.
+    let children_of_vigil = during
+        .lines()
+        .skip(1)
+        .filter(|l| l.split_whitespace().nth(1) == Some("1"))
+        .count();
+    assert_eq!(children_of_vigil, 1, "vigil started a process for its pre-stop sleep:\n{during}");
+}
+
+/// `docker kill -s USR1` and `-s HUP` reach the child's traps.
+#[test]
+fn docker_kill_usr1_and_hup_reach_the_child() {
+    const T: &str = "docker_kill_signals";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    let ctr = Ctr::start(
+        h,
+        T,
+        &["--stop-timeout", "5"],
+        &[
+            "sh",
+            "-c",
+            "trap 'echo got USR1' USR1; trap 'echo got HUP' HUP; trap 'echo got TERM; exit 0' TERM; \
+             echo ready; while :; do sleep 0.1; done",
+        ],
+    );
+    ctr.wait_log("ready", Duration::from_secs(20));
+    let started = Instant::now();
+    ctr.kill("USR1");
+    ctr.wait_log("got USR1", Duration::from_secs(5));
+    let usr1 = started.elapsed();
+    let started = Instant::now();
+    ctr.kill("HUP");
+    ctr.wait_log("got HUP", Duration::from_secs(5));
+    let hup = started.elapsed();
+    let took = ctr.stop();
+    let code = ctr.exit_code();
+    note(
+        T,
+        format!(
+            "USR1 seen by the child within {}, HUP within {}; docker stop {} exit {code}",
+            secs(usr1),
+            secs(hup),
+            secs(took)
+        ),
+    );
+    assert!(ctr.logs().contains("got TERM"));
+    assert_eq!(code, 0);
+    assert!(ctr.inspect("{{.State.Running}}") == "false");
+}
+
+/// Exit statuses come back from `docker run`: 0, 3, 127 (not found, with
+/// vigil's message), 126 (not executable).
+#[test]
+fn exit_codes_from_docker_run() {
+    const T: &str = "exit_codes";
+    let Some(h) = harness(T) else { return };
+    for (cmd, want) in [
+        (vec!["sh", "-c", "exit 0"], 0),
+        (vec!["sh", "-c", "exit 3"], 3),
+        (vec!["/nonexistent"], 127),
+        (vec!["/tmp"], 126),
+    ] {
+        let (code, _out, err, took) = run_fg(h, T, &[], &cmd);
+        note(T, format!("docker run ... {} -> {code} in {}", cmd.join(" "), secs(took)));
+        assert_eq!(code, want, "docker run {cmd:?}: stderr:\n{err}");
+        if want >= 126 {
+            let line = format!("vigil: cannot run '{}'", cmd[0]);
+            assert!(err.contains(&line), "expected {line:?} on stderr, got:\n{err}");
+        }
+    }
+}
+
+/// A child that leaves 1000 orphans behind: vigil reaps them all. With
+/// `sleep` as PID 1 (the control) they stay zombies.
+#[test]
+fn thousand_orphans_leave_no_zombies() {
+    const T: &str = "orphans";
+    let Some(h) = harness(T) else { return };
+    let _cpu = heavy();
+    // Each `(sleep 2 &)` leaves an orphan: the subshell exits at once, and
+    // its `sleep` is re-parented to PID 1, where it exits 2 s later.
+    let script = "i=0; while [ $i -lt 1000 ]; do (sleep 2 &); i=$((i+1)); done; echo spawned; exec sleep 1000";
+    let with = Ctr::start(h, T, &["--stop-timeout", "5", "-e", "VIGIL_VERBOSITY=2"], &["sh", "-c", script]);
+    let without = Ctr::start(h, T, &["--entrypoint", "sh"], &["-c", script]);
+    let spawn = with.wait_log("spawned", Duration::from_secs(60));
+    without.wait_log("spawned", Duration::from_secs(60));
+
+    // Wait until the orphans are gone under vigil (2 s sleeps + slack).
+    let started = Instant::now();
+    let (mut total, mut zombies) = with.processes();
+    while (total > 2 || zombies > 0) && started.elapsed() < Duration::from_secs(20) {
+        thread::sleep(Duration::from_millis(250));
+        (total, zombies) = with.processes();
+    }
+    // The control's orphans have exited by now too.
+    let (ctl_total, ctl_zombies) = without.processes();
+    note(
+        T,
+        format!(
+            "1000 orphans spawned in {}; under vigil after {}: {total} processes, {zombies} zombies; \
+             sleep as PID 1: {ctl_total} processes, {ctl_zombies} zombies",
+            secs(spawn),
+            secs(started.elapsed())
+        ),
+    );
+    assert_eq!(zombies, 0, "zombies under vigil:\n{}", with.exec(&["ps", "-o", "pid,ppid,stat,comm"]));
+    assert_eq!(total, 2, "expected only vigil and sleep:\n{}", with.exec(&["ps", "-o", "pid,ppid,stat,comm"]));
+    assert!(ctl_zombies >= 500, "the control should show zombies (the check would be blind otherwise): {ctl_zombies}");
+
+    let took = with.stop();
+    let logs = with.logs();
+    note(T, format!("docker stop after the orphans: {}, exit {}", secs(took), with.exit_code()));
+    let report = must_report(T, &logs);
+    let reaped: Option<u64> = report
+        .split("orphans reaped: ")
+        .nth(1)
+        .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|s| s.parse().ok());
+    assert!(reaped.unwrap_or(0) >= 1000, "the exit report should count 1000 orphans reaped: {report}");
+}
+
+/// `docker run --memory 32m` with a child that allocates past it: vigil's
+/// report blames the OOM killer, and Docker agrees (`OOMKilled`).
+#[test]
+fn oom_kill_is_reported() {
+    const T: &str = "oom";
+    let Some(h) = harness(T) else { return };
+    if docker_ok(&["info", "--format", "{{.MemoryLimit}}"]).trim() != "true" {
+        note(T, "SKIPPED: this engine does not enforce memory limits (docker info: MemoryLimit false)");
+        return;
+    }
+    // busybox `tail` keeps growing its buffer on /dev/zero (no newline).
+    let ctr = Ctr::start(
+        h,
+        T,
+        &["--memory", "32m", "--memory-swap", "32m"],
+        &["sh", "-c", "echo ready; exec tail /dev/zero"],
+    );
+    let started = Instant::now();
+    let code = ctr.wait();
+    let oom = ctr.inspect("{{.State.OOMKilled}}");
+    let logs = ctr.logs();
+    note(T, format!("--memory 32m: exit {code} after {}, docker inspect OOMKilled={oom}", secs(started.elapsed())));
+    assert_eq!(code, 137, "logs:\n{logs}");
+    assert_eq!(oom, "true", "docker did not see an OOM kill; logs:\n{logs}");
+    let report = must_report(T, &logs);
+    assert!(
+        report.contains("OOM") || report.contains("out of memory"),
+        "the exit report does not blame the OOM killer: {report}"
+    );
+}
+
+/// What `docker info` does with `docker-init --version` (moby's
+/// parseInitVersion): "tini version X - git.Y" gives version X and commit Y.
+fn parse_init_version(v: &str) -> Option<(String, String)> {
+    let parts: Vec<&str> = v.split(" - ").collect();
+    let mut commit = String::new();
+    if parts.len() >= 2 {
+        let git: Vec<&str> = parts[1].trim().split('.').collect();
+        if git.len() == 2 && git[0] == "git" {
+            commit = git[1].to_string();
+        }
+    }
+    let version = parts[0].trim().strip_prefix("tini version ").unwrap_or("").to_string();
+    if version.is_empty() && commit.is_empty() {
+        None
+    } else {
+        Some((version, commit))
+    }
+}
+
+/// vigil as Docker's init: bind-mounted read-only at /sbin/docker-init and
+/// called as `/sbin/docker-init -- CMD...`, first by hand, then through
+/// `docker run --init` itself (the bind mount replaces the daemon's init).
+#[test]
+fn vigil_as_docker_init() {
+    const T: &str = "docker_init";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    let mount = format!("{}:/sbin/docker-init:ro", h.vigil.display());
+
+    let (code, out, err, _) = run_fg(h, T, &["-v", &mount, "--entrypoint", "/sbin/docker-init"], &["--version"]);
+    let version = out.trim();
+    note(T, format!("/sbin/docker-init --version: {version:?}"));
+    assert_eq!(code, 0, "stderr: {err}");
+    assert_eq!(version, format!("tini version {} - vigil", env!("CARGO_PKG_VERSION")));
+    let parsed = parse_init_version(version);
+    assert_eq!(parsed.as_ref().map(|p| p.0.as_str()), Some(env!("CARGO_PKG_VERSION")), "{parsed:?}");
+
+    let timeout = STOP_TIMEOUT.to_string();
+    let script = "echo ready; sleep 1000";
+    // 1. The argv `docker run --init` uses, given by hand.
+    let by_hand = Ctr::start(
+        h,
+        T,
+        &["--stop-timeout", &timeout, "-e", "VIGIL_VERBOSITY=2", "-v", &mount, "--entrypoint", "/sbin/docker-init"],
+        &["--", "sh", "-c", script],
+    );
+    // 2. `docker run --init` itself, with our binary mounted over the daemon's.
+    let real = Ctr::start(
+        h,
+        T,
+        &["--init", "--stop-timeout", &timeout, "-e", "VIGIL_VERBOSITY=2", "-v", &mount, "--entrypoint", ""],
+        &["sh", "-c", script],
+    );
+    by_hand.wait_log("ready", Duration::from_secs(20));
+    real.wait_log("ready", Duration::from_secs(20));
+    let argv = |c: &Ctr| c.exec(&["cat", "/proc/1/cmdline"]).replace('\0', " ").trim().to_string();
+    let (hand_argv, real_argv) = (argv(&by_hand), argv(&real));
+    note(T, format!("PID 1 argv: by hand {hand_argv:?}; docker run --init {real_argv:?}"));
+    assert_eq!(hand_argv, format!("/sbin/docker-init -- sh -c {script}"));
+    let real_is_vigil = real.exec(&["/sbin/docker-init", "--version"]).contains("vigil");
+
+    let (hand_took, real_took) = thread::scope(|s| {
+        let a = s.spawn(|| by_hand.stop());
+        let b = s.spawn(|| real.stop());
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    let hand_logs = by_hand.logs();
+    note(
+        T,
+        format!(
+            "docker stop: by hand {} exit {}; docker run --init {} exit {}",
+            secs(hand_took),
+            by_hand.exit_code(),
+            secs(real_took),
+            real.exit_code()
+        ),
+    );
+    assert_eq!(by_hand.exit_code(), 143, "logs:\n{hand_logs}");
+    assert!(hand_took < Duration::from_millis(1500));
+    assert!(hand_logs.contains("vigil: "), "no vigil log lines at VIGIL_VERBOSITY=2:\n{hand_logs}");
+
+    if !real_is_vigil {
+        note(T, "SKIPPED the `docker run --init` part: this engine mounted its own init over the bind mount");
+        return;
+    }
+    assert_eq!(real_argv, format!("/sbin/docker-init -- sh -c {script}"));
+    assert_eq!(real.exit_code(), 143, "logs:\n{}", real.logs());
+    assert!(real_took < Duration::from_millis(1500));
+    assert!(real.logs().contains("vigil: "));
+}
+
+/// A non-root (`--user 1000:1000`), read-only, capability-less container:
+/// vigil still forwards the stop signal and reaps orphans.
+#[test]
+fn user_1000_and_read_only_root() {
+    const T: &str = "user_read_only";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    let ctr = Ctr::start(
+        h,
+        T,
+        &[
+            "--user",
+            "1000:1000",
+            "--read-only",
+            "--cap-drop",
+            "ALL",
+            "--security-opt",
+            "no-new-privileges",
+            "--stop-timeout",
+            &STOP_TIMEOUT.to_string(),
+        ],
+        &[
+            "sh",
+            "-c",
+            "echo uid=$(id -u) gid=$(id -g); touch /rofs 2>/dev/null || echo read-only; \
+             i=0; while [ $i -lt 20 ]; do (sleep 0.5 &); i=$((i+1)); done; echo ready; exec sleep 1000",
+        ],
+    );
+    ctr.wait_log("ready", Duration::from_secs(20));
+    let logs = ctr.logs();
+    assert!(logs.contains("uid=1000 gid=1000"), "{logs}");
+    assert!(logs.contains("read-only"), "{logs}");
+    let top = docker_ok(&["top", &ctr.name, "-o", "uid,pid,comm"]);
+    let pid1_user = top
+        .lines()
+        .find(|l| l.split_whitespace().nth(2) == Some("vigil"))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or("?")
+        .to_string();
+    let started = Instant::now();
+    let (mut total, mut zombies) = ctr.processes();
+    while (total > 2 || zombies > 0) && started.elapsed() < Duration::from_secs(10) {
+        thread::sleep(Duration::from_millis(200));
+        (total, zombies) = ctr.processes();
+    }
+    let took = ctr.stop();
+    let code = ctr.exit_code();
+    note(
+        T,
+        format!(
+            "PID 1 owner: {}; after 20 orphans: {total} processes, {zombies} zombies; docker stop {} exit {code}",
+            pid1_user.trim(),
+            secs(took)
+        ),
+    );
+    assert_eq!(pid1_user, "1000", "docker top:\n{top}");
+    assert_eq!(zombies, 0);
+    assert_eq!(code, 143, "logs:\n{}", ctr.logs());
+    assert!(took < Duration::from_millis(1500), "docker stop took {}", secs(took));
+    assert!(!ctr.logs().contains("vigil: error"), "{}", ctr.logs());
+}
+
+/// With a terminal (`docker run -t`), the child's group is the terminal's
+/// foreground group, and its exit status comes back.
+#[test]
+fn tty_container_gets_the_foreground() {
+    const T: &str = "tty";
+    let Some(h) = harness(T) else { return };
+    let script = "read -r pid comm state ppid pgrp sid tty tpgid rest < /proc/$$/stat; \
+                  if [ \"$pgrp\" = \"$tpgid\" ]; then echo foreground; else echo background pgrp=$pgrp tpgid=$tpgid; fi; exit 4";
+    let (code, out, err, took) = run_fg(h, T, &["-t"], &["sh", "-c", script]);
+    note(T, format!("docker run -t: exit {code} in {}, child says {:?}", secs(took), out.trim()));
+    assert_eq!(code, 4, "stdout: {out}\nstderr: {err}");
+    assert!(out.contains("foreground"), "stdout: {out}\nstderr: {err}");
+}
+
+/// At `-v` (VIGIL_VERBOSITY=2) vigil says who sent each signal: the engine
+/// (outside the PID namespace) or a process inside (docker exec ... kill).
+#[test]
+fn signal_senders_are_logged() {
+    const T: &str = "signal_senders";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    let ctr = Ctr::start(
+        h,
+        T,
+        &["--stop-timeout", "5", "-e", "VIGIL_VERBOSITY=2"],
+        &["sh", "-c", "trap 'echo got USR1' USR1; trap 'echo got USR2' USR2; echo ready; while :; do sleep 0.1; done"],
+    );
+    ctr.wait_log("ready", Duration::from_secs(20));
+    ctr.kill("USR1");
+    ctr.wait_log("got USR1", Duration::from_secs(5));
+    ctr.exec(&["kill", "-USR2", "1"]);
+    ctr.wait_log("got USR2", Duration::from_secs(5));
+    let took = ctr.stop();
+    let logs = ctr.logs();
+    note(T, format!("docker stop {} exit {}", secs(took), ctr.exit_code()));
+    for want in [
+        "vigil: received SIGUSR1 from pid 0 (outside this PID namespace)",
+        "vigil: received SIGTERM from pid 0 (outside this PID namespace)",
+    ] {
+        assert!(logs.contains(want), "missing {want:?} in:\n{logs}");
+    }
+    let usr2 = logs.lines().find(|l| l.contains("received SIGUSR2 from pid "));
+    let usr2 = usr2.unwrap_or_else(|| panic!("no SIGUSR2 sender line in:\n{logs}"));
+    note(T, format!("docker exec kill: {usr2}"));
+    assert!(usr2.contains("(kill"), "the sender should be named `kill`: {usr2}");
+    assert_eq!(ctr.exit_code(), 143);
+    let report = must_report(T, &logs);
+    assert!(report.contains("SIGTERM") && report.contains("outside this PID namespace"), "{report}");
+}
+
+/// Kubernetes mounts a file at /dev/termination-log; vigil writes its exit
+/// report there by default when the file exists.
+#[test]
+fn termination_log_gets_the_exit_report() {
+    const T: &str = "termination_log";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    let dir = std::env::temp_dir().join(format!("{LABEL}-{}-termlog", h.run));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("termination-log");
+    fs::write(&file, "").unwrap();
+    let mount = format!("{}:/dev/termination-log", file.display());
+    let ctr = Ctr::start(h, T, &["--stop-timeout", "5", "-v", &mount], &["sh", "-c", "echo ready; sleep 1000"]);
+    ctr.wait_log("ready", Duration::from_secs(20));
+    let took = ctr.stop();
+    let code = ctr.exit_code();
+    let report = fs::read_to_string(&file).unwrap_or_default();
+    let _ = fs::remove_dir_all(&dir);
+    note(T, format!("docker stop {} exit {code}; termination log: {:?}", secs(took), report.trim()));
+    assert_eq!(code, 143);
+    assert!(!report.trim().is_empty(), "nothing written to /dev/termination-log");
+    assert!(report.len() <= 4096, "termination message too long: {} bytes", report.len());
+    assert!(report.contains("143") && report.contains("SIGTERM"), "{report}");
+}
+
+// ---------------------------------------------------------------------------
+// Dockerfile.example (needs no engine).
+
+/// The ENV lines of Dockerfile.example name only variables vigil reads, with
+/// values vigil accepts; the final stage is FROM scratch with vigil as
+/// ENTRYPOINT.
+#[test]
+fn dockerfile_example_is_consistent() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("Dockerfile.example");
+    let src = fs::read_to_string(&path).expect("Dockerfile.example");
+    // Join continuation lines, drop comments.
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for line in src.lines() {
+        let t = line.trim();
+        if t.starts_with('#') || (t.is_empty() && cur.is_empty()) {
+            continue;
+        }
+        if let Some(body) = t.strip_suffix('\\') {
+            cur.push_str(body);
+            cur.push(' ');
+        } else {
+            cur.push_str(t);
+            lines.push(std::mem::take(&mut cur));
+        }
+    }
+    let froms: Vec<&String> = lines.iter().filter(|l| l.to_uppercase().starts_with("FROM ")).collect();
+    assert!(froms.len() >= 2, "expected a multi-stage build");
+    let last = froms.last().unwrap();
+    assert!(last.split_whitespace().nth(1) == Some("scratch"), "final stage: {last}");
+    let final_stage_at = lines.iter().rposition(|l| l.to_uppercase().starts_with("FROM ")).unwrap();
+    let final_stage = &lines[final_stage_at..];
+    assert!(
+        final_stage.iter().any(|l| l == r#"ENTRYPOINT ["/vigil", "--"]"#),
+        "the final stage needs ENTRYPOINT [\"/vigil\", \"--\"]"
+    );
+
+    // ENV KEY=VALUE pairs (values double-quoted or bare).
+    let mut env: Vec<(String, String)> = Vec::new();
+    for l in final_stage.iter().filter(|l| l.starts_with("ENV ")) {
+        let mut rest = l[4..].trim();
+        while !rest.is_empty() {
+            let eq = rest.find('=').unwrap_or_else(|| panic!("ENV without '=': {l}"));
+            let key = rest[..eq].trim().to_string();
+            rest = &rest[eq + 1..];
+            let value;
+            if let Some(r) = rest.strip_prefix('"') {
+                let end = r.find('"').unwrap_or_else(|| panic!("unterminated quote: {l}"));
+                value = r[..end].to_string();
+                rest = r[end + 1..].trim_start();
+            } else {
+                let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+                value = rest[..end].to_string();
+                rest = rest[end..].trim_start();
+            }
+            env.push((key, value));
+        }
+    }
+    let known = [
+        "VIGIL_REWRITE",
+        "VIGIL_POST_START",
+        "VIGIL_POST_START_TIMEOUT",
+        "VIGIL_PRE_STOP",
+        "VIGIL_PRE_STOP_SLEEP",
+        "VIGIL_GRACE_PERIOD",
+        "VIGIL_DRAIN_TIMEOUT",
+        "VIGIL_TERMINATION_LOG",
+        "VIGIL_SUBREAPER",
+        "VIGIL_KILL_PROCESS_GROUP",
+        "VIGIL_VERBOSITY",
+    ];
+    let vigil_env: Vec<&(String, String)> = env.iter().filter(|(k, _)| k.starts_with("VIGIL_")).collect();
+    for want in ["VIGIL_GRACE_PERIOD", "VIGIL_PRE_STOP", "VIGIL_DRAIN_TIMEOUT"] {
+        assert!(vigil_env.iter().any(|(k, _)| k == want), "Dockerfile.example should show {want}");
+    }
+    for (k, _) in &vigil_env {
+        assert!(known.contains(&k.as_str()), "Dockerfile.example sets {k}, which vigil does not read");
+    }
+    // vigil accepts the values: it starts `true` with them and exits 0.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_vigil"));
+    for (k, v) in &vigil_env {
+        cmd.env(k, v);
+    }
+    cmd.env_remove("VIGIL_TERMINATION_LOG").args(["--", "true"]);
+    let out = run_cmd(&mut cmd, Duration::from_secs(30));
+    assert!(
+        out.status.success(),
+        "vigil rejects the Dockerfile.example settings {vigil_env:?}: {}",
+        text(&out.stderr)
+    );
+}
