@@ -108,7 +108,8 @@ mod tests {
     #[test]
     fn v1_inside_a_container() {
         let cgroups = "12:memory:/docker/abc\n11:cpu,cpuacct:/docker/abc\n0::/\n";
-        let mountinfo = "100 90 0:40 /docker/abc /sys/fs/cgroup/memory ro,nosuid - cgroup cgroup rw,memory\n";
+        let mountinfo =
+            "100 90 0:40 /docker/abc /sys/fs/cgroup/memory ro,nosuid - cgroup cgroup rw,memory\n";
         assert_eq!(
             counter_file(cgroups, mountinfo).unwrap(),
             PathBuf::from("/sys/fs/cgroup/memory/memory.oom_control")

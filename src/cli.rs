@@ -185,17 +185,22 @@ impl Env<'_> {
         match (self.0)(name) {
             None => Ok(None),
             Some(v) if v.is_empty() => Ok(None),
-            Some(v) => v
-                .into_string()
-                .map(Some)
-                .map_err(|v| UsageError(format!("{name}='{}': not valid UTF-8", v.to_string_lossy()))),
+            Some(v) => v.into_string().map(Some).map_err(|v| {
+                UsageError(format!("{name}='{}': not valid UTF-8", v.to_string_lossy()))
+            }),
         }
     }
 
-    fn parsed<T>(&self, name: &str, parse: impl Fn(&str) -> Result<T, String>) -> Result<Option<T>, UsageError> {
+    fn parsed<T>(
+        &self,
+        name: &str,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> Result<Option<T>, UsageError> {
         match self.get(name)? {
             None => Ok(None),
-            Some(text) => parse(&text).map(Some).map_err(|why| UsageError(format!("{name}: {why}"))),
+            Some(text) => parse(&text)
+                .map(Some)
+                .map_err(|why| UsageError(format!("{name}: {why}"))),
         }
     }
 
@@ -224,13 +229,17 @@ fn build(m: &ArgMatches, env: &Env<'_>) -> Result<Config, UsageError> {
         if m.get_flag(flag) {
             return Ok(true);
         }
-        Ok(env.parsed(vigil, parse_bool)?.unwrap_or_else(|| env.is_set(tini)))
+        Ok(env
+            .parsed(vigil, parse_bool)?
+            .unwrap_or_else(|| env.is_set(tini)))
     };
 
     let verbosity = match m.get_count("verbose") {
         0 => match env.parsed("VIGIL_VERBOSITY", parse_verbosity)? {
             Some(v) => v,
-            None => env.raw("TINI_VERBOSITY").map_or(DEFAULT_VERBOSITY, |v| atoi(&v)),
+            None => env
+                .raw("TINI_VERBOSITY")
+                .map_or(DEFAULT_VERBOSITY, |v| atoi(&v)),
         },
         n => DEFAULT_VERBOSITY.saturating_add(n),
     }
@@ -250,11 +259,11 @@ fn build(m: &ArgMatches, env: &Env<'_>) -> Result<Config, UsageError> {
         }
     }
 
-    let option = |id: &str, var: &str, parse: fn(&str) -> Result<Duration, String>| {
-        match m.get_one::<Duration>(id) {
-            Some(d) => Ok(Some(*d)),
-            None => env.parsed(var, parse),
-        }
+    let option = |id: &str, var: &str, parse: fn(&str) -> Result<Duration, String>| match m
+        .get_one::<Duration>(id)
+    {
+        Some(d) => Ok(Some(*d)),
+        None => env.parsed(var, parse),
     };
     let hook = |id: &str, var: &str| match m.get_one::<Vec<OsString>>(id) {
         Some(words) => Ok(Some(words.clone())),
@@ -275,18 +284,31 @@ fn build(m: &ArgMatches, env: &Env<'_>) -> Result<Config, UsageError> {
     Ok(Config {
         command,
         subreaper: switch("subreaper", "VIGIL_SUBREAPER", "TINI_SUBREAPER")?,
-        signal_group: switch("group", "VIGIL_KILL_PROCESS_GROUP", "TINI_KILL_PROCESS_GROUP")?,
+        signal_group: switch(
+            "group",
+            "VIGIL_KILL_PROCESS_GROUP",
+            "TINI_KILL_PROCESS_GROUP",
+        )?,
         parent_death_signal: m.get_one::<i32>("parent-death-signal").copied(),
         verbosity,
         warn_on_reap: m.get_flag("warn-on-reap"),
-        expected_codes: m.get_many::<i32>("expect").map(|v| v.copied().collect()).unwrap_or_default(),
+        expected_codes: m
+            .get_many::<i32>("expect")
+            .map(|v| v.copied().collect())
+            .unwrap_or_default(),
         rewrites,
         post_start: hook("post-start", "VIGIL_POST_START")?,
-        post_start_timeout: option("post-start-timeout", "VIGIL_POST_START_TIMEOUT", parse_duration)?,
+        post_start_timeout: option(
+            "post-start-timeout",
+            "VIGIL_POST_START_TIMEOUT",
+            parse_duration,
+        )?,
         pre_stop: hook("pre-stop", "VIGIL_PRE_STOP")?,
-        pre_stop_sleep: option("pre-stop-sleep", "VIGIL_PRE_STOP_SLEEP", parse_duration)?.unwrap_or(Duration::ZERO),
+        pre_stop_sleep: option("pre-stop-sleep", "VIGIL_PRE_STOP_SLEEP", parse_duration)?
+            .unwrap_or(Duration::ZERO),
         grace_period: option("grace-period", "VIGIL_GRACE_PERIOD", parse_duration)?,
-        drain_timeout: option("drain-timeout", "VIGIL_DRAIN_TIMEOUT", parse_duration)?.unwrap_or(Duration::from_secs(2)),
+        drain_timeout: option("drain-timeout", "VIGIL_DRAIN_TIMEOUT", parse_duration)?
+            .unwrap_or(Duration::from_secs(2)),
         termination_log,
     })
 }
@@ -297,14 +319,22 @@ fn non_empty_path(path: &OsString) -> Option<PathBuf> {
 
 /// C's `atoi`, which tini uses for `TINI_VERBOSITY`: leading digits, else 0.
 fn atoi(text: &str) -> u8 {
-    let digits: String = text.trim_start().chars().take_while(|c| c.is_ascii_digit()).collect();
-    digits.parse::<u32>().map_or(0, |n| n.min(u32::from(MAX_VERBOSITY)) as u8)
+    let digits: String = text
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    digits
+        .parse::<u32>()
+        .map_or(0, |n| n.min(u32::from(MAX_VERBOSITY)) as u8)
 }
 
 fn parse_exit_code(text: &str) -> Result<i32, String> {
     match text.trim().parse::<i32>() {
         Ok(code) if (0..=255).contains(&code) => Ok(code),
-        _ => Err(format!("'{text}' is not an exit code: use a number from 0 to 255")),
+        _ => Err(format!(
+            "'{text}' is not an exit code: use a number from 0 to 255"
+        )),
     }
 }
 
@@ -312,36 +342,57 @@ fn parse_bool(text: &str) -> Result<bool, String> {
     match text.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(format!("'{text}' is not a switch: use 1/0, true/false, yes/no or on/off")),
+        _ => Err(format!(
+            "'{text}' is not a switch: use 1/0, true/false, yes/no or on/off"
+        )),
     }
 }
 
 fn parse_verbosity(text: &str) -> Result<u8, String> {
     match text.trim().parse::<u8>() {
         Ok(v) if v <= MAX_VERBOSITY => Ok(v),
-        _ => Err(format!("'{text}' is not a verbosity: use a number from 0 to {MAX_VERBOSITY}")),
+        _ => Err(format!(
+            "'{text}' is not a verbosity: use a number from 0 to {MAX_VERBOSITY}"
+        )),
     }
 }
 
 /// Parses a duration: `500ms`, `5s`, `1.5s`, `2m`, `1h`; a bare number is
-/// seconds.
+/// seconds. Integer arithmetic only: floats would cost the binary 20 KiB.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = || format!("'{text}' is not a duration: use a number with a unit ms, s, m or h (500ms, 5s, 2m); a bare number means seconds");
+    let bad = || {
+        format!("'{text}' is not a duration: use a number with a unit ms, s, m or h (500ms, 5s, 2m); a bare number means seconds")
+    };
     let t = text.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
-    let seconds_per_unit = match unit {
-        "" | "s" => 1.0,
-        "ms" => 0.001,
-        "m" => 60.0,
-        "h" => 3600.0,
+    let nanos_per_unit: u128 = match unit {
+        "" | "s" => 1_000_000_000,
+        "ms" => 1_000_000,
+        "m" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
         _ => return Err(bad()),
     };
-    if number.is_empty() || number.starts_with('.') || number.ends_with('.') {
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    if whole.is_empty() || (number.contains('.') && fraction.is_empty()) || fraction.len() > 9 {
         return Err(bad());
     }
-    let value: f64 = number.parse().map_err(|_| bad())?;
-    Duration::try_from_secs_f64(value * seconds_per_unit).map_err(|_| bad())
+    let digits = |s: &str| -> Result<u128, String> {
+        if s.is_empty() {
+            return Ok(0);
+        }
+        s.parse::<u128>().map_err(|_| bad())
+    };
+    let scale = 10u128.pow(fraction.len() as u32);
+    let fraction_nanos = digits(fraction)? * nanos_per_unit / scale;
+    let nanos = digits(whole)?
+        .checked_mul(nanos_per_unit)
+        .and_then(|n| n.checked_add(fraction_nanos))
+        .ok_or_else(bad)?;
+    let secs = u64::try_from(nanos / 1_000_000_000).map_err(|_| bad())?;
+    Ok(Duration::new(secs, (nanos % 1_000_000_000) as u32))
 }
 
 #[cfg(test)]
@@ -349,9 +400,18 @@ mod tests {
     use super::*;
 
     fn run(args: &[&str], vars: &[(&str, &str)]) -> Result<Config, UsageError> {
-        let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        let env = move |k: &str| vars.iter().find(|(n, _)| n == k).map(|(_, v)| OsString::from(v));
-        let args = std::iter::once("vigil").chain(args.iter().copied()).map(OsString::from);
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let env = move |k: &str| {
+            vars.iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| OsString::from(v))
+        };
+        let args = std::iter::once("vigil")
+            .chain(args.iter().copied())
+            .map(OsString::from);
         match parse(args, env)? {
             Action::Run(c) => Ok(c),
             Action::Print(p) => panic!("printed {p}"),
@@ -369,7 +429,13 @@ mod tests {
 
     #[test]
     fn tini_options() {
-        let c = run(&["-s", "-g", "-w", "-p", "SIGUSR1", "-e", "3", "-e", "4", "-vvv", "--", "x"], &[]).unwrap();
+        let c = run(
+            &[
+                "-s", "-g", "-w", "-p", "SIGUSR1", "-e", "3", "-e", "4", "-vvv", "--", "x",
+            ],
+            &[],
+        )
+        .unwrap();
         assert!(c.subreaper && c.signal_group && c.warn_on_reap);
         assert_eq!(c.parent_death_signal, Some(10));
         assert_eq!(c.expected_codes, [3, 4]);
@@ -381,13 +447,36 @@ mod tests {
         let c = run(&["x"], &[("TINI_SUBREAPER", ""), ("TINI_VERBOSITY", "3")]).unwrap();
         assert!(c.subreaper);
         assert_eq!(c.verbosity, 3);
-        let c = run(&["x"], &[("TINI_SUBREAPER", ""), ("VIGIL_SUBREAPER", "off"), ("VIGIL_VERBOSITY", "0"), ("TINI_VERBOSITY", "3")]).unwrap();
+        let c = run(
+            &["x"],
+            &[
+                ("TINI_SUBREAPER", ""),
+                ("VIGIL_SUBREAPER", "off"),
+                ("VIGIL_VERBOSITY", "0"),
+                ("TINI_VERBOSITY", "3"),
+            ],
+        )
+        .unwrap();
         assert!(!c.subreaper);
         assert_eq!(c.verbosity, 0);
-        let c = run(&["--grace-period", "3s", "x"], &[("VIGIL_GRACE_PERIOD", "9s"), ("VIGIL_DRAIN_TIMEOUT", "500ms")]).unwrap();
+        let c = run(
+            &["--grace-period", "3s", "x"],
+            &[
+                ("VIGIL_GRACE_PERIOD", "9s"),
+                ("VIGIL_DRAIN_TIMEOUT", "500ms"),
+            ],
+        )
+        .unwrap();
         assert_eq!(c.grace_period, Some(Duration::from_secs(3)));
         assert_eq!(c.drain_timeout, Duration::from_millis(500));
-        let c = run(&["x"], &[("VIGIL_REWRITE", "TERM:QUIT, USR1:0"), ("VIGIL_PRE_STOP", "echo 'a b'")]).unwrap();
+        let c = run(
+            &["x"],
+            &[
+                ("VIGIL_REWRITE", "TERM:QUIT, USR1:0"),
+                ("VIGIL_PRE_STOP", "echo 'a b'"),
+            ],
+        )
+        .unwrap();
         assert_eq!(c.rewrites.apply(15), Some(3));
         assert_eq!(c.rewrites.apply(10), None);
         assert_eq!(c.pre_stop.unwrap(), ["echo", "a b"]);
@@ -397,7 +486,8 @@ mod tests {
 
     #[test]
     fn usage_errors_name_the_value() {
-        let cases: &[(&[&str], &[(&str, &str)], &str)] = &[
+        type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+        let cases: &[Case] = &[
             (&["-x", "cmd"], &[], "-x"),
             (&["-p", "SIGFOO", "cmd"], &[], "SIGFOO"),
             (&["-e", "256", "cmd"], &[], "256"),
@@ -428,7 +518,18 @@ mod tests {
         assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
         assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
         assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
-        for bad in ["", "5x", "s", "-1s", "1.s", "1e3"] {
+        assert_eq!(parse_duration("0.25m").unwrap(), Duration::from_secs(15));
+        for bad in [
+            "",
+            "5x",
+            "s",
+            "-1s",
+            "1.s",
+            ".5",
+            "1e3",
+            "1.2.3s",
+            "99999999999999999999999h",
+        ] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
     }
@@ -439,7 +540,13 @@ mod tests {
             Ok(Action::Print(p)) => p,
             other => panic!("{other:?}"),
         };
-        assert_eq!(print("/usr/bin/vigil"), format!("vigil version {VERSION}\n"));
-        assert_eq!(print("/sbin/docker-init"), format!("tini version {VERSION} - vigil\n"));
+        assert_eq!(
+            print("/usr/bin/vigil"),
+            format!("vigil version {VERSION}\n")
+        );
+        assert_eq!(
+            print("/sbin/docker-init"),
+            format!("tini version {VERSION} - vigil\n")
+        );
     }
 }

@@ -108,13 +108,13 @@ impl Record {
 impl fmt::Display for Record {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kind = self.kind.as_str();
-        let took = self.took.as_secs_f64();
+        let took = crate::report::secs(self.took);
         match &self.outcome {
-            Outcome::Ended(Ending::Exited(0)) => write!(f, "{kind} hook succeeded in {took:.2}s"),
-            Outcome::Ended(ending) => write!(f, "{kind} hook failed: {ending} after {took:.2}s"),
+            Outcome::Ended(Ending::Exited(0)) => write!(f, "{kind} hook succeeded in {took}"),
+            Outcome::Ended(ending) => write!(f, "{kind} hook failed: {ending} after {took}"),
             Outcome::CouldNotRun(why) => write!(f, "{kind} hook failed: {why}"),
-            Outcome::TimedOut => write!(f, "{kind} hook failed: timed out after {took:.2}s"),
-            Outcome::Cancelled => write!(f, "{kind} hook cancelled by the stop after {took:.2}s"),
+            Outcome::TimedOut => write!(f, "{kind} hook failed: timed out after {took}"),
+            Outcome::Cancelled => write!(f, "{kind} hook cancelled by the stop after {took}"),
         }
     }
 }

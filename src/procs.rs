@@ -145,11 +145,17 @@ mod tests {
 
     #[test]
     fn finds_a_descendant() {
-        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
         let pid = child.id() as i32;
         let found = others();
         child.kill().unwrap();
         child.wait().unwrap();
-        assert!(found.iter().any(|p| p.pid == pid && p.name == "sleep"), "{found:?}");
+        assert!(
+            found.iter().any(|p| p.pid == pid && p.name == "sleep"),
+            "{found:?}"
+        );
     }
 }

@@ -78,7 +78,9 @@ impl Report {
         match self.ending {
             None => false,
             Some(Ending::Exited(0)) => true,
-            Some(Ending::Exited(code)) => self.code_expected || (code > 128 && answered_stop(code - 128)),
+            Some(Ending::Exited(code)) => {
+                self.code_expected || (code > 128 && answered_stop(code - 128))
+            }
             Some(Ending::Killed { signal, .. }) => signal != libc::SIGKILL && answered_stop(signal),
         }
     }
@@ -113,13 +115,17 @@ impl Report {
             .open(path)
             .and_then(|mut f| f.write_all(text.as_bytes()));
         if let Err(e) = written {
-            log::warn!("could not write the termination log {}: {e}", path.display());
+            log::warn!(
+                "could not write the termination log {}: {e}",
+                path.display()
+            );
         }
     }
 }
 
-fn secs(d: Duration) -> String {
-    format!("{:.2}s", d.as_secs_f64())
+/// A duration for messages: `1.50s` (no floats: they cost the binary 20 KiB).
+pub fn secs(d: Duration) -> String {
+    format!("{}.{:02}s", d.as_secs(), d.subsec_millis() / 10)
 }
 
 impl fmt::Display for Report {
@@ -129,7 +135,11 @@ impl fmt::Display for Report {
             Some(ending) => write!(f, "{ending}")?,
             None => write!(f, "did not end")?,
         }
-        if let Some(Ending::Killed { signal: libc::SIGKILL, .. }) = self.ending {
+        if let Some(Ending::Killed {
+            signal: libc::SIGKILL,
+            ..
+        }) = self.ending
+        {
             write!(f, " by {}", self.sigkill_cause())?;
         }
         write!(f, "; exit status {}", self.status)?;
@@ -140,7 +150,11 @@ impl fmt::Display for Report {
             };
             write!(f, "; stop: {cause}")?;
             if let Some(ended) = self.ended_at {
-                write!(f, ", child ended {} later", secs(ended.saturating_duration_since(stop.at)))?;
+                write!(
+                    f,
+                    ", child ended {} later",
+                    secs(ended.saturating_duration_since(stop.at))
+                )?;
             }
             if let Some(sent) = self.stop_signal_sent {
                 write!(f, " (sent {})", signals::name(sent))?;
@@ -148,7 +162,11 @@ impl fmt::Display for Report {
         }
         if let Some(killed) = &self.grace_killed {
             let period = self.grace_period.map(secs).unwrap_or_default();
-            write!(f, "; grace period {period} over, SIGKILL to: {}", procs::list(killed))?;
+            write!(
+                f,
+                "; grace period {period} over, SIGKILL to: {}",
+                procs::list(killed)
+            )?;
         }
         for hook in &self.hooks {
             write!(f, "; {hook}")?;
@@ -157,12 +175,21 @@ impl fmt::Display for Report {
             if n > 0 {
                 write!(f, "; drain: SIGTERM to {n} left-over process(es)")?;
                 if let Some(killed) = &self.drain_killed {
-                    write!(f, ", SIGKILL after {} to: {}", secs(self.drain_timeout), procs::list(killed))?;
+                    write!(
+                        f,
+                        ", SIGKILL after {} to: {}",
+                        secs(self.drain_timeout),
+                        procs::list(killed)
+                    )?;
                 }
             }
         }
         if self.oom_kills > 0 {
-            write!(f, "; the kernel OOM killer killed {} process(es) in this container", self.oom_kills)?;
+            write!(
+                f,
+                "; the kernel OOM killer killed {} process(es) in this container",
+                self.oom_kills
+            )?;
         }
         write!(f, "; orphans reaped: {}", self.orphans_reaped)
     }
@@ -182,12 +209,21 @@ mod tests {
     }
 
     #[test]
+    fn durations_print_without_floats() {
+        assert_eq!(secs(Duration::from_millis(1509)), "1.50s");
+        assert_eq!(secs(Duration::from_millis(20)), "0.02s");
+    }
+
+    #[test]
     fn a_clean_exit_is_normal() {
         let mut r = base();
         r.ending = Some(Ending::Exited(0));
         assert!(!r.abnormal());
         let text = r.to_string();
-        assert!(text.contains("sleep 1000 (pid 2) exited with code 0"), "{text}");
+        assert!(
+            text.contains("sleep 1000 (pid 2) exited with code 0"),
+            "{text}"
+        );
         r.ending = Some(Ending::Exited(3));
         r.status = 3;
         assert!(r.abnormal());
@@ -199,16 +235,25 @@ mod tests {
     fn stop_and_grace() {
         let mut r = base();
         let at = Instant::now();
-        r.ending = Some(Ending::Killed { signal: 9, core_dumped: false });
+        r.ending = Some(Ending::Killed {
+            signal: 9,
+            core_dumped: false,
+        });
         r.status = 137;
         r.stop = Some(Stop {
-            cause: StopCause::Signal(Received { signal: 15, sender: Sender::Process { pid: 0, uid: 0 } }),
+            cause: StopCause::Signal(Received {
+                signal: 15,
+                sender: Sender::Process { pid: 0, uid: 0 },
+            }),
             at,
         });
         r.ended_at = Some(at + Duration::from_millis(1000));
         r.stop_signal_sent = Some(15);
         r.grace_period = Some(Duration::from_secs(1));
-        r.grace_killed = Some(vec![Proc { pid: 2, name: "sleep".into() }]);
+        r.grace_killed = Some(vec![Proc {
+            pid: 2,
+            name: "sleep".into(),
+        }]);
         assert!(r.abnormal());
         let text = r.to_string();
         for needle in [
@@ -223,13 +268,22 @@ mod tests {
     #[test]
     fn the_answer_to_a_stop_is_normal() {
         let mut r = base();
-        r.stop = Some(Stop { cause: StopCause::PostStartFailed, at: Instant::now() });
+        r.stop = Some(Stop {
+            cause: StopCause::PostStartFailed,
+            at: Instant::now(),
+        });
         r.stop_signal_sent = Some(15);
-        r.ending = Some(Ending::Killed { signal: 15, core_dumped: false });
+        r.ending = Some(Ending::Killed {
+            signal: 15,
+            core_dumped: false,
+        });
         assert!(!r.abnormal());
         r.ending = Some(Ending::Exited(143));
         assert!(!r.abnormal());
-        r.ending = Some(Ending::Killed { signal: 11, core_dumped: true });
+        r.ending = Some(Ending::Killed {
+            signal: 11,
+            core_dumped: true,
+        });
         assert!(r.abnormal());
     }
 

@@ -387,9 +387,9 @@ pub struct Rewrites(Vec<(i32, i32)>);
 impl Rewrites {
     /// Parses one `FROM:TO`.
     pub fn parse_rule(text: &str) -> Result<(i32, i32), String> {
-        let (from, to) = text
-            .split_once(':')
-            .ok_or_else(|| format!("'{text}' is not FROM:TO (for example TERM:QUIT, or USR1:0 to drop USR1)"))?;
+        let (from, to) = text.split_once(':').ok_or_else(|| {
+            format!("'{text}' is not FROM:TO (for example TERM:QUIT, or USR1:0 to drop USR1)")
+        })?;
         if from.trim().is_empty() || to.trim().is_empty() {
             return Err(format!(
                 "'{text}' is not FROM:TO: both sides need a signal (TO may be 0 to drop it)"

@@ -72,7 +72,9 @@ pub fn spawn(spec: Spawn<'_>, inherited: Inherited) -> Result<i32, SpawnError> {
         .split_first()
         .ok_or_else(|| fail(io::Error::from_raw_os_error(libc::ENOENT)))?;
     let mut command = Command::new(program);
-    command.args(args).envs(spec.env.iter().map(|(k, v)| (k, v)));
+    command
+        .args(args)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)));
     command.process_group(0);
     if spec.null_stdin {
         command.stdin(Stdio::null());

@@ -20,7 +20,7 @@ use crate::cli::Config;
 use crate::hooks::{self, HookKind, KillReason};
 use crate::procs;
 use crate::reap::{self, Ending, Event, Next};
-use crate::report::{Report, Stop, StopCause};
+use crate::report::{secs, Report, Stop, StopCause};
 use crate::signals::{self, Inherited, Received, Sender, SignalFd, Target};
 use crate::spawn::{self, Spawn};
 
@@ -238,7 +238,10 @@ impl Supervisor {
                 self.forward(r.signal);
             }
             State::Draining { .. } | State::Exit(_) => {
-                log::debug!("already draining; {} changes nothing", signals::name(r.signal))
+                log::debug!(
+                    "already draining; {} changes nothing",
+                    signals::name(r.signal)
+                )
             }
         }
     }
@@ -255,7 +258,10 @@ impl Supervisor {
     /// Returns what was sent.
     fn forward(&mut self, signal: i32) -> Option<i32> {
         if !matches!(self.state, State::Running | State::Stopping { .. }) {
-            log::debug!("the child has exited; {} not forwarded", signals::name(signal));
+            log::debug!(
+                "the child has exited; {} not forwarded",
+                signals::name(signal)
+            );
             return None;
         }
         match self.config.rewrites.apply(signal) {
@@ -264,7 +270,11 @@ impl Supervisor {
                 if to == signal {
                     log::debug!("forwarding {} to {target}", signals::name(to));
                 } else {
-                    log::debug!("forwarding {} as {} to {target}", signals::name(signal), signals::name(to));
+                    log::debug!(
+                        "forwarding {} as {} to {target}",
+                        signals::name(signal),
+                        signals::name(to)
+                    );
                 }
                 signals::send(target, to);
                 Some(to)
@@ -283,7 +293,7 @@ impl Supervisor {
         self.report.stop = Some(Stop { cause, at: now });
         if let Some(period) = self.config.grace_period {
             self.grace = Grace::Until(now + period);
-            log::info!("stopping: grace period {:.2}s", period.as_secs_f64());
+            log::info!("stopping: grace period {}", secs(period));
         } else {
             log::info!("stopping");
         }
@@ -293,7 +303,13 @@ impl Supervisor {
         self.post_start_deadline = None;
         let phase = match &self.config.pre_stop {
             Some(argv) => {
-                match hooks::start(HookKind::PreStop, argv, self.child, Some(signal), self.inherited) {
+                match hooks::start(
+                    HookKind::PreStop,
+                    argv,
+                    self.child,
+                    Some(signal),
+                    self.inherited,
+                ) {
                     Ok(hook) => StopPhase::PreStop(hook),
                     Err(record) => {
                         log::warn!("{record}; going on with the stop");
@@ -311,7 +327,11 @@ impl Supervisor {
     fn sleep_or_send(&mut self, signal: i32) -> StopPhase {
         let sleep = self.config.pre_stop_sleep;
         if sleep > Duration::ZERO {
-            log::info!("waiting {:.2}s before forwarding {}", sleep.as_secs_f64(), signals::name(signal));
+            log::info!(
+                "waiting {} before forwarding {}",
+                secs(sleep),
+                signals::name(signal)
+            );
             StopPhase::Sleeping(Instant::now() + sleep)
         } else {
             self.send_stop_signal(signal)
@@ -499,9 +519,13 @@ impl Supervisor {
             } if now >= at => {
                 let left = procs::signal_all(libc::SIGKILL, &self.known_groups());
                 log::warn!(
-                    "drain timeout ({:.2}s) over: SIGKILL to {}",
-                    self.config.drain_timeout.as_secs_f64(),
-                    if left.is_empty() { "what is left".to_string() } else { procs::list(&left) }
+                    "drain timeout ({}) over: SIGKILL to {}",
+                    secs(self.config.drain_timeout),
+                    if left.is_empty() {
+                        "what is left".to_string()
+                    } else {
+                        procs::list(&left)
+                    }
                 );
                 self.report.drain_killed = Some(left);
                 self.state = State::Draining {
@@ -528,9 +552,13 @@ impl Supervisor {
         }
         let victims = procs::signal_all(libc::SIGKILL, &groups);
         log::warn!(
-            "grace period ({:.2}s) over: SIGKILL to {}",
-            self.config.grace_period.unwrap_or_default().as_secs_f64(),
-            if victims.is_empty() { "everything left".to_string() } else { procs::list(&victims) }
+            "grace period ({}) over: SIGKILL to {}",
+            secs(self.config.grace_period.unwrap_or_default()),
+            if victims.is_empty() {
+                "everything left".to_string()
+            } else {
+                procs::list(&victims)
+            }
         );
         self.report.grace_killed = Some(victims);
         if let State::Draining { ending, .. } = self.state {
