@@ -92,7 +92,10 @@ fn run_cmd(cmd: &mut Command, timeout: Duration) -> Output {
         Ok(Err(e)) => panic!("waiting for {desc}: {e}"),
         Err(_) => {
             // Our own child, ended by its pid.
-            let _ = Command::new("kill").arg("-KILL").arg(pid.to_string()).status();
+            let _ = Command::new("kill")
+                .arg("-KILL")
+                .arg(pid.to_string())
+                .status();
             panic!("{desc} did not finish within {}", secs(timeout));
         }
     }
@@ -196,7 +199,11 @@ fn engine_version() -> Result<String, NotReady> {
         .spawn();
     let child = match out {
         Ok(c) => c,
-        Err(e) => return Err(NotReady::Skip(format!("no docker client: cannot run `docker info`: {e}"))),
+        Err(e) => {
+            return Err(NotReady::Skip(format!(
+                "no docker client: cannot run `docker info`: {e}"
+            )))
+        }
     };
     let pid = child.id();
     let (tx, rx) = mpsc::channel();
@@ -207,15 +214,25 @@ fn engine_version() -> Result<String, NotReady> {
         Ok(Ok(out)) => out,
         Ok(Err(e)) => return Err(NotReady::Skip(format!("`docker info` failed: {e}"))),
         Err(_) => {
-            let _ = Command::new("kill").arg("-KILL").arg(pid.to_string()).status();
-            return Err(NotReady::Skip("`docker info` did not answer within 30s".into()));
+            let _ = Command::new("kill")
+                .arg("-KILL")
+                .arg(pid.to_string())
+                .status();
+            return Err(NotReady::Skip(
+                "`docker info` did not answer within 30s".into(),
+            ));
         }
     };
     let version = text(&out.stdout).trim().to_string();
     if !out.status.success() || version.is_empty() {
         let err = text(&out.stderr);
-        let err = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("no output");
-        return Err(NotReady::Skip(format!("no Docker engine answers (`docker info`: {err})")));
+        let err = err
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("no output");
+        return Err(NotReady::Skip(format!(
+            "no Docker engine answers (`docker info`: {err})"
+        )));
     }
     Ok(version)
 }
@@ -228,7 +245,10 @@ fn is_static_elf(path: &Path) -> Result<bool, String> {
         .read_to_end(&mut buf)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     if buf.len() < 64 || &buf[..4] != b"\x7fELF" || buf[4] != 2 || buf[5] != 1 {
-        return Err(format!("{} is not a 64-bit little-endian ELF file", path.display()));
+        return Err(format!(
+            "{} is not a 64-bit little-endian ELF file",
+            path.display()
+        ));
     }
     let u16_at = |o: usize| u16::from_le_bytes([buf[o], buf[o + 1]]) as usize;
     let u32_at = |o: usize| u32::from_le_bytes(buf[o..o + 4].try_into().unwrap());
@@ -278,9 +298,12 @@ fn vigil_binary() -> Result<PathBuf, NotReady> {
             let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
             let started = Instant::now();
             let out = run_cmd(
-                Command::new(cargo)
-                    .current_dir(manifest)
-                    .args(["build", "--release", "--target", "x86_64-unknown-linux-musl"]),
+                Command::new(cargo).current_dir(manifest).args([
+                    "build",
+                    "--release",
+                    "--target",
+                    "x86_64-unknown-linux-musl",
+                ]),
                 Duration::from_secs(900),
             );
             if !out.status.success() {
@@ -289,7 +312,10 @@ fn vigil_binary() -> Result<PathBuf, NotReady> {
                     text(&out.stderr)
                 )));
             }
-            note("setup", format!("release musl build ready in {}", secs(started.elapsed())));
+            note(
+                "setup",
+                format!("release musl build ready in {}", secs(started.elapsed())),
+            );
             let target = std::env::var_os("CARGO_TARGET_DIR")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| manifest.join("target"));
@@ -298,18 +324,29 @@ fn vigil_binary() -> Result<PathBuf, NotReady> {
     };
     match is_static_elf(&path) {
         Ok(true) => Ok(path),
-        Ok(false) => Err(NotReady::Broken(format!("{} is not statically linked", path.display()))),
+        Ok(false) => Err(NotReady::Broken(format!(
+            "{} is not statically linked",
+            path.display()
+        ))),
         Err(e) => Err(NotReady::Broken(e)),
     }
 }
 
-fn build_image(dir: &Path, vigil: &Path, busybox: &Path, image: &str, run: &str) -> Result<(), String> {
-    let e = |what: &str, err: std::io::Error| format!("preparing the build context ({what}): {err}");
+fn build_image(
+    dir: &Path,
+    vigil: &Path,
+    busybox: &Path,
+    image: &str,
+    run: &str,
+) -> Result<(), String> {
+    let e =
+        |what: &str, err: std::io::Error| format!("preparing the build context ({what}): {err}");
     let _ = fs::remove_dir_all(dir);
     let root = dir.join("rootfs");
     fs::create_dir_all(root.join("bin")).map_err(|x| e("bin", x))?;
     fs::create_dir_all(root.join("tmp")).map_err(|x| e("tmp", x))?;
-    fs::set_permissions(root.join("tmp"), fs::Permissions::from_mode(0o1777)).map_err(|x| e("tmp", x))?;
+    fs::set_permissions(root.join("tmp"), fs::Permissions::from_mode(0o1777))
+        .map_err(|x| e("tmp", x))?;
     fs::copy(vigil, root.join("vigil")).map_err(|x| e("vigil", x))?;
     fs::copy(busybox, root.join("bin/busybox")).map_err(|x| e("busybox", x))?;
     for applet in APPLETS {
@@ -328,16 +365,27 @@ fn build_image(dir: &Path, vigil: &Path, busybox: &Path, image: &str, run: &str)
     let out = docker(&["build", "-q", "-t", image, &dir.to_string_lossy()]);
     let _ = fs::remove_dir_all(dir);
     if !out.status.success() {
-        return Err(format!("docker build of the test image failed:\n{}", text(&out.stderr)));
+        return Err(format!(
+            "docker build of the test image failed:\n{}",
+            text(&out.stderr)
+        ));
     }
-    note("setup", format!("built image {image} FROM scratch in {}", secs(started.elapsed())));
+    note(
+        "setup",
+        format!(
+            "built image {image} FROM scratch in {}",
+            secs(started.elapsed())
+        ),
+    );
     Ok(())
 }
 
 static CLEANUP: OnceLock<(String, String)> = OnceLock::new();
 
 extern "C" fn cleanup_at_exit() {
-    let Some((run, image)) = CLEANUP.get() else { return };
+    let Some((run, image)) = CLEANUP.get() else {
+        return;
+    };
     let filter = format!("label={LABEL}={run}");
     let run_quiet = |args: &[&str]| {
         Command::new("docker")
@@ -410,7 +458,10 @@ impl Ctr {
         args.extend_from_slice(opts);
         args.push(&h.image);
         args.extend_from_slice(cmd);
-        let ctr = Ctr { name: name.clone(), test };
+        let ctr = Ctr {
+            name: name.clone(),
+            test,
+        };
         docker_ok(&args);
         ctr
     }
@@ -456,13 +507,16 @@ impl Ctr {
 
     fn exit_code(&self) -> i32 {
         let s = self.inspect("{{.State.ExitCode}}");
-        s.parse().unwrap_or_else(|_| panic!("bad exit code {s:?} for {}", self.name))
+        s.parse()
+            .unwrap_or_else(|_| panic!("bad exit code {s:?} for {}", self.name))
     }
 
     /// Waits for the container to exit; returns its exit code.
     fn wait(&self) -> i32 {
         let s = docker_ok(&["wait", &self.name]);
-        s.trim().parse().unwrap_or_else(|_| panic!("bad `docker wait` output {s:?}"))
+        s.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("bad `docker wait` output {s:?}"))
     }
 
     fn exec(&self, cmd: &[&str]) -> String {
@@ -499,14 +553,22 @@ impl Ctr {
 }
 
 /// `docker run --rm` in the foreground: (exit status, stdout, stderr, duration).
-fn run_fg(h: &Harness, test: &'static str, opts: &[&str], cmd: &[&str]) -> (i32, String, String, Duration) {
+fn run_fg(
+    h: &Harness,
+    test: &'static str,
+    opts: &[&str],
+    cmd: &[&str],
+) -> (i32, String, String, Duration) {
     let name = Ctr::name(h, test);
     let label = format!("{LABEL}={}", h.run);
     let mut args = vec!["run", "--rm", "--name", &name, "--label", &label];
     args.extend_from_slice(opts);
     args.push(&h.image);
     args.extend_from_slice(cmd);
-    let _guard = Ctr { name: name.clone(), test };
+    let _guard = Ctr {
+        name: name.clone(),
+        test,
+    };
     let started = Instant::now();
     let out = docker(&args);
     let took = started.elapsed();
@@ -519,7 +581,10 @@ fn run_fg(h: &Harness, test: &'static str, opts: &[&str], cmd: &[&str]) -> (i32,
 fn exit_report(logs: &str) -> Option<&str> {
     logs.lines().find(|l| {
         l.strip_prefix("vigil: ")
-            .map(|rest| rest.trim_start_matches("warning: ").trim_start_matches("info: "))
+            .map(|rest| {
+                rest.trim_start_matches("warning: ")
+                    .trim_start_matches("info: ")
+            })
             .is_some_and(|rest| rest.starts_with("exit report: "))
     })
 }
@@ -573,7 +638,12 @@ fn docker_stop_is_fast_under_vigil_and_waits_out_the_timeout_without() {
             secs(without_took)
         ),
     );
-    assert_eq!(with_code, 143, "under vigil: exit status; logs:\n{}", with.logs());
+    assert_eq!(
+        with_code,
+        143,
+        "under vigil: exit status; logs:\n{}",
+        with.logs()
+    );
     assert!(
         with_took < Duration::from_millis(1500),
         "under vigil docker stop took {}, not well below the {STOP_TIMEOUT}s timeout",
@@ -601,7 +671,12 @@ fn shell_form_background_process_is_drained_with_sigterm() {
     let script = "worker() { trap 'echo worker: got SIGTERM; exit 0' TERM; echo worker: ready; \
                   while :; do sleep 0.1; done; }; worker & sleep 1000";
 
-    let with = Ctr::start(h, T, &["--stop-timeout", &timeout], &["/bin/sh", "-c", script]);
+    let with = Ctr::start(
+        h,
+        T,
+        &["--stop-timeout", &timeout],
+        &["/bin/sh", "-c", script],
+    );
     let without = Ctr::start(
         h,
         T,
@@ -628,10 +703,23 @@ fn shell_form_background_process_is_drained_with_sigterm() {
             secs(without_took)
         ),
     );
-    assert!(with_trap, "under vigil the background worker did not get SIGTERM; logs:\n{with_logs}");
-    assert_eq!(with_code, 143, "under vigil: the shell's status; logs:\n{with_logs}");
-    assert!(with_took < Duration::from_millis(1500), "under vigil stop took {}", secs(with_took));
-    assert!(!without_trap, "without vigil the worker was not expected to see SIGTERM");
+    assert!(
+        with_trap,
+        "under vigil the background worker did not get SIGTERM; logs:\n{with_logs}"
+    );
+    assert_eq!(
+        with_code, 143,
+        "under vigil: the shell's status; logs:\n{with_logs}"
+    );
+    assert!(
+        with_took < Duration::from_millis(1500),
+        "under vigil stop took {}",
+        secs(with_took)
+    );
+    assert!(
+        !without_trap,
+        "without vigil the worker was not expected to see SIGTERM"
+    );
     assert_eq!(without_code, 137);
 }
 
@@ -675,7 +763,10 @@ fn pre_stop_hook_and_grace_period_under_docker_stop() {
         logs.contains("pre-stop: draining after") && logs.contains("TERM"),
         "the pre-stop hook's output is not in docker logs:\n{logs}"
     );
-    assert_eq!(code, 137, "the child ignoring SIGTERM must end by SIGKILL; logs:\n{logs}");
+    assert_eq!(
+        code, 137,
+        "the child ignoring SIGTERM must end by SIGKILL; logs:\n{logs}"
+    );
     assert!(
         took >= grace - Duration::from_millis(100),
         "stopped after {}, before the grace period",
@@ -687,7 +778,10 @@ fn pre_stop_hook_and_grace_period_under_docker_stop() {
         secs(took)
     );
     let report = must_report(T, &logs);
-    assert!(report.contains("SIGKILL") && report.contains("137"), "report: {report}");
+    assert!(
+        report.contains("SIGKILL") && report.contains("137"),
+        "report: {report}"
+    );
     let after_grace = report.find("grace").map(|i| &report[i..]).unwrap_or("");
     assert!(
         after_grace.contains("sleep"),
@@ -727,18 +821,38 @@ fn pre_stop_sleep_delays_the_stop_signal() {
     let took = stopper.join().unwrap();
     let code = ctr.exit_code();
     let logs = ctr.logs();
-    note(T, format!("pre-stop sleep 1.5s: docker stop took {}, exit {code}", secs(took)));
-    assert!(logs.contains("app: got SIGTERM"), "the app never got SIGTERM:\n{logs}");
+    note(
+        T,
+        format!(
+            "pre-stop sleep 1.5s: docker stop took {}, exit {code}",
+            secs(took)
+        ),
+    );
+    assert!(
+        logs.contains("app: got SIGTERM"),
+        "the app never got SIGTERM:\n{logs}"
+    );
     assert_eq!(code, 0, "the app's trap exits 0; logs:\n{logs}");
-    assert!(took >= Duration::from_millis(1400), "stop took only {}", secs(took));
-    assert!(took < Duration::from_millis(4000), "stop took {}", secs(took));
+    assert!(
+        took >= Duration::from_millis(1400),
+        "stop took only {}",
+        secs(took)
+    );
+    assert!(
+        took < Duration::from_millis(4000),
+        "stop took {}",
+        secs(took)
+    );
     // PID 1's only child during the pre-stop sleep is the app.
     let children_of_vigil = during
         .lines()
         .skip(1)
         .filter(|l| l.split_whitespace().nth(1) == Some("1"))
         .count();
-    assert_eq!(children_of_vigil, 1, "vigil started a process for its pre-stop sleep:\n{during}");
+    assert_eq!(
+        children_of_vigil, 1,
+        "vigil started a process for its pre-stop sleep:\n{during}"
+    );
 }
 
 /// `docker kill -s USR1` and `-s HUP` reach the child's traps.
@@ -796,13 +910,25 @@ fn exit_codes_from_docker_run() {
         (vec!["/tmp"], 126),
     ] {
         let (code, _out, err, took) = run_fg(h, T, &[], &cmd);
-        note(T, format!("docker run ... {} -> {code} in {}", cmd.join(" "), secs(took)));
+        note(
+            T,
+            format!(
+                "docker run ... {} -> {code} in {}",
+                cmd.join(" "),
+                secs(took)
+            ),
+        );
         assert_eq!(code, want, "docker run {cmd:?}: stderr:\n{err}");
         if want >= 126 {
             // `vigil: cannot run 'CMD': ...` (an `error: ` level may sit in between).
             let what = format!("cannot run '{}': ", cmd[0]);
-            let found = err.lines().any(|l| l.starts_with("vigil: ") && l.contains(&what));
-            assert!(found, "expected a `vigil: ... {what}` line on stderr, got:\n{err}");
+            let found = err
+                .lines()
+                .any(|l| l.starts_with("vigil: ") && l.contains(&what));
+            assert!(
+                found,
+                "expected a `vigil: ... {what}` line on stderr, got:\n{err}"
+            );
         }
     }
 }
@@ -817,7 +943,12 @@ fn thousand_orphans_leave_no_zombies() {
     // Each `(sleep 2 &)` leaves an orphan: the subshell exits at once, and
     // its `sleep` is re-parented to PID 1, where it exits 2 s later.
     let script = "i=0; while [ $i -lt 1000 ]; do (sleep 2 &); i=$((i+1)); done; echo spawned; exec sleep 1000";
-    let with = Ctr::start(h, T, &["--stop-timeout", "5", "-e", "VIGIL_VERBOSITY=2"], &["sh", "-c", script]);
+    let with = Ctr::start(
+        h,
+        T,
+        &["--stop-timeout", "5", "-e", "VIGIL_VERBOSITY=2"],
+        &["sh", "-c", script],
+    );
     let without = Ctr::start(h, T, &["--entrypoint", "sh"], &["-c", script]);
     with.wait_log("spawned", Duration::from_secs(60));
     without.wait_log("spawned", Duration::from_secs(60));
@@ -839,20 +970,43 @@ fn thousand_orphans_leave_no_zombies() {
             secs(started.elapsed())
         ),
     );
-    assert_eq!(zombies, 0, "zombies under vigil:\n{}", with.exec(&["ps", "-o", "pid,ppid,stat,comm"]));
-    assert_eq!(total, 2, "expected only vigil and sleep:\n{}", with.exec(&["ps", "-o", "pid,ppid,stat,comm"]));
-    assert!(ctl_zombies >= 500, "the control should show zombies (the check would be blind otherwise): {ctl_zombies}");
+    assert_eq!(
+        zombies,
+        0,
+        "zombies under vigil:\n{}",
+        with.exec(&["ps", "-o", "pid,ppid,stat,comm"])
+    );
+    assert_eq!(
+        total,
+        2,
+        "expected only vigil and sleep:\n{}",
+        with.exec(&["ps", "-o", "pid,ppid,stat,comm"])
+    );
+    assert!(
+        ctl_zombies >= 500,
+        "the control should show zombies (the check would be blind otherwise): {ctl_zombies}"
+    );
 
     let took = with.stop();
     let logs = with.logs();
-    note(T, format!("docker stop after the orphans: {}, exit {}", secs(took), with.exit_code()));
+    note(
+        T,
+        format!(
+            "docker stop after the orphans: {}, exit {}",
+            secs(took),
+            with.exit_code()
+        ),
+    );
     let report = must_report(T, &logs);
     let reaped: Option<u64> = report
         .split("orphans reaped: ")
         .nth(1)
         .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
         .and_then(|s| s.parse().ok());
-    assert!(reaped.unwrap_or(0) >= 1000, "the exit report should count 1000 orphans reaped: {report}");
+    assert!(
+        reaped.unwrap_or(0) >= 1000,
+        "the exit report should count 1000 orphans reaped: {report}"
+    );
 }
 
 /// `docker run --memory 32m` with a child that allocates past it: vigil's
@@ -862,7 +1016,10 @@ fn oom_kill_is_reported() {
     const T: &str = "oom";
     let Some(h) = harness(T) else { return };
     if docker_ok(&["info", "--format", "{{.MemoryLimit}}"]).trim() != "true" {
-        note(T, "SKIPPED: this engine does not enforce memory limits (docker info: MemoryLimit false)");
+        note(
+            T,
+            "SKIPPED: this engine does not enforce memory limits (docker info: MemoryLimit false)",
+        );
         return;
     }
     // busybox `tail` keeps growing its buffer on /dev/zero (no newline).
@@ -876,7 +1033,13 @@ fn oom_kill_is_reported() {
     let code = ctr.wait();
     let oom = ctr.inspect("{{.State.OOMKilled}}");
     let logs = ctr.logs();
-    note(T, format!("--memory 32m: exit {code} after {}, docker inspect OOMKilled={oom}", secs(started.elapsed())));
+    note(
+        T,
+        format!(
+            "--memory 32m: exit {code} after {}, docker inspect OOMKilled={oom}",
+            secs(started.elapsed())
+        ),
+    );
     assert_eq!(code, 137, "logs:\n{logs}");
     assert_eq!(oom, "true", "docker did not see an OOM kill; logs:\n{logs}");
     let report = must_report(T, &logs);
@@ -897,7 +1060,11 @@ fn parse_init_version(v: &str) -> Option<(String, String)> {
             commit = git[1].to_string();
         }
     }
-    let version = parts[0].trim().strip_prefix("tini version ").unwrap_or("").to_string();
+    let version = parts[0]
+        .trim()
+        .strip_prefix("tini version ")
+        .unwrap_or("")
+        .to_string();
     if version.is_empty() && commit.is_empty() {
         None
     } else {
@@ -915,13 +1082,25 @@ fn vigil_as_docker_init() {
     let _cpu = timing();
     let mount = format!("{}:/sbin/docker-init:ro", h.vigil.display());
 
-    let (code, out, err, _) = run_fg(h, T, &["-v", &mount, "--entrypoint", "/sbin/docker-init"], &["--version"]);
+    let (code, out, err, _) = run_fg(
+        h,
+        T,
+        &["-v", &mount, "--entrypoint", "/sbin/docker-init"],
+        &["--version"],
+    );
     let version = out.trim();
     note(T, format!("/sbin/docker-init --version: {version:?}"));
     assert_eq!(code, 0, "stderr: {err}");
-    assert_eq!(version, format!("tini version {} - vigil", env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        version,
+        format!("tini version {} - vigil", env!("CARGO_PKG_VERSION"))
+    );
     let parsed = parse_init_version(version);
-    assert_eq!(parsed.as_ref().map(|p| p.0.as_str()), Some(env!("CARGO_PKG_VERSION")), "{parsed:?}");
+    assert_eq!(
+        parsed.as_ref().map(|p| p.0.as_str()),
+        Some(env!("CARGO_PKG_VERSION")),
+        "{parsed:?}"
+    );
 
     let timeout = STOP_TIMEOUT.to_string();
     let script = "echo ready; sleep 1000";
@@ -929,23 +1108,52 @@ fn vigil_as_docker_init() {
     let by_hand = Ctr::start(
         h,
         T,
-        &["--stop-timeout", &timeout, "-e", "VIGIL_VERBOSITY=2", "-v", &mount, "--entrypoint", "/sbin/docker-init"],
+        &[
+            "--stop-timeout",
+            &timeout,
+            "-e",
+            "VIGIL_VERBOSITY=2",
+            "-v",
+            &mount,
+            "--entrypoint",
+            "/sbin/docker-init",
+        ],
         &["--", "sh", "-c", script],
     );
     // 2. `docker run --init` itself, with our binary mounted over the daemon's.
     let real = Ctr::start(
         h,
         T,
-        &["--init", "--stop-timeout", &timeout, "-e", "VIGIL_VERBOSITY=2", "-v", &mount, "--entrypoint", ""],
+        &[
+            "--init",
+            "--stop-timeout",
+            &timeout,
+            "-e",
+            "VIGIL_VERBOSITY=2",
+            "-v",
+            &mount,
+            "--entrypoint",
+            "",
+        ],
         &["sh", "-c", script],
     );
     by_hand.wait_log("ready", Duration::from_secs(20));
     real.wait_log("ready", Duration::from_secs(20));
-    let argv = |c: &Ctr| c.exec(&["cat", "/proc/1/cmdline"]).replace('\0', " ").trim().to_string();
+    let argv = |c: &Ctr| {
+        c.exec(&["cat", "/proc/1/cmdline"])
+            .replace('\0', " ")
+            .trim()
+            .to_string()
+    };
     let (hand_argv, real_argv) = (argv(&by_hand), argv(&real));
-    note(T, format!("PID 1 argv: by hand {hand_argv:?}; docker run --init {real_argv:?}"));
+    note(
+        T,
+        format!("PID 1 argv: by hand {hand_argv:?}; docker run --init {real_argv:?}"),
+    );
     assert_eq!(hand_argv, format!("/sbin/docker-init -- sh -c {script}"));
-    let real_is_vigil = real.exec(&["/sbin/docker-init", "--version"]).contains("vigil");
+    let real_is_vigil = real
+        .exec(&["/sbin/docker-init", "--version"])
+        .contains("vigil");
 
     let (hand_took, real_took) = thread::scope(|s| {
         let a = s.spawn(|| by_hand.stop());
@@ -965,7 +1173,10 @@ fn vigil_as_docker_init() {
     );
     assert_eq!(by_hand.exit_code(), 143, "logs:\n{hand_logs}");
     assert!(hand_took < Duration::from_millis(1500));
-    assert!(hand_logs.contains("vigil: "), "no vigil log lines at VIGIL_VERBOSITY=2:\n{hand_logs}");
+    assert!(
+        hand_logs.contains("vigil: "),
+        "no vigil log lines at VIGIL_VERBOSITY=2:\n{hand_logs}"
+    );
 
     if !real_is_vigil {
         note(T, "SKIPPED the `docker run --init` part: this engine mounted its own init over the bind mount");
@@ -1035,7 +1246,11 @@ fn user_1000_and_read_only_root() {
     assert_eq!(pid1_user, "1000", "docker top:\n{top}");
     assert_eq!(zombies, 0);
     assert_eq!(code, 143, "logs:\n{}", ctr.logs());
-    assert!(took < Duration::from_millis(1500), "docker stop took {}", secs(took));
+    assert!(
+        took < Duration::from_millis(1500),
+        "docker stop took {}",
+        secs(took)
+    );
     assert!(!ctr.logs().contains("vigil: error"), "{}", ctr.logs());
 }
 
@@ -1048,7 +1263,14 @@ fn tty_container_gets_the_foreground() {
     let script = "read -r pid comm state ppid pgrp sid tty tpgid rest < /proc/$$/stat; \
                   if [ \"$pgrp\" = \"$tpgid\" ]; then echo foreground; else echo background pgrp=$pgrp tpgid=$tpgid; fi; exit 4";
     let (code, out, err, took) = run_fg(h, T, &["-t"], &["sh", "-c", script]);
-    note(T, format!("docker run -t: exit {code} in {}, child says {:?}", secs(took), out.trim()));
+    note(
+        T,
+        format!(
+            "docker run -t: exit {code} in {}, child says {:?}",
+            secs(took),
+            out.trim()
+        ),
+    );
     assert_eq!(code, 4, "stdout: {out}\nstderr: {err}");
     assert!(out.contains("foreground"), "stdout: {out}\nstderr: {err}");
 }
@@ -1073,20 +1295,31 @@ fn signal_senders_are_logged() {
     ctr.wait_log("got USR2", Duration::from_secs(5));
     let took = ctr.stop();
     let logs = ctr.logs();
-    note(T, format!("docker stop {} exit {}", secs(took), ctr.exit_code()));
+    note(
+        T,
+        format!("docker stop {} exit {}", secs(took), ctr.exit_code()),
+    );
     for want in [
         "vigil: received SIGUSR1 from pid 0 (outside this PID namespace)",
         "vigil: received SIGTERM from pid 0 (outside this PID namespace)",
     ] {
         assert!(logs.contains(want), "missing {want:?} in:\n{logs}");
     }
-    let usr2 = logs.lines().find(|l| l.contains("received SIGUSR2 from pid "));
+    let usr2 = logs
+        .lines()
+        .find(|l| l.contains("received SIGUSR2 from pid "));
     let usr2 = usr2.unwrap_or_else(|| panic!("no SIGUSR2 sender line in:\n{logs}"));
     note(T, format!("docker exec kill: {usr2}"));
-    assert!(usr2.contains("(kill"), "the sender should be named `kill`: {usr2}");
+    assert!(
+        usr2.contains("(kill"),
+        "the sender should be named `kill`: {usr2}"
+    );
     assert_eq!(ctr.exit_code(), 143);
     let report = must_report(T, &logs);
-    assert!(report.contains("SIGTERM") && report.contains("outside this PID namespace"), "{report}");
+    assert!(
+        report.contains("SIGTERM") && report.contains("outside this PID namespace"),
+        "{report}"
+    );
 }
 
 /// Kubernetes mounts a file at /dev/termination-log; vigil writes its exit
@@ -1102,17 +1335,39 @@ fn termination_log_gets_the_exit_report() {
     let file = dir.join("termination-log");
     fs::write(&file, "").unwrap();
     let mount = format!("{}:/dev/termination-log", file.display());
-    let ctr = Ctr::start(h, T, &["--stop-timeout", "5", "-v", &mount], &["sh", "-c", "echo ready; sleep 1000"]);
+    let ctr = Ctr::start(
+        h,
+        T,
+        &["--stop-timeout", "5", "-v", &mount],
+        &["sh", "-c", "echo ready; sleep 1000"],
+    );
     ctr.wait_log("ready", Duration::from_secs(20));
     let took = ctr.stop();
     let code = ctr.exit_code();
     let report = fs::read_to_string(&file).unwrap_or_default();
     let _ = fs::remove_dir_all(&dir);
-    note(T, format!("docker stop {} exit {code}; termination log: {:?}", secs(took), report.trim()));
+    note(
+        T,
+        format!(
+            "docker stop {} exit {code}; termination log: {:?}",
+            secs(took),
+            report.trim()
+        ),
+    );
     assert_eq!(code, 143);
-    assert!(!report.trim().is_empty(), "nothing written to /dev/termination-log");
-    assert!(report.len() <= 4096, "termination message too long: {} bytes", report.len());
-    assert!(report.contains("143") && report.contains("SIGTERM"), "{report}");
+    assert!(
+        !report.trim().is_empty(),
+        "nothing written to /dev/termination-log"
+    );
+    assert!(
+        report.len() <= 4096,
+        "termination message too long: {} bytes",
+        report.len()
+    );
+    assert!(
+        report.contains("143") && report.contains("SIGTERM"),
+        "{report}"
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -1141,14 +1396,25 @@ fn dockerfile_example_is_consistent() {
             lines.push(std::mem::take(&mut cur));
         }
     }
-    let froms: Vec<&String> = lines.iter().filter(|l| l.to_uppercase().starts_with("FROM ")).collect();
+    let froms: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.to_uppercase().starts_with("FROM "))
+        .collect();
     assert!(froms.len() >= 2, "expected a multi-stage build");
     let last = froms.last().unwrap();
-    assert!(last.split_whitespace().nth(1) == Some("scratch"), "final stage: {last}");
-    let final_stage_at = lines.iter().rposition(|l| l.to_uppercase().starts_with("FROM ")).unwrap();
+    assert!(
+        last.split_whitespace().nth(1) == Some("scratch"),
+        "final stage: {last}"
+    );
+    let final_stage_at = lines
+        .iter()
+        .rposition(|l| l.to_uppercase().starts_with("FROM "))
+        .unwrap();
     let final_stage = &lines[final_stage_at..];
     assert!(
-        final_stage.iter().any(|l| l == r#"ENTRYPOINT ["/vigil", "--"]"#),
+        final_stage
+            .iter()
+            .any(|l| l == r#"ENTRYPOINT ["/vigil", "--"]"#),
         "the final stage needs ENTRYPOINT [\"/vigil\", \"--\"]"
     );
 
@@ -1157,12 +1423,16 @@ fn dockerfile_example_is_consistent() {
     for l in final_stage.iter().filter(|l| l.starts_with("ENV ")) {
         let mut rest = l[4..].trim();
         while !rest.is_empty() {
-            let eq = rest.find('=').unwrap_or_else(|| panic!("ENV without '=': {l}"));
+            let eq = rest
+                .find('=')
+                .unwrap_or_else(|| panic!("ENV without '=': {l}"));
             let key = rest[..eq].trim().to_string();
             rest = &rest[eq + 1..];
             let value;
             if let Some(r) = rest.strip_prefix('"') {
-                let end = r.find('"').unwrap_or_else(|| panic!("unterminated quote: {l}"));
+                let end = r
+                    .find('"')
+                    .unwrap_or_else(|| panic!("unterminated quote: {l}"));
                 value = r[..end].to_string();
                 rest = r[end + 1..].trim_start();
             } else {
@@ -1186,12 +1456,25 @@ fn dockerfile_example_is_consistent() {
         "VIGIL_KILL_PROCESS_GROUP",
         "VIGIL_VERBOSITY",
     ];
-    let vigil_env: Vec<&(String, String)> = env.iter().filter(|(k, _)| k.starts_with("VIGIL_")).collect();
-    for want in ["VIGIL_GRACE_PERIOD", "VIGIL_PRE_STOP", "VIGIL_DRAIN_TIMEOUT"] {
-        assert!(vigil_env.iter().any(|(k, _)| k == want), "Dockerfile.example should show {want}");
+    let vigil_env: Vec<&(String, String)> = env
+        .iter()
+        .filter(|(k, _)| k.starts_with("VIGIL_"))
+        .collect();
+    for want in [
+        "VIGIL_GRACE_PERIOD",
+        "VIGIL_PRE_STOP",
+        "VIGIL_DRAIN_TIMEOUT",
+    ] {
+        assert!(
+            vigil_env.iter().any(|(k, _)| k == want),
+            "Dockerfile.example should show {want}"
+        );
     }
     for (k, _) in &vigil_env {
-        assert!(known.contains(&k.as_str()), "Dockerfile.example sets {k}, which vigil does not read");
+        assert!(
+            known.contains(&k.as_str()),
+            "Dockerfile.example sets {k}, which vigil does not read"
+        );
     }
     // vigil accepts the values: it starts `true` with them and exits 0.
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_vigil"));
