@@ -3,6 +3,21 @@
 //! `main` stays thin: block signals, parse, set up logging, run, exit. Each
 //! concern lives in its own module; the state machine is in `supervisor`.
 
+// A PID 1 that panics takes the container with it: no path a user can reach
+// may unwrap, index out of bounds or panic.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing,
+        clippy::unreachable,
+        clippy::todo,
+        clippy::unimplemented
+    )
+)]
+
 mod cgroup;
 mod cli;
 mod hooks;

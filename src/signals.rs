@@ -327,8 +327,10 @@ const RTMIN: i32 = 34;
 
 /// A signal's name for messages: `SIGTERM`, `SIGRTMIN+2`, `signal 32`.
 pub fn name(signal: i32) -> String {
+    if let Some(classic) = usize::try_from(signal - 1).ok().and_then(|i| NAMES.get(i)) {
+        return format!("SIG{classic}");
+    }
     match signal {
-        1..=31 => format!("SIG{}", NAMES[(signal - 1) as usize]),
         RTMIN..=MAX_SIGNAL => match signal - RTMIN {
             0 => "SIGRTMIN".to_string(),
             n if signal == MAX_SIGNAL => format!("SIGRTMAX (SIGRTMIN+{n})"),
