@@ -49,16 +49,19 @@ pub fn available() -> bool {
         .is_some_and(|pid| pid == std::process::id())
 }
 
-/// Pid, name and parent pid from `/proc/PID/stat`. The name sits in
-/// parentheses and may itself contain spaces and parentheses, so the fields
-/// after it are found from the last `)`.
+/// Name and parent pid from `/proc/PID/stat`, `None` for a zombie (it is
+/// dead already; only reaping is left to do). The name sits in parentheses
+/// and may itself contain spaces and parentheses, so the fields after it are
+/// found from the last `)`.
 fn stat(pid: i32) -> Option<(String, i32)> {
     let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let open = text.find('(')?;
     let close = text.rfind(')')?;
     let name = text.get(open + 1..close)?.to_string();
     let mut rest = text.get(close + 1..)?.split_whitespace();
-    let _state = rest.next()?;
+    if rest.next()? == "Z" {
+        return None;
+    }
     let ppid = rest.next()?.parse().ok()?;
     Some((name, ppid))
 }

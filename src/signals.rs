@@ -235,7 +235,7 @@ impl fmt::Display for Sender {
                 write!(f, "from pid 0 (outside this PID namespace)")
             }
             Sender::Process { pid, uid } => {
-                let name = crate::procs::name(pid as i32).unwrap_or_else(|| "exited".into());
+                let name = crate::procs::name(pid as i32).unwrap_or_else(|| "name unknown".into());
                 write!(f, "from pid {pid} ({name}, uid {uid})")
             }
         }
