@@ -1,0 +1,230 @@
+//! Test helper: a signal recorder.
+//!
+//! Writes one line (the signal number) per received signal to `--out FILE`
+//! (or `$SIGREC_OUT`), with a raw `write(2)` from the handler, so every line
+//! is on disk as soon as the handler ran. Handlers are installed with the
+//! raw `rt_sigaction` syscall for every catchable signal 1..=64, including
+//! 32-34 that glibc's `sigaction` refuses. After the handlers are in place
+//! it creates `FILE.ready`.
+//!
+//! Options:
+//!   --out FILE       where to record (default $SIGREC_OUT; none: no recording)
+//!   --report DIR     first thing at start-up, write DIR/status (a copy of
+//!                    /proc/self/status), DIR/cwd, DIR/env (K=V lines), DIR/args
+//!   --read-stdin     with --report: read stdin to EOF into DIR/stdin
+//!   --once           exit 0 right after the report (installs nothing)
+//!   --fork FILE2     fork a grandchild in the same process group that records
+//!                    into FILE2 (and creates FILE2.ready) the same way
+//!   --exit-on SIG    exit 0 right after recording SIG (repeatable)
+//!   --skip SIG       leave SIG's disposition alone (repeatable)
+//!   --max-secs N     exit 0 after N seconds whatever happens (default 300)
+//!
+//! Built with `#![no_main]` so that Rust's runtime does not touch the signal
+//! state before we report it (std would ignore SIGPIPE and install SIGSEGV
+//! and SIGBUS handlers).
+#![no_main]
+
+use std::io::Read;
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::time::Duration;
+
+static OUT_FD: AtomicI32 = AtomicI32::new(-1);
+static EXIT_ON: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    let mut buf = [0u8; 8];
+    let mut i = buf.len() - 1;
+    buf[i] = b'\n';
+    let mut n = sig as u32;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let fd = OUT_FD.load(Ordering::Relaxed);
+    if fd >= 0 {
+        unsafe { libc::write(fd, buf[i..].as_ptr() as *const libc::c_void, buf.len() - i) };
+    }
+    if (1..=64).contains(&sig) && EXIT_ON.load(Ordering::Relaxed) & (1u64 << (sig - 1)) != 0 {
+        unsafe { libc::_exit(0) };
+    }
+}
+
+/// The kernel's `struct sigaction` on x86-64 / aarch64 (no SA_RESTORER there,
+/// but the layout with the restorer field is the generic one).
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+struct KSigaction {
+    handler: usize,
+    flags: u64,
+    restorer: usize,
+    mask: u64,
+}
+
+fn raw_sigaction(sig: i32, new: Option<&KSigaction>, old: Option<&mut KSigaction>) -> i64 {
+    let newp = new.map_or(std::ptr::null(), |n| n as *const KSigaction);
+    let oldp = old.map_or(std::ptr::null_mut(), |o| o as *mut KSigaction);
+    unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigaction,
+            sig as libc::c_long,
+            newp,
+            oldp,
+            8 as libc::c_long,
+        )
+    }
+}
+
+fn install_handlers(skip: u64) {
+    // Let glibc install one handler so that we learn its signal-return
+    // trampoline (sa_restorer), then reuse it for raw installs.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_signal as *const () as usize;
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut());
+    }
+    let mut template = KSigaction::default();
+    raw_sigaction(libc::SIGUSR1, None, Some(&mut template));
+    let act = KSigaction {
+        handler: on_signal as *const () as usize,
+        flags: template.flags,
+        restorer: template.restorer,
+        mask: 0,
+    };
+    for sig in 1..=64 {
+        if sig == libc::SIGKILL || sig == libc::SIGSTOP || skip & (1u64 << (sig - 1)) != 0 {
+            continue;
+        }
+        if raw_sigaction(sig, Some(&act), None) != 0 {
+            eprintln!(
+                "sigrec: rt_sigaction({sig}) failed: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+    if skip & (1u64 << (libc::SIGUSR1 - 1)) != 0 {
+        unsafe { libc::signal(libc::SIGUSR1, libc::SIG_DFL) };
+    }
+}
+
+fn open_out(path: &str) {
+    use std::os::unix::io::IntoRawFd;
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .open(path)
+        .unwrap_or_else(|e| die(&format!("cannot open {path}: {e}")));
+    let old = OUT_FD.swap(f.into_raw_fd(), Ordering::Relaxed);
+    if old >= 0 {
+        unsafe { libc::close(old) };
+    }
+}
+
+fn die(msg: &str) -> ! {
+    eprintln!("sigrec: {msg}");
+    std::process::exit(99)
+}
+
+fn parse_sig(s: &str) -> u64 {
+    let n: i32 = s
+        .parse()
+        .unwrap_or_else(|_| die(&format!("bad signal number {s}")));
+    if !(1..=64).contains(&n) {
+        die(&format!("bad signal number {s}"));
+    }
+    1u64 << (n - 1)
+}
+
+fn report(dir: &str, read_stdin: bool) {
+    let d = std::path::Path::new(dir);
+    let status = std::fs::read("/proc/self/status").unwrap_or_default();
+    let _ = std::fs::write(d.join("status"), status);
+    let cwd = std::env::current_dir()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let _ = std::fs::write(d.join("cwd"), cwd);
+    let mut env = String::new();
+    for (k, v) in std::env::vars_os() {
+        env.push_str(&format!(
+            "{}={}\n",
+            k.to_string_lossy(),
+            v.to_string_lossy()
+        ));
+    }
+    let _ = std::fs::write(d.join("env"), env);
+    let args: Vec<String> = std::env::args().collect();
+    let _ = std::fs::write(d.join("args"), args.join("\n"));
+    if read_stdin {
+        let mut buf = Vec::new();
+        let _ = std::io::stdin().read_to_end(&mut buf);
+        let _ = std::fs::write(d.join("stdin"), buf);
+    }
+    let _ = std::fs::write(d.join("done"), "");
+}
+
+fn run() -> i32 {
+    let mut out = std::env::var("SIGREC_OUT").ok();
+    let mut report_dir = None;
+    let mut read_stdin = false;
+    let mut once = false;
+    let mut fork_out = None;
+    let mut exit_on = 0u64;
+    let mut skip = 0u64;
+    let mut max_secs = 300u64;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut val = || {
+            args.next()
+                .unwrap_or_else(|| die(&format!("{a} needs a value")))
+        };
+        match a.as_str() {
+            "--out" => out = Some(val()),
+            "--report" => report_dir = Some(val()),
+            "--read-stdin" => read_stdin = true,
+            "--once" => once = true,
+            "--fork" => fork_out = Some(val()),
+            "--exit-on" => exit_on |= parse_sig(&val()),
+            "--skip" => skip |= parse_sig(&val()),
+            "--max-secs" => max_secs = val().parse().unwrap_or_else(|_| die("bad --max-secs")),
+            _ => die(&format!("unknown argument {a}")),
+        }
+    }
+    if let Some(dir) = &report_dir {
+        report(dir, read_stdin);
+    }
+    if once {
+        return 0;
+    }
+    EXIT_ON.store(exit_on, Ordering::Relaxed);
+    let mut ready = out.clone();
+    if let Some(f2) = fork_out {
+        match unsafe { libc::fork() } {
+            -1 => die("fork failed"),
+            0 => {
+                out = Some(f2.clone());
+                ready = Some(f2);
+            }
+            _ => {}
+        }
+    }
+    if let Some(o) = &out {
+        open_out(o);
+    }
+    install_handlers(skip);
+    if let Some(r) = ready {
+        let _ = std::fs::write(format!("{r}.ready"), format!("{}\n", std::process::id()));
+    }
+    std::thread::sleep(Duration::from_secs(max_secs));
+    0
+}
+
+#[no_mangle]
+pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
+    run()
+}
