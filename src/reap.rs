@@ -109,3 +109,31 @@ pub fn next(report_stops: bool) -> Next {
         }
     }
 }
+
+/// Whether vigil has any child left, without reaping anything: lets vigil
+/// exit at once, without listing /proc, when the child left nothing behind.
+pub fn any_children() -> bool {
+    loop {
+        // SAFETY: siginfo_t is plain old data; all-zero is a valid value.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waitid writes one siginfo_t into `info`, which is live.
+        // WNOWAIT leaves any state change in place for the reaping loop.
+        let r = unsafe {
+            libc::waitid(
+                libc::P_ALL,
+                0,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        if r == 0 {
+            return true;
+        }
+        match std::io::Error::last_os_error().raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::ECHILD) => return false,
+            // Unsure: assume there are, and let the reaping loop find out.
+            _ => return true,
+        }
+    }
+}

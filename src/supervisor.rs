@@ -213,7 +213,9 @@ impl Supervisor {
     }
 
     fn on_signal(&mut self, r: Received) {
-        if r.signal != libc::SIGCHLD {
+        if r.signal == libc::SIGCHLD {
+            log::trace!("received SIGCHLD {}", r.sender);
+        } else {
             log::info!("received {} {}", signals::name(r.signal), r.sender);
         }
         match r.signal {
@@ -437,8 +439,9 @@ impl Supervisor {
         log::info!("child pid {} {ending}", self.child);
         self.report.ending = Some(ending);
         self.report.ended_at = Some(Instant::now());
-        if self.config.drain_timeout.is_zero() {
-            // Like tini: exit at once; as PID 1 the kernel kills the rest.
+        if self.config.drain_timeout.is_zero() || !reap::any_children() {
+            // Nothing left, or told to behave like tini: exit at once (as
+            // PID 1, the kernel then kills whatever is left).
             self.state = State::Exit(self.exit_status(ending));
             return;
         }
