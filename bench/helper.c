@@ -7,8 +7,8 @@
  *   sigrecv              inside: block SIGUSR1 and the realtime signal 40, print "R",
  *                        then for every signal that arrives write "SIG SEC.NSEC" with
  *                        the CLOCK_MONOTONIC time it was taken (sigwaitinfo).
- *   send PID FD ...      outside: send signals to PID (the init), read the arrival
- *                        records from FD, print one JSON object with the latencies.
+ *   send ... PID FD ...  outside: send signals to each init PID, interleaved, read
+ *                        the arrival records from FD, print JSON with the latencies.
  *   burst N              inside: hand N zombies to PID 1 at once, time until all are
  *                        reaped, print JSON.
  *   stream N             inside: let N orphans stream in (double fork), sample the
@@ -40,6 +40,15 @@
 static int64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* CPU time (user + system) PID 1 has used so far: robust to a busy machine,
+ * unlike wall-clock time. */
+static int64_t init_cpu_ns(void) {
+    clockid_t c;
+    struct timespec ts;
+    if (clock_getcpuclockid(1, &c) != 0 || clock_gettime(c, &ts) != 0) return -1;
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
@@ -91,41 +100,55 @@ __attribute__((noreturn)) static int cmd_sigrecv(void) {
 }
 
 /* ---------------------------------------------------------------- send */
-/* Arrival records come from a pipe as text lines "SIG NS\n". */
-static char rbuf[1 << 16];
-static size_t rlen;
+/*
+ * send N_IDLE GAP_US N_BURSTS BURST_LEN PID FD [PID FD ...]
+ *
+ * Several inits are measured side by side, interleaved signal by signal
+ * (A B C A B C ...), so that a disturbance of the machine hits them alike.
+ * Each PID is an init (host pid); FD is the read end of the pipe that its
+ * sigrecv child writes arrival records to.
+ */
+struct target {
+    pid_t pid;
+    int fd;
+    char buf[1 << 16];
+    size_t len;
+    int64_t *idle, *b2b;
+    int n_idle_ok, n_b2b_ok;
+    long lost_idle, dup_idle, lost_b2b, dup_b2b, stray;
+};
 
-/* Wait up to timeout_ns for one record; returns 1 and fills sig/t, 0 on timeout. */
-static int next_arrival(int fd, int64_t deadline, int *sig, int64_t *t) {
+/* Wait until deadline for one record; returns 1 and fills sig/t, 0 on timeout. */
+static int next_arrival(struct target *tg, int64_t deadline, int *sig, int64_t *t) {
     for (;;) {
-        char *nl = memchr(rbuf, '\n', rlen);
+        char *nl = memchr(tg->buf, '\n', tg->len);
         if (nl) {
             *nl = 0;
             long long ts = 0;
-            if (sscanf(rbuf, "%d %lld", sig, &ts) != 2) *sig = -1;
+            if (sscanf(tg->buf, "%d %lld", sig, &ts) != 2) *sig = -1;
             *t = ts;
-            size_t used = (size_t)(nl - rbuf) + 1;
-            memmove(rbuf, nl + 1, rlen - used);
-            rlen -= used;
+            size_t used = (size_t)(nl - tg->buf) + 1;
+            memmove(tg->buf, nl + 1, tg->len - used);
+            tg->len -= used;
             return 1;
         }
         int64_t left = deadline - now_ns();
         if (left <= 0) return 0;
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        int ms = (int)((left + 999999) / 1000000);
-        int r = poll(&p, 1, ms);
+        struct pollfd p = {.fd = tg->fd, .events = POLLIN};
+        struct timespec to = {.tv_sec = left / 1000000000LL, .tv_nsec = left % 1000000000LL};
+        int r = ppoll(&p, 1, &to, NULL);
         if (r < 0) {
             if (errno == EINTR) continue;
             die("poll");
         }
         if (r == 0) return 0;
-        ssize_t n = read(fd, rbuf + rlen, sizeof rbuf - rlen);
+        ssize_t n = read(tg->fd, tg->buf + tg->len, sizeof tg->buf - tg->len);
         if (n < 0) {
             if (errno == EINTR) continue;
             die("read");
         }
         if (n == 0) return 0; /* writer gone */
-        rlen += (size_t)n;
+        tg->len += (size_t)n;
     }
 }
 
@@ -135,85 +158,96 @@ static void sleep_ns(int64_t ns) {
     }
 }
 
-/* send PID FD N_IDLE GAP_US N_BURSTS BURST_LEN */
 static int cmd_send(int argc, char **argv) {
-    if (argc < 8) {
-        fprintf(stderr, "usage: send PID FD N_IDLE GAP_US N_BURSTS BURST_LEN\n");
+    if (argc < 8 || (argc - 6) % 2) {
+        fprintf(stderr, "usage: send N_IDLE GAP_US N_BURSTS BURST_LEN PID FD [PID FD ...]\n");
         return 2;
     }
-    pid_t pid = (pid_t)atoi(argv[2]);
-    int fd = atoi(argv[3]);
-    int n_idle = atoi(argv[4]);
-    int64_t gap = (int64_t)atoll(argv[5]) * 1000;
-    int n_bursts = atoi(argv[6]);
-    int blen = atoi(argv[7]);
+    int n_idle = atoi(argv[2]);
+    int64_t gap = (int64_t)atoll(argv[3]) * 1000;
+    int n_bursts = atoi(argv[4]);
+    int blen = atoi(argv[5]);
+    int nt = (argc - 6) / 2;
     const int64_t timeout = 1000000000LL; /* a signal later than 1 s counts as lost */
-
-    int64_t *idle_lat = calloc((size_t)n_idle + 1, sizeof *idle_lat);
-    int64_t *b2b_lat = calloc((size_t)(n_bursts * blen) + 1, sizeof *b2b_lat);
+    struct target *tg = calloc((size_t)nt, sizeof *tg);
     int64_t *sent = calloc((size_t)blen + 1, sizeof *sent);
-    if (!idle_lat || !b2b_lat || !sent) die("calloc");
-    int n_idle_ok = 0, n_b2b_ok = 0;
-    long lost_idle = 0, dup_idle = 0, lost_b2b = 0, dup_b2b = 0, stray = 0;
+    if (!tg || !sent) die("calloc");
+    for (int k = 0; k < nt; k++) {
+        tg[k].pid = (pid_t)atoi(argv[6 + 2 * k]);
+        tg[k].fd = atoi(argv[7 + 2 * k]);
+        tg[k].idle = calloc((size_t)n_idle + 1, sizeof(int64_t));
+        tg[k].b2b = calloc((size_t)(n_bursts * blen) + 1, sizeof(int64_t));
+        if (!tg[k].idle || !tg[k].b2b) die("calloc");
+    }
     int sig;
     int64_t t;
 
-    /* From idle: one SIGUSR1, wait for it, let everything go back to sleep. */
+    /* From idle: one SIGUSR1, wait for it, then listen for GAP (a second copy
+     * is a duplicate) while everything goes back to sleep. */
+    sleep_ns(gap);
     for (int i = 0; i < n_idle; i++) {
-        sleep_ns(gap);
-        int64_t ts = now_ns();
-        if (kill(pid, SIGUSR1) < 0) die("kill");
-        int got = 0;
-        int64_t deadline = ts + timeout;
-        while (next_arrival(fd, deadline, &sig, &t)) {
-            if (sig != SIGUSR1) {
-                stray++;
-                continue;
+        for (int k = 0; k < nt; k++) {
+            struct target *g = &tg[k];
+            int64_t ts = now_ns();
+            if (kill(g->pid, SIGUSR1) < 0) die("kill");
+            int got = 0;
+            int64_t deadline = ts + timeout;
+            while (next_arrival(g, deadline, &sig, &t)) {
+                if (sig != SIGUSR1) {
+                    g->stray++;
+                    continue;
+                }
+                if (!got) {
+                    g->idle[g->n_idle_ok++] = t - ts;
+                    got = 1;
+                    deadline = now_ns() + gap;
+                } else {
+                    g->dup_idle++;
+                }
             }
-            if (!got) {
-                idle_lat[n_idle_ok++] = t - ts;
-                got = 1;
-                /* keep listening for the gap: a second copy is a duplicate */
-                deadline = now_ns() + gap;
-            } else {
-                dup_idle++;
-            }
+            if (!got) g->lost_idle++;
         }
-        if (!got) lost_idle++;
     }
 
     /* Back to back: BURST_LEN realtime signals in a row, then collect. */
     for (int b = 0; b < n_bursts; b++) {
-        sleep_ns(gap);
-        for (int j = 0; j < blen; j++) {
-            sent[j] = now_ns();
-            if (kill(pid, SIG_B2B) < 0) die("kill");
-        }
-        int got = 0;
-        int64_t deadline = sent[blen - 1] + timeout;
-        while (next_arrival(fd, deadline, &sig, &t)) {
-            if (sig != SIG_B2B) {
-                stray++;
-                continue;
+        for (int k = 0; k < nt; k++) {
+            struct target *g = &tg[k];
+            for (int j = 0; j < blen; j++) {
+                sent[j] = now_ns();
+                if (kill(g->pid, SIG_B2B) < 0) die("kill");
             }
-            if (got < blen) {
-                b2b_lat[n_b2b_ok++] = t - sent[got];
-                got++;
-                if (got == blen) deadline = now_ns() + gap; /* watch for extras */
-            } else {
-                dup_b2b++;
+            int got = 0;
+            int64_t deadline = sent[blen - 1] + timeout;
+            while (next_arrival(g, deadline, &sig, &t)) {
+                if (sig != SIG_B2B) {
+                    g->stray++;
+                    continue;
+                }
+                if (got < blen) {
+                    g->b2b[g->n_b2b_ok++] = t - sent[got];
+                    got++;
+                    if (got == blen) deadline = now_ns() + gap; /* watch for extras */
+                } else {
+                    g->dup_b2b++;
+                }
             }
+            if (got < blen) g->lost_b2b += blen - got;
         }
-        if (got < blen) lost_b2b += blen - got;
     }
 
-    printf("{\"idle_ns\":[");
-    for (int i = 0; i < n_idle_ok; i++) printf("%s%lld", i ? "," : "", (long long)idle_lat[i]);
-    printf("],\"b2b_ns\":[");
-    for (int i = 0; i < n_b2b_ok; i++) printf("%s%lld", i ? "," : "", (long long)b2b_lat[i]);
-    printf("],\"idle_sent\":%d,\"b2b_sent\":%d,\"lost_idle\":%ld,\"dup_idle\":%ld,"
-           "\"lost_b2b\":%ld,\"dup_b2b\":%ld,\"stray\":%ld}\n",
-           n_idle, n_bursts * blen, lost_idle, dup_idle, lost_b2b, dup_b2b, stray);
+    printf("[");
+    for (int k = 0; k < nt; k++) {
+        struct target *g = &tg[k];
+        printf("%s{\"pid\":%d,\"idle_ns\":[", k ? "," : "", (int)g->pid);
+        for (int i = 0; i < g->n_idle_ok; i++) printf("%s%lld", i ? "," : "", (long long)g->idle[i]);
+        printf("],\"b2b_ns\":[");
+        for (int i = 0; i < g->n_b2b_ok; i++) printf("%s%lld", i ? "," : "", (long long)g->b2b[i]);
+        printf("],\"idle_sent\":%d,\"b2b_sent\":%d,\"lost_idle\":%ld,\"dup_idle\":%ld,"
+               "\"lost_b2b\":%ld,\"dup_b2b\":%ld,\"stray\":%ld}",
+               n_idle, n_bursts * blen, g->lost_idle, g->dup_idle, g->lost_b2b, g->dup_b2b, g->stray);
+    }
+    printf("]\n");
     return 0;
 }
 
@@ -224,7 +258,8 @@ static int cmd_send(int argc, char **argv) {
  * exits: the kernel hands all N zombies to PID 1 in one go. We then poll
  * kill(pid, 0) (which succeeds on a zombie and fails with ESRCH once it is
  * reaped) until all are gone. Inits reap in fork order (waitpid(-1) walks the
- * children list), so we follow a cursor and then verify the whole set.
+ * children list), so we follow a cursor: each pid is confirmed gone before the
+ * cursor passes it, and a pid out of order is simply waited for.
  */
 static int cmd_burst(int argc, char **argv) {
     long n = argc > 2 ? atol(argv[2]) : 10000;
@@ -236,6 +271,7 @@ static int cmd_burst(int argc, char **argv) {
     pid_t *pids = (pid_t *)(t0 + 2);
 
     int64_t tf = now_ns();
+    int64_t cpu0 = init_cpu_ns();
     pid_t inter = fork();
     if (inter < 0) die("fork");
     if (inter == 0) {
@@ -272,13 +308,17 @@ static int cmd_burst(int argc, char **argv) {
             continue;
         }
         if (now_ns() > deadline) break;
+        /* do not spin: on 2 CPUs a spinning poller may share PID 1's CPU and
+         * halve its reaping rate. 50 us is well below the total (tens of ms). */
+        sleep_ns(50000);
     }
     int64_t t_last = now_ns();
+    int64_t cpu1 = init_cpu_ns();
     long left = 0;
     for (long i = lo; i < k; i++)
         if (!(kill(pids[i], 0) < 0 && errno == ESRCH)) left++;
-    printf("{\"n\":%ld,\"fork_ns\":%lld,\"reap_ns\":%lld,\"left\":%ld}\n", k, (long long)fork_ns,
-           (long long)(t_last - handed), left);
+    printf("{\"n\":%ld,\"fork_ns\":%lld,\"reap_ns\":%lld,\"left\":%ld,\"init_cpu_ns\":%lld}\n", k,
+           (long long)fork_ns, (long long)(t_last - handed), left, (long long)(cpu1 - cpu0));
     fflush(stdout);
     return 0;
 }
@@ -338,6 +378,7 @@ static int cmd_stream(int argc, char **argv) {
     long n = argc > 2 ? atol(argv[2]) : 100000;
     double settle_s = argc > 3 ? atof(argv[3]) : 5.0;
     long base = count_children(); /* ourselves (and anything else PID 1 started) */
+    int64_t cpu0 = init_cpu_ns();
     int64_t start = now_ns();
     pid_t prod = fork();
     if (prod < 0) die("fork");
@@ -389,10 +430,11 @@ static int cmd_stream(int argc, char **argv) {
         sleep_ns(1000000);
     }
     drained = now_ns();
+    int64_t cpu1 = init_cpu_ns();
     printf("{\"n\":%ld,\"stream_ns\":%lld,\"drain_ns\":%lld,\"peak\":%ld,\"mean\":%.3f,"
-           "\"samples\":%ld,\"left\":%ld}\n",
+           "\"samples\":%ld,\"left\":%ld,\"init_cpu_ns\":%lld}\n",
            n, (long long)(end - start), (long long)(drained - end), peak,
-           samples ? sum / (double)samples : 0.0, samples, left);
+           samples ? sum / (double)samples : 0.0, samples, left, (long long)(cpu1 - cpu0));
     fflush(stdout);
     return 0;
 }

@@ -287,30 +287,48 @@ def bench_startup(inits, rounds):
     return res
 
 
-def bench_forward(inits, helper, rounds, n_idle, n_bursts, burst_len, gap_us):
-    log(f"signal forwarding: {rounds} rounds x ({n_idle} idle + {n_bursts}x{burst_len} back-to-back)")
-    acc = {i.name: {"idle": [], "b2b": [], "lost": 0, "dup": 0, "sent": 0, "errors": []} for i in inits}
+def bench_forward(inits, helper, rounds, n_idle, n_bursts, burst_len, gap_us, cpu=None):
+    saved = os.sched_getaffinity(0)
+    if cpu is not None:  # everything (sender, inits, receivers) on one CPU
+        os.sched_setaffinity(0, {cpu})
+    try:
+        return _bench_forward(inits, helper, rounds, n_idle, n_bursts, burst_len, gap_us)
+    finally:
+        os.sched_setaffinity(0, saved)
+
+
+def _bench_forward(inits, helper, rounds, n_idle, n_bursts, burst_len, gap_us):
+    log(f"signal forwarding: {rounds} rounds x ({n_idle} idle + {n_bursts}x{burst_len} back-to-back), "
+        "inits side by side, interleaved signal by signal")
+    acc = {i.name: {"idle": [], "b2b": [], "lost": 0, "dup": 0, "sent": 0, "cpu": 0, "errors": []}
+           for i in inits}
     for _ in range(rounds):
-        for init in inits:
-            a = acc[init.name]
-            run = NsRun(init, [helper, "sigrecv"], stdout_pipe=True)
-            try:
-                pid = run.ready()
-                r = subprocess.run(
-                    [helper, "send", str(pid), str(run.rfd), str(n_idle), str(gap_us),
-                     str(n_bursts), str(burst_len)],
-                    pass_fds=[run.rfd], capture_output=True, text=True, timeout=120)
-                if r.returncode != 0:
-                    raise RuntimeError("sender failed: " + r.stderr.strip())
-                d = json.loads(r.stdout)
+        runs = {}
+        try:
+            for init in inits:
+                runs[init.name] = NsRun(init, [helper, "sigrecv"], stdout_pipe=True)
+            argv = [helper, "send", str(n_idle), str(gap_us), str(n_bursts), str(burst_len)]
+            for name, run in runs.items():
+                argv += [str(run.ready()), str(run.rfd)]
+            cpu0 = {name: cpu_ns(run.pid) for name, run in runs.items()}
+            r = subprocess.run(argv, pass_fds=[r.rfd for r in runs.values()],
+                               capture_output=True, text=True, timeout=600)
+            cpu1 = {name: cpu_ns(run.pid) for name, run in runs.items()}
+            if r.returncode != 0:
+                raise RuntimeError("sender failed: " + r.stderr.strip())
+            for name, d in zip(runs, json.loads(r.stdout)):
+                a = acc[name]
+                a["cpu"] += cpu1[name] - cpu0[name]
                 a["idle"] += d["idle_ns"]
                 a["b2b"] += d["b2b_ns"]
                 a["lost"] += d["lost_idle"] + d["lost_b2b"]
                 a["dup"] += d["dup_idle"] + d["dup_b2b"]
                 a["sent"] += d["idle_sent"] + d["b2b_sent"]
-            except (RuntimeError, subprocess.SubprocessError, ValueError) as e:
+        except (RuntimeError, subprocess.SubprocessError, ValueError) as e:
+            for a in acc.values():
                 a["errors"].append(str(e)[:300])
-            finally:
+        finally:
+            for run in runs.values():
                 run.kill()
     res = {}
     for name, a in acc.items():
@@ -320,6 +338,7 @@ def bench_forward(inits, helper, rounds, n_idle, n_bursts, burst_len, gap_us):
             "fwd_idle_p99_us": us(pct(a["idle"], 99)),
             "fwd_b2b_median_us": us(median(a["b2b"])),
             "fwd_b2b_p99_us": us(pct(a["b2b"], 99)),
+            "fwd_init_cpu_us_per_signal": a["cpu"] / a["sent"] / 1e3 if a["sent"] else None,
             "signals_sent": a["sent"],
             "signals_lost": a["lost"],
             "signals_duplicated": a["dup"],
@@ -343,9 +362,15 @@ def run_helper_json(init, helper, args, timeout):
         run.kill()
 
 
+def cpu_ns(pid):
+    """CPU time (user + system) a process has used: CLOCK_PROCESS_CPUTIME of
+    another process, as clock_getcpuclockid(3) builds it."""
+    return time.clock_gettime_ns(((~pid) << 3) | 2)
+
+
 def bench_burst(inits, helper, rounds, n):
     log(f"burst reaping: {rounds} rounds x {n} zombies")
-    acc = {i.name: {"rate": [], "ms": [], "left": 0, "handed": [], "errors": []} for i in inits}
+    acc = {i.name: {"rate": [], "ms": [], "cpu": [], "left": 0, "handed": [], "errors": []} for i in inits}
     for _ in range(rounds):
         for init in inits:
             a = acc[init.name]
@@ -356,12 +381,15 @@ def bench_burst(inits, helper, rounds, n):
                 if d["left"] == 0 and d["reap_ns"] > 0:
                     a["rate"].append(d["n"] / (d["reap_ns"] / 1e9))
                 a["ms"].append(d["reap_ns"] / 1e6)
+                a["cpu"].append(d["init_cpu_ns"] / d["n"] / 1e3)
             except (RuntimeError, ValueError) as e:
                 a["errors"].append(str(e)[:300])
     return {name: {
         "burst_zombies": min(a["handed"]) if a["handed"] else None,
         "burst_rate_per_s": median(a["rate"]),
         "burst_reap_ms": median(a["ms"]),
+        "burst_reap_ms_all": a["ms"],
+        "burst_init_cpu_us_per_zombie": median(a["cpu"]),
         "burst_left": a["left"] if a["handed"] else None,
         "burst_errors": a["errors"],
     } for name, a in acc.items()}
@@ -369,7 +397,8 @@ def bench_burst(inits, helper, rounds, n):
 
 def bench_stream(inits, helper, rounds, n):
     log(f"orphan stream: {rounds} round(s) x {n} orphans")
-    acc = {i.name: {"peak": [], "mean": [], "left": 0, "rate": [], "errors": [], "ok": False} for i in inits}
+    acc = {i.name: {"peak": [], "mean": [], "cpu": [], "left": 0, "rate": [], "errors": [], "ok": False}
+           for i in inits}
     for _ in range(rounds):
         for init in inits:
             a = acc[init.name]
@@ -380,6 +409,7 @@ def bench_stream(inits, helper, rounds, n):
                 a["mean"].append(d["mean"])
                 a["left"] = max(a["left"], d["left"])
                 a["rate"].append(d["n"] / (d["stream_ns"] / 1e9))
+                a["cpu"].append(d["init_cpu_ns"] / d["n"] / 1e3)
             except (RuntimeError, ValueError) as e:
                 a["errors"].append(str(e)[:300])
     return {name: {
@@ -388,6 +418,7 @@ def bench_stream(inits, helper, rounds, n):
         "stream_mean_unreaped": median(a["mean"]),
         "stream_left": a["left"] if a["ok"] else None,
         "stream_rate_per_s": median(a["rate"]),
+        "stream_init_cpu_us_per_orphan": median(a["cpu"]),
         "stream_errors": a["errors"],
     } for name, a in acc.items()}
 
@@ -425,63 +456,63 @@ def bench_idle(inits, helper, seconds):
 class ProcConnector:
     """Exit codes of every process on the machine (netlink proc connector):
     tells whether `sleep` died of SIGTERM or of the kernel's SIGKILL without
-    touching it (no ptrace)."""
+    touching it (no ptrace). No reader thread: events queue in a large socket
+    buffer and are read after the timed part, so the timing is undisturbed."""
 
     def __init__(self):
-        self.watch = {}
-        self.lock = threading.Lock()
-        self.stop = False
         self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, 11)  # NETLINK_CONNECTOR
-        try:
-            self.sock.setsockopt(socket.SOL_SOCKET, 33, 8 << 20)  # SO_RCVBUFFORCE
-        except OSError:
-            pass
+        for opt in (33, socket.SO_RCVBUF):  # SO_RCVBUFFORCE needs CAP_NET_ADMIN
+            try:
+                self.sock.setsockopt(socket.SOL_SOCKET, opt, 16 << 20)
+                break
+            except OSError:
+                pass
         self.sock.bind((0, 1))  # CN_IDX_PROC group
         op = struct.pack("I", 1)  # PROC_CN_MCAST_LISTEN
         cn = struct.pack("IIIIHH", 1, 1, 0, 0, len(op), 0) + op
         self.sock.send(struct.pack("IHHII", 16 + len(cn), 3, 0, 0, 0) + cn)  # NLMSG_DONE
-        self.sock.settimeout(0.2)
-        self.thread = threading.Thread(target=self._loop, daemon=True)
-        self.thread.start()
 
-    def _loop(self):
-        while not self.stop:
+    def _exits(self, data):
+        off = 0
+        while off + 16 <= len(data):
+            ln, = struct.unpack_from("I", data, off)
+            if ln < 16:
+                break
+            if off + 68 <= len(data):
+                what, = struct.unpack_from("I", data, off + 36)
+                if what == 0x80000000:  # PROC_EVENT_EXIT
+                    pid, _tgid, code = struct.unpack_from("III", data, off + 52)
+                    yield pid, code
+            off += (ln + 3) & ~3
+
+    def drain(self):
+        """Throw away everything queued so far."""
+        while True:
+            try:
+                self.sock.recv(65536, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                return
+            except OSError:  # ENOBUFS: overflowed, keep draining
+                continue
+
+    def exit_code(self, pid, timeout=2.0):
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                return None
+            r, _, _ = select.select([self.sock], [], [], left)
+            if not r:
+                return None
             try:
                 data = self.sock.recv(65536)
-            except socket.timeout:
+            except OSError:  # ENOBUFS: events were lost
                 continue
-            except OSError:  # ENOBUFS when the machine is busy: keep going
-                continue
-            off = 0
-            while off + 16 <= len(data):
-                ln, = struct.unpack_from("I", data, off)
-                if ln < 16:
-                    break
-                if off + 52 + 16 <= len(data):
-                    what, = struct.unpack_from("I", data, off + 36)
-                    if what == 0x80000000:  # PROC_EVENT_EXIT
-                        pid, tgid, code, _ = struct.unpack_from("IIII", data, off + 52)
-                        with self.lock:
-                            if pid in self.watch and self.watch[pid] is None:
-                                self.watch[pid] = code
-                off += (ln + 3) & ~3
-
-    def add(self, pid):
-        with self.lock:
-            self.watch[pid] = None
-
-    def result(self, pid, timeout=1.0):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            with self.lock:
-                if self.watch.get(pid) is not None:
-                    return self.watch[pid]
-            time.sleep(0.005)
-        return None
+            for p, code in self._exits(data):
+                if p == pid:
+                    return code
 
     def close(self):
-        self.stop = True
-        self.thread.join()
         self.sock.close()
 
 
@@ -531,7 +562,7 @@ def bench_stop(inits, rounds):
                     if sp is None:
                         raise RuntimeError("sleep never started; stderr: " + run.stderr())
                     if pc:
-                        pc.add(sp)
+                        pc.drain()
                     fd = os.pidfd_open(ipid)
                     t0 = time.perf_counter_ns()
                     os.kill(ipid, signal.SIGTERM)
@@ -550,7 +581,7 @@ def bench_stop(inits, rounds):
                     st = run.proc.returncode
                     st = "none" if st is None else (f"signal {-st}" if st < 0 else str(st))
                     a["status"][st] = a["status"].get(st, 0) + 1
-                    end = describe_status(pc.result(sp) if pc else None)
+                    end = describe_status(pc.exit_code(sp) if pc else None)
                     a["ends"][end] = a["ends"].get(end, 0) + 1
                 except (RuntimeError, OSError) as e:
                     a["errors"].append(str(e)[:300])
@@ -577,12 +608,15 @@ METRICS = [
     ("fwd_idle_p99_us", "forwarding latency from idle, p99", "µs", "lower", "{:.1f}"),
     ("fwd_b2b_median_us", "forwarding latency back-to-back, median", "µs", "lower", "{:.1f}"),
     ("fwd_b2b_p99_us", "forwarding latency back-to-back, p99", "µs", "lower", "{:.1f}"),
+    ("fwd_init_cpu_us_per_signal", "forwarding: PID 1 CPU time per signal", "µs", "lower", "{:.2f}"),
     ("signals_lost", "signals lost", "", "lower", "{:d}"),
     ("signals_duplicated", "signals duplicated", "", "lower", "{:d}"),
     ("burst_rate_per_s", "burst reaping rate", "zombies/s", "higher", "{:,.0f}"),
+    ("burst_init_cpu_us_per_zombie", "burst: PID 1 CPU time per zombie", "µs", "lower", "{:.2f}"),
     ("burst_left", "burst: zombies left", "", "lower", "{:d}"),
     ("stream_peak_unreaped", "orphan stream: peak unreaped", "", "lower", "{:d}"),
     ("stream_mean_unreaped", "orphan stream: mean unreaped", "", "lower", "{:.2f}"),
+    ("stream_init_cpu_us_per_orphan", "orphan stream: PID 1 CPU time per orphan", "µs", "lower", "{:.2f}"),
     ("stream_left", "orphan stream: zombies left", "", "lower", "{:d}"),
     ("idle_wakeups_per_s", "idle wake-ups", "/s", "lower", "{:.2f}"),
     ("vmhwm_kib", "VmHWM while idle", "KiB", "lower", "{:d}"),
@@ -754,8 +788,8 @@ def svg_chart(res, names, ref, path, title):
     dhi = math.ceil(math.log10(hi))
     if dhi - dlo < 2:
         dhi = dlo + 2
-    left, right, top = 300, 40, 70
-    width = 900
+    left, right, top = 300, 170, 70
+    width = 1000
     plot_w = width - left - right
     bar_h, gap = 13, 14
     group_h = bar_h * len(others) + gap
@@ -875,6 +909,9 @@ def main():
     ap.add_argument("--stream-rounds", type=int)
     ap.add_argument("--idle-seconds", type=float)
     ap.add_argument("--stop-rounds", type=int)
+    ap.add_argument("--only", help="comma-separated subset of: startup,forward,burst,stream,idle,stop")
+    ap.add_argument("--fwd-cpu", type=int,
+                    help="CPU the forwarding test is pinned to (default: the last one; -1: not pinned)")
     ap.add_argument("--write-docs", action="store_true",
                     help="replace the generated block of docs/benchmarks.md with this run")
     ap.add_argument("--strict", action="store_true",
@@ -885,12 +922,12 @@ def main():
     p = {
         "startup_rounds": args.startup_rounds or (30 if q else 200),
         "fwd_rounds": args.fwd_rounds or (2 if q else 10),
-        "fwd_idle_per_round": 20,
+        "fwd_idle_per_round": 20 if q else 50,
         "fwd_bursts_per_round": 5,
         "fwd_burst_len": 10,
         "fwd_gap_us": 5000,
         "burst_zombies": args.burst,
-        "burst_rounds": args.burst_rounds or (1 if q else 3),
+        "burst_rounds": args.burst_rounds or (1 if q else 5),
         "stream_orphans": args.orphans or (10000 if q else 100000),
         "stream_rounds": args.stream_rounds or 1,
         "idle_seconds": args.idle_seconds or (2.0 if q else 5.0),
@@ -934,15 +971,28 @@ def main():
         for n, d in part.items():
             res.setdefault(n, {}).update(d)
 
-    su = bench_startup(inits, p["startup_rounds"])
-    bare_ms = su.pop("(bare)")["startup_ms"]
-    merge(su)
-    merge(bench_forward(inits, helper, p["fwd_rounds"], p["fwd_idle_per_round"],
-                        p["fwd_bursts_per_round"], p["fwd_burst_len"], p["fwd_gap_us"]))
-    merge(bench_burst(inits, helper, p["burst_rounds"], p["burst_zombies"]))
-    merge(bench_stream(inits, helper, p["stream_rounds"], p["stream_orphans"]))
-    merge(bench_idle(inits, helper, p["idle_seconds"]))
-    merge(bench_stop(inits, p["stop_rounds"]))
+    fwd_cpu = max(os.sched_getaffinity(0)) if args.fwd_cpu is None else args.fwd_cpu
+    fwd_cpu = None if fwd_cpu < 0 else fwd_cpu
+    p["fwd_cpu"] = fwd_cpu
+    only = set(args.only.split(",")) if args.only else None
+    want = lambda m: only is None or m in only
+    bare_ms = None
+    if want("startup"):
+        su = bench_startup(inits, p["startup_rounds"])
+        bare_ms = su.pop("(bare)")["startup_ms"]
+        merge(su)
+    if want("forward"):
+        merge(bench_forward(inits, helper, p["fwd_rounds"], p["fwd_idle_per_round"],
+                            p["fwd_bursts_per_round"], p["fwd_burst_len"], p["fwd_gap_us"],
+                            fwd_cpu))
+    if want("burst"):
+        merge(bench_burst(inits, helper, p["burst_rounds"], p["burst_zombies"]))
+    if want("stream"):
+        merge(bench_stream(inits, helper, p["stream_rounds"], p["stream_orphans"]))
+    if want("idle"):
+        merge(bench_idle(inits, helper, p["idle_seconds"]))
+    if want("stop"):
+        merge(bench_stop(inits, p["stop_rounds"]))
     with open("/proc/loadavg") as f:
         machine["loadavg_end"] = " ".join(f.read().split()[:3])
     duration = time.monotonic() - t_start
@@ -987,7 +1037,7 @@ def main():
         + (f". Skipped (not installed): {', '.join(skipped)}." if skipped else "."),
         "",
         f"Parameters: start-up {p['startup_rounds']} rounds (bare `unshare ... /bin/true`: "
-        f"{bare_ms:.3f} ms); forwarding {p['fwd_rounds']} rounds × ({p['fwd_idle_per_round']} idle + "
+        f"{fmt(bare_ms, '{:.3f}')} ms); forwarding {p['fwd_rounds']} rounds × ({p['fwd_idle_per_round']} idle + "
         f"{p['fwd_bursts_per_round']}×{p['fwd_burst_len']} back-to-back); burst {p['burst_zombies']} "
         f"zombies × {p['burst_rounds']}; stream {p['stream_orphans']} orphans × {p['stream_rounds']}; "
         f"idle {p['idle_seconds']:g} s; stop {p['stop_rounds']} rounds.",
