@@ -7,8 +7,9 @@
 //! from /proc/self/mountinfo, reads the counter at start, and compares when a
 //! process dies of SIGKILL.
 
-use std::fs;
 use std::path::{Path, PathBuf};
+
+use crate::procs::read_text;
 
 /// The counter file of vigil's memory cgroup and its value at start.
 #[derive(Debug)]
@@ -21,8 +22,8 @@ impl OomCounter {
     /// Finds the counter; `None` when there is no memory cgroup to read
     /// (no /proc, no cgroupfs mounted, an old kernel).
     pub fn open() -> Option<OomCounter> {
-        let cgroups = fs::read_to_string("/proc/self/cgroup").ok()?;
-        let mountinfo = fs::read_to_string("/proc/self/mountinfo").ok()?;
+        let cgroups = read_text("/proc/self/cgroup")?;
+        let mountinfo = read_text("/proc/self/mountinfo")?;
         let file = counter_file(&cgroups, &mountinfo)?;
         let at_start = read_oom_kills(&file)?;
         log::debug!("OOM kills so far in {}: {at_start}", file.display());
@@ -36,7 +37,7 @@ impl OomCounter {
 }
 
 fn read_oom_kills(file: &Path) -> Option<u64> {
-    let text = fs::read_to_string(file).ok()?;
+    let text = read_text(file)?;
     text.lines()
         .find_map(|line| line.strip_prefix("oom_kill "))
         .and_then(|n| n.trim().parse().ok())
@@ -104,6 +105,7 @@ fn join_cgroup(mount: &str, root: &str, path: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn v1_inside_a_container() {

@@ -62,7 +62,7 @@ pub fn set_mask(mask: SigMask) -> io::Result<SigMask> {
 }
 
 /// A signal disposition vigil cares about: the default action or ignored.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Disposition {
     Default,
     Ignore,
@@ -78,8 +78,9 @@ struct KernelSigaction {
 }
 
 /// Sets a signal to SIG_DFL or SIG_IGN with the raw syscall, which accepts
-/// 32-34 too. No allocation: safe between fork and exec.
-pub fn set_disposition(signal: i32, disposition: Disposition) -> io::Result<()> {
+/// 32-34 too, and tells whether it was ignored before. No allocation: safe
+/// between fork and exec.
+pub fn set_disposition(signal: i32, disposition: Disposition) -> io::Result<Disposition> {
     let action = KernelSigaction {
         handler: match disposition {
             Disposition::Default => libc::SIG_DFL,
@@ -89,57 +90,41 @@ pub fn set_disposition(signal: i32, disposition: Disposition) -> io::Result<()> 
         restorer: 0,
         mask: 0,
     };
-    // SAFETY: `action` is a fully initialised kernel sigaction that lives for
-    // the call; SIG_DFL and SIG_IGN need no restorer; the old action is not
-    // asked for (null).
+    let mut old = KernelSigaction {
+        handler: 0,
+        flags: 0,
+        restorer: 0,
+        mask: 0,
+    };
+    // SAFETY: `action` is a fully initialised kernel sigaction and `old` has
+    // room for one; both live for the call. SIG_DFL and SIG_IGN need no
+    // restorer.
     let r = unsafe {
         libc::syscall(
             libc::SYS_rt_sigaction,
             signal,
             &action as *const KernelSigaction,
-            std::ptr::null_mut::<KernelSigaction>(),
+            &mut old as *mut KernelSigaction,
             KERNEL_SIGSET_SIZE,
         )
     };
-    if r == 0 {
-        Ok(())
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(if old.handler == libc::SIG_IGN {
+        Disposition::Ignore
     } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-/// The set of signals currently ignored (SIG_IGN) by this process.
-pub fn ignored() -> SigMask {
-    let mut set = SigMask::default();
-    for signal in 1..=MAX_SIGNAL {
-        let mut old = KernelSigaction {
-            handler: 0,
-            flags: 0,
-            restorer: 0,
-            mask: 0,
-        };
-        // SAFETY: a query only (new action null); the kernel writes one
-        // kernel sigaction into `old`, which is live and large enough.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_rt_sigaction,
-                signal,
-                std::ptr::null::<KernelSigaction>(),
-                &mut old as *mut KernelSigaction,
-                KERNEL_SIGSET_SIZE,
-            )
-        };
-        if r == 0 && old.handler == libc::SIG_IGN {
-            set = set.with(signal);
-        }
-    }
-    set
+        Disposition::Default
+    })
 }
 
 /// What vigil was started with, so that its child can be given the same.
+/// Signals vigil does not touch keep their disposition across exec anyway;
+/// only the ones vigil changes are remembered.
 #[derive(Clone, Copy, Debug)]
 pub struct Inherited {
     pub mask: SigMask,
+    /// Which of the signals in `VIGIL_DISPOSITIONS` were ignored.
     pub ignored: SigMask,
 }
 
@@ -151,7 +136,7 @@ impl Inherited {
     /// vigil cannot know what its parent had; the child gets the default, as
     /// nearly every program expects (std resets it too).
     pub fn restore_in_child(&self) -> io::Result<()> {
-        for signal in CHANGED_DISPOSITIONS {
+        for (signal, _) in VIGIL_DISPOSITIONS {
             let disposition = if signal != libc::SIGPIPE && self.ignored.contains(signal) {
                 Disposition::Ignore
             } else {
@@ -163,8 +148,13 @@ impl Inherited {
     }
 }
 
-/// The signals whose disposition vigil changes for itself.
-const CHANGED_DISPOSITIONS: [i32; 4] = [libc::SIGTTIN, libc::SIGTTOU, libc::SIGCHLD, libc::SIGPIPE];
+/// The dispositions vigil sets for itself (see `block_all`).
+const VIGIL_DISPOSITIONS: [(i32, Disposition); 4] = [
+    (libc::SIGTTIN, Disposition::Ignore),
+    (libc::SIGTTOU, Disposition::Ignore),
+    (libc::SIGCHLD, Disposition::Default),
+    (libc::SIGPIPE, Disposition::Default),
+];
 
 /// Blocks every signal and sets vigil's own dispositions. Returns what vigil
 /// was started with. Called first thing in `main`, so nothing sent during
@@ -180,11 +170,12 @@ const CHANGED_DISPOSITIONS: [i32; 4] = [libc::SIGTTIN, libc::SIGTTOU, libc::SIGC
 ///   sender and dropped.
 pub fn block_all() -> io::Result<Inherited> {
     let mask = set_mask(SigMask::FULL)?;
-    let ignored = ignored();
-    set_disposition(libc::SIGTTIN, Disposition::Ignore)?;
-    set_disposition(libc::SIGTTOU, Disposition::Ignore)?;
-    set_disposition(libc::SIGCHLD, Disposition::Default)?;
-    set_disposition(libc::SIGPIPE, Disposition::Default)?;
+    let mut ignored = SigMask::default();
+    for (signal, disposition) in VIGIL_DISPOSITIONS {
+        if set_disposition(signal, disposition)? == Disposition::Ignore {
+            ignored = ignored.with(signal);
+        }
+    }
     Ok(Inherited { mask, ignored })
 }
 
