@@ -1,0 +1,65 @@
+//! Test helper: a memory hog, to get a process OOM-killed in a memory cgroup.
+//!
+//! Allocates memory in chunks and writes to every page (so the memory is
+//! really charged, not just reserved), until `--max-mb` is reached; then it
+//! keeps the memory and sleeps. In a cgroup whose limit is below `--max-mb`
+//! the kernel's OOM killer ends it with SIGKILL.
+//!
+//! Options:
+//!   --max-mb N     stop allocating after N MiB (default 512)
+//!   --chunk-mb C   allocate C MiB at a time (default 4)
+//!   --ready FILE   create FILE before allocating anything
+//!   --hold-secs S  after reaching --max-mb, sleep S seconds, then exit 0
+//!                  (default 300)
+
+use std::time::Duration;
+
+const MIB: usize = 1 << 20;
+const PAGE: usize = 4096;
+
+fn die(msg: &str) -> ! {
+    eprintln!("memhog: {msg}");
+    std::process::exit(99)
+}
+
+fn main() {
+    let mut max_mb = 512usize;
+    let mut chunk_mb = 4usize;
+    let mut ready = None;
+    let mut hold_secs = 300u64;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut val = || {
+            args.next()
+                .unwrap_or_else(|| die(&format!("{a} needs a value")))
+        };
+        let num = |s: String| {
+            s.parse::<usize>()
+                .unwrap_or_else(|_| die(&format!("bad number {s}")))
+        };
+        match a.as_str() {
+            "--max-mb" => max_mb = num(val()),
+            "--chunk-mb" => chunk_mb = num(val()).max(1),
+            "--ready" => ready = Some(val()),
+            "--hold-secs" => hold_secs = num(val()) as u64,
+            _ => die(&format!("unknown argument {a}")),
+        }
+    }
+    if let Some(f) = &ready {
+        std::fs::write(f, format!("{}\n", std::process::id()))
+            .unwrap_or_else(|e| die(&format!("cannot write {f}: {e}")));
+    }
+    let mut kept: Vec<Vec<u8>> = Vec::new();
+    let mut total = 0usize;
+    while total < max_mb {
+        let mut chunk = vec![0u8; chunk_mb * MIB];
+        // vec![0; n] may map zero pages lazily: write one byte per page.
+        for i in (0..chunk.len()).step_by(PAGE) {
+            chunk[i] = 1;
+        }
+        kept.push(std::hint::black_box(chunk));
+        total += chunk_mb;
+    }
+    eprintln!("memhog: holding {total} MiB");
+    std::thread::sleep(Duration::from_secs(hold_secs));
+}
