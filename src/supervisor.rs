@@ -223,6 +223,10 @@ impl Supervisor {
             // A SIGPIPE from vigil's own write to a closed pipe: not news
             // for the child.
             libc::SIGPIPE if r.sender == Sender::Vigil => {}
+            // Ignored, as tini does. Being blocked, they still reach the
+            // signalfd: the kernel discards an ignored signal only when it
+            // is not blocked.
+            libc::SIGTTIN | libc::SIGTTOU => {}
             libc::SIGCONT if self.job_stopped => self.resume_job(),
             libc::SIGTERM | libc::SIGINT => self.on_stop_signal(r),
             signal => {
