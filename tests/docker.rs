@@ -134,6 +134,7 @@ fn docker_ok(args: &[&str]) -> String {
 struct Harness {
     image: String,
     vigil: PathBuf,
+    busybox: PathBuf,
     run: String,
 }
 
@@ -191,7 +192,12 @@ fn init() -> Result<Harness, NotReady> {
 
     let dir = std::env::temp_dir().join(format!("{LABEL}-{run}"));
     build_image(&dir, &vigil, &busybox, &image, &run).map_err(NotReady::Broken)?;
-    Ok(Harness { image, vigil, run })
+    Ok(Harness {
+        image,
+        vigil,
+        busybox,
+        run,
+    })
 }
 
 fn engine_version() -> Result<String, NotReady> {
@@ -410,6 +416,17 @@ extern "C" fn cleanup_at_exit() {
         }
     }
     run_quiet(&["image", "rm", "-f", image]);
+    // Anything else this run built (Dockerfile.example's stages) is labelled.
+    if let Some(out) = run_quiet(&["image", "ls", "-q", "--filter", &filter]) {
+        let ids = text(&out.stdout);
+        let mut ids: Vec<&str> = ids.split_whitespace().collect();
+        ids.dedup();
+        if !ids.is_empty() {
+            let mut args = vec!["image", "rm", "-f"];
+            args.extend(ids);
+            run_quiet(&args);
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -1376,6 +1393,139 @@ fn termination_log_gets_the_exit_report() {
         report.contains("143") && report.contains("SIGTERM"),
         "{report}"
     );
+}
+
+/// Dockerfile.example's final stage, built as written on this engine: its
+/// two build stages (which need the network) are replaced by local files of
+/// the same content, a static vigil and a static busybox. The demo server
+/// runs as user 65534, and `docker stop` goes through the pre-stop hook and
+/// the 5 s pre-stop sleep, well within the 8 s grace period.
+#[test]
+fn dockerfile_example_final_stage_runs() {
+    const T: &str = "dockerfile_example";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    let example =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Dockerfile.example"))
+            .expect("Dockerfile.example");
+    let lines: Vec<&str> = example.lines().collect();
+    let last_from = lines
+        .iter()
+        .rposition(|l| l.trim_start().to_uppercase().starts_with("FROM "))
+        .expect("a FROM line");
+    let final_stage = lines[last_from..].join("\n");
+    for from in [
+        "COPY --from=vigil /vigil /vigil",
+        "COPY --from=app /rootfs/ /",
+    ] {
+        assert!(
+            final_stage.contains(from),
+            "the final stage no longer has {from:?}; update this test"
+        );
+    }
+
+    let dir = std::env::temp_dir().join(format!("{LABEL}-{}-example", h.run));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(dir.join("rootfs/bin")).unwrap();
+    fs::create_dir_all(dir.join("rootfs/www")).unwrap();
+    fs::copy(&h.vigil, dir.join("vigil")).unwrap();
+    fs::copy(&h.busybox, dir.join("rootfs/bin/busybox")).unwrap();
+    fs::write(
+        dir.join("rootfs/www/index.html"),
+        "hello from behind vigil\n",
+    )
+    .unwrap();
+    let label = format!("{LABEL}={}", h.run);
+    let dockerfile = format!(
+        "FROM scratch AS vigil\nLABEL {label}\nCOPY vigil /vigil\n\
+         FROM scratch AS app\nLABEL {label}\nCOPY rootfs /rootfs\n\
+         {final_stage}\n"
+    );
+    fs::write(dir.join("Dockerfile"), dockerfile).unwrap();
+    let image = format!("{LABEL}:example-{}", h.run);
+    let built = docker(&[
+        "build",
+        "-q",
+        "--label",
+        &label,
+        "-t",
+        &image,
+        &dir.to_string_lossy(),
+    ]);
+    let _ = fs::remove_dir_all(&dir);
+    assert!(
+        built.status.success(),
+        "docker build: {}",
+        text(&built.stderr)
+    );
+    struct Image(String);
+    impl Drop for Image {
+        fn drop(&mut self) {
+            let _ = Command::new("docker")
+                .args(["image", "rm", "-f", &self.0])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+    let _image = Image(image.clone());
+
+    // Ctr::start runs the harness image; this one runs the example's.
+    let name = Ctr::name(h, T);
+    let ctr = Ctr {
+        name: name.clone(),
+        test: T,
+    };
+    docker_ok(&["run", "-d", "--name", &name, "--label", &label, &image]);
+    let started = Instant::now();
+    let page = loop {
+        let out = docker(&[
+            "exec",
+            &name,
+            "/bin/busybox",
+            "wget",
+            "-q",
+            "-O-",
+            "http://127.0.0.1:8080/",
+        ]);
+        if out.status.success() {
+            break text(&out.stdout);
+        }
+        if started.elapsed() > Duration::from_secs(20) {
+            panic!(
+                "the demo server never answered: {}\nlogs:\n{}",
+                text(&out.stderr),
+                ctr.logs()
+            );
+        }
+        thread::sleep(Duration::from_millis(100));
+    };
+    let user = ctr.inspect("{{.Config.User}}");
+    let took = ctr.stop();
+    let code = ctr.exit_code();
+    let logs = ctr.logs();
+    note(
+        T,
+        format!("demo server answered {:?} as user {user}; docker stop took {} (pre-stop sleep 5s, grace 8s), exit {code}", page.trim(), secs(took)),
+    );
+    assert!(page.contains("hello from behind vigil"));
+    assert!(
+        logs.contains("vigil-demo: draining"),
+        "the pre-stop hook's output is missing:\n{logs}"
+    );
+    assert_eq!(code, 143, "logs:\n{logs}");
+    assert!(
+        took >= Duration::from_millis(4900),
+        "stop took only {}: no pre-stop sleep?",
+        secs(took)
+    );
+    assert!(
+        took < Duration::from_secs(8),
+        "stop took {}: past the grace period",
+        secs(took)
+    );
+    must_report(T, &logs);
 }
 
 // ---------------------------------------------------------------------------
