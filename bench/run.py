@@ -241,6 +241,36 @@ def pct(xs, p):
 
 # --------------------------------------------------------------------------- measurements
 
+class Meter:
+    """CPU time the rest of the machine used while a measurement ran: all
+    busy CPU time (/proc/stat, steal included) less our own and our
+    descendants' (os.times; every process of a run is eventually reaped up
+    the chain to us). In CPUs: 1.0 = one CPU busy with other work throughout."""
+
+    HZ = os.sysconf("SC_CLK_TCK")
+
+    @staticmethod
+    def _busy():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        # user nice system idle iowait irq softirq steal ...
+        return (v[0] + v[1] + v[2] + v[5] + v[6] + (v[7] if len(v) > 7 else 0)) / Meter.HZ
+
+    @staticmethod
+    def _own():
+        t = os.times()
+        return t.user + t.system + t.children_user + t.children_system
+
+    def __init__(self):
+        self.t, self.b, self.o = time.monotonic(), self._busy(), self._own()
+
+    def other_cpus(self):
+        dt = time.monotonic() - self.t
+        if dt <= 0:
+            return 0.0
+        return max(0.0, ((self._busy() - self.b) - (self._own() - self.o)) / dt)
+
+
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
@@ -942,10 +972,17 @@ def main():
 
     inits, skipped = [], []
     wanted = set(args.inits.split(",")) if args.inits else None
-    for i in candidate_inits(os.path.abspath(args.vigil)):
+    vigil_src = os.path.abspath(args.vigil)
+    for i in candidate_inits(vigil_src):
         if wanted is not None and i.name not in wanted:
             continue
         if os.access(i.path, os.X_OK):
+            if i.name == "vigil":
+                # Measure a private copy: a rebuild in target/ during the run
+                # must not swap the binary under the benchmark.
+                copy = os.path.join(BENCH_DIR, ".build", "vigil")
+                shutil.copy2(i.path, copy)
+                i.path = copy
             inits.append(i)
         else:
             skipped.append(i.name)
@@ -963,7 +1000,8 @@ def main():
     info = {}
     for i in inits:
         st = os.stat(i.path)
-        info[i.name] = {"path": i.path, "version": version_of(i.path), "note": i.note}
+        info[i.name] = {"path": vigil_src if i.name == "vigil" else i.path,
+                        "version": version_of(i.path), "note": i.note}
         res[i.name]["binary_kib"] = st.st_size / 1024
         res[i.name]["static"] = is_static(i.path)
 
@@ -977,22 +1015,35 @@ def main():
     only = set(args.only.split(",")) if args.only else None
     want = lambda m: only is None or m in only
     bare_ms = None
-    if want("startup"):
-        su = bench_startup(inits, p["startup_rounds"])
+    other_load = {}
+    whole = Meter()
+
+    def phase(name, fn):
+        if not want(name):
+            return
+        m = Meter()
+        t = time.monotonic()
+        part = fn()
+        other_load[name] = round(m.other_cpus(), 2)
+        log(f"  {time.monotonic() - t:.1f} s; other processes used {other_load[name]:.2f} CPUs meanwhile")
+        return part
+
+    su = phase("startup", lambda: bench_startup(inits, p["startup_rounds"]))
+    if su:
         bare_ms = su.pop("(bare)")["startup_ms"]
         merge(su)
-    if want("forward"):
-        merge(bench_forward(inits, helper, p["fwd_rounds"], p["fwd_idle_per_round"],
-                            p["fwd_bursts_per_round"], p["fwd_burst_len"], p["fwd_gap_us"],
-                            fwd_cpu))
-    if want("burst"):
-        merge(bench_burst(inits, helper, p["burst_rounds"], p["burst_zombies"]))
-    if want("stream"):
-        merge(bench_stream(inits, helper, p["stream_rounds"], p["stream_orphans"]))
-    if want("idle"):
-        merge(bench_idle(inits, helper, p["idle_seconds"]))
-    if want("stop"):
-        merge(bench_stop(inits, p["stop_rounds"]))
+    for name, fn in (
+            ("forward", lambda: bench_forward(inits, helper, p["fwd_rounds"], p["fwd_idle_per_round"],
+                                              p["fwd_bursts_per_round"], p["fwd_burst_len"],
+                                              p["fwd_gap_us"], fwd_cpu)),
+            ("burst", lambda: bench_burst(inits, helper, p["burst_rounds"], p["burst_zombies"])),
+            ("stream", lambda: bench_stream(inits, helper, p["stream_rounds"], p["stream_orphans"])),
+            ("idle", lambda: bench_idle(inits, helper, p["idle_seconds"])),
+            ("stop", lambda: bench_stop(inits, p["stop_rounds"]))):
+        part = phase(name, fn)
+        if part:
+            merge(part)
+    other_load["whole run"] = round(whole.other_cpus(), 2)
     with open("/proc/loadavg") as f:
         machine["loadavg_end"] = " ".join(f.read().split()[:3])
     duration = time.monotonic() - t_start
@@ -1014,6 +1065,7 @@ def main():
         "command": cmd,
         "duration_s": round(duration, 1),
         "machine": machine,
+        "other_load_cpus": other_load,
         "params": p,
         "bare_unshare_true_ms": bare_ms,
         "inits": {n: dict(info[n], metrics=res[n]) for n in names},
@@ -1031,7 +1083,11 @@ def main():
         f"Run {date}, {duration:.0f} s: `{cmd}`",
         "",
         f"Machine: {machine['nproc']} CPUs ({machine['cpu']}), kernel {machine['kernel']}, "
-        f"load average {machine['loadavg_start']} at start, {machine['loadavg_end']} at end.",
+        f"load average {machine['loadavg_start']} at start, {machine['loadavg_end']} at end. "
+        "Other processes kept busy on average (in CPUs): "
+        + ", ".join(f"{k} {v:.2f}" for k, v in other_load.items()) + "."
+        + (" **The machine was busy with other work: timings are disturbed, run it again on a quiet "
+           "machine.**" if other_load["whole run"] > 0.25 else ""),
         "",
         "Inits: " + "; ".join(f"{n} `{info[n]['path']}` ({info[n]['version'] or '?'})" for n in names)
         + (f". Skipped (not installed): {', '.join(skipped)}." if skipped else "."),
