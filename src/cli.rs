@@ -64,7 +64,13 @@ fn command_line() -> Command {
             .help(help)
     };
     let long = |name: &'static str, value: &'static str, help: &'static str| {
-        Arg::new(name).long(name).value_name(value).help(help)
+        // Hyphen values are values: `--grace-period -1s` is a bad duration,
+        // named as such, not an unknown option `-1`.
+        Arg::new(name)
+            .long(name)
+            .value_name(value)
+            .allow_hyphen_values(true)
+            .help(help)
     };
     Command::new("vigil")
         .about("A small PID 1 for containers: forwards signals, reaps zombies, runs lifecycle hooks, drains gracefully.")
@@ -82,6 +88,7 @@ fn command_line() -> Command {
             Arg::new("parent-death-signal")
                 .short('p')
                 .value_name("SIGNAL")
+                .allow_hyphen_values(true)
                 .value_parser(signals::parse)
                 .help("Have the kernel send SIGNAL to vigil when vigil's parent dies"),
         )
@@ -97,6 +104,7 @@ fn command_line() -> Command {
             Arg::new("expect")
                 .short('e')
                 .value_name("CODE")
+                .allow_hyphen_values(true)
                 .action(ArgAction::Append)
                 .value_parser(parse_exit_code)
                 .help("Exit with 0 when the child exits with CODE; repeatable"),
@@ -491,6 +499,8 @@ mod tests {
             (&["-x", "cmd"], &[], "-x"),
             (&["-p", "SIGFOO", "cmd"], &[], "SIGFOO"),
             (&["-e", "256", "cmd"], &[], "256"),
+            (&["-e", "-1", "cmd"], &[], "-1"),
+            (&["--post-start-timeout", "-1s", "cmd"], &[], "-1s"),
             (&["-e", "abc", "cmd"], &[], "abc"),
             (&[], &[], "no command"),
             (&["-v"], &[], "no command"),

@@ -20,10 +20,24 @@ use crate::signals::{self, Received};
 pub const TERMINATION_LOG_LIMIT: usize = 4096;
 
 /// What started the stop sequence.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub enum StopCause {
-    Signal(Received),
+    /// A stop signal, with its sender described when it arrived: by the
+    /// time the report is written, the sender may be gone from /proc.
+    Signal {
+        signal: i32,
+        sender: String,
+    },
     PostStartFailed,
+}
+
+impl StopCause {
+    pub fn signal(r: Received) -> StopCause {
+        StopCause::Signal {
+            signal: r.signal,
+            sender: r.sender.to_string(),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -144,8 +158,10 @@ impl fmt::Display for Report {
         }
         write!(f, "; exit status {}", self.status)?;
         if let Some(stop) = &self.stop {
-            let cause = match stop.cause {
-                StopCause::Signal(r) => format!("{} {}", signals::name(r.signal), r.sender),
+            let cause = match &stop.cause {
+                StopCause::Signal { signal, sender } => {
+                    format!("{} {sender}", signals::name(*signal))
+                }
                 StopCause::PostStartFailed => "the post-start hook failed".to_string(),
             };
             write!(f, "; stop: {cause}")?;
@@ -241,7 +257,7 @@ mod tests {
         });
         r.status = 137;
         r.stop = Some(Stop {
-            cause: StopCause::Signal(Received {
+            cause: StopCause::signal(Received {
                 signal: 15,
                 sender: Sender::Process { pid: 0, uid: 0 },
             }),

@@ -41,10 +41,11 @@ enum State {
 #[derive(Debug)]
 enum StopPhase {
     /// The pre-stop hook runs; the stop signal waits for it.
-    PreStop(hooks::Running),
+    PreStop,
     /// `--pre-stop-sleep`: the stop signal waits until then.
     Sleeping(Instant),
-    /// The stop signal was forwarded; the child is expected to exit.
+    /// The stop signal was forwarded (or the grace deadline overtook the
+    /// sequence); the child is expected to exit.
     Forwarded,
 }
 
@@ -72,8 +73,12 @@ pub struct Supervisor {
     child: i32,
     state: State,
     grace: Grace,
+    /// Hooks live here rather than in the state: one may outlive the state
+    /// it started in (a pre-stop hook still running when the child exits),
+    /// and must still be recognised and reported when it is reaped.
     post_start: Option<hooks::Running>,
     post_start_deadline: Option<Instant>,
+    pre_stop: Option<hooks::Running>,
     /// vigil stopped itself because the child was stopped (Ctrl-Z).
     job_stopped: bool,
     oom: Option<OomCounter>,
@@ -137,6 +142,7 @@ impl Supervisor {
             grace: Grace::NotStarted,
             post_start: None,
             post_start_deadline: None,
+            pre_stop: None,
             job_stopped: false,
             oom,
             report,
@@ -239,7 +245,7 @@ impl Supervisor {
     /// ones are forwarded at once.
     fn on_stop_signal(&mut self, r: Received) {
         match self.state {
-            State::Running => self.begin_stop(StopCause::Signal(r), r.signal),
+            State::Running => self.begin_stop(StopCause::signal(r), r.signal),
             State::Stopping { .. } => {
                 self.forward(r.signal);
             }
@@ -316,7 +322,10 @@ impl Supervisor {
                     Some(signal),
                     self.inherited,
                 ) {
-                    Ok(hook) => StopPhase::PreStop(hook),
+                    Ok(hook) => {
+                        self.pre_stop = Some(hook);
+                        StopPhase::PreStop
+                    }
                     Err(record) => {
                         log::warn!("{record}; going on with the stop");
                         self.report.hooks.push(record);
@@ -402,11 +411,7 @@ impl Supervisor {
             }
             return;
         }
-        let is_pre_stop = matches!(
-            &self.state,
-            State::Stopping { phase: StopPhase::PreStop(hook), .. } if hook.pid == pid
-        );
-        if is_pre_stop {
+        if self.pre_stop.as_ref().is_some_and(|h| h.pid == pid) {
             return self.pre_stop_ended(ending);
         }
         self.report.orphans_reaped += 1;
@@ -417,14 +422,10 @@ impl Supervisor {
         }
     }
 
-    /// The pre-stop hook is done, well or not: the stop sequence goes on.
+    /// The pre-stop hook is done, well or not: the stop sequence goes on,
+    /// unless the child exited or the grace deadline passed meanwhile.
     fn pre_stop_ended(&mut self, ending: Ending) {
-        // Running for a moment, so that the stop signal can be forwarded.
-        let State::Stopping {
-            signal,
-            phase: StopPhase::PreStop(hook),
-        } = std::mem::replace(&mut self.state, State::Running)
-        else {
+        let Some(hook) = self.pre_stop.take() else {
             return;
         };
         let record = hook.finish(ending);
@@ -434,8 +435,14 @@ impl Supervisor {
             log::info!("{record}");
         }
         self.report.hooks.push(record);
-        let phase = self.sleep_or_send(signal);
-        self.state = State::Stopping { signal, phase };
+        if let State::Stopping {
+            signal,
+            phase: StopPhase::PreStop,
+        } = self.state
+        {
+            let phase = self.sleep_or_send(signal);
+            self.state = State::Stopping { signal, phase };
+        }
     }
 
     /// The child is gone: drain what it left behind.
@@ -474,14 +481,7 @@ impl Supervisor {
     /// hooks'.
     fn known_groups(&self) -> Vec<Target> {
         let mut groups = vec![Target::Group(self.child)];
-        if let Some(hook) = &self.post_start {
-            groups.push(Target::Group(hook.pid));
-        }
-        if let State::Stopping {
-            phase: StopPhase::PreStop(hook),
-            ..
-        } = &self.state
-        {
+        for hook in [&self.post_start, &self.pre_stop].into_iter().flatten() {
             groups.push(Target::Group(hook.pid));
         }
         groups
@@ -550,10 +550,9 @@ impl Supervisor {
         self.grace = Grace::Expired;
         let mut groups = self.known_groups();
         groups.push(Target::Process(self.child));
-        if let State::Stopping {
-            phase: StopPhase::PreStop(hook),
-            ..
-        } = &mut self.state
+        for hook in [&mut self.post_start, &mut self.pre_stop]
+            .into_iter()
+            .flatten()
         {
             hook.kill(KillReason::TimedOut);
         }
@@ -568,11 +567,21 @@ impl Supervisor {
             }
         );
         self.report.grace_killed = Some(victims);
-        if let State::Draining { ending, .. } = self.state {
-            self.state = State::Draining {
-                ending,
-                phase: DrainPhase::Killing,
-            };
+        match self.state {
+            // The stop sequence is overtaken: no stop signal after SIGKILL.
+            State::Stopping { signal, .. } => {
+                self.state = State::Stopping {
+                    signal,
+                    phase: StopPhase::Forwarded,
+                }
+            }
+            State::Draining { ending, .. } => {
+                self.state = State::Draining {
+                    ending,
+                    phase: DrainPhase::Killing,
+                }
+            }
+            State::Running | State::Exit(_) => {}
         }
     }
 
