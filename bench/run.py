@@ -810,11 +810,12 @@ def svg_chart(res, names, ref, path, title):
         for n in others:
             r = ratio(res[n].get(key), res[ref].get(key)) if ref else None
             vals.append((n, r, res[n].get(key)))
-        rows.append((key, label, better, vals))
+        if any(r is not None for _, r, _ in vals):
+            rows.append((key, label, better, vals))
     finite = [r for _, _, _, vs in rows for _, r, _ in vs if r not in (None, float("inf")) and r > 0]
     lo = min(finite + [0.5])
     hi = max(finite + [2.0])
-    dlo = math.floor(math.log10(lo))
+    dlo = math.floor(math.log10(lo) - 0.8)  # room for the labels of bars going left
     dhi = math.ceil(math.log10(hi))
     if dhi - dlo < 2:
         dhi = dlo + 2
@@ -866,10 +867,15 @@ def svg_chart(res, names, ref, path, title):
                 continue
             if r == float("inf"):
                 xr = x_of(10 ** dhi)
-                txt = f"{n}: {ref} is 0"
+                txt = f"{n}: {fmt(v, '{:.2f}')}, {ref} 0"
+            elif v == 0 and res[ref].get(key) == 0:
+                xr = x1
+                txt = f"{n}: 0, as {ref}"
             else:
                 xr = x_of(r)
                 txt = f"{n} {r:.2f}×"
+            if key == "binary_kib" and res[n].get("static") is False:
+                txt += " (dynamic: + libc)"
             xa, xb = sorted((x1, xr))
             o.append(f'<rect x="{xa:.1f}" y="{by + 1}" width="{max(xb - xa, 1):.1f}" height="{bar_h - 2}" '
                      f'fill="{color[n]}"/>')
