@@ -338,8 +338,15 @@ def _bench_forward(inits, helper, rounds, n_idle, n_bursts, burst_len, gap_us):
             for init in inits:
                 runs[init.name] = NsRun(init, [helper, "sigrecv"], stdout_pipe=True)
             argv = [helper, "send", str(n_idle), str(gap_us), str(n_bursts), str(burst_len)]
-            for name, run in runs.items():
-                argv += [str(run.ready()), str(run.rfd)]
+            for name, run in list(runs.items()):
+                try:
+                    argv += [str(run.ready()), str(run.rfd)]
+                except RuntimeError as e:  # this init failed: the others go on
+                    acc[name]["errors"].append(str(e)[:300])
+                    run.kill()
+                    del runs[name]
+            if not runs:
+                continue
             cpu0 = {name: cpu_ns(run.pid) for name, run in runs.items()}
             r = subprocess.run(argv, pass_fds=[r.rfd for r in runs.values()],
                                capture_output=True, text=True, timeout=600)
@@ -464,7 +471,12 @@ def bench_idle(inits, helper, seconds):
     try:
         for init in inits:
             runs[init.name] = NsRun(init, [helper, "idle"], stdout_pipe=True)
-        pids = {name: r.ready() for name, r in runs.items()}
+        pids = {}
+        for name, r in runs.items():
+            try:
+                pids[name] = r.ready()
+            except RuntimeError as e:
+                res[name] = {"idle_errors": [str(e)[:300]]}
         time.sleep(1.0)  # let start-up settle
         c0 = {name: ctxt(pid) for name, pid in pids.items()}
         t0 = time.monotonic()
@@ -758,7 +770,7 @@ def functional_failures(r):
         bad.append(f"{r['stream_left']} zombies left after the stream")
     if r.get("stop_timeouts"):
         bad.append(f"did not exit within 30s of SIGTERM {r['stop_timeouts']} times")
-    for k in ("fwd_errors", "burst_errors", "stream_errors", "stop_errors"):
+    for k in ("fwd_errors", "burst_errors", "stream_errors", "stop_errors", "idle_errors"):
         for e in r.get(k) or []:
             bad.append(f"{k}: {e}")
     return bad
@@ -935,6 +947,9 @@ def main():
     ap.add_argument("--quick", action="store_true", help="smoke run (well under a minute)")
     ap.add_argument("--vigil", default=os.environ.get("VIGIL_BIN", DEFAULT_VIGIL),
                     help="vigil binary (env VIGIL_BIN; default: the musl release build)")
+    ap.add_argument("--also", action="append", default=[], metavar="NAME=PATH",
+                    help="also measure this binary, called like vigil (`PATH -- CMD`): for A/B tests "
+                         "of a change; repeatable")
     ap.add_argument("--inits", help="comma-separated subset of: vigil,tini-static,tini,dumb-init,catatonit")
     ap.add_argument("--out", help="output directory (default bench/results, or bench/results/quick)")
     ap.add_argument("--startup-rounds", type=int)
@@ -993,6 +1008,13 @@ def main():
         else:
             skipped.append(i.name)
             log(f"bench: {i.name} not found at {i.path}: skipped")
+    for spec in args.also:
+        name, _, path = spec.partition("=")
+        if not name or not path or not os.access(path, os.X_OK):
+            sys.exit(f"bench: --also {spec}: want NAME=PATH of an executable")
+        copy = os.path.join(BENCH_DIR, ".build", "also-" + name)
+        shutil.copy2(path, copy)
+        inits.append(Init(name, copy, ["--"], f"--also {path}"))
     if not inits:
         sys.exit("bench: no init to measure")
     names = [i.name for i in inits]
@@ -1006,7 +1028,8 @@ def main():
     info = {}
     for i in inits:
         st = os.stat(i.path)
-        info[i.name] = {"path": vigil_src if i.name == "vigil" else i.path,
+        info[i.name] = {"path": vigil_src if i.name == "vigil" else (i.note[7:] if i.note.startswith("--also ")
+                                                                     else i.path),
                         "version": version_of(i.path), "note": i.note}
         res[i.name]["binary_kib"] = st.st_size / 1024
         res[i.name]["static"] = is_static(i.path)
