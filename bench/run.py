@@ -1024,6 +1024,11 @@ def main():
 
     t_start = time.monotonic()
     machine = machine_info()
+    try:
+        commit = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
     res = {i.name: {} for i in inits}
     info = {}
     for i in inits:
@@ -1092,6 +1097,7 @@ def main():
     doc = {
         "date": date,
         "command": cmd,
+        "repository_commit": commit,
         "duration_s": round(duration, 1),
         "machine": machine,
         "other_load_cpus": other_load,
@@ -1106,10 +1112,14 @@ def main():
         json.dump(doc, f, indent=1, ensure_ascii=False)
 
     mark = {True: "met", False: "**missed**", None: "not evaluated"}
+    def shown(path):
+        rel = os.path.relpath(path, REPO)
+        return path if rel.startswith("..") else rel
+
     tlines = [f"- {t['target']}: {mark[t['met']]} ({t['figure']})" for t in targets]
     flines = [f"- {n}: " + "; ".join(f) for n, f in failures.items() if f]
     summary = [
-        f"Run {date}, {duration:.0f} s: `{cmd}`",
+        f"Run {date}, {duration:.0f} s: `{cmd}`" + (f" (repository at {commit})" if commit else ""),
         "",
         f"Machine: {machine['nproc']} CPUs ({machine['cpu']}), kernel {machine['kernel']}, "
         f"load average {machine['loadavg_start']} at start, {machine['loadavg_end']} at end. "
@@ -1118,7 +1128,7 @@ def main():
         + (" **The machine was busy with other work: timings are disturbed, run it again on a quiet "
            "machine.**" if other_load["whole run"] > 0.25 else ""),
         "",
-        "Inits: " + "; ".join(f"{n} `{info[n]['path']}` ({info[n]['version'] or '?'})" for n in names)
+        "Inits: " + "; ".join(f"{n} `{shown(info[n]['path'])}` ({info[n]['version'] or '?'})" for n in names)
         + (f". Skipped (not installed): {', '.join(skipped)}." if skipped else "."),
         "",
         f"Parameters: start-up {p['startup_rounds']} rounds (bare `unshare ... /bin/true`: "
