@@ -488,6 +488,8 @@ def bench_idle(inits, helper, seconds):
                 "idle_wakeups_per_s": (ctxt(pid) - c0[name]) / dt,
                 "vmhwm_kib": int(s["VmHWM"].split()[0]),
                 "vmrss_kib": int(s["VmRSS"].split()[0]),
+                "rssanon_kib": int(s.get("RssAnon", "0 kB").split()[0]),
+                "rssfile_kib": int(s.get("RssFile", "0 kB").split()[0]),
             }
     finally:
         for r in runs.values():
@@ -662,6 +664,7 @@ METRICS = [
     ("stream_left", "orphan stream: zombies left", "", "lower", "{:d}"),
     ("idle_wakeups_per_s", "idle wake-ups", "/s", "lower", "{:.2f}"),
     ("vmhwm_kib", "VmHWM while idle", "KiB", "lower", "{:d}"),
+    ("rssanon_kib", "of which private (RssAnon)", "KiB", "lower", "{:d}"),
     ("binary_kib", "binary size", "KiB", "lower", "{:.0f}"),
     ("stop_ms", "stop: SIGTERM to exit", "ms", "lower", "{:.2f}"),
 ]
@@ -982,7 +985,7 @@ def main():
         "stream_orphans": args.orphans or (10000 if q else 100000),
         "stream_rounds": args.stream_rounds or 1,
         "idle_seconds": args.idle_seconds or (2.0 if q else 5.0),
-        "stop_rounds": args.stop_rounds or (2 if q else 5),
+        "stop_rounds": args.stop_rounds or (2 if q else 10),
     }
     if os.geteuid() != 0:
         sys.exit("bench: must run as root (unshare --pid, proc connector)")
