@@ -271,6 +271,14 @@ class Meter:
         return max(0.0, ((self._busy() - self.b) - (self._own() - self.o)) / dt)
 
 
+def rotated(seq, r):
+    """Round r starts r places further along (A B C, B C A, C A B, ...): still
+    interleaved, and no init always goes first or right after another."""
+    seq = list(seq)
+    k = r % len(seq) if seq else 0
+    return seq[k:] + seq[:k]
+
+
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
@@ -298,8 +306,8 @@ def bench_startup(inits, rounds):
     fails = {n: 0 for n in names}
     for n in names:  # warm the page cache
         spawn_time(argvs[n], devnull)
-    for _ in range(rounds):
-        for n in names:
+    for r in range(rounds):
+        for n in rotated(names, r):
             dt, rc = spawn_time(argvs[n], devnull)
             times[n].append(dt)
             if rc != 0:
@@ -332,10 +340,10 @@ def _bench_forward(inits, helper, rounds, n_idle, n_bursts, burst_len, gap_us):
         "inits side by side, interleaved signal by signal")
     acc = {i.name: {"idle": [], "b2b": [], "lost": 0, "dup": 0, "sent": 0, "cpu": 0, "errors": []}
            for i in inits}
-    for _ in range(rounds):
+    for r in range(rounds):
         runs = {}
         try:
-            for init in inits:
+            for init in rotated(inits, r):
                 runs[init.name] = NsRun(init, [helper, "sigrecv"], stdout_pipe=True)
             argv = [helper, "send", str(n_idle), str(gap_us), str(n_bursts), str(burst_len)]
             for name, run in list(runs.items()):
@@ -408,8 +416,8 @@ def cpu_ns(pid):
 def bench_burst(inits, helper, rounds, n):
     log(f"burst reaping: {rounds} rounds x {n} zombies")
     acc = {i.name: {"rate": [], "ms": [], "cpu": [], "left": 0, "handed": [], "errors": []} for i in inits}
-    for _ in range(rounds):
-        for init in inits:
+    for r in range(rounds):
+        for init in rotated(inits, r):
             a = acc[init.name]
             try:
                 d, _ = run_helper_json(init, helper, ["burst", str(n)], timeout=120)
@@ -436,8 +444,8 @@ def bench_stream(inits, helper, rounds, n):
     log(f"orphan stream: {rounds} round(s) x {n} orphans")
     acc = {i.name: {"peak": [], "mean": [], "cpu": [], "left": 0, "rate": [], "errors": [], "ok": False}
            for i in inits}
-    for _ in range(rounds):
-        for init in inits:
+    for r in range(rounds):
+        for init in rotated(inits, r):
             a = acc[init.name]
             try:
                 d, _ = run_helper_json(init, helper, ["stream", str(n)], timeout=600)
@@ -596,8 +604,8 @@ def bench_stop(inits, rounds):
         pc = None
     acc = {i.name: {"ms": [], "ends": {}, "status": {}, "timeouts": 0, "errors": []} for i in inits}
     try:
-        for _ in range(rounds):
-            for init in inits:
+        for r in range(rounds):
+            for init in rotated(inits, r):
                 a = acc[init.name]
                 run = NsRun(init, ["sh", "-c", "sleep 1000"])
                 try:
@@ -1008,6 +1016,9 @@ def main():
                 shutil.copy2(i.path, copy)
                 i.path = copy
             inits.append(i)
+        elif i.name == "vigil":
+            sys.exit(f"bench: no vigil at {i.path}: build it (cargo build --release --target "
+                     "x86_64-unknown-linux-musl), or pass --vigil PATH, or leave it out with --inits")
         else:
             skipped.append(i.name)
             log(f"bench: {i.name} not found at {i.path}: skipped")
