@@ -22,6 +22,7 @@ import datetime
 import json
 import os
 import platform
+import random
 import select
 import shutil
 import signal
@@ -314,10 +315,11 @@ def bench_startup(inits, rounds):
                 fails[n] += 1
     os.close(devnull)
     bare = median(times["(bare)"])
-    res = {"(bare)": {"startup_ms": bare / 1e6}}
+    res = {"(bare)": {"startup_ms": bare / 1e6, "raw_startup_ns": times["(bare)"]}}
     for i in inits:
         m = median(times[i.name])
         res[i.name] = {
+            "raw_startup_ns": times[i.name],
             "startup_ms": m / 1e6,
             "startup_overhead_ms": (m - bare) / 1e6,
             "startup_failures": fails[i.name],
@@ -383,6 +385,8 @@ def _bench_forward(inits, helper, rounds, n_idle, n_bursts, burst_len, gap_us):
             "fwd_idle_p99_us": us(pct(a["idle"], 99)),
             "fwd_b2b_median_us": us(median(a["b2b"])),
             "fwd_b2b_p99_us": us(pct(a["b2b"], 99)),
+            "raw_fwd_idle_ns": a["idle"],
+            "raw_fwd_b2b_ns": a["b2b"],
             "fwd_init_cpu_us_per_signal": a["cpu"] / a["sent"] / 1e3 if a["sent"] else None,
             "signals_sent": a["sent"],
             "signals_lost": a["lost"],
@@ -434,6 +438,7 @@ def bench_burst(inits, helper, rounds, n):
         "burst_rate_per_s": median(a["rate"]),
         "burst_reap_ms": median(a["ms"]),
         "burst_reap_ms_all": a["ms"],
+        "raw_burst_rate_per_s": a["rate"],
         "burst_init_cpu_us_per_zombie": median(a["cpu"]),
         "burst_left": a["left"] if a["handed"] else None,
         "burst_errors": a["errors"],
@@ -709,7 +714,35 @@ def fmt_ratio(r):
     return f" ({r:.2f}×)"
 
 
-def evaluate_targets(res, names):
+def boot_ci(stat, groups, n=1000, seed=1):
+    """95 % bootstrap interval of stat(*groups): how far the figure could move
+    by chance, given the spread of the samples."""
+    if not groups or any(not g for g in groups):
+        return None
+    rnd = random.Random(seed)
+    vals = []
+    for _ in range(n):
+        try:
+            vals.append(stat(*[rnd.choices(g, k=len(g)) for g in groups]))
+        except ZeroDivisionError:
+            pass
+    if len(vals) < n // 2:
+        return None
+    vals.sort()
+    return vals[int(0.025 * len(vals))], vals[int(0.975 * len(vals)) - 1]
+
+
+def ci_text(ci, threshold):
+    if ci is None:
+        return ""
+    lo, hi = ci
+    t = f"; 95 % interval {lo:.2f}–{hi:.2f}"
+    if lo <= threshold <= hi:
+        t += ", within noise of the target"
+    return t
+
+
+def evaluate_targets(res, names, raw_bare=None):
     """The issue's targets: vigil against the best of the others in the same run."""
     if "vigil" not in res:
         return []
@@ -724,19 +757,26 @@ def evaluate_targets(res, names):
 
     out = []
 
-    def add(name, ok, figure):
+    def add(name, ok, figure, *keys):
+        if keys and all(v.get(k) is None for k in keys):
+            ok, figure = None, "not measured in this run"
         out.append({"target": name, "met": ok, "figure": figure})
 
     w = v.get("idle_wakeups_per_s")
-    add("idle wake-ups: 0 per second", w is not None and w == 0, f"vigil {fmt(w, '{:.2f}')}/s")
+    add("idle wake-ups: 0 per second", w is not None and w == 0, f"vigil {fmt(w, '{:.2f}')}/s", "idle_wakeups_per_s")
 
     ts = res.get("tini-static", {}).get("startup_overhead_ms")
     vo = v.get("startup_overhead_ms")
     if ts is None:
         add("start-up overhead ≤ tini-static's", None, "tini-static not present")
     else:
+        ci = None
+        rv, rt = v.get("raw_startup_ns"), res["tini-static"].get("raw_startup_ns")
+        if rv and rt and raw_bare:
+            ci = boot_ci(lambda a, b, c: (median(a) - median(c)) / (median(b) - median(c)), [rv, rt, raw_bare])
         add("start-up overhead ≤ tini-static's", vo is not None and vo <= ts,
-            f"vigil {fmt(vo, '{:.3f}')} ms, tini-static {ts:.3f} ms")
+            f"vigil {fmt(vo, '{:.3f}')} ms, tini-static {ts:.3f} ms ({fmt(ratio(vo, ts), '{:.2f}')}×"
+            f"{ci_text(ci, 1.0)})", "startup_overhead_ms")
 
     for key, label in (("fwd_idle_median_us", "forwarding latency median (from idle) ≤ 1.05× best"),
                        ("fwd_b2b_median_us", "forwarding latency median (back-to-back) ≤ 1.05× best")):
@@ -745,21 +785,29 @@ def evaluate_targets(res, names):
         if b is None:
             add(label, None, "no other init measured")
         else:
+            rawkey = "raw_" + key.replace("_median_us", "_ns")
+            ci = boot_ci(lambda a, c: median(a) / median(c), [v.get(rawkey) or [], res[bn].get(rawkey) or []])
             add(label, x is not None and x <= 1.05 * b,
-                f"vigil {fmt(x, '{:.1f}')} µs, best {bn} {b:.1f} µs ({fmt(ratio(x, b), '{:.2f}')}×)")
+                f"vigil {fmt(x, '{:.1f}')} µs, best {bn} {b:.1f} µs ({fmt(ratio(x, b), '{:.2f}')}×"
+                f"{ci_text(ci, 1.05)})", key)
 
     b, bn = best("burst_rate_per_s", higher=True)
     x = v.get("burst_rate_per_s")
     if b is None:
         add("burst reaping rate ≥ best", None, "no other init measured")
     else:
+        ci = boot_ci(lambda a, c: median(a) / median(c),
+                     [v.get("raw_burst_rate_per_s") or [], res[bn].get("raw_burst_rate_per_s") or []])
         add("burst reaping rate ≥ best", x is not None and x >= b,
-            f"vigil {fmt(x, '{:,.0f}')}/s, best {bn} {b:,.0f}/s ({fmt(ratio(x, b), '{:.2f}')}×)")
+            f"vigil {fmt(x, '{:,.0f}')}/s, best {bn} {b:,.0f}/s ({fmt(ratio(x, b), '{:.2f}')}×"
+            f"{ci_text(ci, 1.0)})",
+            "burst_rate_per_s")
     bl, sl = v.get("burst_left"), v.get("stream_left")
-    add("zombies left: 0", bl == 0 and sl == 0, f"burst {fmt(bl, '{:d}')}, stream {fmt(sl, '{:d}')}")
+    add("zombies left: 0", bl == 0 and sl == 0, f"burst {fmt(bl, '{:d}')}, stream {fmt(sl, '{:d}')}",
+        "burst_left", "stream_left")
 
     h = v.get("vmhwm_kib")
-    add("VmHWM ≤ 700 KiB", h is not None and h <= 700, f"vigil {fmt(h, '{:d}')} KiB")
+    add("VmHWM ≤ 700 KiB", h is not None and h <= 700, f"vigil {fmt(h, '{:d}')} KiB", "vmhwm_kib")
     s = v.get("binary_kib")
     add("static binary ≤ 512 KiB", s is not None and s <= 512 and v.get("static") is True,
         f"vigil {fmt(s, '{:.0f}')} KiB, {'static' if v.get('static') else 'NOT static'}")
@@ -1077,8 +1125,10 @@ def main():
         return part
 
     su = phase("startup", lambda: bench_startup(inits, p["startup_rounds"]))
+    raw_bare = None
     if su:
-        bare_ms = su.pop("(bare)")["startup_ms"]
+        bare = su.pop("(bare)")
+        bare_ms, raw_bare = bare["startup_ms"], bare["raw_startup_ns"]
         merge(su)
     for name, fn in (
             ("forward", lambda: bench_forward(inits, helper, p["fwd_rounds"], p["fwd_idle_per_round"],
@@ -1096,7 +1146,7 @@ def main():
         machine["loadavg_end"] = " ".join(f.read().split()[:3])
     duration = time.monotonic() - t_start
 
-    targets = evaluate_targets(res, names)
+    targets = evaluate_targets(res, names, raw_bare)
     failures = {n: functional_failures(res[n]) for n in names}
     cmd = "python3 bench/run.py" + (" --quick" if q else "")
     extra = [a for a in sys.argv[1:] if a not in ("--quick", "--write-docs")]
@@ -1117,6 +1167,7 @@ def main():
         "other_load_cpus": other_load,
         "params": p,
         "bare_unshare_true_ms": bare_ms,
+        "raw_bare_startup_ns": raw_bare,
         "inits": {n: dict(info[n], metrics=res[n]) for n in names},
         "skipped": skipped,
         "targets": targets,
