@@ -1030,14 +1030,14 @@ def main():
 
     q = args.quick
     p = {
-        "startup_rounds": args.startup_rounds or (30 if q else 200),
-        "fwd_rounds": args.fwd_rounds or (2 if q else 10),
+        "startup_rounds": args.startup_rounds or (30 if q else 400),
+        "fwd_rounds": args.fwd_rounds or (2 if q else 12),
         "fwd_idle_per_round": 20 if q else 50,
         "fwd_bursts_per_round": 5,
         "fwd_burst_len": 10,
         "fwd_gap_us": 5000,
         "burst_zombies": args.burst,
-        "burst_rounds": args.burst_rounds or (1 if q else 5),
+        "burst_rounds": args.burst_rounds or (1 if q else 7),
         "stream_orphans": args.orphans or (10000 if q else 100000),
         "stream_rounds": args.stream_rounds or 1,
         "idle_seconds": args.idle_seconds or (2.0 if q else 5.0),
