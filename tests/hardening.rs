@@ -410,23 +410,43 @@ struct PidsCgroup {
 }
 
 impl PidsCgroup {
+    /// A child of the v1 pids hierarchy (/sys/fs/cgroup/pids), or else of
+    /// the v2 root (/sys/fs/cgroup) when the pids controller can be enabled
+    /// there.
     fn create(max: u32) -> Result<PidsCgroup, String> {
-        let root = Path::new("/sys/fs/cgroup/pids");
-        if !root.join("cgroup.procs").exists() {
-            return Err(format!(
-                "no cgroup v1 pids controller at {}",
-                root.display()
-            ));
-        }
-        let path = root.join(format!(
+        let v1 = Path::new("/sys/fs/cgroup/pids");
+        let v2 = Path::new("/sys/fs/cgroup");
+        let parent = if v1.join("cgroup.procs").exists() {
+            v1
+        } else if v2.join("cgroup.controllers").exists() {
+            let has = |file: &str| {
+                std::fs::read_to_string(v2.join(file))
+                    .unwrap_or_default()
+                    .split_whitespace()
+                    .any(|c| c == "pids")
+            };
+            if !has("cgroup.controllers") {
+                return Err("cgroup v2 without the pids controller".into());
+            }
+            if !has("cgroup.subtree_control") {
+                std::fs::write(v2.join("cgroup.subtree_control"), "+pids")
+                    .map_err(|e| format!("cannot enable pids in {}: {e}", v2.display()))?;
+            }
+            v2
+        } else {
+            return Err("no cgroup v1 pids hierarchy and no cgroup v2".into());
+        };
+        let path = parent.join(format!(
             "vigil-hardening-{}-{}",
             std::process::id(),
-            Instant::now().elapsed().as_nanos()
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos())
         ));
         std::fs::create_dir(&path).map_err(|e| format!("mkdir {}: {e}", path.display()))?;
         let cg = PidsCgroup { path };
         std::fs::write(cg.path.join("pids.max"), max.to_string())
-            .map_err(|e| format!("pids.max: {e}"))?;
+            .map_err(|e| format!("{}/pids.max: {e}", cg.path.display()))?;
         Ok(cg)
     }
     fn procs(&self) -> Vec<i32> {
@@ -1263,7 +1283,21 @@ fn world_writable(tag: &str) -> TempDir {
     d
 }
 
-fn as_nobody(v: Vigil, pid1: bool) {
+/// Copies of vigil and the helpers nobody can run wherever the build is
+/// (a clone under /root is out of nobody's reach).
+fn nobody_bins() -> TempDir {
+    let bins = TempDir::new("nobody-bin");
+    std::fs::set_permissions(bins.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::copy(vigil_bin(), bins.join("vigil")).unwrap();
+    for name in ["orphans", "sigcount", "marker"] {
+        std::fs::copy(example(name), bins.join(name)).unwrap();
+    }
+    bins
+}
+
+fn as_nobody(make: impl FnOnce(&Path) -> Vigil, pid1: bool) {
+    let bins = nobody_bins();
+    let v = make(&bins.join("vigil"));
     let dir = world_writable("nobody");
     let out = dir.join("counts");
     let hook = dir.join("hook");
@@ -1271,8 +1305,8 @@ fn as_nobody(v: Vigil, pid1: bool) {
     let locked = TempDir::new("nobody-locked");
     let script = format!(
         "'{}' --count 30 --burst 10 && exec '{}' --out '{}' --die-on 15",
-        example("orphans").display(),
-        example("sigcount").display(),
+        bins.join("orphans").display(),
+        bins.join("sigcount").display(),
         out.display()
     );
     let run = v
@@ -1281,7 +1315,7 @@ fn as_nobody(v: Vigil, pid1: bool) {
         .arg("--post-start")
         .arg(format!(
             "'{}' '{}' 0",
-            example("marker").display(),
+            bins.join("marker").display(),
             hook.display()
         ))
         .args(["--", "sh", "-c", &script])
@@ -1327,7 +1361,7 @@ fn pid1_as_nobody() {
         .map(|s| s.to_string())
         .collect();
     prefix.extend(setpriv_args());
-    as_nobody(Vigil::wrapped(&prefix), true);
+    as_nobody(|vigil| Vigil::wrapped(&prefix).program(vigil), true);
 }
 
 #[test]
@@ -1335,10 +1369,12 @@ fn plain_as_nobody() {
     let mut args = setpriv_args();
     let program = args.remove(0);
     as_nobody(
-        Vigil::plain()
-            .program(which(&program))
-            .args(args)
-            .arg(vigil_bin()),
+        |vigil| {
+            Vigil::plain()
+                .program(which(&program))
+                .args(args)
+                .arg(vigil)
+        },
         false,
     );
 }
