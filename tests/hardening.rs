@@ -1069,19 +1069,21 @@ fn stderr_on_a_pipe_with_no_reader() {
     // fd 3 (read-write) lets the write-only open succeed, then goes away: no
     // reader is left.
     let f = fifo.display();
-    survives_stdio_script(
-        &format!("exec 3<>'{f}'; exec \"$@\" 2>'{f}' 3>&-"),
-        "broken pipe",
-    );
-}
-
-fn survives_stdio_script(script: &str, what: &str) {
-    let dir = TempDir::new("stdio2");
-    let out = dir.join("counts");
-    let v = pid1_via_sh(script).arg("-vvv");
+    let dir2 = TempDir::new("brokenpipe-out");
+    let out = dir2.join("counts");
+    let v = pid1_via_sh(&format!("exec 3<>'{f}'; exec \"$@\" 2>'{f}' 3>&-")).arg("-vvv");
     let run = with_counter(v, &out).spawn();
     wait_ready(&run, &out);
     let vp = run.vigil_pid();
+    // Really no reader: a non-blocking open for writing fails with ENXIO.
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_WRONLY | libc::O_NONBLOCK) };
+    let err = std::io::Error::last_os_error();
+    assert!(
+        fd < 0 && err.raw_os_error() == Some(libc::ENXIO),
+        "the fifo has a reader (open gave fd {fd}, {err})"
+    );
+    let what = "broken pipe";
     let s = storm(vp, 2000, &[libc::SIGUSR1, libc::SIGHUP, 40]);
     assert!(
         wait_until(TIMEOUT, || Counts::read(&out).count(40) == s.by[&40].0),
