@@ -268,7 +268,7 @@ impl Supervisor {
 
     /// Forwards a signal to the child (or its group), after `--rewrite`.
     /// Returns what was sent.
-    fn forward(&mut self, signal: i32) -> Option<i32> {
+    fn forward(&self, signal: i32) -> Option<i32> {
         if !matches!(self.state, State::Running | State::Stopping { .. }) {
             log::debug!(
                 "the child has exited; {} not forwarded",
