@@ -737,7 +737,11 @@ fn judge(
     }
     for text in [&ran.stdout, &ran.stderr] {
         if text.contains("panicked") || text.contains("RUST_BACKTRACE") {
-            return Err("vigil panicked".into());
+            // The message is the line after "panicked at FILE:LINE:COL:".
+            let mut lines = text.lines().skip_while(|l| !l.contains("panicked"));
+            let at = lines.next().unwrap_or("");
+            let message = lines.next().unwrap_or("").trim();
+            return Err(format!("vigil panicked [{message}] {at}"));
         }
     }
     let status = ran.status.code().unwrap_or(-1);
