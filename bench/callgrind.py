@@ -64,6 +64,8 @@ def main():
     ap.add_argument("--also", action="append", default=[], metavar="NAME=PATH")
     ap.add_argument("--signals", type=int, default=1000)
     ap.add_argument("--zombies", type=int, default=2000)
+    ap.add_argument("--write-docs", action="store_true",
+                    help="replace the generated instruction-count table in docs/benchmarks.md")
     args = ap.parse_args()
     if not shutil.which("valgrind"):
         sys.exit("bench: valgrind is needed (apt-get install valgrind)")
@@ -76,8 +78,10 @@ def main():
     for spec in args.also:
         name, _, path = spec.partition("=")
         inits.append(B.Init(name, os.path.abspath(path), ["--"]))
-    print("| init | start-up + exit (instructions) | per forwarded signal | per reaped zombie |")
-    print("|---|---:|---:|---:|")
+    lines = ["| init | start-up + exit (instructions) | per forwarded signal | per reaped zombie |",
+             "|---|---:|---:|---:|"]
+    for line in lines:
+        print(line)
     for init in inits:
         f = lambda what: os.path.join(out, f"{init.name}.{what}")
         try:
@@ -87,11 +91,21 @@ def main():
             s1 = callgrind(init, [helper, "sigrecv"], f(f"sig{args.signals}"), args.signals)
             z0 = callgrind(init, [helper, "burst", "0"], f("burst0"))
             z1 = callgrind(init, [helper, "burst", str(args.zombies)], f(f"burst{args.zombies}"))
-            print(f"| {init.name} | {start:,} | {(s1 - s0) / args.signals:,.0f} | "
-                  f"{(z1 - z0) / args.zombies:,.0f} |", flush=True)
+            lines.append(f"| {init.name} | {start:,} | {(s1 - s0) / args.signals:,.0f} | "
+                         f"{(z1 - z0) / args.zombies:,.0f} |")
+            print(lines[-1], flush=True)
             B.log(f"  {init.name}: {time.monotonic() - t0:.0f} s")
         except (RuntimeError, OSError) as e:
-            print(f"| {init.name} | error: {e} | | |", flush=True)
+            lines.append(f"| {init.name} | error: {e} | | |")
+            print(lines[-1], flush=True)
+    if args.write_docs:
+        import datetime
+        date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        ver = B.version_of(os.path.abspath(args.vigil))
+        B.write_docs(os.path.join(B.REPO, "docs", "benchmarks.md"),
+                     f"`python3 bench/callgrind.py`, {date}, {ver}:\n\n" + "\n".join(lines) + "\n",
+                     tag="INSTRUCTIONS")
+        B.log("bench: updated docs/benchmarks.md")
 
 
 if __name__ == "__main__":

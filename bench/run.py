@@ -986,8 +986,8 @@ def machine_info():
     }
 
 
-def write_docs(doc_path, block):
-    begin, end = "<!-- BEGIN GENERATED RESULTS -->", "<!-- END GENERATED RESULTS -->"
+def write_docs(doc_path, block, tag="RESULTS"):
+    begin, end = f"<!-- BEGIN GENERATED {tag} -->", f"<!-- END GENERATED {tag} -->"
     with open(doc_path) as f:
         text = f.read()
     if begin not in text or end not in text:
