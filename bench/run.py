@@ -1024,6 +1024,9 @@ def main():
                     help="CPU the forwarding test is pinned to (default: the last one; -1: not pinned)")
     ap.add_argument("--write-docs", action="store_true",
                     help="replace the generated block of docs/benchmarks.md with this run")
+    ap.add_argument("--wait-quiet", type=float, metavar="SECONDS",
+                    help="before each measurement, wait up to SECONDS until other processes use "
+                         "less than 0.15 CPUs (for a recorded run on a shared machine)")
     ap.add_argument("--strict", action="store_true",
                     help="exit 1 when vigil misses any target (default: only on correctness failures)")
     args = ap.parse_args()
@@ -1117,6 +1120,15 @@ def main():
     def phase(name, fn):
         if not want(name):
             return
+        if args.wait_quiet:
+            end = time.monotonic() + args.wait_quiet
+            while True:
+                q = Meter()
+                time.sleep(3)
+                busy = q.other_cpus()
+                if busy < 0.15 or time.monotonic() > end:
+                    break
+                log(f"  waiting for a quiet machine (other processes use {busy:.2f} CPUs)")
         m = Meter()
         t = time.monotonic()
         part = fn()
