@@ -28,6 +28,10 @@
 # HEAP SUMMARY) must stay under 64 KiB: a leak of a few bytes per signal or
 # per orphan would exceed it.
 #
+# --vgdb=no: valgrind's gdbserver FIFOs are named after the pid, and every
+# valgrind that is PID 1 of some namespace would share the same names in
+# /tmp.
+#
 # Signal 64 (SIGRTMAX) is left out of the storm: valgrind keeps it for its
 # own use (it is never delivered to the program under valgrind).
 set -euo pipefail
@@ -73,7 +77,7 @@ count_of() {
 zombies_under() { ps -eo ppid=,stat= | awk -v p="$1" '$1 == p && $2 ~ /^Z/' | wc -l; }
 
 echo "== $(valgrind --version): $vigil as PID 1"
-unshare --pid --fork --mount-proc -- valgrind --error-exitcode=99 --leak-check=no --freelist-vol=${freelist_vol} --freelist-big-blocks=$((freelist_vol / 2)) \
+unshare --pid --fork --mount-proc -- valgrind --error-exitcode=99 --leak-check=no --vgdb=no --freelist-vol=${freelist_vol} --freelist-big-blocks=$((freelist_vol / 2)) \
     --log-file="$work/valgrind.log" "$vigil" -v -- \
     "$ex/sigcount" --out "$work/counts" --die-on 15 2>"$work/vigil.log" &
 unshare_pid=$!
