@@ -173,12 +173,19 @@ pub fn parse(
     build(&matches, &env).map(Action::Run)
 }
 
-/// The first line of clap's message, without its `error: ` prefix, plus a
-/// pointer to `--help`.
+/// clap's message without its `error: ` prefix and the usage and `--help`
+/// sections it appends (the bad value itself may hold a newline, so this
+/// cuts at those sections rather than at the first line break), plus a
+/// pointer to `--help`. `logging::say` escapes what is left into one line.
 fn first_line(message: &str) -> String {
-    let line = message.lines().next().unwrap_or("invalid command line");
-    let line = line.strip_prefix("error: ").unwrap_or(line);
-    format!("{line} (see vigil --help)")
+    let message = message.strip_prefix("error: ").unwrap_or(message);
+    let end = ["\n\nUsage:", "\n\nFor more information", "\n\n  tip:"]
+        .iter()
+        .filter_map(|marker| message.find(marker))
+        .min()
+        .unwrap_or(message.len());
+    let text = message.get(..end).unwrap_or(message).trim_end();
+    format!("{text} (see vigil --help)")
 }
 
 /// Reads the environment, turning each malformed value into a usage error
@@ -365,6 +372,10 @@ fn parse_verbosity(text: &str) -> Result<u8, String> {
     }
 }
 
+/// The longest duration vigil takes: longer ones mean nothing for a
+/// container, and deadlines far beyond it would overflow the clock.
+const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
 /// Parses a duration: `500ms`, `5s`, `1.5s`, `2m`, `1h`; a bare number is
 /// seconds. Integer arithmetic only: floats would cost the binary 20 KiB.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -399,6 +410,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         .checked_mul(nanos_per_unit)
         .and_then(|n| n.checked_add(fraction_nanos))
         .ok_or_else(bad)?;
+    if nanos > MAX_DURATION.as_nanos() {
+        return Err(format!("'{text}' is too long: at most 8760h (a year)"));
+    }
     let secs = u64::try_from(nanos / 1_000_000_000).map_err(|_| bad())?;
     Ok(Duration::new(secs, (nanos % 1_000_000_000) as u32))
 }
@@ -517,7 +531,7 @@ mod tests {
         for (args, vars, needle) in cases {
             let err = run(args, vars).expect_err(needle);
             assert!(err.0.contains(needle), "{args:?}: {}", err.0);
-            assert!(!err.0.contains('\n'), "{args:?}: {}", err.0);
+            assert!(!err.0.contains("\n\n"), "{args:?}: {}", err.0);
         }
     }
 

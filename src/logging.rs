@@ -22,7 +22,8 @@ pub fn init(verbosity: u8) {
                 log::Level::Warn => "warning: ",
                 _ => "",
             };
-            writeln!(buf, "vigil: {tag}{}", record.args())
+            let message = one_line(&record.args().to_string());
+            writeln!(buf, "vigil: {tag}{message}")
         })
         .target(env_logger::Target::Pipe(Box::new(Stderr)))
         .try_init();
@@ -31,14 +32,35 @@ pub fn init(verbosity: u8) {
 /// Writes a usage or start-up message straight to stderr, before logging is
 /// set up. Errors are ignored: there is nobody else to tell.
 pub fn say(message: &str) {
-    let _ = Stderr.write_all(format!("vigil: {message}\n").as_bytes());
+    let _ = Stderr.write_all(format!("vigil: {}\n", one_line(message)).as_bytes());
+}
+
+/// Escapes control characters (a newline in a command's argument, say), so
+/// that every message stays one line starting `vigil:`.
+pub fn one_line(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| match c {
+            '\n' => "\\n".to_string(),
+            '\t' => "\\t".to_string(),
+            '\r' => "\\r".to_string(),
+            c if c.is_control() => c.escape_unicode().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
 }
 
 /// stderr that drops what it cannot write at once. It is shared with the
 /// child, so it cannot be made non-blocking itself; instead each write first
-/// asks `poll` whether there is room (a pipe reports room for at least a page
-/// once it is writable, more than one log line needs).
+/// asks `poll` whether there is room, and writes at most `PIPE_BUF` bytes: a
+/// writable pipe has room for that much, so the write cannot block. A longer
+/// line goes out in several writes, each one polled first.
 struct Stderr;
+
+/// What a pipe that polls writable takes without blocking.
+const PIPE_BUF: usize = 4096;
 
 impl Write for Stderr {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
@@ -52,10 +74,11 @@ impl Write for Stderr {
         if ready != 1 || fds[0].revents & libc::POLLOUT == 0 {
             return Ok(buf.len());
         }
-        // SAFETY: write reads `buf.len()` bytes from `buf`, which is live.
-        let n = unsafe { libc::write(libc::STDERR_FILENO, buf.as_ptr().cast(), buf.len()) };
-        // Closed, broken or full: the line is lost, vigil goes on.
-        Ok(if n < 0 { buf.len() } else { n as usize })
+        let len = buf.len().min(PIPE_BUF);
+        // SAFETY: write reads `len` bytes from `buf`, which is at least that long.
+        let n = unsafe { libc::write(libc::STDERR_FILENO, buf.as_ptr().cast(), len) };
+        // Closed, broken or full: the rest is lost, vigil goes on.
+        Ok(if n <= 0 { buf.len() } else { n as usize })
     }
 
     fn flush(&mut self) -> io::Result<()> {

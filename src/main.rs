@@ -2,7 +2,16 @@
 //!
 //! `main` stays thin: block signals, parse, set up logging, run, exit. Each
 //! concern lives in its own module; the state machine is in `supervisor`.
+//!
+//! vigil brings its own C `main` (`#![no_main]`) rather than Rust's
+//! runtime start-up, for two reasons a PID 1 cares about: Rust's start-up
+//! sets SIGPIPE to ignored before any user code runs, which would hide from
+//! vigil (and so from its child) what its parent had; and it aborts the
+//! process when a standard descriptor is closed and /dev/null cannot be
+//! opened, which as PID 1 would take the container down.
 
+// The unit tests keep libtest's own `main`.
+#![cfg_attr(not(test), no_main)]
 // A PID 1 that panics takes the container with it: no path a user can reach
 // may unwrap, index out of bounds or panic.
 #![cfg_attr(
@@ -29,28 +38,50 @@ mod signals;
 mod spawn;
 mod supervisor;
 
+use std::ffi::OsString;
 use std::io::Write;
+use std::os::raw::c_int;
 
-fn main() {
+/// The program's entry point, called by the C library's start-up code.
+#[cfg(not(test))]
+#[no_mangle]
+extern "C" fn main(argc: c_int, argv: *const *const std::os::raw::c_char) -> c_int {
+    use std::ffi::CStr;
+    use std::os::unix::ffi::OsStringExt;
+    let count = usize::try_from(argc).unwrap_or(0);
+    let args: Vec<OsString> = (0..count)
+        .map(|i| {
+            // SAFETY: the C runtime passes `argc` pointers in `argv`, each a
+            // NUL-terminated string that lives as long as the process.
+            let arg = unsafe { CStr::from_ptr(*argv.add(i)) };
+            OsString::from_vec(arg.to_bytes().to_vec())
+        })
+        .collect();
+    run(args)
+}
+
+#[cfg_attr(test, allow(dead_code))]
+fn run(args: Vec<OsString>) -> c_int {
     // First of all, so that no signal sent during start-up is lost or fatal.
     let inherited = match signals::block_all() {
         Ok(inherited) => inherited,
         Err(e) => {
             logging::say(&format!("error: cannot block signals: {e}"));
-            std::process::exit(1);
+            return 1;
         }
     };
-    let config = match cli::parse(std::env::args_os(), |name| std::env::var_os(name)) {
+    let config = match cli::parse(args, |name| std::env::var_os(name)) {
         Ok(cli::Action::Run(config)) => config,
         Ok(cli::Action::Print(text)) => {
             let _ = std::io::stdout().write_all(text.as_bytes());
-            std::process::exit(0);
+            let _ = std::io::stdout().flush();
+            return 0;
         }
         Err(cli::UsageError(message)) => {
             logging::say(&message);
-            std::process::exit(2);
+            return 2;
         }
     };
     logging::init(config.verbosity);
-    std::process::exit(supervisor::run(config, inherited));
+    supervisor::run(config, inherited)
 }

@@ -131,13 +131,12 @@ pub struct Inherited {
 impl Inherited {
     /// Puts back, in a freshly forked child, the mask and the dispositions
     /// vigil was started with. Raw syscalls only: runs between fork and exec.
-    ///
-    /// SIGPIPE is the exception: Rust's runtime ignores it before `main`, so
-    /// vigil cannot know what its parent had; the child gets the default, as
-    /// nearly every program expects (std resets it too).
+    /// This also undoes std's reset of SIGPIPE to the default: vigil has its
+    /// own `main`, so Rust's runtime never touched SIGPIPE and vigil knows
+    /// what its parent gave it.
     pub fn restore_in_child(&self) -> io::Result<()> {
         for (signal, _) in VIGIL_DISPOSITIONS {
-            let disposition = if signal != libc::SIGPIPE && self.ignored.contains(signal) {
+            let disposition = if self.ignored.contains(signal) {
                 Disposition::Ignore
             } else {
                 Disposition::Default
@@ -260,14 +259,15 @@ impl SignalFd {
         Ok(SignalFd(unsafe { OwnedFd::from_raw_fd(fd as RawFd) }))
     }
 
-    /// Reads every signal pending right now (none if there are none).
-    pub fn read_pending(&self) -> io::Result<Vec<Received>> {
-        let mut out = Vec::new();
+    /// Reads up to `BATCH` pending signals; an empty result means none is
+    /// pending. Callers handle each batch before reading the next, so a
+    /// storm of queued realtime signals never piles up in vigil's memory.
+    pub fn read_batch(&self) -> io::Result<Vec<Received>> {
         const BATCH: usize = 32;
+        // SAFETY: signalfd_siginfo is plain old data; all-zero is valid.
+        let mut infos: [libc::signalfd_siginfo; BATCH] = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of_val(&infos);
         loop {
-            // SAFETY: signalfd_siginfo is plain old data; all-zero is valid.
-            let mut infos: [libc::signalfd_siginfo; BATCH] = unsafe { std::mem::zeroed() };
-            let size = std::mem::size_of_val(&infos);
             // SAFETY: the kernel writes at most `size` bytes into `infos`,
             // which is live and exactly that large.
             let n = unsafe {
@@ -277,23 +277,22 @@ impl SignalFd {
                     size,
                 )
             };
-            if n < 0 {
-                let err = io::Error::last_os_error();
-                match err.kind() {
-                    io::ErrorKind::WouldBlock => return Ok(out),
-                    io::ErrorKind::Interrupted => continue,
-                    _ => return Err(err),
-                }
+            if n >= 0 {
+                let count = n as usize / std::mem::size_of::<libc::signalfd_siginfo>();
+                return Ok(infos
+                    .iter()
+                    .take(count)
+                    .map(|info| Received {
+                        signal: info.ssi_signo as i32,
+                        sender: Sender::from_siginfo(info),
+                    })
+                    .collect());
             }
-            let count = n as usize / std::mem::size_of::<libc::signalfd_siginfo>();
-            for info in infos.iter().take(count) {
-                out.push(Received {
-                    signal: info.ssi_signo as i32,
-                    sender: Sender::from_siginfo(info),
-                });
-            }
-            if count < BATCH {
-                return Ok(out);
+            let err = io::Error::last_os_error();
+            match err.kind() {
+                io::ErrorKind::WouldBlock => return Ok(Vec::new()),
+                io::ErrorKind::Interrupted => continue,
+                _ => return Err(err),
             }
         }
     }

@@ -50,13 +50,14 @@ impl fmt::Display for SpawnError {
     }
 }
 
-/// Joins argv for messages, quoted as a shell would need it.
+/// Joins argv for messages, quoted as a shell would need it, on one line
+/// (the exit report and the termination log hold it too).
 pub fn display_command(argv: &[OsString]) -> String {
     let words: Vec<String> = argv
         .iter()
         .map(|w| w.to_string_lossy().into_owned())
         .collect();
-    shell_words::join(words)
+    crate::logging::one_line(&shell_words::join(words))
 }
 
 /// Starts the process in a process group of its own and returns its pid.

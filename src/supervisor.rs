@@ -183,13 +183,15 @@ impl Supervisor {
                 .next_deadline()
                 .map(|at| at.saturating_duration_since(Instant::now()));
             wait_for_signal(&self.signals, timeout);
-            match self.signals.read_pending() {
-                Ok(received) => {
-                    for r in received {
-                        self.on_signal(r);
+            loop {
+                match self.signals.read_batch() {
+                    Ok(batch) if batch.is_empty() => break,
+                    Ok(batch) => batch.into_iter().for_each(|r| self.on_signal(r)),
+                    Err(e) => {
+                        log::error!("reading signals failed: {e}");
+                        break;
                     }
                 }
-                Err(e) => log::error!("reading signals failed: {e}"),
             }
             self.on_time(Instant::now());
         }
