@@ -94,7 +94,7 @@ fn main() {
                         while libc::read(fds[0], &mut b as *mut u8 as *mut libc::c_void, 1) < 0 {}
                         if life_ms > 0 {
                             let ts = libc::timespec {
-                                tv_sec: (life_ms / 1000) as libc::time_t,
+                                tv_sec: (life_ms / 1000) as _,
                                 tv_nsec: ((life_ms % 1000) * 1_000_000) as libc::c_long,
                             };
                             let mut rem = ts;

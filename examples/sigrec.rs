@@ -141,7 +141,7 @@ fn parse_sig(s: &str) -> u64 {
     1u64 << (n - 1)
 }
 
-fn report(dir: &str, read_stdin: bool) {
+fn report(dir: &str, read_stdin: bool, args: &[String]) {
     let d = std::path::Path::new(dir);
     let status = std::fs::read("/proc/self/status").unwrap_or_default();
     let _ = std::fs::write(d.join("status"), status);
@@ -158,7 +158,6 @@ fn report(dir: &str, read_stdin: bool) {
         ));
     }
     let _ = std::fs::write(d.join("env"), env);
-    let args: Vec<String> = std::env::args().collect();
     let _ = std::fs::write(d.join("args"), args.join("\n"));
     if read_stdin {
         let mut buf = Vec::new();
@@ -168,7 +167,7 @@ fn report(dir: &str, read_stdin: bool) {
     let _ = std::fs::write(d.join("done"), "");
 }
 
-fn run() -> i32 {
+fn run(argv: Vec<String>) -> i32 {
     let mut out = std::env::var("SIGREC_OUT").ok();
     let mut report_dir = None;
     let mut read_stdin = false;
@@ -177,7 +176,7 @@ fn run() -> i32 {
     let mut exit_on = 0u64;
     let mut skip = 0u64;
     let mut max_secs = 300u64;
-    let mut args = std::env::args().skip(1);
+    let mut args = argv.clone().into_iter().skip(1);
     while let Some(a) = args.next() {
         let mut val = || {
             args.next()
@@ -196,7 +195,7 @@ fn run() -> i32 {
         }
     }
     if let Some(dir) = &report_dir {
-        report(dir, read_stdin);
+        report(dir, read_stdin, &argv);
     }
     if once {
         return 0;
@@ -224,7 +223,16 @@ fn run() -> i32 {
     0
 }
 
+/// With `#![no_main]`, `std::env::args` is empty on musl (only glibc hands
+/// argv to Rust without its runtime), so the arguments come from here.
 #[no_mangle]
-pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
-    run()
+extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
+    let args = (0..argc.max(0) as usize)
+        .map(|i| {
+            // SAFETY: the C runtime passes argc NUL-terminated strings.
+            let arg = unsafe { std::ffi::CStr::from_ptr(*argv.add(i)) };
+            arg.to_string_lossy().into_owned()
+        })
+        .collect();
+    run(args)
 }

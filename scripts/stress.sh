@@ -33,7 +33,7 @@ cd "$(dirname "$0")/.."
 signals=20000
 orphans=2000
 burst=500
-vigil=target/debug/vigil
+vigil=target/x86_64-unknown-linux-musl/debug/vigil
 build=1
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -50,7 +50,7 @@ done
 if [ "$build" = 1 ]; then
     cargo build --quiet --bins --examples
 fi
-ex=target/debug/examples
+ex=target/x86_64-unknown-linux-musl/debug/examples
 for f in "$vigil" "$ex/sigcount" "$ex/storm" "$ex/orphans"; do
     [ -x "$f" ] || { echo "stress.sh: $f missing (build first)" >&2; exit 1; }
 done

@@ -221,6 +221,12 @@ impl Supervisor {
     }
 
     fn on_signal(&mut self, r: Received) {
+        if r.signal == libc::SIGPIPE && r.sender == Sender::Vigil {
+            // vigil's own write to a closed pipe (its stderr, most likely):
+            // not news for the child, and not to be logged, since logging it
+            // to that same pipe would raise the next one.
+            return;
+        }
         if r.signal == libc::SIGCHLD {
             log::trace!("received SIGCHLD {}", r.sender);
         } else {
@@ -228,9 +234,6 @@ impl Supervisor {
         }
         match r.signal {
             libc::SIGCHLD => self.reap(),
-            // A SIGPIPE from vigil's own write to a closed pipe: not news
-            // for the child.
-            libc::SIGPIPE if r.sender == Sender::Vigil => {}
             // Ignored, as tini does. Being blocked, they still reach the
             // signalfd: the kernel discards an ignored signal only when it
             // is not blocked.

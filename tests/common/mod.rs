@@ -50,8 +50,8 @@ pub fn vigil_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_vigil"))
 }
 
-/// Path of a test helper program built from `examples/NAME.rs`
-/// (target/debug/examples/NAME). `cargo test` builds examples, but
+/// Path of a test helper program built from `examples/NAME.rs`, beside the
+/// vigil binary (target/x86_64-unknown-linux-musl/debug/examples/NAME). `cargo test` builds examples, but
 /// `cargo test --test X` does not: when a helper is missing or older than
 /// its source, this runs `cargo build --examples` once per test binary.
 pub fn example(name: &str) -> PathBuf {
@@ -84,10 +84,6 @@ pub fn example(name: &str) -> PathBuf {
         let out = Command::new(cargo)
             .args(["build", "--quiet", "--examples", "--manifest-path"])
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
-            .env(
-                "CARGO_TARGET_DIR",
-                vigil_bin().parent().unwrap().parent().unwrap(),
-            )
             .stdin(Stdio::null())
             .output()
             .map_err(|e| format!("cannot run cargo: {e}"))?;
