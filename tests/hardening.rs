@@ -117,40 +117,48 @@ fn memory(pid: i32) -> (u64, u64) {
     (kb("VmRSS"), kb("VmHWM"))
 }
 
-/// vigil started under `unshare --pid --fork --mount-proc -- sh -c SCRIPT sh
-/// VIGIL ARGS`: SCRIPT sets something up and ends with `exec "$@"`, so
-/// vigil is PID 1 of the namespace with whatever SCRIPT arranged.
-fn pid1_via_sh(script: &str) -> Vigil {
-    Vigil::wrapped(&[
-        "unshare",
-        "--pid",
-        "--fork",
-        "--mount-proc",
-        "--",
-        "sh",
-        "-c",
-        script,
-        "sh",
-    ])
+/// The wrapper `unshare OPTS -- sh -c SCRIPT sh` (vigil's path and
+/// arguments follow): SCRIPT sets something up in the namespaces OPTS made
+/// and ends with `exec "$@"`, so vigil is PID 1 with whatever SCRIPT
+/// arranged.
+fn unshare_sh<'a>(opts: &[&'a str], script: &'a str) -> Vec<&'a str> {
+    let mut prefix = vec!["unshare"];
+    prefix.extend_from_slice(opts);
+    prefix.extend_from_slice(&["--", "sh", "-c", script, "sh"]);
+    prefix
 }
 
-/// The child every storm test runs: counts signals into `out`, dies of
-/// SIGTERM (so vigil exits 143 when it is stopped).
-fn with_counter(v: Vigil, out: &Path) -> Vigil {
-    v.arg("--")
+/// vigil as PID 1 of a new PID namespace (with its own /proc), started
+/// through `sh -c SCRIPT` (see `unshare_sh`).
+fn pid1_via_sh(script: &str) -> Vigil {
+    Vigil::wrapped(&unshare_sh(&["--pid", "--fork", "--mount-proc"], script))
+}
+
+/// `pid1_via_sh` in a private mount namespace too, for a SCRIPT that mounts.
+fn pid1_via_sh_with_mounts(script: &str) -> Vigil {
+    Vigil::wrapped(&unshare_sh(
+        &["--mount", "--pid", "--fork", "--mount-proc"],
+        script,
+    ))
+}
+
+/// The /proc tests' SCRIPT: vigil starts with no /proc at all.
+const UMOUNT_PROC: &str = "umount -l /proc && exec \"$@\"";
+
+/// Starts `v` with the child almost every test here runs: `sigcount`,
+/// counting signals into `out` and dying of SIGTERM (so vigil exits 143
+/// when it is stopped); returns once the counter is ready.
+fn start_counter(v: Vigil, out: &Path) -> Running {
+    let run = v
+        .arg("--")
         .arg(example("sigcount"))
         .arg("--out")
         .arg(out)
         .arg("--die-on")
         .arg("15")
-}
-
-fn wait_ready(run: &Running, out: &Path) {
-    assert!(
-        wait_for_file(&ready_file(out), TIMEOUT),
-        "the child never got ready\n{}",
-        run.describe()
-    );
+        .spawn();
+    wait_ready(&run, out);
+    run
 }
 
 /// Sends `sig` to vigil and waits until the counting child has one more.
@@ -202,8 +210,7 @@ fn is_rt(sig: i32) -> bool {
 fn signal_storm(v: Vigil) {
     let dir = TempDir::new("sigstorm");
     let out = dir.join("counts");
-    let run = with_counter(v, &out).spawn();
-    wait_ready(&run, &out);
+    let run = start_counter(v, &out);
     let vp = run.vigil_pid();
     // SIGCHLD from outside is noise vigil must swallow (reap nothing, forward
     // nothing).
@@ -305,8 +312,7 @@ fn orphans_in(vigil_pid: i32, args: &[&str]) {
 fn pid1_survives_an_orphan_storm() {
     let dir = TempDir::new("orphanstorm");
     let out = dir.join("counts");
-    let run = with_counter(Vigil::pid1().arg("-v"), &out).spawn();
-    wait_ready(&run, &out);
+    let run = start_counter(Vigil::pid1().arg("-v"), &out);
     let vp = run.vigil_pid();
     let no_zombies = |what: &str| {
         let ok = wait_until(TIMEOUT, || zombies_in_pidns(vp).is_empty());
@@ -488,6 +494,21 @@ fn timed_stop(run: Running) -> (Output, Duration) {
     (out, t.elapsed())
 }
 
+/// Stops vigil with SIGTERM where a 1 s deadline (`deadline`: "grace
+/// period", "drain timeout") is what ends the stop: checks that vigil did
+/// not panic, exited `code`, and waited for the deadline (0.9 s) but not
+/// much longer (less than `max`).
+fn stop_at_a_1s_deadline(run: Running, code: i32, deadline: &str, max: Duration) -> Output {
+    let (out, took) = timed_stop(run);
+    no_panic(&out);
+    assert_eq!(out.status, Exit::Code(code), "{out}");
+    assert!(
+        took >= Duration::from_millis(900) && took < max,
+        "stop took {took:?} with a 1s {deadline}\n{out}"
+    );
+    out
+}
+
 #[test]
 fn fork_bomb_in_a_hook_is_contained_by_the_grace_deadline() {
     let cg = match PidsCgroup::create(50) {
@@ -511,8 +532,7 @@ fn fork_bomb_in_a_hook_is_contained_by_the_grace_deadline() {
         "--pre-stop",
         "sh -c 'b() { b | b & }; b; exec sleep 1000'",
     ]);
-    let run = with_counter(v, &out).spawn();
-    wait_ready(&run, &out);
+    let run = start_counter(v, &out);
     let vp = run.vigil_pid();
     assert!(
         cg.procs().contains(&vp),
@@ -578,8 +598,7 @@ fn hooks_that_close_their_stdio() {
         "--pre-stop",
         "sh -c 'exec 0<&- 1>&- 2>&-; echo lost; echo lost >&2; exit 3'",
     ]);
-    let run = with_counter(v, &out).spawn();
-    wait_ready(&run, &out);
+    let run = start_counter(v, &out);
     assert!(
         run.wait_stderr("post-start hook succeeded", TIMEOUT),
         "{}",
@@ -607,17 +626,10 @@ fn pre_stop_hook_that_never_exits_ends_at_the_grace_deadline() {
     let dir = TempDir::new("hooknever");
     let out = dir.join("counts");
     let v = Vigil::pid1().args(["--grace-period", "1s", "--pre-stop", "sleep 1000"]);
-    let run = with_counter(v, &out).spawn();
-    wait_ready(&run, &out);
-    let (out, took) = timed_stop(run);
-    no_panic(&out);
+    let run = start_counter(v, &out);
     // The stop signal was never forwarded (pre-stop never finished): the
     // child got SIGKILL at the deadline.
-    assert_eq!(out.status, Exit::Code(137), "{out}");
-    assert!(
-        took >= Duration::from_millis(900) && took < Duration::from_secs(4),
-        "stop took {took:?} with a 1s grace period\n{out}"
-    );
+    let out = stop_at_a_1s_deadline(run, 137, "grace period", Duration::from_secs(4));
     assert!(
         out.stderr.contains("grace period (1.00s) over: SIGKILL to"),
         "{out}"
@@ -639,8 +651,7 @@ fn post_start_hook_that_never_exits_times_out() {
         "sleep 1000",
     ]);
     let t = Instant::now();
-    let run = with_counter(v, &out).spawn();
-    wait_ready(&run, &out);
+    let run = start_counter(v, &out);
     let out = run.wait(TIMEOUT);
     let took = t.elapsed();
     no_panic(&out);
@@ -667,15 +678,8 @@ fn pre_stop_hook_that_ignores_sigterm_ends_at_the_grace_deadline() {
         "--pre-stop",
         "sh -c 'trap \"\" TERM; kill -TERM $$; exec sleep 1000'",
     ]);
-    let run = with_counter(v, &out).spawn();
-    wait_ready(&run, &out);
-    let (out, took) = timed_stop(run);
-    no_panic(&out);
-    assert_eq!(out.status, Exit::Code(137), "{out}");
-    assert!(
-        took >= Duration::from_millis(900) && took < Duration::from_secs(4),
-        "stop took {took:?} with a 1s grace period\n{out}"
-    );
+    let run = start_counter(v, &out);
+    let out = stop_at_a_1s_deadline(run, 137, "grace period", Duration::from_secs(4));
     assert!(
         out.stderr.contains("pre-stop hook failed: timed out"),
         "{out}"
@@ -693,20 +697,13 @@ fn hook_leftover_that_ignores_sigterm_is_killed_at_the_drain_timeout() {
         "--post-start",
         "sh -c 'trap \"\" TERM; sleep 1000 & exit 0'",
     ]);
-    let run = with_counter(v, &out).spawn();
-    wait_ready(&run, &out);
+    let run = start_counter(v, &out);
     assert!(
         run.wait_stderr("post-start hook succeeded", TIMEOUT),
         "{}",
         run.describe()
     );
-    let (out, took) = timed_stop(run);
-    no_panic(&out);
-    assert_eq!(out.status, Exit::Code(143), "{out}");
-    assert!(
-        took >= Duration::from_millis(900) && took < Duration::from_secs(4),
-        "stop took {took:?} with a 1s drain timeout\n{out}"
-    );
+    let out = stop_at_a_1s_deadline(run, 143, "drain timeout", Duration::from_secs(4));
     assert!(
         out.stderr
             .contains("drain timeout (1.00s) over: SIGKILL to")
@@ -878,8 +875,36 @@ fn argument_list_too_long_gives_126() {
 // Hostile stdio
 // ---------------------------------------------------------------------------
 
+/// With vigil's stderr (or other stdio) in a hostile state (`what` says
+/// which): storms vigil with `count` signals, checks that every realtime
+/// one (40, which queues) reached the counting child (vigil neither blocked
+/// on a write nor died of SIGPIPE), that an ordinary signal still does, and
+/// that a stop still ends with 143; the child never got a SIGPIPE (vigil's
+/// own is not forwarded).
+fn storm_then_stop(run: Running, out: &Path, count: u64, what: &str) {
+    let vp = run.vigil_pid();
+    let s = storm(vp, count, &[libc::SIGUSR1, libc::SIGHUP, 40]);
+    assert!(
+        wait_until(TIMEOUT, || Counts::read(out).count(40) == s.by[&40].0),
+        "{what}: realtime signals lost, vigil stopped forwarding (state {:?}, wchan {:?}); sent {s:?}, counted {:?}\n{}",
+        state(vp),
+        std::fs::read_to_string(format!("/proc/{vp}/wchan")),
+        Counts::read(out),
+        run.describe()
+    );
+    assert_forwards(&run, out, libc::SIGUSR2);
+    let o = run.stop_and_wait(libc::SIGTERM, TIMEOUT);
+    no_panic(&o);
+    assert_eq!(o.status, Exit::Code(143), "{what}: {o}");
+    assert_eq!(
+        Counts::read(out).count(libc::SIGPIPE),
+        0,
+        "{what}: vigil forwarded a SIGPIPE of its own to the child"
+    );
+}
+
 /// Runs vigil as PID 1 with its stdio as `redirect` sets it (a sh
-/// redirection applied to vigil's exec), forwards a signal, stops it.
+/// redirection applied to vigil's exec), storms it, stops it.
 fn survives_stdio(redirect: &str, verbose: bool) {
     let dir = TempDir::new("stdio");
     let out = dir.join("counts");
@@ -887,25 +912,8 @@ fn survives_stdio(redirect: &str, verbose: bool) {
     if verbose {
         v = v.arg("-vvv");
     }
-    let run = with_counter(v, &out).spawn();
-    wait_ready(&run, &out);
-    let vp = run.vigil_pid();
-    let s = storm(vp, 2000, &[libc::SIGUSR1, libc::SIGHUP, 40]);
-    assert!(
-        wait_until(TIMEOUT, || Counts::read(&out).count(40) == s.by[&40].0),
-        "{redirect}: realtime signals lost; sent {s:?}, counted {:?}\n{}",
-        Counts::read(&out),
-        run.describe()
-    );
-    assert_forwards(&run, &out, libc::SIGUSR2);
-    let o = run.stop_and_wait(libc::SIGTERM, TIMEOUT);
-    no_panic(&o);
-    assert_eq!(o.status, Exit::Code(143), "{redirect}: {o}");
-    assert_eq!(
-        Counts::read(&out).count(libc::SIGPIPE),
-        0,
-        "{redirect}: vigil forwarded a SIGPIPE of its own"
-    );
+    let run = start_counter(v, &out);
+    storm_then_stop(run, &out, 2000, redirect);
 }
 
 #[test]
@@ -934,20 +942,9 @@ fn all_stdio_closed() {
 /// when it cannot: as PID 1 that crash takes the container with it.
 #[test]
 fn stderr_closed_and_no_dev_null() {
-    let o = Vigil::wrapped(&[
-        "unshare",
-        "--mount",
-        "--pid",
-        "--fork",
-        "--mount-proc",
-        "--",
-        "sh",
-        "-c",
-        "mount -t tmpfs none /dev && exec \"$@\" 2>&-",
-        "sh",
-    ])
-    .args(["--", "sh", "-c", "exit 3"])
-    .run();
+    let o = pid1_via_sh_with_mounts("mount -t tmpfs none /dev && exec \"$@\" 2>&-")
+        .args(["--", "sh", "-c", "exit 3"])
+        .run();
     assert_eq!(
         o.status,
         Exit::Code(3),
@@ -955,14 +952,19 @@ fn stderr_closed_and_no_dev_null() {
     );
 }
 
+/// `path` for libc calls.
+fn c_path(path: &Path) -> std::ffi::CString {
+    std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap()
+}
+
 fn mkfifo(path: &Path) {
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    let c = c_path(path);
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
 }
 
 fn open_fd(path: &Path, flags: i32) -> std::os::fd::OwnedFd {
     use std::os::fd::FromRawFd;
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    let c = c_path(path);
     let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC) };
     assert!(
         fd >= 0,
@@ -1006,22 +1008,8 @@ fn stderr_on_a_full_pipe_nobody_reads() {
     assert!(filled >= 4096, "filled only {filled} bytes");
     let out = dir.join("counts");
     let v = pid1_via_sh(&format!("exec \"$@\" 2>'{}'", fifo.display())).arg("-vvv");
-    let run = with_counter(v, &out).spawn();
-    wait_ready(&run, &out);
-    let vp = run.vigil_pid();
-    let s = storm(vp, 3000, &[libc::SIGUSR1, libc::SIGHUP, 40]);
-    assert!(
-        wait_until(TIMEOUT, || Counts::read(&out).count(40) == s.by[&40].0),
-        "vigil stopped forwarding with a full stderr pipe (state {:?}, wchan {:?}); counted {:?}\n{}",
-        state(vp),
-        std::fs::read_to_string(format!("/proc/{vp}/wchan")),
-        Counts::read(&out),
-        run.describe()
-    );
-    assert_forwards(&run, &out, libc::SIGUSR2);
-    let o = run.stop_and_wait(libc::SIGTERM, TIMEOUT);
-    no_panic(&o);
-    assert_eq!(o.status, Exit::Code(143), "{o}");
+    let run = start_counter(v, &out);
+    storm_then_stop(run, &out, 3000, "a full stderr pipe");
 }
 
 /// The same pipe, full but for one page, and a log line longer than a page
@@ -1072,34 +1060,16 @@ fn stderr_on_a_pipe_with_no_reader() {
     let dir2 = TempDir::new("brokenpipe-out");
     let out = dir2.join("counts");
     let v = pid1_via_sh(&format!("exec 3<>'{f}'; exec \"$@\" 2>'{f}' 3>&-")).arg("-vvv");
-    let run = with_counter(v, &out).spawn();
-    wait_ready(&run, &out);
-    let vp = run.vigil_pid();
+    let run = start_counter(v, &out);
     // Really no reader: a non-blocking open for writing fails with ENXIO.
-    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    let c = c_path(&fifo);
     let fd = unsafe { libc::open(c.as_ptr(), libc::O_WRONLY | libc::O_NONBLOCK) };
     let err = std::io::Error::last_os_error();
     assert!(
         fd < 0 && err.raw_os_error() == Some(libc::ENXIO),
         "the fifo has a reader (open gave fd {fd}, {err})"
     );
-    let what = "broken pipe";
-    let s = storm(vp, 2000, &[libc::SIGUSR1, libc::SIGHUP, 40]);
-    assert!(
-        wait_until(TIMEOUT, || Counts::read(&out).count(40) == s.by[&40].0),
-        "{what}: realtime signals lost; sent {s:?}, counted {:?}\n{}",
-        Counts::read(&out),
-        run.describe()
-    );
-    assert_forwards(&run, &out, libc::SIGUSR2);
-    let o = run.stop_and_wait(libc::SIGTERM, TIMEOUT);
-    no_panic(&o);
-    assert_eq!(o.status, Exit::Code(143), "{what}: {o}");
-    assert_eq!(
-        Counts::read(&out).count(libc::SIGPIPE),
-        0,
-        "{what}: vigil forwarded its own SIGPIPE to the child"
-    );
+    storm_then_stop(run, &out, 2000, "broken pipe");
 }
 
 /// `vigil --help | true`: stdout is a broken pipe; vigil exits 0 (it cannot
@@ -1125,38 +1095,64 @@ fn help_to_a_broken_pipe() {
 // /proc not mounted
 // ---------------------------------------------------------------------------
 
-/// vigil as PID 1 with /proc as `setup` leaves it. The child starts a
-/// leftover in a session of its own (so only the drain reaches it) and
-/// counts signals.
-fn without_proc(prefix: &[&str], what: &str) {
-    let dir = TempDir::new("noproc");
-    let out = dir.join("counts");
+/// Starts vigil behind `prefix` (as PID 1, with /proc as `prefix` leaves
+/// it), with `vigil_args`; its child starts `leftover` (a command that ends
+/// up as `sleep`) in a session of its own, so that only the drain reaches
+/// it, then becomes the counting child (see `start_counter`). Returns once
+/// both run, with the leftover's host pid.
+fn start_with_leftover(
+    prefix: &[&str],
+    vigil_args: &[&str],
+    leftover: &str,
+    out: &Path,
+    what: &str,
+) -> (Running, i32) {
     let script = format!(
-        "setsid sleep 1000 & exec '{}' --out '{}' --die-on 15",
+        "setsid {leftover} & exec '{}' --out '{}' --die-on 15",
         example("sigcount").display(),
         out.display()
     );
     let run = Vigil::wrapped(prefix)
-        .args(["--drain-timeout", "20s", "--", "sh", "-c", &script])
+        .args(vigil_args)
+        .args(["--", "sh", "-c", &script])
         .spawn();
-    wait_ready(&run, &out);
+    wait_ready(&run, out);
     let vp = run.vigil_pid();
-    let mut leftover = None;
+    let mut found = None;
     wait_until(TIMEOUT, || {
-        leftover = descendants(vp)
+        found = descendants(vp)
             .into_iter()
             .find(|&p| comm(p).as_deref() == Some("sleep"));
-        leftover.is_some()
+        found.is_some()
     });
-    let leftover = leftover.unwrap_or_else(|| panic!("{what}: no leftover\n{}", run.describe()));
+    let pid = found.unwrap_or_else(|| panic!("{what}: no leftover\n{}", run.describe()));
+    (run, pid)
+}
+
+/// Has `pid` ended (reaped, or a zombie waiting for a reaper)?
+fn ended(pid: i32) -> bool {
+    gone(pid) || state(pid) == Some('Z')
+}
+
+/// vigil as PID 1 with /proc as `prefix` leaves it: it still forwards
+/// signals, and its drain still reaches a leftover (kill(-1)).
+fn without_proc(prefix: &[&str], what: &str) {
+    let dir = TempDir::new("noproc");
+    let out = dir.join("counts");
+    let (run, leftover) = start_with_leftover(
+        prefix,
+        &["--drain-timeout", "20s"],
+        "sleep 1000",
+        &out,
+        what,
+    );
     assert_forwards(&run, &out, libc::SIGUSR1);
     assert_forwards(&run, &out, 40);
     let (o, took) = timed_stop(run);
     no_panic(&o);
     assert_eq!(o.status, Exit::Code(143), "{what}: {o}");
     assert!(
-        wait_until(Duration::from_secs(5), || gone(leftover)
-            || state(leftover) == Some('Z')),
+        wait_until(Duration::from_secs(5), || ended(leftover)),
         "{what}: the leftover {leftover} survived the drain"
     );
     assert!(
@@ -1182,17 +1178,7 @@ fn proc_of_the_host_not_of_the_namespace() {
 #[test]
 fn proc_unmounted() {
     without_proc(
-        &[
-            "unshare",
-            "--mount",
-            "--pid",
-            "--fork",
-            "--",
-            "sh",
-            "-c",
-            "umount -l /proc && exec \"$@\"",
-            "sh",
-        ],
+        &unshare_sh(&["--mount", "--pid", "--fork"], UMOUNT_PROC),
         "/proc unmounted",
     );
 }
@@ -1200,17 +1186,10 @@ fn proc_unmounted() {
 #[test]
 fn proc_is_an_empty_tmpfs() {
     without_proc(
-        &[
-            "unshare",
-            "--mount",
-            "--pid",
-            "--fork",
-            "--",
-            "sh",
-            "-c",
+        &unshare_sh(
+            &["--mount", "--pid", "--fork"],
             "mount -t tmpfs none /proc && exec \"$@\"",
-            "sh",
-        ],
+        ),
         "tmpfs over /proc",
     );
 }
@@ -1221,44 +1200,16 @@ fn proc_is_an_empty_tmpfs() {
 fn proc_unmounted_drain_timeout_still_kills() {
     let dir = TempDir::new("noproc2");
     let out = dir.join("counts");
-    let script = format!(
-        "setsid sh -c 'trap \"\" TERM; exec sleep 1000' & exec '{}' --out '{}' --die-on 15",
-        example("sigcount").display(),
-        out.display()
+    let (run, leftover) = start_with_leftover(
+        &unshare_sh(&["--mount", "--pid", "--fork"], UMOUNT_PROC),
+        &["--drain-timeout", "1s"],
+        "sh -c 'trap \"\" TERM; exec sleep 1000'",
+        &out,
+        "/proc unmounted",
     );
-    let run = Vigil::wrapped(&[
-        "unshare",
-        "--mount",
-        "--pid",
-        "--fork",
-        "--",
-        "sh",
-        "-c",
-        "umount -l /proc && exec \"$@\"",
-        "sh",
-    ])
-    .args(["--drain-timeout", "1s", "--", "sh", "-c", &script])
-    .spawn();
-    wait_ready(&run, &out);
-    let vp = run.vigil_pid();
-    let mut leftover = None;
-    wait_until(TIMEOUT, || {
-        leftover = descendants(vp)
-            .into_iter()
-            .find(|&p| comm(p).as_deref() == Some("sleep"));
-        leftover.is_some()
-    });
-    let leftover = leftover.expect("no leftover");
-    let (o, took) = timed_stop(run);
-    no_panic(&o);
-    assert_eq!(o.status, Exit::Code(143), "{o}");
+    let o = stop_at_a_1s_deadline(run, 143, "drain timeout", Duration::from_secs(5));
     assert!(
-        took >= Duration::from_millis(900) && took < Duration::from_secs(5),
-        "took {took:?} with a 1s drain timeout\n{o}"
-    );
-    assert!(
-        wait_until(Duration::from_secs(5), || gone(leftover)
-            || state(leftover) == Some('Z')),
+        wait_until(Duration::from_secs(5), || ended(leftover)),
         "the leftover that ignores SIGTERM survived"
     );
     assert!(o.stderr.contains("drain timeout (1.00s) over"), "{o}");
@@ -1383,16 +1334,6 @@ fn plain_as_nobody() {
     );
 }
 
-fn which(name: &str) -> PathBuf {
-    for dir in std::env::var("PATH").unwrap_or_default().split(':') {
-        let p = Path::new(dir).join(name);
-        if p.exists() {
-            return p;
-        }
-    }
-    panic!("{name} not found in PATH")
-}
-
 /// cwd and the termination log in a read-only bind mount (in a private
 /// mount namespace): the child runs; the termination log is a warning.
 #[test]
@@ -1404,26 +1345,14 @@ fn read_only_cwd_and_termination_log() {
     let script = format!(
         "mount --bind '{r}' '{r}' && mount -o remount,bind,ro '{r}' && cd '{r}' && exec \"$@\""
     );
-    let v = Vigil::wrapped(&[
-        "unshare",
-        "--mount",
-        "--pid",
-        "--fork",
-        "--mount-proc",
-        "--",
-        "sh",
-        "-c",
-        &script,
-        "sh",
-    ])
-    .args(["-v", "--termination-log", "tlog", "--post-start"])
-    .arg(format!(
-        "'{}' '{}' 0",
-        example("marker").display(),
-        rw.join("hook").display()
-    ));
-    let run = with_counter(v, &out).spawn();
-    wait_ready(&run, &out);
+    let v = pid1_via_sh_with_mounts(&script)
+        .args(["-v", "--termination-log", "tlog", "--post-start"])
+        .arg(format!(
+            "'{}' '{}' 0",
+            example("marker").display(),
+            rw.join("hook").display()
+        ));
+    let run = start_counter(v, &out);
     let vp = run.vigil_pid();
     assert_eq!(
         std::fs::read_link(format!("/proc/{vp}/cwd"))

@@ -107,11 +107,34 @@ pub fn example(name: &str) -> PathBuf {
     bin
 }
 
-/// The file `sigrec --out FILE` creates once its handlers are installed.
+/// The file `sigrec --out FILE` creates once its handlers are installed
+/// (`sigcount --out FILE` too, once its signalfd is set up).
 pub fn ready_file(out: &Path) -> PathBuf {
     let mut s = out.as_os_str().to_owned();
     s.push(".ready");
     PathBuf::from(s)
+}
+
+/// Waits (up to TIMEOUT) until the helper recording into `out` (`sigrec` or
+/// `sigcount`) has created its ready file, so that a signal sent from now on
+/// is caught, not fatal; panics with `run.describe()` when it never does.
+pub fn wait_ready(run: &Running, out: &Path) {
+    let ready = ready_file(out);
+    assert!(
+        wait_for_file(&ready, TIMEOUT),
+        "{} never appeared: the helper never got ready\n{}",
+        ready.display(),
+        run.describe()
+    );
+}
+
+/// Where `name` is in the test's PATH (for wrappers that are given another
+/// PATH, or that need a program by its path).
+pub fn which(name: &str) -> PathBuf {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{name} not found in PATH"))
 }
 
 // ---------------------------------------------------------------------------
