@@ -108,32 +108,33 @@ impl Report {
             "someone outside vigil, not the OOM killer"
         }
     }
+}
 
-    /// Writes the report to the termination log, cut to what Kubernetes
-    /// reads. A failure is a warning: it never changes the exit status.
-    pub fn write_termination_log(&self, path: &Path) {
-        let mut text = self.to_string();
-        if text.len() > TERMINATION_LOG_LIMIT - 1 {
-            let mut cut = TERMINATION_LOG_LIMIT - 4;
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            text.truncate(cut);
-            text.push_str("...");
+/// Writes one message (the exit report, or why the child could not start)
+/// to the termination log, cut to what Kubernetes reads. A failure is a
+/// warning: it never changes the exit status.
+pub fn write_termination_log(path: &Path, message: &str) {
+    let mut text = message.to_string();
+    if text.len() > TERMINATION_LOG_LIMIT - 1 {
+        let mut cut = TERMINATION_LOG_LIMIT - 4;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
         }
-        text.push('\n');
-        let written = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .and_then(|mut f| f.write_all(text.as_bytes()));
-        if let Err(e) = written {
-            log::warn!(
-                "could not write the termination log {}: {e}",
-                path.display()
-            );
-        }
+        text.truncate(cut);
+        text.push_str("...");
+    }
+    text.push('\n');
+    let written = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()));
+    if let Err(e) = written {
+        log::warn!(
+            "could not write the termination log {}: {e}",
+            path.display()
+        );
     }
 }
 
@@ -308,7 +309,7 @@ mod tests {
         let mut r = base();
         r.command = "é".repeat(5000);
         let path = std::env::temp_dir().join(format!("vigil-tlog-{}", std::process::id()));
-        r.write_termination_log(&path);
+        write_termination_log(&path, &r.to_string());
         let written = std::fs::read_to_string(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
         assert!(written.len() <= TERMINATION_LOG_LIMIT, "{}", written.len());

@@ -20,7 +20,7 @@ use crate::cli::Config;
 use crate::hooks::{self, HookKind, KillReason};
 use crate::procs;
 use crate::reap::{self, Ending, Event, Next};
-use crate::report::{secs, Report, Stop, StopCause};
+use crate::report::{self, secs, Report, Stop, StopCause};
 use crate::signals::{self, Inherited, Received, Sender, SignalFd, Target};
 use crate::spawn::{self, Spawn};
 
@@ -65,7 +65,7 @@ enum Grace {
     Expired,
 }
 
-pub struct Supervisor {
+struct Supervisor {
     config: Config,
     inherited: Inherited,
     signals: SignalFd,
@@ -122,6 +122,9 @@ impl Supervisor {
         )
         .map_err(|e| {
             log::error!("{e}");
+            if let Some(path) = &config.termination_log {
+                report::write_termination_log(path, &e.to_string());
+            }
             e.status()
         })?;
         log::info!("started {command} as pid {child}");
@@ -630,7 +633,7 @@ impl Supervisor {
             log::info!("exit report: {}", self.report);
         }
         if let Some(path) = &self.config.termination_log {
-            self.report.write_termination_log(path);
+            report::write_termination_log(path, &self.report.to_string());
         }
         status
     }
