@@ -78,35 +78,67 @@ fn secs(d: Duration) -> String {
 // ---------------------------------------------------------------------------
 // Running commands with a deadline.
 
-fn run_cmd(cmd: &mut Command, timeout: Duration) -> Output {
-    let desc = format!("{cmd:?}");
+/// Why `run_with_deadline` has no output to give.
+enum CmdFailed {
+    Spawn(std::io::Error),
+    Wait(std::io::Error),
+    /// Still running at the deadline (it was then killed).
+    TimedOut,
+}
+
+/// Runs `cmd` (stdin /dev/null, output captured) for at most `timeout`;
+/// a command still running then is SIGKILLed.
+fn run_with_deadline(cmd: &mut Command, timeout: Duration) -> Result<Output, CmdFailed> {
     let child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {desc}: {e}"));
+        .map_err(CmdFailed::Spawn)?;
     let pid = child.id();
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
         let _ = tx.send(child.wait_with_output());
     });
     match rx.recv_timeout(timeout) {
-        Ok(Ok(out)) => out,
-        Ok(Err(e)) => panic!("waiting for {desc}: {e}"),
+        Ok(out) => out.map_err(CmdFailed::Wait),
         Err(_) => {
             // Our own child, ended by its pid.
             let _ = Command::new("kill")
                 .arg("-KILL")
                 .arg(pid.to_string())
                 .status();
-            panic!("{desc} did not finish within {}", secs(timeout));
+            Err(CmdFailed::TimedOut)
         }
     }
 }
 
-fn docker(args: &[&str]) -> Output {
-    run_cmd(Command::new("docker").args(args), DOCKER_TIMEOUT)
+/// `run_with_deadline`, panicking when there is no output.
+fn run_cmd(cmd: &mut Command, timeout: Duration) -> Output {
+    let desc = format!("{cmd:?}");
+    match run_with_deadline(cmd, timeout) {
+        Ok(out) => out,
+        Err(CmdFailed::Spawn(e)) => panic!("cannot run {desc}: {e}"),
+        Err(CmdFailed::Wait(e)) => panic!("waiting for {desc}: {e}"),
+        Err(CmdFailed::TimedOut) => panic!("{desc} did not finish within {}", secs(timeout)),
+    }
+}
+
+fn docker<S: AsRef<str>>(args: &[S]) -> Output {
+    run_cmd(
+        Command::new("docker").args(args.iter().map(AsRef::as_ref)),
+        DOCKER_TIMEOUT,
+    )
+}
+
+/// Runs docker for a drop guard: no output, and a failure is ignored.
+fn docker_quiet(args: &[&str]) {
+    let _ = Command::new("docker")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
 }
 
 fn text(b: &[u8]) -> String {
@@ -114,9 +146,10 @@ fn text(b: &[u8]) -> String {
 }
 
 /// Runs docker, panics with its stderr unless it succeeds; returns stdout.
-fn docker_ok(args: &[&str]) -> String {
+fn docker_ok<S: AsRef<str>>(args: &[S]) -> String {
     let out = docker(args);
     if !out.status.success() {
+        let args: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
         panic!(
             "docker {} failed ({}):\n{}{}",
             args.join(" "),
@@ -201,36 +234,24 @@ fn init() -> Result<Harness, NotReady> {
 }
 
 fn engine_version() -> Result<String, NotReady> {
-    let out = Command::new("docker")
-        .args(["info", "--format", "{{.ServerVersion}}"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
-    let child = match out {
-        Ok(c) => c,
-        Err(e) => {
+    let out = run_with_deadline(
+        Command::new("docker").args(["info", "--format", "{{.ServerVersion}}"]),
+        Duration::from_secs(30),
+    );
+    let out = match out {
+        Ok(out) => out,
+        Err(CmdFailed::Spawn(e)) => {
             return Err(NotReady::Skip(format!(
                 "no docker client: cannot run `docker info`: {e}"
             )))
         }
-    };
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let out = match rx.recv_timeout(Duration::from_secs(30)) {
-        Ok(Ok(out)) => out,
-        Ok(Err(e)) => return Err(NotReady::Skip(format!("`docker info` failed: {e}"))),
-        Err(_) => {
-            let _ = Command::new("kill")
-                .arg("-KILL")
-                .arg(pid.to_string())
-                .status();
+        Err(CmdFailed::Wait(e)) => {
+            return Err(NotReady::Skip(format!("`docker info` failed: {e}")))
+        }
+        Err(CmdFailed::TimedOut) => {
             return Err(NotReady::Skip(
                 "`docker info` did not answer within 30s".into(),
-            ));
+            ))
         }
     };
     let version = text(&out.stdout).trim().to_string();
@@ -456,34 +477,63 @@ struct Ctr {
 
 impl Drop for Ctr {
     fn drop(&mut self) {
-        let _ = Command::new("docker")
-            .args(["rm", "-f", "-v", &self.name])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        docker_quiet(&["rm", "-f", "-v", &self.name]);
     }
 }
 
 impl Ctr {
-    fn name(h: &Harness, test: &str) -> String {
+    /// The guard of a container yet to be created for `test`, under a
+    /// name of its own; made before `docker run`, so that a run that fails
+    /// half-way is cleaned up too.
+    fn new(h: &Harness, test: &'static str) -> Ctr {
         let n = SERIAL.fetch_add(1, Ordering::SeqCst);
-        format!("{LABEL}-{}-{n}-{}", h.run, test.replace('_', "-"))
+        Ctr {
+            name: format!("{LABEL}-{}-{n}-{}", h.run, test.replace('_', "-")),
+            test,
+        }
     }
 
-    /// `docker run -d` with `opts` before the image and `cmd` after it.
+    /// The arguments of the `docker run MODE` (`-d`, `--rm`) that creates
+    /// this container, labelled for clean-up: `opts` before `image`, `cmd`
+    /// after it.
+    fn run_args(
+        &self,
+        h: &Harness,
+        mode: &str,
+        opts: &[&str],
+        image: &str,
+        cmd: &[&str],
+    ) -> Vec<String> {
+        let mut args = vec![
+            "run".to_string(),
+            mode.to_string(),
+            "--name".to_string(),
+            self.name.clone(),
+            "--label".to_string(),
+            format!("{LABEL}={}", h.run),
+        ];
+        args.extend(opts.iter().map(|o| o.to_string()));
+        args.push(image.to_string());
+        args.extend(cmd.iter().map(|c| c.to_string()));
+        args
+    }
+
+    /// `docker run -d` of the test image with `opts` before the image and
+    /// `cmd` after it.
     fn start(h: &Harness, test: &'static str, opts: &[&str], cmd: &[&str]) -> Ctr {
-        let name = Ctr::name(h, test);
-        let label = format!("{LABEL}={}", h.run);
-        let mut args = vec!["run", "-d", "--name", &name, "--label", &label];
-        args.extend_from_slice(opts);
-        args.push(&h.image);
-        args.extend_from_slice(cmd);
-        let ctr = Ctr {
-            name: name.clone(),
-            test,
-        };
-        docker_ok(&args);
+        Ctr::start_image(h, test, opts, &h.image, cmd)
+    }
+
+    /// `docker run -d` of another image.
+    fn start_image(
+        h: &Harness,
+        test: &'static str,
+        opts: &[&str],
+        image: &str,
+        cmd: &[&str],
+    ) -> Ctr {
+        let ctr = Ctr::new(h, test);
+        docker_ok(&ctr.run_args(h, "-d", opts, image, cmd));
         ctr
     }
 
@@ -550,6 +600,23 @@ impl Ctr {
         docker_ok(&["kill", "-s", signal, &self.name]);
     }
 
+    /// Polls `processes()` every `every` until `settled(total, zombies)`
+    /// or `timeout`; returns the last count.
+    fn processes_until(
+        &self,
+        timeout: Duration,
+        every: Duration,
+        settled: impl Fn(usize, usize) -> bool,
+    ) -> (usize, usize) {
+        let started = Instant::now();
+        let (mut total, mut zombies) = self.processes();
+        while !settled(total, zombies) && started.elapsed() < timeout {
+            thread::sleep(every);
+            (total, zombies) = self.processes();
+        }
+        (total, zombies)
+    }
+
     /// (total processes, zombies) seen by `ps` run inside the container,
     /// not counting that `ps` itself. (`docker top` cannot be used: it lists
     /// the cgroup's tasks, and a zombie has already left its cgroup.)
@@ -580,21 +647,44 @@ fn run_fg(
     opts: &[&str],
     cmd: &[&str],
 ) -> (i32, String, String, Duration) {
-    let name = Ctr::name(h, test);
-    let label = format!("{LABEL}={}", h.run);
-    let mut args = vec!["run", "--rm", "--name", &name, "--label", &label];
-    args.extend_from_slice(opts);
-    args.push(&h.image);
-    args.extend_from_slice(cmd);
-    let _guard = Ctr {
-        name: name.clone(),
-        test,
-    };
+    let guard = Ctr::new(h, test);
+    let args = guard.run_args(h, "--rm", opts, &h.image, cmd);
     let started = Instant::now();
     let out = docker(&args);
     let took = started.elapsed();
     let code = out.status.code().unwrap_or(-1);
     (code, text(&out.stdout), text(&out.stderr), took)
+}
+
+/// The same `SHELL -c SCRIPT` in two containers, each with its own
+/// options before the image: under vigil, and the control, with the shell
+/// itself as PID 1 (`--entrypoint SHELL`).
+fn with_and_without_vigil(
+    h: &Harness,
+    test: &'static str,
+    shell: &str,
+    script: &str,
+    with_opts: &[&str],
+    without_opts: &[&str],
+) -> (Ctr, Ctr) {
+    let with = Ctr::start(h, test, with_opts, &[shell, "-c", script]);
+    let without = Ctr::start(
+        h,
+        test,
+        &[without_opts, &["--entrypoint", shell]].concat(),
+        &["-c", script],
+    );
+    (with, without)
+}
+
+/// `docker stop` of two containers at once, each timed on its own thread
+/// (so that neither waits for the other's stop); returns both durations.
+fn stop_both(a: &Ctr, b: &Ctr) -> (Duration, Duration) {
+    thread::scope(|s| {
+        let a = s.spawn(|| a.stop());
+        let b = s.spawn(|| b.stop());
+        (a.join().unwrap(), b.join().unwrap())
+    })
 }
 
 /// The exit report line in some output: `vigil: exit report: ...`, or with a
@@ -634,22 +724,12 @@ fn docker_stop_is_fast_under_vigil_and_waits_out_the_timeout_without() {
     let timeout = STOP_TIMEOUT.to_string();
     let script = "echo ready; sleep 1000";
 
-    let with = Ctr::start(h, T, &["--stop-timeout", &timeout], &["sh", "-c", script]);
-    let without = Ctr::start(
-        h,
-        T,
-        &["--stop-timeout", &timeout, "--entrypoint", "sh"],
-        &["-c", script],
-    );
+    let opts = ["--stop-timeout", &timeout];
+    let (with, without) = with_and_without_vigil(h, T, "sh", script, &opts, &opts);
     with.wait_log("ready", Duration::from_secs(20));
     without.wait_log("ready", Duration::from_secs(20));
 
-    // Stop both at the same time, each timed on its own thread.
-    let (with_took, without_took) = thread::scope(|s| {
-        let a = s.spawn(|| with.stop());
-        let b = s.spawn(|| without.stop());
-        (a.join().unwrap(), b.join().unwrap())
-    });
+    let (with_took, without_took) = stop_both(&with, &without);
     let (with_code, without_code) = (with.exit_code(), without.exit_code());
     note(
         T,
@@ -692,25 +772,11 @@ fn shell_form_background_process_is_drained_with_sigterm() {
     let script = "worker() { trap 'echo worker: got SIGTERM; exit 0' TERM; echo worker: ready; \
                   while :; do sleep 0.1; done; }; worker & sleep 1000";
 
-    let with = Ctr::start(
-        h,
-        T,
-        &["--stop-timeout", &timeout],
-        &["/bin/sh", "-c", script],
-    );
-    let without = Ctr::start(
-        h,
-        T,
-        &["--stop-timeout", &timeout, "--entrypoint", "/bin/sh"],
-        &["-c", script],
-    );
+    let opts = ["--stop-timeout", &timeout];
+    let (with, without) = with_and_without_vigil(h, T, "/bin/sh", script, &opts, &opts);
     with.wait_log("worker: ready", Duration::from_secs(20));
     without.wait_log("worker: ready", Duration::from_secs(20));
-    let (with_took, without_took) = thread::scope(|s| {
-        let a = s.spawn(|| with.stop());
-        let b = s.spawn(|| without.stop());
-        (a.join().unwrap(), b.join().unwrap())
-    });
+    let (with_took, without_took) = stop_both(&with, &without);
     let (with_logs, without_logs) = (with.logs(), without.logs());
     let (with_code, without_code) = (with.exit_code(), without.exit_code());
     let with_trap = with_logs.contains("worker: got SIGTERM");
@@ -829,17 +895,12 @@ fn pre_stop_sleep_delays_the_stop_signal() {
     ctr.wait_log("ready", Duration::from_secs(20));
     // During the pre-stop sleep, no process but vigil, the app and its
     // short sleeps may exist: vigil needs no `sleep` binary.
-    let stopper = {
-        let name = ctr.name.clone();
-        thread::spawn(move || {
-            let started = Instant::now();
-            docker_ok(&["stop", &name]);
-            started.elapsed()
-        })
-    };
-    thread::sleep(Duration::from_millis(600));
-    let during = ctr.exec(&["ps", "-o", "pid,ppid,comm,args"]);
-    let took = stopper.join().unwrap();
+    let (took, during) = thread::scope(|s| {
+        let stopper = s.spawn(|| ctr.stop());
+        thread::sleep(Duration::from_millis(600));
+        let during = ctr.exec(&["ps", "-o", "pid,ppid,comm,args"]);
+        (stopper.join().unwrap(), during)
+    });
     let code = ctr.exit_code();
     let logs = ctr.logs();
     note(
@@ -966,31 +1027,31 @@ fn thousand_orphans_leave_no_zombies() {
     // the loop, which takes about a second, so that in the control they die
     // after `exec sleep` has replaced the reaping shell).
     let script = "i=0; while [ $i -lt 1000 ]; do (sleep 3 &); i=$((i+1)); done; echo spawned; exec sleep 1000";
-    let with = Ctr::start(
+    let (with, without) = with_and_without_vigil(
         h,
         T,
+        "sh",
+        script,
         &["--stop-timeout", "5", "-e", "VIGIL_VERBOSITY=2"],
-        &["sh", "-c", script],
+        &[],
     );
-    let without = Ctr::start(h, T, &["--entrypoint", "sh"], &["-c", script]);
     with.wait_log("spawned", Duration::from_secs(60));
     without.wait_log("spawned", Duration::from_secs(60));
 
     // Wait until the orphans are gone under vigil (3 s sleeps + slack).
     let started = Instant::now();
-    let (mut total, mut zombies) = with.processes();
-    while (total > 2 || zombies > 0) && started.elapsed() < Duration::from_secs(20) {
-        thread::sleep(Duration::from_millis(250));
-        (total, zombies) = with.processes();
-    }
+    let (total, zombies) = with.processes_until(
+        Duration::from_secs(20),
+        Duration::from_millis(250),
+        |total, zombies| total <= 2 && zombies == 0,
+    );
     // Wait until the control's orphans have exited too: all that is left
     // alive there is `sleep` as PID 1.
-    let ctl_started = Instant::now();
-    let (mut ctl_total, mut ctl_zombies) = without.processes();
-    while ctl_total - ctl_zombies > 1 && ctl_started.elapsed() < Duration::from_secs(20) {
-        thread::sleep(Duration::from_millis(250));
-        (ctl_total, ctl_zombies) = without.processes();
-    }
+    let (ctl_total, ctl_zombies) = without.processes_until(
+        Duration::from_secs(20),
+        Duration::from_millis(250),
+        |total, zombies| total - zombies <= 1,
+    );
     note(
         T,
         format!(
@@ -1133,37 +1194,26 @@ fn vigil_as_docker_init() {
 
     let timeout = STOP_TIMEOUT.to_string();
     let script = "echo ready; sleep 1000";
+    let opts = [
+        "--stop-timeout",
+        &timeout,
+        "-e",
+        "VIGIL_VERBOSITY=2",
+        "-v",
+        &mount,
+    ];
     // 1. The argv `docker run --init` uses, given by hand.
     let by_hand = Ctr::start(
         h,
         T,
-        &[
-            "--stop-timeout",
-            &timeout,
-            "-e",
-            "VIGIL_VERBOSITY=2",
-            "-v",
-            &mount,
-            "--entrypoint",
-            "/sbin/docker-init",
-        ],
+        &[&opts[..], &["--entrypoint", "/sbin/docker-init"]].concat(),
         &["--", "sh", "-c", script],
     );
     // 2. `docker run --init` itself, with our binary mounted over the daemon's.
     let real = Ctr::start(
         h,
         T,
-        &[
-            "--init",
-            "--stop-timeout",
-            &timeout,
-            "-e",
-            "VIGIL_VERBOSITY=2",
-            "-v",
-            &mount,
-            "--entrypoint",
-            "",
-        ],
+        &[&["--init"][..], &opts, &["--entrypoint", ""]].concat(),
         &["sh", "-c", script],
     );
     by_hand.wait_log("ready", Duration::from_secs(20));
@@ -1184,11 +1234,7 @@ fn vigil_as_docker_init() {
         .exec(&["/sbin/docker-init", "--version"])
         .contains("vigil");
 
-    let (hand_took, real_took) = thread::scope(|s| {
-        let a = s.spawn(|| by_hand.stop());
-        let b = s.spawn(|| real.stop());
-        (a.join().unwrap(), b.join().unwrap())
-    });
+    let (hand_took, real_took) = stop_both(&by_hand, &real);
     let hand_logs = by_hand.logs();
     note(
         T,
@@ -1256,12 +1302,11 @@ fn user_1000_and_read_only_root() {
         .and_then(|l| l.split_whitespace().next())
         .unwrap_or("?")
         .to_string();
-    let started = Instant::now();
-    let (mut total, mut zombies) = ctr.processes();
-    while (total > 2 || zombies > 0) && started.elapsed() < Duration::from_secs(10) {
-        thread::sleep(Duration::from_millis(200));
-        (total, zombies) = ctr.processes();
-    }
+    let (total, zombies) = ctr.processes_until(
+        Duration::from_secs(10),
+        Duration::from_millis(200),
+        |total, zombies| total <= 2 && zombies == 0,
+    );
     let took = ctr.stop();
     let code = ctr.exit_code();
     note(
@@ -1461,28 +1506,17 @@ fn dockerfile_example_final_stage_runs() {
     struct Image(String);
     impl Drop for Image {
         fn drop(&mut self) {
-            let _ = Command::new("docker")
-                .args(["image", "rm", "-f", &self.0])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
+            docker_quiet(&["image", "rm", "-f", &self.0]);
         }
     }
     let _image = Image(image.clone());
 
-    // Ctr::start runs the harness image; this one runs the example's.
-    let name = Ctr::name(h, T);
-    let ctr = Ctr {
-        name: name.clone(),
-        test: T,
-    };
-    docker_ok(&["run", "-d", "--name", &name, "--label", &label, &image]);
+    let ctr = Ctr::start_image(h, T, &[], &image, &[]);
     let started = Instant::now();
     let page = loop {
         let out = docker(&[
             "exec",
-            &name,
+            &ctr.name,
             "/bin/busybox",
             "wget",
             "-q",
