@@ -237,23 +237,14 @@ fn engine_version() -> Result<String, NotReady> {
     let out = run_with_deadline(
         Command::new("docker").args(["info", "--format", "{{.ServerVersion}}"]),
         Duration::from_secs(30),
-    );
-    let out = match out {
-        Ok(out) => out,
-        Err(CmdFailed::Spawn(e)) => {
-            return Err(NotReady::Skip(format!(
-                "no docker client: cannot run `docker info`: {e}"
-            )))
-        }
-        Err(CmdFailed::Wait(e)) => {
-            return Err(NotReady::Skip(format!("`docker info` failed: {e}")))
-        }
-        Err(CmdFailed::TimedOut) => {
-            return Err(NotReady::Skip(
-                "`docker info` did not answer within 30s".into(),
-            ))
-        }
-    };
+    )
+    .map_err(|failed| {
+        NotReady::Skip(match failed {
+            CmdFailed::Spawn(e) => format!("no docker client: cannot run `docker info`: {e}"),
+            CmdFailed::Wait(e) => format!("`docker info` failed: {e}"),
+            CmdFailed::TimedOut => "`docker info` did not answer within 30s".into(),
+        })
+    })?;
     let version = text(&out.stdout).trim().to_string();
     if !out.status.success() || version.is_empty() {
         let err = text(&out.stderr);
@@ -504,18 +495,10 @@ impl Ctr {
         image: &str,
         cmd: &[&str],
     ) -> Vec<String> {
-        let mut args = vec![
-            "run".to_string(),
-            mode.to_string(),
-            "--name".to_string(),
-            self.name.clone(),
-            "--label".to_string(),
-            format!("{LABEL}={}", h.run),
-        ];
-        args.extend(opts.iter().map(|o| o.to_string()));
-        args.push(image.to_string());
-        args.extend(cmd.iter().map(|c| c.to_string()));
-        args
+        let label = format!("{LABEL}={}", h.run);
+        let head = ["run", mode, "--name", &self.name, "--label", &label];
+        let args = head.iter().chain(opts).chain([&image]).chain(cmd);
+        args.map(|a| a.to_string()).collect()
     }
 
     /// `docker run -d` of the test image with `opts` before the image and
