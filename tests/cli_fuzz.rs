@@ -78,89 +78,98 @@ impl Rng {
 // The grammar
 // ---------------------------------------------------------------------------
 
-const SIGNAL_NAMES: &[&str] = &[
-    "TERM",
-    "SIGTERM",
-    "term",
-    "SigTerm",
-    "INT",
-    "HUP",
-    "USR1",
-    "SIGUSR2",
-    "QUIT",
-    "KILL",
-    "WINCH",
-    "CHLD",
-    "CLD",
-    "IOT",
-    "POLL",
-    "PIPE",
-    "ALRM",
-    "CONT",
-    "TSTP",
-    "TTIN",
-    "TTOU",
-    "RTMIN",
-    "SIGRTMIN",
-    "RTMIN+1",
-    "RTMIN+30",
-    "RTMIN+31",
-    "RTMAX",
-    "RTMAX-1",
-    "SIGRTMAX-30",
-    "RTMIN+-1",
-    "RTMIN+99",
-    "RTMAX-99",
-    "SIG",
-    "SIGSIG",
-    "FOO",
-    " TERM ",
-    "TERM\n",
-    "+15",
-    "0x0f",
-    "015",
-    "1.0",
+/// A word of the grammar, and whether the tame grammar picks it too (the
+/// tame words are all values vigil accepts).
+type Word = (&'static str, bool);
+
+/// The words of `list`: all of them, or only the tame ones (in the same
+/// order, so that a seed picks the same words as ever).
+fn words(list: &[Word], tame_only: bool) -> Vec<&'static str> {
+    list.iter()
+        .filter(|&&(_, tame)| tame || !tame_only)
+        .map(|&(word, _)| word)
+        .collect()
+}
+
+/// Signal names and numbers for `-p` and `--rewrite`.
+const SIGNAL_NAMES: &[Word] = &[
+    ("TERM", true),
+    ("SIGTERM", true),
+    ("term", true),
+    ("SigTerm", false),
+    ("INT", true),
+    ("HUP", true),
+    ("USR1", true),
+    ("SIGUSR2", true),
+    ("QUIT", true),
+    ("KILL", true),
+    ("WINCH", true),
+    ("CHLD", true),
+    ("CLD", false),
+    ("IOT", false),
+    ("POLL", false),
+    ("PIPE", true),
+    ("ALRM", true),
+    ("CONT", true),
+    ("TSTP", true),
+    ("TTIN", false),
+    ("TTOU", false),
+    ("RTMIN", true),
+    ("SIGRTMIN", false),
+    ("RTMIN+1", true),
+    ("RTMIN+30", false),
+    ("RTMIN+31", false),
+    ("RTMAX", true),
+    ("RTMAX-1", false),
+    ("SIGRTMAX-30", true),
+    ("RTMIN+-1", false),
+    ("RTMIN+99", false),
+    ("RTMAX-99", false),
+    ("SIG", false),
+    ("SIGSIG", false),
+    ("FOO", false),
+    (" TERM ", true),
+    ("TERM\n", false),
+    ("+15", false),
+    ("0x0f", false),
+    ("015", false),
+    ("1.0", false),
 ];
 
-const VALID_SIGNAL_NAMES: &[&str] = &[
-    "TERM",
-    "SIGTERM",
-    "term",
-    "INT",
-    "HUP",
-    "USR1",
-    "SIGUSR2",
-    "QUIT",
-    "KILL",
-    "WINCH",
-    "CHLD",
-    "PIPE",
-    "ALRM",
-    "CONT",
-    "TSTP",
-    "RTMIN",
-    "RTMIN+1",
-    "RTMAX",
-    "SIGRTMAX-30",
-    " TERM ",
-];
-
-const VALID_DURATIONS: &[&str] = &[
-    "0",
-    "1",
-    "2s",
-    "500ms",
-    "1ms",
-    "0.5s",
-    "0.000000001s",
-    "1.5m",
-    "0.01h",
-    "2m",
-    "1h",
-    "18446744073709551615",
-    "9223372036854775807s",
-    "5124095576030431h",
-    "153722867280912930m",
+/// Durations for every `*-timeout`, `--grace-period` and `--pre-stop-sleep`.
+const DURATIONS: &[Word] = &[
+    ("0", true),
+    ("1", true),
+    ("2s", true),
+    ("500ms", true),
+    ("1ms", true),
+    ("0.5s", true),
+    ("0.000000001s", true),
+    ("1.5m", true),
+    ("0.01h", true),
+    ("2m", true),
+    ("1h", true),
+    ("5x", false),
+    ("", false),
+    (" ", false),
+    ("s", false),
+    ("-1s", false),
+    ("1.s", false),
+    (".5", false),
+    ("1e3", false),
+    ("1.2.3s", false),
+    ("1 s", false),
+    ("١٢s", false),
+    ("99999999999999999999999h", false),
+    ("18446744073709551615", true),
+    ("18446744073709551615s", false),
+    ("18446744073709551616s", false),
+    ("9223372036854775807s", true),
+    ("9223372036854775808s", false),
+    ("5124095576030431h", true),
+    ("153722867280912930m", true),
+    ("0.9999999999s", false),
+    ("1000000000000ms", false),
 ];
 
 /// Rewrite targets never include SIGSTOP (see the module doc).
@@ -168,10 +177,10 @@ fn signal(r: &mut Rng, for_rewrite_target: bool) -> String {
     loop {
         let s = match r.below(4) {
             _ if r.tame => match r.below(2) {
-                0 => r.pick(VALID_SIGNAL_NAMES).to_string(),
+                0 => r.pick(&words(SIGNAL_NAMES, true)).to_string(),
                 _ => (1 + r.below(64)).to_string(),
             },
-            0 | 1 => r.pick(SIGNAL_NAMES).to_string(),
+            0 | 1 => r.pick(&words(SIGNAL_NAMES, false)).to_string(),
             2 => (r.below(70) as i64 - 2).to_string(),
             _ => r
                 .pick(&[
@@ -191,44 +200,7 @@ fn signal(r: &mut Rng, for_rewrite_target: bool) -> String {
 }
 
 fn duration(r: &mut Rng) -> String {
-    if r.tame {
-        return r.pick(VALID_DURATIONS).to_string();
-    }
-    r.pick(&[
-        "0",
-        "1",
-        "2s",
-        "500ms",
-        "1ms",
-        "0.5s",
-        "0.000000001s",
-        "1.5m",
-        "0.01h",
-        "2m",
-        "1h",
-        "5x",
-        "",
-        " ",
-        "s",
-        "-1s",
-        "1.s",
-        ".5",
-        "1e3",
-        "1.2.3s",
-        "1 s",
-        "١٢s",
-        "99999999999999999999999h",
-        "18446744073709551615",
-        "18446744073709551615s",
-        "18446744073709551616s",
-        "9223372036854775807s",
-        "9223372036854775808s",
-        "5124095576030431h",
-        "153722867280912930m",
-        "0.9999999999s",
-        "1000000000000ms",
-    ])
-    .to_string()
+    r.pick(&words(DURATIONS, r.tame)).to_string()
 }
 
 fn exit_code(r: &mut Rng) -> String {
@@ -280,21 +252,27 @@ fn rewrite(r: &mut Rng) -> String {
     }
 }
 
+/// A hook command that runs `hookmark` (so that it leaves `m`, the hook
+/// marker, when it runs), quoted in one of three ways (`which`: 0 to 2).
+fn hookmark_command(m: &impl std::fmt::Display, which: usize) -> String {
+    match which {
+        0 => format!("hookmark '{m}' 0"),
+        1 => format!("hookmark \"{m}\" 1"),
+        _ => format!("hookmark {m} 0 'quoted arg' \"more args\" unicode-é"),
+    }
+}
+
 /// A hook command (split by shell rules inside vigil).
 fn hook(r: &mut Rng, hook_marker: &Path) -> String {
     let m = hook_marker.display();
     if r.tame {
         return match r.below(4) {
-            0 => format!("hookmark '{m}' 0"),
-            1 => format!("hookmark \"{m}\" 1"),
-            2 => format!("hookmark {m} 0 'quoted arg' \"more args\" unicode-é"),
+            which @ 0..=2 => hookmark_command(&m, which),
             _ => "no-such-hook 'with args'".to_string(),
         };
     }
     match r.below(8) {
-        0 => format!("hookmark '{m}' 0"),
-        1 => format!("hookmark \"{m}\" 1"),
-        2 => format!("hookmark {m} 0 'quoted arg' \"more args\" unicode-é"),
+        which @ 0..=2 => hookmark_command(&m, which),
         3 => r
             .pick(&[
                 "",
@@ -454,6 +432,26 @@ fn value_of(r: &mut Rng, kind: u8, hook_marker: &Path) -> String {
     }
 }
 
+/// Options that take no value: the tame ones, then some that make vigil
+/// print and exit (help, version, license) or that it rejects.
+const FLAGS: &[Word] = &[
+    ("-s", true),
+    ("-v", true),
+    ("-vv", true),
+    ("-vvv", true),
+    ("-w", true),
+    ("-g", true),
+    ("-sgw", true),
+    ("-vs", true),
+    ("-l", false),
+    ("-h", false),
+    ("--help", false),
+    ("--version", false),
+    ("-x", false),
+    ("--bogus", false),
+    ("-", false),
+];
+
 /// One option, as one or two words.
 fn option(r: &mut Rng, hook_marker: &Path) -> Vec<OsString> {
     let valued: &[(&str, u8)] = &[
@@ -470,11 +468,7 @@ fn option(r: &mut Rng, hook_marker: &Path) -> Vec<OsString> {
     ];
     if r.tame {
         return match r.below(10) {
-            0..=2 => {
-                vec![OsString::from(r.pick(&[
-                    "-s", "-v", "-vv", "-vvv", "-w", "-g", "-sgw", "-vs",
-                ]))]
-            }
+            0..=2 => vec![OsString::from(r.pick(&words(FLAGS, true)))],
             _ => {
                 let (name, kind) = valued[r.below(valued.len())];
                 vec![
@@ -485,23 +479,7 @@ fn option(r: &mut Rng, hook_marker: &Path) -> Vec<OsString> {
         };
     }
     match r.below(10) {
-        0..=2 => vec![OsString::from(r.pick(&[
-            "-s",
-            "-v",
-            "-vv",
-            "-vvv",
-            "-w",
-            "-g",
-            "-sgw",
-            "-vs",
-            "-l",
-            "-h",
-            "--help",
-            "--version",
-            "-x",
-            "--bogus",
-            "-",
-        ]))],
+        0..=2 => vec![OsString::from(r.pick(&words(FLAGS, false)))],
         3 => vec![junk(r)],
         _ => {
             let (name, kind) = valued[r.below(valued.len())];
