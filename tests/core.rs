@@ -25,19 +25,7 @@ fn spawn_rec(v: Vigil, vigil_args: &[&str], rec_args: &[&str]) -> Rec {
 
 fn spawn_rec_in(dir: TempDir, v: Vigil, vigil_args: &[&str], rec_args: &[&str]) -> Rec {
     let out = dir.join("rec");
-    let run = v
-        .args(vigil_args)
-        .arg("--")
-        .arg(example("sigrec"))
-        .arg("--out")
-        .arg(&out)
-        .args(rec_args)
-        .spawn();
-    assert!(
-        wait_for_file(&ready_file(&out), TIMEOUT),
-        "the recorder never got ready\n{}",
-        run.describe()
-    );
+    let run = spawn_sigrec(v.args(vigil_args), &out, rec_args);
     Rec { run, out, dir }
 }
 
@@ -162,11 +150,7 @@ fn spawn_group(v: Vigil, vigil_args: &[&str]) -> (Rec, PathBuf) {
     let dir = TempDir::new("grp");
     let gc_out = dir.join("grandchild");
     let r = spawn_rec_in(dir, v, vigil_args, &["--fork", gc_out.to_str().unwrap()]);
-    assert!(
-        wait_for_file(&ready_file(&gc_out), TIMEOUT),
-        "grandchild never got ready\n{}",
-        r.run.describe()
-    );
+    wait_ready(&r.run, &gc_out);
     let c = r.run.child_pid();
     let gcs = children(c);
     assert_eq!(
@@ -372,32 +356,17 @@ fn assert_usage_error(args: &[&str], env: &[(&str, &str)], needle: &str) {
     }
     let out = v.run();
     let what = format!("args {args:?} env {env:?}");
-    assert_eq!(out.status, Exit::Code(2), "{what}\n{out}");
-    let lines = out.stderr_lines();
-    assert_eq!(
-        lines.len(),
-        1,
-        "{what}: want exactly one stderr line\n{out}"
-    );
-    assert!(lines[0].starts_with("vigil: "), "{what}: {:?}", lines[0]);
+    let line = usage_error_line(&out, &what);
     assert!(
-        lines[0].contains(needle),
-        "{what}: line does not name {needle:?}: {:?}",
-        lines[0]
+        line.contains(needle),
+        "{what}: line does not name {needle:?}: {line:?}"
     );
     assert!(!marker.exists(), "{what}: the child was started");
 }
 
 fn assert_usage_error_no_command(args: &[&str]) {
     let out = Vigil::pid1().args(args).run();
-    assert_eq!(out.status, Exit::Code(2), "args {args:?}\n{out}");
-    let lines = out.stderr_lines();
-    assert_eq!(
-        lines.len(),
-        1,
-        "args {args:?}: want exactly one stderr line\n{out}"
-    );
-    assert!(lines[0].starts_with("vigil: "), "{:?}", lines[0]);
+    usage_error_line(&out, &format!("args {args:?}"));
 }
 
 #[test]

@@ -14,8 +14,7 @@
 //!
 //! let dir = TempDir::new("fwd");
 //! let rec = dir.join("rec");
-//! let run = Vigil::pid1().arg("--").arg(example("sigrec")).arg("--out").arg(&rec).spawn();
-//! assert!(wait_for_file(&ready_file(&rec), TIMEOUT), "{}", run.describe());
+//! let run = spawn_sigrec(Vigil::pid1(), &rec, &[]); // `-- sigrec --out REC`, ready
 //! run.signal(libc::SIGUSR1);
 //! assert!(wait_for_signal(&rec, libc::SIGUSR1, TIMEOUT));
 //! let out = run.stop_and_wait(libc::SIGTERM, TIMEOUT); // or run.wait(TIMEOUT)
@@ -199,6 +198,14 @@ pub fn wait_for_text(path: &Path, needle: &str, timeout: Duration) -> bool {
             .map(|s| s.contains(needle))
             .unwrap_or(false)
     })
+}
+
+/// A file's content, trimmed ("" when it does not exist).
+pub fn read_trimmed(path: &Path) -> String {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .trim()
+        .to_string()
 }
 
 /// A directory under the system temp dir, removed (recursively) on drop.
@@ -1134,6 +1141,59 @@ impl Drop for Running {
         self.guard.kill_all();
         let _ = self.child.wait();
     }
+}
+
+// ---------------------------------------------------------------------------
+// Children the tests give vigil, and what a usage error looks like
+// ---------------------------------------------------------------------------
+
+/// Starts `v` (options already on it) with `sigrec --out OUT ARGS...` as
+/// its command; returns once sigrec's handlers are in place.
+pub fn spawn_sigrec(v: Vigil, out: &Path, rec_args: &[&str]) -> Running {
+    let run = v
+        .arg("--")
+        .arg(example("sigrec"))
+        .arg("--out")
+        .arg(out)
+        .args(rec_args)
+        .spawn();
+    wait_ready(&run, out);
+    run
+}
+
+/// Starts vigil (options already on `v`) with `sh -c SCRIPT` as the child,
+/// in `dir` (the working directory of vigil, the child and the hooks).
+pub fn spawn_sh(v: Vigil, dir: &TempDir, script: &str) -> Running {
+    v.cwd(dir.path()).args(["--", "sh", "-c", script]).spawn()
+}
+
+/// `spawn_sh`, then waits until the script has created `ready` in `dir`.
+pub fn start_sh(v: Vigil, dir: &TempDir, script: &str) -> Running {
+    let run = spawn_sh(v, dir, script);
+    assert!(
+        wait_for_file(&dir.join("ready"), TIMEOUT),
+        "the child never created 'ready'\n{}",
+        run.describe()
+    );
+    run
+}
+
+/// A shell child that ignores SIGTERM: it writes its pid to `pid`, creates
+/// `ready` and becomes `sleep 1000` (which inherits the ignored SIGTERM).
+pub const TERM_IGNORER: &str = "trap '' TERM; echo $$ > pid; : > ready; exec sleep 1000";
+
+/// Checks that `out` is a usage error (`what` names the case): status 2
+/// and exactly one stderr line, starting `vigil: `; returns that line.
+pub fn usage_error_line<'a>(out: &'a Output, what: &str) -> &'a str {
+    assert_eq!(out.status, Exit::Code(2), "{what}: {out}");
+    let lines = out.stderr_lines();
+    assert_eq!(
+        lines.len(),
+        1,
+        "{what}: want exactly one stderr line\n{out}"
+    );
+    assert!(lines[0].starts_with("vigil: "), "{what}: {:?}", lines[0]);
+    lines[0]
 }
 
 // ---------------------------------------------------------------------------
