@@ -55,51 +55,15 @@ fn opt(v: Vigil, via: Via, flag: &str, value: &str) -> Vigil {
 const TERM_RECORDER: &str = "trap 'date +%s%N > term_at; exit 0' TERM; \
      date +%s%N > started; echo $$ > pid; : > ready; sleep 1000 & wait";
 
-/// A shell child that ignores SIGTERM: it writes its pid to `pid`, creates
-/// `ready` and becomes `sleep 1000` (which inherits the ignored SIGTERM).
-const TERM_IGNORER: &str = "trap '' TERM; echo $$ > pid; : > ready; exec sleep 1000";
-
-/// Starts vigil (options already on `v`) with `sh -c SCRIPT` as the child,
-/// in `dir` (the working directory of vigil, the child and the hooks).
-fn spawn_sh(v: Vigil, dir: &TempDir, script: &str) -> Running {
-    v.cwd(dir.path()).args(["--", "sh", "-c", script]).spawn()
-}
-
-/// `spawn_sh`, then waits until the script has created `ready`.
-fn start_sh(v: Vigil, dir: &TempDir, script: &str) -> Running {
-    let run = spawn_sh(v, dir, script);
-    assert!(
-        wait_for_file(&dir.join("ready"), TIMEOUT),
-        "the child never created 'ready'\n{}",
-        run.describe()
-    );
-    run
-}
-
-/// Starts vigil with `sigrec --out DIR/rec ARGS...` as the child and waits
-/// until its handlers (and those of a `--fork` grandchild recording into
-/// DIR/rec2) are in place. Returns the run and the record file.
+/// Starts vigil with `sigrec --out DIR/rec ARGS...` as the child, in `dir`,
+/// and waits until its handlers (and those of a `--fork` grandchild
+/// recording into DIR/rec2) are in place. Returns the run and the record
+/// file.
 fn start_rec(v: Vigil, dir: &TempDir, rec_args: &[&str]) -> (Running, PathBuf) {
     let out = dir.join("rec");
-    let run = v
-        .cwd(dir.path())
-        .arg("--")
-        .arg(example("sigrec"))
-        .arg("--out")
-        .arg(&out)
-        .args(rec_args)
-        .spawn();
-    let mut ready = vec![ready_file(&out)];
+    let run = spawn_sigrec(v.cwd(dir.path()), &out, rec_args);
     if rec_args.contains(&"--fork") {
-        ready.push(ready_file(&dir.join("rec2")));
-    }
-    for r in &ready {
-        assert!(
-            wait_for_file(r, TIMEOUT),
-            "{} never appeared\n{}",
-            r.display(),
-            run.describe()
-        );
+        wait_ready(&run, &dir.join("rec2"));
     }
     (run, out)
 }
@@ -119,17 +83,9 @@ fn signal_timed(run: Running, sig: i32) -> (Output, Duration) {
     wait_timed(run, t0)
 }
 
-/// A file's content, trimmed ("" when it does not exist).
-fn read(path: &Path) -> String {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .trim()
-        .to_string()
-}
-
 /// A `date +%s%N` timestamp written to a file, in nanoseconds.
 fn stamp(path: &Path) -> u128 {
-    let text = read(path);
+    let text = read_trimmed(path);
     text.parse()
         .unwrap_or_else(|_| panic!("{} holds no timestamp: {text:?}", path.display()))
 }
@@ -160,7 +116,7 @@ fn pre_stop_runs_before_sigterm(via: Via) {
                 sleep 0.5; date +%s%N > hook_end'";
     let v = opt(Vigil::pid1(), via, "--pre-stop", hook);
     let run = start_sh(v, &dir, TERM_RECORDER);
-    let child = read(&dir.join("pid"));
+    let child = read_trimmed(&dir.join("pid"));
     let (out, _) = signal_timed(run, libc::SIGTERM);
     assert_eq!(out.code(), Some(0), "{out}");
 
@@ -179,7 +135,7 @@ fn pre_stop_runs_before_sigterm(via: Via) {
         "SIGTERM reached the child {} ms after the hook started, the hook takes 500 ms\n{out}",
         (term - start) / 1_000_000
     );
-    let env = read(&dir.join("hook_env"));
+    let env = read_trimmed(&dir.join("hook_env"));
     for line in [
         "VIGIL_HOOK=pre-stop".to_string(),
         "VIGIL_SIGNAL=SIGTERM".to_string(),
@@ -229,14 +185,6 @@ fn failing_pre_stop_still_forwards_sigterm() {
             "hook {hook}: {line}"
         );
     }
-}
-
-/// Where `name` is in the test's PATH.
-fn which(name: &str) -> PathBuf {
-    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("{name} not found in PATH"))
 }
 
 /// `--pre-stop-sleep 1s` delays the forward by at least 1 s, with a PATH in
@@ -313,15 +261,15 @@ fn post_start_runs_with_the_child(via: Via) {
         "{}",
         run.describe()
     );
-    let child = read(&dir.join("pid"));
+    let child = read_trimmed(&dir.join("pid"));
     let (out, _) = signal_timed(run, libc::SIGTERM);
     assert_eq!(out.code(), Some(0), "{out}");
     assert!(
         stamp(&dir.join("started")) <= stamp(&dir.join("hook_at")),
         "{out}"
     );
-    assert_eq!(read(&dir.join("hook_saw")), "running");
-    let env = read(&dir.join("hook_env"));
+    assert_eq!(read_trimmed(&dir.join("hook_saw")), "running");
+    let env = read_trimmed(&dir.join("hook_env"));
     assert!(
         env.lines().any(|l| l == "VIGIL_HOOK=post-start"),
         "{env}\n{out}"
@@ -409,7 +357,7 @@ fn grace_period_kills_the_survivor(via: Via) {
     let dir = TempDir::new("grace");
     let v = opt(Vigil::pid1(), via, "--grace-period", "1s");
     let run = start_sh(v, &dir, TERM_IGNORER);
-    let child = read(&dir.join("pid"));
+    let child = read_trimmed(&dir.join("pid"));
     let (out, took) = signal_timed(run, libc::SIGTERM);
     assert_eq!(out.code(), Some(137), "{out}");
     assert_between(took, ONE_SECOND, ABOUT_1S_MAX, "vigil", &out);
@@ -493,7 +441,7 @@ fn start_with_orphan(v: Vigil, dir: &TempDir, orphan_exits_on_term: bool) -> Run
 /// The orphan's pid as the namespace (or vigil's parent, for a plain vigil)
 /// sees it: sigrec writes it into its ready file.
 fn orphan_pid(dir: &TempDir) -> i32 {
-    read(&ready_file(&dir.join("rec2")))
+    read_trimmed(&ready_file(&dir.join("rec2")))
         .parse()
         .expect("pid in rec2.ready")
 }
@@ -661,7 +609,7 @@ fn stop_time_of_a_shell_with_a_background_process() {
         "the drain should not need SIGKILL\n{drained}"
     );
     assert_eq!(
-        read(&d3.join("bg_term")),
+        read_trimmed(&d3.join("bg_term")),
         "TERM",
         "the background shell did not get SIGTERM in the drain\n{trap_drained}"
     );
@@ -817,14 +765,8 @@ fn bad_values_exit_2_and_never_start_the_child() {
         }
         let out = spawn_sh(v, &dir, ": > started").wait(TIMEOUT);
         let what = format!("{args:?} {vars:?}");
-        assert_eq!(out.code(), Some(2), "{what}: {out}");
-        let lines = out.stderr_lines();
-        assert_eq!(lines.len(), 1, "{what}: one line expected\n{out}");
-        let line = lines[0];
-        assert!(
-            line.starts_with("vigil: ") && !line.contains("error:"),
-            "{what}: {line}"
-        );
+        let line = usage_error_line(&out, &what);
+        assert!(!line.contains("error:"), "{what}: {line}");
         for needle in *needles {
             assert!(line.contains(needle), "{what}: {needle:?} not in {line}");
         }
