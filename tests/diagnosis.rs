@@ -17,12 +17,6 @@ use std::time::Duration;
 // Setup shared by the tests
 // ---------------------------------------------------------------------------
 
-/// Starts vigil (options already on `v`) with `sh -c SCRIPT` as the child,
-/// in `dir` (the working directory of vigil, the child and the hooks).
-fn spawn_sh(v: Vigil, dir: &TempDir, script: &str) -> Running {
-    v.cwd(dir.path()).args(["--", "sh", "-c", script]).spawn()
-}
-
 /// `spawn_sh` and wait for the end.
 fn run_sh(v: Vigil, dir: &TempDir, script: &str) -> Output {
     spawn_sh(v, dir, script).wait(TIMEOUT)
@@ -36,10 +30,6 @@ fn start_sleep(v: Vigil) -> (Running, i32) {
     let ns = *nspid(host).last().expect("the child's NSpid");
     (run, ns)
 }
-
-/// A shell child that ignores SIGTERM: it writes its pid to `pid`, creates
-/// `ready` and becomes `sleep 1000` (which inherits the ignored SIGTERM).
-const TERM_IGNORER: &str = "trap '' TERM; echo $$ > pid; : > ready; exec sleep 1000";
 
 /// The exit report vigil logged: whether at warning level, and its text
 /// (what follows `exit report: `).
@@ -72,14 +62,6 @@ fn assert_has(text: &str, needles: &[&str]) {
     }
 }
 
-/// A file's content, trimmed ("" when it does not exist).
-fn read(path: &Path) -> String {
-    fs::read_to_string(path)
-        .unwrap_or_default()
-        .trim()
-        .to_string()
-}
-
 fn uid() -> u32 {
     // SAFETY: getuid has no arguments and cannot fail.
     unsafe { libc::getuid() }
@@ -95,7 +77,7 @@ fn uid() -> u32 {
 fn assert_sender_named(script: &str) -> (Output, String) {
     let dir = TempDir::new("provenance");
     let out = run_sh(Vigil::pid1().arg("-v"), &dir, script);
-    let sender = read(&dir.join("sender"));
+    let sender = read_trimmed(&dir.join("sender"));
     assert!(!sender.is_empty(), "the script wrote no sender pid\n{out}");
     let line = format!(
         "vigil: received SIGTERM from pid {sender} (sh, uid {})",
@@ -177,7 +159,7 @@ fn exit_report_normal_exit_only_with_v() {
     let out = run_sh(Vigil::pid1().arg("-v"), &dir, script);
     assert_eq!(out.code(), Some(0), "{out}");
     let text = report(&out, false);
-    let pid = read(&dir.join("pid"));
+    let pid = read_trimmed(&dir.join("pid"));
     assert!(text.starts_with("sh -c "), "{text}");
     assert!(
         text.ends_with(&format!(
@@ -198,7 +180,7 @@ fn exit_report_exit_3_is_a_warning() {
     let dir = TempDir::new("report3");
     let out = run_sh(Vigil::pid1(), &dir, "echo $$ > pid; exit 3");
     assert_eq!(out.code(), Some(3), "{out}");
-    let pid = read(&dir.join("pid"));
+    let pid = read_trimmed(&dir.join("pid"));
     assert_has(
         &report(&out, true),
         &[&format!(
@@ -241,17 +223,12 @@ fn exit_report_death_by_sigterm() {
 #[test]
 fn exit_report_grace_deadline() {
     let dir = TempDir::new("reportgrace");
-    let run = spawn_sh(
+    let run = start_sh(
         Vigil::pid1().args(["--grace-period", "1s"]),
         &dir,
         TERM_IGNORER,
     );
-    assert!(
-        wait_for_file(&dir.join("ready"), TIMEOUT),
-        "{}",
-        run.describe()
-    );
-    let pid = read(&dir.join("pid"));
+    let pid = read_trimmed(&dir.join("pid"));
     let out = run.stop_and_wait(libc::SIGTERM, TIMEOUT);
     assert_eq!(out.code(), Some(137), "{out}");
     let text = report(&out, true);
@@ -549,7 +526,7 @@ impl MemCgroup {
     }
 
     fn procs(&self) -> String {
-        read(&self.dir.join("cgroup.procs"))
+        read_trimmed(&self.dir.join("cgroup.procs"))
     }
 }
 
