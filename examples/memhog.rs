@@ -12,37 +12,29 @@
 //!   --hold-secs S  after reaching --max-mb, sleep S seconds, then exit 0
 //!                  (default 300)
 
+#[path = "support/common.rs"]
+mod common;
+
+use common::{die, unknown, Args};
 use std::time::Duration;
 
+const PROG: &str = "memhog";
 const MIB: usize = 1 << 20;
 const PAGE: usize = 4096;
-
-fn die(msg: &str) -> ! {
-    eprintln!("memhog: {msg}");
-    std::process::exit(99)
-}
 
 fn main() {
     let mut max_mb = 512usize;
     let mut chunk_mb = 4usize;
     let mut ready = None;
     let mut hold_secs = 300u64;
-    let mut args = std::env::args().skip(1);
+    let mut args = Args::from_env();
     while let Some(a) = args.next() {
-        let mut val = || {
-            args.next()
-                .unwrap_or_else(|| die(&format!("{a} needs a value")))
-        };
-        let num = |s: String| {
-            s.parse::<usize>()
-                .unwrap_or_else(|_| die(&format!("bad number {s}")))
-        };
         match a.as_str() {
-            "--max-mb" => max_mb = num(val()),
-            "--chunk-mb" => chunk_mb = num(val()).max(1),
-            "--ready" => ready = Some(val()),
-            "--hold-secs" => hold_secs = num(val()) as u64,
-            _ => die(&format!("unknown argument {a}")),
+            "--max-mb" => max_mb = args.number(&a),
+            "--chunk-mb" => chunk_mb = args.number::<usize>(&a).max(1),
+            "--ready" => ready = Some(args.value(&a)),
+            "--hold-secs" => hold_secs = args.number::<usize>(&a) as u64,
+            _ => unknown(&a),
         }
     }
     if let Some(f) = &ready {

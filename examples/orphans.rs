@@ -19,13 +19,14 @@
 //!   --hold-ms H    then sleep H ms (default 0) before exiting
 //!   --exit CODE    exit status (default 0)
 
+#[path = "support/common.rs"]
+mod common;
+
+use common::{die, unknown, Args};
 use std::io::Write;
 use std::time::Duration;
 
-fn die(msg: &str) -> ! {
-    eprintln!("orphans: {msg}");
-    std::process::exit(99)
-}
+const PROG: &str = "orphans";
 
 fn fork_retry() -> libc::pid_t {
     loop {
@@ -51,26 +52,18 @@ fn main() {
     let mut done_file = None;
     let mut hold_ms = 0u64;
     let mut code = 0i32;
-    let mut args = std::env::args().skip(1);
+    let mut args = Args::from_env();
     while let Some(a) = args.next() {
-        let mut val = || {
-            args.next()
-                .unwrap_or_else(|| die(&format!("{a} needs a value")))
-        };
-        let num = |s: String| {
-            s.parse::<u64>()
-                .unwrap_or_else(|_| die(&format!("bad number {s}")))
-        };
         match a.as_str() {
-            "--count" => count = num(val()),
-            "--burst" => burst = num(val()).max(1),
-            "--delay-ms" => delay_ms = num(val()),
-            "--life-ms" => life_ms = num(val()),
-            "--pids" => pids_file = Some(val()),
-            "--done" => done_file = Some(val()),
-            "--hold-ms" => hold_ms = num(val()),
-            "--exit" => code = num(val()) as i32,
-            _ => die(&format!("unknown argument {a}")),
+            "--count" => count = args.number(&a),
+            "--burst" => burst = args.number::<u64>(&a).max(1),
+            "--delay-ms" => delay_ms = args.number(&a),
+            "--life-ms" => life_ms = args.number(&a),
+            "--pids" => pids_file = Some(args.value(&a)),
+            "--done" => done_file = Some(args.value(&a)),
+            "--hold-ms" => hold_ms = args.number(&a),
+            "--exit" => code = args.number::<u64>(&a) as i32,
+            _ => unknown(&a),
         }
     }
 

@@ -21,66 +21,21 @@
 //!                   action, so vigil sees "killed by SIG"); repeatable
 //!   --max-secs N    exit 0 after N seconds whatever happens (default 300)
 
+#[path = "support/common.rs"]
+mod common;
+#[path = "support/rawsig.rs"]
+mod rawsig;
+
+use common::{die, now_ns, parse_signal, unknown, Args};
+use rawsig::{set_disposition, set_sigmask, sig_bit, SIGSET_SIZE};
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
-fn die(msg: &str) -> ! {
-    eprintln!("sigcount: {msg}");
-    std::process::exit(99)
-}
+const PROG: &str = "sigcount";
 
-/// CLOCK_MONOTONIC in nanoseconds (the same clock `storm` uses).
-fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
+/// Blocks exactly `mask`, or dies.
 fn set_mask(mask: u64) {
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_rt_sigprocmask,
-            libc::SIG_SETMASK as libc::c_long,
-            &mask as *const u64,
-            std::ptr::null_mut::<u64>(),
-            8 as libc::c_long,
-        )
-    };
-    if r != 0 {
-        die(&format!(
-            "rt_sigprocmask: {}",
-            std::io::Error::last_os_error()
-        ));
-    }
-}
-
-#[repr(C)]
-struct KSigaction {
-    handler: usize,
-    flags: u64,
-    restorer: usize,
-    mask: u64,
-}
-
-fn set_default(sig: i32) {
-    let act = KSigaction {
-        handler: libc::SIG_DFL,
-        flags: 0,
-        restorer: 0,
-        mask: 0,
-    };
-    unsafe {
-        libc::syscall(
-            libc::SYS_rt_sigaction,
-            sig as libc::c_long,
-            &act as *const KSigaction,
-            std::ptr::null_mut::<KSigaction>(),
-            8 as libc::c_long,
-        )
-    };
+    set_sigmask(mask).unwrap_or_else(|e| die(&format!("rt_sigprocmask: {e}")));
 }
 
 struct Counts {
@@ -111,23 +66,17 @@ fn main() {
     let mut out = None;
     let mut die_on = 0u64;
     let mut max_secs = 300u64;
-    let mut args = std::env::args().skip(1);
+    let mut args = Args::from_env();
     while let Some(a) = args.next() {
-        let mut val = || {
-            args.next()
-                .unwrap_or_else(|| die(&format!("{a} needs a value")))
-        };
         match a.as_str() {
-            "--out" => out = Some(val()),
+            "--out" => out = Some(args.value(&a)),
             "--die-on" => {
-                let v = val();
-                match v.parse::<i32>() {
-                    Ok(n) if (1..=64).contains(&n) => die_on |= 1u64 << (n - 1),
-                    _ => die(&format!("bad signal {v}")),
-                }
+                let v = args.value(&a);
+                let sig = parse_signal(&v).unwrap_or_else(|| die(&format!("bad signal {v}")));
+                die_on |= sig_bit(sig);
             }
-            "--max-secs" => max_secs = val().parse().unwrap_or_else(|_| die("bad --max-secs")),
-            _ => die(&format!("unknown argument {a}")),
+            "--max-secs" => max_secs = args.parse(&a),
+            _ => unknown(&a),
         }
     }
     let out = out.unwrap_or_else(|| die("--out FILE is required"));
@@ -139,7 +88,7 @@ fn main() {
             libc::SYS_signalfd4,
             -1 as libc::c_long,
             &mask as *const u64,
-            8 as libc::c_long,
+            SIGSET_SIZE,
             (libc::SFD_CLOEXEC | libc::SFD_NONBLOCK) as libc::c_long,
         )
     } as RawFd;
@@ -186,12 +135,12 @@ fn main() {
                     c.last[sig] = t;
                     c.total += 1;
                     dirty = true;
-                    if die_on & (1u64 << (sig - 1)) != 0 {
+                    let sig = sig as i32;
+                    if die_on & sig_bit(sig) != 0 {
                         c.write(&out);
-                        let sig = sig as i32;
-                        set_default(sig);
+                        let _ = set_disposition(sig, libc::SIG_DFL);
                         unsafe { libc::kill(libc::getpid(), sig) };
-                        set_mask(!(1u64 << (sig - 1)));
+                        set_mask(!sig_bit(sig));
                         // Not reached when SIG's default action kills.
                         std::process::exit(128 + sig);
                     }

@@ -24,9 +24,18 @@
 //! and SIGBUS handlers).
 #![no_main]
 
+#[path = "support/common.rs"]
+mod common;
+#[path = "support/rawsig.rs"]
+mod rawsig;
+
+use common::{die, parse_signal, unknown, Args};
+use rawsig::{rt_sigaction, sig_bit, KSigaction};
 use std::io::Read;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::time::Duration;
+
+const PROG: &str = "sigrec";
 
 static OUT_FD: AtomicI32 = AtomicI32::new(-1);
 static EXIT_ON: AtomicU64 = AtomicU64::new(0);
@@ -48,33 +57,8 @@ extern "C" fn on_signal(sig: libc::c_int) {
     if fd >= 0 {
         unsafe { libc::write(fd, buf[i..].as_ptr() as *const libc::c_void, buf.len() - i) };
     }
-    if (1..=64).contains(&sig) && EXIT_ON.load(Ordering::Relaxed) & (1u64 << (sig - 1)) != 0 {
+    if (1..=64).contains(&sig) && EXIT_ON.load(Ordering::Relaxed) & sig_bit(sig) != 0 {
         unsafe { libc::_exit(0) };
-    }
-}
-
-/// The kernel's `struct sigaction` on x86-64 / aarch64 (no SA_RESTORER there,
-/// but the layout with the restorer field is the generic one).
-#[repr(C)]
-#[derive(Default, Clone, Copy)]
-struct KSigaction {
-    handler: usize,
-    flags: u64,
-    restorer: usize,
-    mask: u64,
-}
-
-fn raw_sigaction(sig: i32, new: Option<&KSigaction>, old: Option<&mut KSigaction>) -> i64 {
-    let newp = new.map_or(std::ptr::null(), |n| n as *const KSigaction);
-    let oldp = old.map_or(std::ptr::null_mut(), |o| o as *mut KSigaction);
-    unsafe {
-        libc::syscall(
-            libc::SYS_rt_sigaction,
-            sig as libc::c_long,
-            newp,
-            oldp,
-            8 as libc::c_long,
-        )
     }
 }
 
@@ -89,7 +73,7 @@ fn install_handlers(skip: u64) {
         libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut());
     }
     let mut template = KSigaction::default();
-    raw_sigaction(libc::SIGUSR1, None, Some(&mut template));
+    let _ = rt_sigaction(libc::SIGUSR1, None, Some(&mut template));
     let act = KSigaction {
         handler: on_signal as *const () as usize,
         flags: template.flags,
@@ -97,17 +81,14 @@ fn install_handlers(skip: u64) {
         mask: 0,
     };
     for sig in 1..=64 {
-        if sig == libc::SIGKILL || sig == libc::SIGSTOP || skip & (1u64 << (sig - 1)) != 0 {
+        if sig == libc::SIGKILL || sig == libc::SIGSTOP || skip & sig_bit(sig) != 0 {
             continue;
         }
-        if raw_sigaction(sig, Some(&act), None) != 0 {
-            eprintln!(
-                "sigrec: rt_sigaction({sig}) failed: {}",
-                std::io::Error::last_os_error()
-            );
+        if let Err(e) = rt_sigaction(sig, Some(&act), None) {
+            eprintln!("sigrec: rt_sigaction({sig}) failed: {e}");
         }
     }
-    if skip & (1u64 << (libc::SIGUSR1 - 1)) != 0 {
+    if skip & sig_bit(libc::SIGUSR1) != 0 {
         unsafe { libc::signal(libc::SIGUSR1, libc::SIG_DFL) };
     }
 }
@@ -126,19 +107,9 @@ fn open_out(path: &str) {
     }
 }
 
-fn die(msg: &str) -> ! {
-    eprintln!("sigrec: {msg}");
-    std::process::exit(99)
-}
-
+/// The signal-set bit of signal number `s`.
 fn parse_sig(s: &str) -> u64 {
-    let n: i32 = s
-        .parse()
-        .unwrap_or_else(|_| die(&format!("bad signal number {s}")));
-    if !(1..=64).contains(&n) {
-        die(&format!("bad signal number {s}"));
-    }
-    1u64 << (n - 1)
+    sig_bit(parse_signal(s).unwrap_or_else(|| die(&format!("bad signal number {s}"))))
 }
 
 fn report(dir: &str, read_stdin: bool, args: &[String]) {
@@ -176,22 +147,18 @@ fn run(argv: Vec<String>) -> i32 {
     let mut exit_on = 0u64;
     let mut skip = 0u64;
     let mut max_secs = 300u64;
-    let mut args = argv.clone().into_iter().skip(1);
+    let mut args = Args::new(argv.clone());
     while let Some(a) = args.next() {
-        let mut val = || {
-            args.next()
-                .unwrap_or_else(|| die(&format!("{a} needs a value")))
-        };
         match a.as_str() {
-            "--out" => out = Some(val()),
-            "--report" => report_dir = Some(val()),
+            "--out" => out = Some(args.value(&a)),
+            "--report" => report_dir = Some(args.value(&a)),
             "--read-stdin" => read_stdin = true,
             "--once" => once = true,
-            "--fork" => fork_out = Some(val()),
-            "--exit-on" => exit_on |= parse_sig(&val()),
-            "--skip" => skip |= parse_sig(&val()),
-            "--max-secs" => max_secs = val().parse().unwrap_or_else(|_| die("bad --max-secs")),
-            _ => die(&format!("unknown argument {a}")),
+            "--fork" => fork_out = Some(args.value(&a)),
+            "--exit-on" => exit_on |= parse_sig(&args.value(&a)),
+            "--skip" => skip |= parse_sig(&args.value(&a)),
+            "--max-secs" => max_secs = args.parse(&a),
+            _ => unknown(&a),
         }
     }
     if let Some(dir) = &report_dir {

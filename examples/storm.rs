@@ -21,45 +21,34 @@
 //!   --signals LIST   default 1,10,12,28,34,40 (HUP USR1 USR2 WINCH RTMIN RTMIN+6)
 //!   --out FILE       write the lines there instead of stdout
 
-fn die(msg: &str) -> ! {
-    eprintln!("storm: {msg}");
-    std::process::exit(99)
-}
+#[path = "support/common.rs"]
+mod common;
 
-fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+use common::{die, now_ns, parse_signal, unknown, Args};
+
+const PROG: &str = "storm";
 
 fn main() {
     let mut pid = 0i32;
     let mut count = 1000u64;
     let mut signals: Vec<i32> = vec![1, 10, 12, 28, 34, 40];
     let mut out = None;
-    let mut args = std::env::args().skip(1);
+    let mut args = Args::from_env();
     while let Some(a) = args.next() {
-        let mut val = || {
-            args.next()
-                .unwrap_or_else(|| die(&format!("{a} needs a value")))
-        };
         match a.as_str() {
-            "--pid" => pid = val().parse().unwrap_or_else(|_| die("bad --pid")),
-            "--count" => count = val().parse().unwrap_or_else(|_| die("bad --count")),
+            "--pid" => pid = args.parse(&a),
+            "--count" => count = args.parse(&a),
             "--signals" => {
-                signals = val()
+                signals = args
+                    .value(&a)
                     .split(',')
-                    .map(|s| match s.trim().parse::<i32>() {
-                        Ok(n) if (1..=64).contains(&n) => n,
-                        _ => die(&format!("bad signal {s}")),
+                    .map(|s| {
+                        parse_signal(s.trim()).unwrap_or_else(|| die(&format!("bad signal {s}")))
                     })
                     .collect()
             }
-            "--out" => out = Some(val()),
-            _ => die(&format!("unknown argument {a}")),
+            "--out" => out = Some(args.value(&a)),
+            _ => unknown(&a),
         }
     }
     if pid <= 0 {

@@ -32,7 +32,7 @@
 
 mod common;
 
-use common::{example, vigil_bin, TempDir};
+use common::{example, set_sigmask, vigil_bin, TempDir};
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -618,20 +618,7 @@ fn run_case(case: &Case, dir: &Path, bin: &Path) -> Result<Ran, String> {
     }
     // Start vigil with every signal blocked: see the module doc.
     unsafe {
-        cmd.pre_exec(|| {
-            let all: u64 = !0;
-            if libc::syscall(
-                libc::SYS_rt_sigprocmask,
-                libc::SIG_SETMASK as libc::c_long,
-                &all as *const u64,
-                std::ptr::null_mut::<u64>(),
-                8 as libc::c_long,
-            ) != 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
+        cmd.pre_exec(|| set_sigmask(!0));
     }
     let child = cmd
         .spawn()

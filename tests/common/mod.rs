@@ -21,6 +21,11 @@
 //! ```
 #![allow(dead_code)]
 
+// The raw signal syscalls (and `sig_bit`) the helpers in examples/ use too.
+#[path = "../../examples/support/rawsig.rs"]
+mod rawsig;
+
+pub use rawsig::{set_sigmask, sig_bit};
 use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::fmt;
@@ -52,19 +57,22 @@ pub fn vigil_bin() -> PathBuf {
 /// Path of a test helper program built from `examples/NAME.rs`, beside the
 /// vigil binary (target/x86_64-unknown-linux-musl/debug/examples/NAME). `cargo test` builds examples, but
 /// `cargo test --test X` does not: when a helper is missing or older than
-/// its source, this runs `cargo build --examples` once per test binary.
+/// one of its sources (NAME.rs and what it includes from
+/// examples/support/), this runs `cargo build --examples` once per test
+/// binary.
 pub fn example(name: &str) -> PathBuf {
     static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
     let dir = vigil_bin().parent().unwrap().join("examples");
     let bin = dir.join(name);
     let src_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
-    let stale = |bin: &Path, src: &Path| -> bool {
-        let b = std::fs::metadata(bin).and_then(|m| m.modified());
-        let s = std::fs::metadata(src).and_then(|m| m.modified());
-        match (b, s) {
-            (Ok(b), Ok(s)) => b < s,
-            _ => true,
-        }
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified());
+    let stale = |bin: &Path| -> bool {
+        let (Ok(built), Some(sources)) = (modified(bin), dep_info_sources(bin)) else {
+            return true;
+        };
+        sources
+            .iter()
+            .any(|src| modified(src).map_or(true, |m| built < m))
     };
     let res = BUILT.get_or_init(|| {
         let any_stale = std::fs::read_dir(&src_dir)
@@ -72,7 +80,7 @@ pub fn example(name: &str) -> PathBuf {
                 rd.flatten().any(|e| {
                     let p = e.path();
                     p.extension() == Some(OsStr::new("rs"))
-                        && stale(&dir.join(p.file_stem().unwrap()), &p)
+                        && stale(&dir.join(p.file_stem().unwrap()))
                 })
             })
             .unwrap_or(false);
@@ -104,6 +112,21 @@ pub fn example(name: &str) -> PathBuf {
         bin.display()
     );
     bin
+}
+
+/// The sources cargo built `bin` from, as the dep-info file beside it
+/// (BIN.d, make syntax: `BIN: SOURCE...`) lists them; None without one.
+fn dep_info_sources(bin: &Path) -> Option<Vec<PathBuf>> {
+    let text = std::fs::read_to_string(bin.with_extension("d")).ok()?;
+    let (_, sources) = text.lines().next()?.split_once(": ")?;
+    // A space in a path is escaped with a backslash.
+    let sources = sources.replace("\\ ", "\0");
+    Some(
+        sources
+            .split_whitespace()
+            .map(|s| PathBuf::from(s.replace('\0', " ")))
+            .collect(),
+    )
 }
 
 /// The file `sigrec --out FILE` creates once its handlers are installed
@@ -142,17 +165,8 @@ pub fn which(name: &str) -> PathBuf {
 
 /// Poll `cond` every 10 ms until it is true (returns true) or `timeout`
 /// passes (returns false; `cond` is evaluated one last time).
-pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if cond() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return cond();
-        }
-        thread::sleep(Duration::from_millis(10));
-    }
+pub fn wait_until(timeout: Duration, cond: impl FnMut() -> bool) -> bool {
+    wait_until_every(timeout, Duration::from_millis(10), cond)
 }
 
 /// Like `wait_until`, polling every `every` (for expensive conditions).
@@ -335,11 +349,6 @@ pub fn sigset_field(pid: i32, key: &str) -> Option<u64> {
 
 pub fn sigset_text_field(text: &str, key: &str) -> Option<u64> {
     u64::from_str_radix(&status_text_field(text, key)?, 16).ok()
-}
-
-/// The sigset bit of signal `sig`.
-pub fn sig_bit(sig: i32) -> u64 {
-    1u64 << (sig - 1)
 }
 
 /// Signal numbers in a sigset value.
@@ -746,12 +755,7 @@ impl Vigil {
             }
         };
         cmd.args(&self.args);
-        for (k, _) in std::env::vars_os() {
-            let ks = k.to_string_lossy();
-            if ks.starts_with("VIGIL_") || ks.starts_with("TINI_") || ks == "RUST_LOG" {
-                cmd.env_remove(&k);
-            }
-        }
+        remove_vigil_env(&mut cmd);
         for (k, v) in &self.env {
             match v {
                 Some(v) => cmd.env(k, v),
@@ -824,12 +828,15 @@ impl Vigil {
     }
 }
 
-#[repr(C)]
-struct KSigaction {
-    handler: usize,
-    flags: u64,
-    restorer: usize,
-    mask: u64,
+/// Keeps the variables vigil reads (VIGIL_*, TINI_*, RUST_LOG) that the
+/// test process happens to have from reaching `cmd`: a test sets its own.
+fn remove_vigil_env(cmd: &mut Command) {
+    for (k, _) in std::env::vars_os() {
+        let ks = k.to_string_lossy();
+        if ks.starts_with("VIGIL_") || ks.starts_with("TINI_") || ks == "RUST_LOG" {
+            cmd.env_remove(&k);
+        }
+    }
 }
 
 /// In a forked child (async-signal-safe, raw syscalls): block exactly
@@ -840,21 +847,8 @@ fn set_signal_state(block: u64, ignore: u64) -> std::io::Result<()> {
         if sig == libc::SIGKILL || sig == libc::SIGSTOP {
             continue;
         }
-        let mut old = KSigaction {
-            handler: 0,
-            flags: 0,
-            restorer: 0,
-            mask: 0,
-        };
-        unsafe {
-            libc::syscall(
-                libc::SYS_rt_sigaction,
-                sig as libc::c_long,
-                std::ptr::null::<KSigaction>(),
-                &mut old as *mut KSigaction,
-                8 as libc::c_long,
-            );
-        }
+        let mut old = rawsig::KSigaction::default();
+        let _ = rawsig::rt_sigaction(sig, None, Some(&mut old));
         let want = if ignore & sig_bit(sig) != 0 {
             libc::SIG_IGN
         } else {
@@ -863,38 +857,9 @@ fn set_signal_state(block: u64, ignore: u64) -> std::io::Result<()> {
         if old.handler == want || (old.handler != libc::SIG_IGN && want == libc::SIG_DFL) {
             continue; // handlers are reset by exec anyway
         }
-        let new = KSigaction {
-            handler: want,
-            flags: 0,
-            restorer: 0,
-            mask: 0,
-        };
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_rt_sigaction,
-                sig as libc::c_long,
-                &new as *const KSigaction,
-                std::ptr::null_mut::<KSigaction>(),
-                8 as libc::c_long,
-            )
-        };
-        if r != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        rawsig::set_disposition(sig, want)?;
     }
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_rt_sigprocmask,
-            libc::SIG_SETMASK as libc::c_long,
-            &block as *const u64,
-            std::ptr::null_mut::<u64>(),
-            8 as libc::c_long,
-        )
-    };
-    if r != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
+    set_sigmask(block)
 }
 
 /// Collects a pipe's bytes in a background thread; readable while running.
@@ -1225,12 +1190,7 @@ impl PtyShell {
             .stdin(Stdio::from(slave.try_clone().unwrap()))
             .stdout(Stdio::from(slave.try_clone().unwrap()))
             .stderr(Stdio::from(slave.try_clone().unwrap()));
-        for (k, _) in std::env::vars_os() {
-            let ks = k.to_string_lossy();
-            if ks.starts_with("VIGIL_") || ks.starts_with("TINI_") || ks == "RUST_LOG" {
-                cmd.env_remove(&k);
-            }
-        }
+        remove_vigil_env(&mut cmd);
         for (k, v) in extra_env {
             cmd.env(k, v);
         }
