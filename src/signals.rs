@@ -10,6 +10,7 @@
 use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::time::Duration;
 
 /// The highest signal number the kernel knows.
 pub const MAX_SIGNAL: i32 = 64;
@@ -235,8 +236,28 @@ impl fmt::Display for Sender {
 /// The signalfd vigil reads every signal from.
 pub struct SignalFd(OwnedFd);
 
+/// How many signals one read takes at most. A storm of queued realtime
+/// signals is handled batch by batch, so vigil's memory does not grow with
+/// the backlog.
+const BATCH: usize = 32;
+
+/// Signals read in one go, with what the kernel says of their senders.
+pub struct Batch {
+    infos: [libc::signalfd_siginfo; BATCH],
+    count: usize,
+}
+
+impl Batch {
+    pub fn iter(&self) -> impl Iterator<Item = Received> + '_ {
+        self.infos.iter().take(self.count).map(|info| Received {
+            signal: info.ssi_signo as i32,
+            sender: Sender::from_siginfo(info),
+        })
+    }
+}
+
 impl SignalFd {
-    /// Opens a non-blocking signalfd for the full set. The signals must
+    /// Opens a (blocking) signalfd for the full set. The signals must
     /// already be blocked (see `block_all`).
     pub fn open() -> io::Result<SignalFd> {
         let mask: u64 = SigMask::FULL.0;
@@ -248,7 +269,7 @@ impl SignalFd {
                 -1,
                 &mask as *const u64,
                 KERNEL_SIGSET_SIZE,
-                libc::SFD_CLOEXEC | libc::SFD_NONBLOCK,
+                libc::SFD_CLOEXEC,
             )
         };
         if fd < 0 {
@@ -259,42 +280,58 @@ impl SignalFd {
         Ok(SignalFd(unsafe { OwnedFd::from_raw_fd(fd as RawFd) }))
     }
 
-    /// Reads up to `BATCH` pending signals; an empty result means none is
-    /// pending. Callers handle each batch before reading the next, so a
-    /// storm of queued realtime signals never piles up in vigil's memory.
-    pub fn read_batch(&self) -> io::Result<Vec<Received>> {
-        const BATCH: usize = 32;
+    /// Waits for signals and reads up to `BATCH` of them. Without a timeout
+    /// this is one blocking `read`, the cheapest way to sleep until a signal
+    /// comes (the forwarding hot path: one read, one kill). With a timeout,
+    /// `poll` waits first, and an empty batch means the time is up.
+    pub fn wait(&self, timeout: Option<Duration>) -> io::Result<Batch> {
         // SAFETY: signalfd_siginfo is plain old data; all-zero is valid.
-        let mut infos: [libc::signalfd_siginfo; BATCH] = unsafe { std::mem::zeroed() };
-        let size = std::mem::size_of_val(&infos);
+        let mut batch = Batch {
+            infos: unsafe { std::mem::zeroed() },
+            count: 0,
+        };
+        if let Some(timeout) = timeout {
+            if !self.readable_within(timeout) {
+                return Ok(batch);
+            }
+        }
+        let size = std::mem::size_of_val(&batch.infos);
         loop {
-            // SAFETY: the kernel writes at most `size` bytes into `infos`,
-            // which is live and exactly that large.
+            // SAFETY: the kernel writes at most `size` bytes into
+            // `batch.infos`, which is live and exactly that large.
             let n = unsafe {
                 libc::read(
                     self.0.as_raw_fd(),
-                    infos.as_mut_ptr() as *mut libc::c_void,
+                    batch.infos.as_mut_ptr() as *mut libc::c_void,
                     size,
                 )
             };
             if n >= 0 {
-                let count = n as usize / std::mem::size_of::<libc::signalfd_siginfo>();
-                return Ok(infos
-                    .iter()
-                    .take(count)
-                    .map(|info| Received {
-                        signal: info.ssi_signo as i32,
-                        sender: Sender::from_siginfo(info),
-                    })
-                    .collect());
+                batch.count = n as usize / std::mem::size_of::<libc::signalfd_siginfo>();
+                return Ok(batch);
             }
             let err = io::Error::last_os_error();
-            match err.kind() {
-                io::ErrorKind::WouldBlock => return Ok(Vec::new()),
-                io::ErrorKind::Interrupted => continue,
-                _ => return Err(err),
+            if err.kind() != io::ErrorKind::Interrupted {
+                return Err(err);
             }
         }
+    }
+
+    /// Whether a signal is pending now or arrives within `timeout`.
+    fn readable_within(&self, timeout: Duration) -> bool {
+        // Rounded up, so that a deadline is never polled for a little early
+        // over and over.
+        let millis = i32::try_from(timeout.as_micros().div_ceil(1000)).unwrap_or(i32::MAX);
+        let mut fds = [libc::pollfd {
+            fd: self.0.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }];
+        // SAFETY: poll reads and writes exactly one pollfd, in `fds`, which
+        // is live. An error (EINTR) counts as "not readable": the caller's
+        // loop looks again.
+        let ready = unsafe { libc::poll(fds.as_mut_ptr(), 1, millis) };
+        ready > 0 && fds[0].revents & libc::POLLIN != 0
     }
 }
 

@@ -185,16 +185,9 @@ impl Supervisor {
             let timeout = self
                 .next_deadline()
                 .map(|at| at.saturating_duration_since(Instant::now()));
-            wait_for_signal(&self.signals, timeout);
-            loop {
-                match self.signals.read_batch() {
-                    Ok(batch) if batch.is_empty() => break,
-                    Ok(batch) => batch.into_iter().for_each(|r| self.on_signal(r)),
-                    Err(e) => {
-                        log::error!("reading signals failed: {e}");
-                        break;
-                    }
-                }
+            match self.signals.wait(timeout) {
+                Ok(batch) => batch.iter().for_each(|r| self.on_signal(r)),
+                Err(e) => log::error!("reading signals failed: {e}"),
             }
             self.on_time(Instant::now());
         }
@@ -637,26 +630,6 @@ impl Supervisor {
         }
         status
     }
-}
-
-/// Sleeps until the signalfd is readable or the timeout passes. No timeout
-/// means no wake-up at all until a signal comes.
-fn wait_for_signal(signals: &SignalFd, timeout: Option<Duration>) {
-    use std::os::fd::AsRawFd;
-    let millis = match timeout {
-        None => -1,
-        // Round up, so that a deadline is never polled for a little early
-        // over and over.
-        Some(t) => i32::try_from(t.as_micros().div_ceil(1000)).unwrap_or(i32::MAX),
-    };
-    let mut fds = [libc::pollfd {
-        fd: signals.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    }];
-    // SAFETY: poll reads and writes exactly one pollfd, in `fds`, which is live.
-    // EINTR and other errors just return to the loop, which looks again.
-    unsafe { libc::poll(fds.as_mut_ptr(), 1, millis) };
 }
 
 fn become_subreaper() {
