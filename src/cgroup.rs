@@ -70,17 +70,22 @@ fn counter_file(cgroups: &str, mountinfo: &str) -> Option<PathBuf> {
 }
 
 /// Finds a mount by filesystem type and super options: returns the root of
-/// the hierarchy it shows and where it is mounted.
+/// the hierarchy it shows and where it is mounted. Only cgroup lines are
+/// split into fields: a host can have hundreds of mounts.
 fn find_mount(mountinfo: &str, wanted: impl Fn(&str, &str) -> bool) -> Option<(String, String)> {
-    mountinfo.lines().find_map(|line| {
-        // "36 35 98:0 /root /mnt rw,noatime master:1 - cgroup cgroup rw,memory"
-        let (left, right) = line.split_once(" - ")?;
-        let left: Vec<&str> = left.split(' ').collect();
-        let right: Vec<&str> = right.split(' ').collect();
-        let (root, mount) = (left.get(3)?, left.get(4)?);
-        let (fstype, options) = (right.first()?, right.get(2).unwrap_or(&""));
-        wanted(fstype, options).then(|| (unescape(root), unescape(mount)))
-    })
+    mountinfo
+        .lines()
+        .filter(|line| line.contains(" - cgroup"))
+        .find_map(|line| {
+            // "36 35 98:0 /root /mnt rw,noatime master:1 - cgroup cgroup rw,memory"
+            let (left, right) = line.split_once(" - ")?;
+            let mut left = left.split(' ').skip(3);
+            let (root, mount) = (left.next()?, left.next()?);
+            let mut right = right.split(' ');
+            let fstype = right.next()?;
+            let options = right.nth(1).unwrap_or("");
+            wanted(fstype, options).then(|| (unescape(root), unescape(mount)))
+        })
 }
 
 /// mountinfo escapes spaces and a few other bytes as octal `\040`.

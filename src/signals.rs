@@ -233,28 +233,18 @@ impl fmt::Display for Sender {
     }
 }
 
-/// The signalfd vigil reads every signal from.
-pub struct SignalFd(OwnedFd);
+/// The signalfd vigil reads every signal from, with the buffer it reads
+/// into: allocated once, so the forwarding hot path neither clears nor
+/// copies a page per signal.
+pub struct SignalFd {
+    fd: OwnedFd,
+    buffer: Box<[libc::signalfd_siginfo; BATCH]>,
+}
 
 /// How many signals one read takes at most. A storm of queued realtime
 /// signals is handled batch by batch, so vigil's memory does not grow with
 /// the backlog.
 const BATCH: usize = 32;
-
-/// Signals read in one go, with what the kernel says of their senders.
-pub struct Batch {
-    infos: [libc::signalfd_siginfo; BATCH],
-    count: usize,
-}
-
-impl Batch {
-    pub fn iter(&self) -> impl Iterator<Item = Received> + '_ {
-        self.infos.iter().take(self.count).map(|info| Received {
-            signal: info.ssi_signo as i32,
-            sender: Sender::from_siginfo(info),
-        })
-    }
-}
 
 impl SignalFd {
     /// Opens a (blocking) signalfd for the full set. The signals must
@@ -275,46 +265,50 @@ impl SignalFd {
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
-        // SAFETY: `fd` is a fresh descriptor returned by the kernel and owned
-        // by nobody else.
-        Ok(SignalFd(unsafe { OwnedFd::from_raw_fd(fd as RawFd) }))
+        Ok(SignalFd {
+            // SAFETY: `fd` is a fresh descriptor returned by the kernel and
+            // owned by nobody else.
+            fd: unsafe { OwnedFd::from_raw_fd(fd as RawFd) },
+            // SAFETY: signalfd_siginfo is plain old data; all-zero is valid.
+            buffer: Box::new(unsafe { std::mem::zeroed() }),
+        })
     }
 
     /// Waits for signals and reads up to `BATCH` of them. Without a timeout
     /// this is one blocking `read`, the cheapest way to sleep until a signal
     /// comes (the forwarding hot path: one read, one kill). With a timeout,
-    /// `poll` waits first, and an empty batch means the time is up.
-    pub fn wait(&self, timeout: Option<Duration>) -> io::Result<Batch> {
-        // SAFETY: signalfd_siginfo is plain old data; all-zero is valid.
-        let mut batch = Batch {
-            infos: unsafe { std::mem::zeroed() },
-            count: 0,
-        };
-        if let Some(timeout) = timeout {
-            if !self.readable_within(timeout) {
-                return Ok(batch);
+    /// `poll` waits first, and nothing read means the time is up.
+    pub fn wait(
+        &mut self,
+        timeout: Option<Duration>,
+    ) -> io::Result<impl Iterator<Item = Received> + '_> {
+        let mut count = 0;
+        if timeout.is_none_or(|t| self.readable_within(t)) {
+            let size = std::mem::size_of_val(&*self.buffer);
+            loop {
+                // SAFETY: the kernel writes at most `size` bytes into
+                // `buffer`, which is live and exactly that large.
+                let n = unsafe {
+                    libc::read(
+                        self.fd.as_raw_fd(),
+                        self.buffer.as_mut_ptr() as *mut libc::c_void,
+                        size,
+                    )
+                };
+                if n >= 0 {
+                    count = n as usize / std::mem::size_of::<libc::signalfd_siginfo>();
+                    break;
+                }
+                let err = io::Error::last_os_error();
+                if err.kind() != io::ErrorKind::Interrupted {
+                    return Err(err);
+                }
             }
         }
-        let size = std::mem::size_of_val(&batch.infos);
-        loop {
-            // SAFETY: the kernel writes at most `size` bytes into
-            // `batch.infos`, which is live and exactly that large.
-            let n = unsafe {
-                libc::read(
-                    self.0.as_raw_fd(),
-                    batch.infos.as_mut_ptr() as *mut libc::c_void,
-                    size,
-                )
-            };
-            if n >= 0 {
-                batch.count = n as usize / std::mem::size_of::<libc::signalfd_siginfo>();
-                return Ok(batch);
-            }
-            let err = io::Error::last_os_error();
-            if err.kind() != io::ErrorKind::Interrupted {
-                return Err(err);
-            }
-        }
+        Ok(self.buffer.iter().take(count).map(|info| Received {
+            signal: info.ssi_signo as i32,
+            sender: Sender::from_siginfo(info),
+        }))
     }
 
     /// Whether a signal is pending now or arrives within `timeout`.
@@ -323,7 +317,7 @@ impl SignalFd {
         // over and over.
         let millis = i32::try_from(timeout.as_micros().div_ceil(1000)).unwrap_or(i32::MAX);
         let mut fds = [libc::pollfd {
-            fd: self.0.as_raw_fd(),
+            fd: self.fd.as_raw_fd(),
             events: libc::POLLIN,
             revents: 0,
         }];
@@ -332,12 +326,6 @@ impl SignalFd {
         // loop looks again.
         let ready = unsafe { libc::poll(fds.as_mut_ptr(), 1, millis) };
         ready > 0 && fds[0].revents & libc::POLLIN != 0
-    }
-}
-
-impl AsRawFd for SignalFd {
-    fn as_raw_fd(&self) -> RawFd {
-        self.0.as_raw_fd()
     }
 }
 

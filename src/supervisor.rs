@@ -68,7 +68,6 @@ enum Grace {
 struct Supervisor {
     config: Config,
     inherited: Inherited,
-    signals: SignalFd,
     is_pid1: bool,
     child: i32,
     state: State,
@@ -87,8 +86,15 @@ struct Supervisor {
 
 /// Runs the command under supervision and returns vigil's exit status.
 pub fn run(config: Config, inherited: Inherited) -> i32 {
+    let signals = match SignalFd::open() {
+        Ok(signals) => signals,
+        Err(e) => {
+            log::error!("cannot read signals (signalfd): {e}");
+            return 1;
+        }
+    };
     match Supervisor::start(config, inherited) {
-        Ok(supervisor) => supervisor.run(),
+        Ok(supervisor) => supervisor.run(signals),
         Err(status) => status,
     }
 }
@@ -98,10 +104,6 @@ impl Supervisor {
     /// post-start hook. An `Err` is the exit status when the child could not
     /// be started.
     fn start(config: Config, inherited: Inherited) -> Result<Supervisor, i32> {
-        let signals = SignalFd::open().map_err(|e| {
-            log::error!("cannot read signals (signalfd): {e}");
-            1
-        })?;
         let is_pid1 = std::process::id() == 1;
         if config.subreaper || !is_pid1 {
             become_subreaper();
@@ -109,7 +111,6 @@ impl Supervisor {
         if let Some(signal) = config.parent_death_signal {
             set_parent_death_signal(signal);
         }
-        let oom = OomCounter::open();
         let command = spawn::display_command(&config.command);
         let child = spawn::spawn(
             Spawn {
@@ -128,6 +129,9 @@ impl Supervisor {
             e.status()
         })?;
         log::info!("started {command} as pid {child}");
+        // Read while the child execs rather than before it starts: off the
+        // start-up path, and an OOM kill in between is all but impossible.
+        let oom = OomCounter::open();
         let report = Report {
             command,
             child_pid: child,
@@ -138,7 +142,6 @@ impl Supervisor {
         let mut supervisor = Supervisor {
             config,
             inherited,
-            signals,
             is_pid1,
             child,
             state: State::Running,
@@ -177,7 +180,9 @@ impl Supervisor {
 
     /// The event loop: wait for a signal or the next deadline, handle it,
     /// until the state is `Exit`.
-    fn run(mut self) -> i32 {
+    /// The signalfd is the loop's, not the supervisor's: the signals read
+    /// into its buffer are handled while it is still borrowed.
+    fn run(mut self, mut signals: SignalFd) -> i32 {
         loop {
             if let State::Exit(status) = self.state {
                 return self.finish(status);
@@ -185,8 +190,8 @@ impl Supervisor {
             let timeout = self
                 .next_deadline()
                 .map(|at| at.saturating_duration_since(Instant::now()));
-            match self.signals.wait(timeout) {
-                Ok(batch) => batch.iter().for_each(|r| self.on_signal(r)),
+            match signals.wait(timeout) {
+                Ok(batch) => batch.for_each(|r| self.on_signal(r)),
                 Err(e) => log::error!("reading signals failed: {e}"),
             }
             self.on_time(Instant::now());
