@@ -4,8 +4,15 @@
 //! cgroup v2 counts in `memory.events` (`oom_kill N`), v1 in
 //! `memory.oom_control` (`oom_kill N`, kernel 4.13+). vigil finds its own
 //! memory cgroup from /proc/self/cgroup and where that hierarchy is mounted
-//! from /proc/self/mountinfo, reads the counter at start, and compares when a
-//! process dies of SIGKILL.
+//! from /proc/self/mountinfo, and compares the counter with its value at
+//! start when a process dies of SIGKILL.
+//!
+//! As PID 1, vigil is the first process of a container whose cgroup was
+//! made for it, so the count at start is zero by construction and the
+//! lookup waits until a SIGKILL makes it worth doing: it costs about as much
+//! as all the rest of vigil's start-up (mountinfo is slow to generate).
+//! Anywhere else (a CI wrapper, a shared cgroup) vigil reads the counter at
+//! start.
 
 use std::path::{Path, PathBuf};
 
@@ -19,21 +26,34 @@ pub struct OomCounter {
 }
 
 impl OomCounter {
-    /// Finds the counter; `None` when there is no memory cgroup to read
-    /// (no /proc, no cgroupfs mounted, an old kernel).
+    /// Finds the counter and counts from its value now; `None` when there is
+    /// no memory cgroup to read (no /proc, no cgroupfs mounted, an old kernel).
     pub fn open() -> Option<OomCounter> {
-        let cgroups = read_text("/proc/self/cgroup")?;
-        let mountinfo = read_text("/proc/self/mountinfo")?;
-        let file = counter_file(&cgroups, &mountinfo)?;
+        let file = find_counter_file()?;
         let at_start = read_oom_kills(&file)?;
         log::debug!("OOM kills so far in {}: {at_start}", file.display());
         Some(OomCounter { file, at_start })
+    }
+
+    /// Finds the counter of a cgroup that was new when vigil started (vigil
+    /// is its PID 1): every kill it counts happened since.
+    pub fn open_from_zero() -> Option<OomCounter> {
+        Some(OomCounter {
+            file: find_counter_file()?,
+            at_start: 0,
+        })
     }
 
     /// How many OOM kills happened in the cgroup since vigil started.
     pub fn kills_since_start(&self) -> u64 {
         read_oom_kills(&self.file).map_or(0, |now| now.saturating_sub(self.at_start))
     }
+}
+
+fn find_counter_file() -> Option<PathBuf> {
+    let cgroups = read_text("/proc/self/cgroup")?;
+    let mountinfo = read_text("/proc/self/mountinfo")?;
+    counter_file(&cgroups, &mountinfo)
 }
 
 fn read_oom_kills(file: &Path) -> Option<u64> {

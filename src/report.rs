@@ -69,6 +69,9 @@ pub struct Report {
     pub drain_killed: Option<Vec<Proc>>,
     pub hooks: Vec<hooks::Record>,
     pub orphans_reaped: u64,
+    /// Whether any process vigil reaped (the child, a hook, an orphan) died
+    /// of SIGKILL: only then is the OOM counter worth a look.
+    pub sigkill_seen: bool,
     /// OOM kills the container's cgroup counted while vigil ran.
     pub oom_kills: u64,
 }

@@ -80,6 +80,7 @@ struct Supervisor {
     pre_stop: Option<hooks::Running>,
     /// vigil stopped itself because the child was stopped (Ctrl-Z).
     job_stopped: bool,
+    /// Read at start only when vigil is not PID 1 (see `cgroup`).
     oom: Option<OomCounter>,
     report: Report,
 }
@@ -129,9 +130,7 @@ impl Supervisor {
             e.status()
         })?;
         log::info!("started {command} as pid {child}");
-        // Read while the child execs rather than before it starts: off the
-        // start-up path, and an OOM kill in between is all but impossible.
-        let oom = OomCounter::open();
+        let oom = if is_pid1 { None } else { OomCounter::open() };
         let report = Report {
             command,
             child_pid: child,
@@ -401,6 +400,13 @@ impl Supervisor {
     }
 
     fn on_ended(&mut self, pid: i32, ending: Ending) {
+        if let Ending::Killed {
+            signal: libc::SIGKILL,
+            ..
+        } = ending
+        {
+            self.report.sigkill_seen = true;
+        }
         if pid == self.child {
             return self.child_ended(ending);
         }
@@ -611,18 +617,13 @@ impl Supervisor {
 
     /// Writes the exit report and returns the exit status.
     fn finish(mut self, status: i32) -> i32 {
-        let sigkilled = matches!(
-            self.report.ending,
-            Some(Ending::Killed {
-                signal: libc::SIGKILL,
-                ..
-            })
-        ) || self.report.drain_killed.is_some()
-            || self.report.grace_killed.is_some();
-        if let Some(oom) = &self.oom {
-            if sigkilled {
-                self.report.oom_kills = oom.kills_since_start();
-            }
+        if self.report.sigkill_seen {
+            let oom = match self.oom.take() {
+                Some(counter) => Some(counter),
+                None if self.is_pid1 => OomCounter::open_from_zero(),
+                None => None,
+            };
+            self.report.oom_kills = oom.map_or(0, |counter| counter.kills_since_start());
         }
         self.report.status = status;
         if self.report.abnormal() {
