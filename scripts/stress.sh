@@ -56,31 +56,15 @@ for f in "$vigil" "$ex/sigcount" "$ex/storm" "$ex/orphans"; do
 done
 vigil=$(readlink -f "$vigil")
 
-work=$(mktemp -d /tmp/vigil-stress.XXXXXX)
-unshare_pid=
-cleanup() {
-    if [ -n "$unshare_pid" ] && kill -0 "$unshare_pid" 2>/dev/null; then
-        kill -KILL "$unshare_pid" 2>/dev/null || true
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-fail=0
-problem() { echo "PROBLEM: $*"; fail=1; }
+work_prefix=vigil-stress
+. scripts/lib.sh
 
 mem() { # pid -> "VmHWM N kB, VmRSS M kB"
     awk '/^VmHWM|^VmRSS/ {printf "%s %s kB  ", $1, $2}' "/proc/$1/status"
 }
 hwm() { awk '/^VmHWM/ {print $2}' "/proc/$1/status"; }
-count_of() { # sig -> count in the child's counts file
-    awk -v s="$1" '$1 == "sig" && $2 == s {print $3; found=1} END {if (!found) print 0}' "$work/counts"
-}
 last_of() {
     awk -v s="$1" '$1 == "sig" && $2 == s {print $4; found=1} END {if (!found) print 0}' "$work/counts"
-}
-zombies_under() { # zombie children of $1
-    ps -eo ppid=,stat= | awk -v p="$1" '$1 == p && $2 ~ /^Z/' | wc -l
 }
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN {printf "%.2f", b - a}'; }

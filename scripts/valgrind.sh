@@ -60,23 +60,9 @@ cargo build --quiet --bins --examples --target x86_64-unknown-linux-gnu
 vigil=$(readlink -f target/x86_64-unknown-linux-gnu/debug/vigil)
 ex=target/x86_64-unknown-linux-gnu/debug/examples
 
-work=$(mktemp -d /tmp/vigil-valgrind.XXXXXX)
-unshare_pid=
-cleanup() {
-    if [ -n "$unshare_pid" ] && kill -0 "$unshare_pid" 2>/dev/null; then
-        kill -KILL "$unshare_pid" 2>/dev/null || true
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-fail=0
-problem() { echo "PROBLEM: $*"; fail=1; }
+work_prefix=vigil-valgrind
+. scripts/lib.sh
 kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
-count_of() {
-    awk -v s="$1" '$1 == "sig" && $2 == s {print $3; found=1} END {if (!found) print 0}' "$work/counts"
-}
-zombies_under() { ps -eo ppid=,stat= | awk -v p="$1" '$1 == p && $2 ~ /^Z/' | wc -l; }
 
 echo "== $(valgrind --version): $vigil as PID 1"
 unshare --pid --fork --mount-proc -- valgrind --error-exitcode=99 --leak-check=no --vgdb=no --freelist-vol=${freelist_vol} --freelist-big-blocks=$((freelist_vol / 2)) \
