@@ -178,8 +178,7 @@ impl Supervisor {
     }
 
     /// The event loop: wait for a signal or the next deadline, handle it,
-    /// until the state is `Exit`.
-    /// The signalfd is the loop's, not the supervisor's: the signals read
+    /// until the state is `Exit`. The signalfd is the loop's, not the supervisor's: the signals read
     /// into its buffer are handled while it is still borrowed.
     fn run(mut self, mut signals: SignalFd) -> i32 {
         loop {
