@@ -139,7 +139,9 @@ pub fn start(
         argv,
         env,
         take_terminal: false,
-        null_stdin: true,
+        // An image without /dev/null (rare, but FROM scratch allows it)
+        // still gets its hooks run, on vigil's stdin.
+        null_stdin: std::path::Path::new("/dev/null").exists(),
     };
     match spawn::spawn(spec, inherited) {
         Ok(pid) => {

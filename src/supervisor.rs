@@ -112,6 +112,11 @@ impl Supervisor {
         if let Some(signal) = config.parent_death_signal {
             set_parent_death_signal(signal);
         }
+        if config.post_start.is_none() && config.post_start_timeout.is_some() {
+            log::warn!(
+                "a post-start timeout is set, but no post-start hook: it has nothing to time"
+            );
+        }
         let command = spawn::display_command(&config.command);
         let child = spawn::spawn(
             Spawn {

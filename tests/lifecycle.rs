@@ -799,3 +799,21 @@ fn empty_vigil_variables_mean_unset() {
     assert!(dir.join("started").exists(), "{out}");
     assert_eq!(out.stderr, "", "{out}");
 }
+
+/// A post-start timeout with no post-start hook has nothing to time: vigil
+/// says so once and runs the child as usual (it is not a usage error, so an
+/// image's `ENV VIGIL_POST_START_TIMEOUT` survives `-e VIGIL_POST_START=`).
+#[test]
+fn post_start_timeout_without_a_hook_warns_and_runs() {
+    let out = Vigil::pid1()
+        .args(["--post-start-timeout", "1s", "--", "sh", "-c", "exit 3"])
+        .run();
+    assert_eq!(out.code(), Some(3), "{out}");
+    let warnings: Vec<&str> = out
+        .stderr_lines()
+        .into_iter()
+        .filter(|l| l.contains("post-start timeout is set, but no post-start hook"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{out}");
+    assert!(warnings[0].starts_with("vigil: warning: "), "{out}");
+}
