@@ -42,6 +42,9 @@ pub struct Running {
     pub kind: HookKind,
     pub pid: i32,
     pub started: Instant,
+    /// When the hook has failed if it still runs (`--post-start-timeout`);
+    /// cleared once vigil has killed it.
+    pub deadline: Option<Instant>,
     /// Set when vigil killed the hook, and why, so the record says so
     /// rather than "killed by SIGKILL".
     pub killed_for: Option<KillReason>,
@@ -57,6 +60,7 @@ impl Running {
     /// Kills the hook's whole process group.
     pub fn kill(&mut self, reason: KillReason) {
         self.killed_for.get_or_insert(reason);
+        self.deadline = None;
         signals::send(Target::Group(self.pid), libc::SIGKILL);
     }
 
@@ -125,6 +129,7 @@ pub fn start(
     argv: &[OsString],
     child_pid: i32,
     stop_signal: Option<i32>,
+    timeout: Option<Duration>,
     inherited: Inherited,
 ) -> Result<Running, Record> {
     let started = Instant::now();
@@ -150,6 +155,7 @@ pub fn start(
                 kind,
                 pid,
                 started,
+                deadline: timeout.map(|t| started + t),
                 killed_for: None,
             })
         }

@@ -76,7 +76,6 @@ struct Supervisor {
     /// it started in (a pre-stop hook still running when the child exits),
     /// and must still be recognised and reported when it is reaped.
     post_start: Option<hooks::Running>,
-    post_start_deadline: Option<Instant>,
     pre_stop: Option<hooks::Running>,
     /// vigil stopped itself because the child was stopped (Ctrl-Z).
     job_stopped: bool,
@@ -151,7 +150,6 @@ impl Supervisor {
             state: State::Running,
             grace: Grace::NotStarted,
             post_start: None,
-            post_start_deadline: None,
             pre_stop: None,
             job_stopped: false,
             oom,
@@ -165,11 +163,16 @@ impl Supervisor {
         let Some(argv) = &self.config.post_start else {
             return;
         };
-        match hooks::start(HookKind::PostStart, argv, self.child, None, self.inherited) {
-            Ok(hook) => {
-                self.post_start_deadline = self.config.post_start_timeout.map(|t| hook.started + t);
-                self.post_start = Some(hook);
-            }
+        let timeout = self.config.post_start_timeout;
+        match hooks::start(
+            HookKind::PostStart,
+            argv,
+            self.child,
+            None,
+            timeout,
+            self.inherited,
+        ) {
+            Ok(hook) => self.post_start = Some(hook),
             Err(record) => self.post_start_failed(record),
         }
     }
@@ -218,10 +221,8 @@ impl Supervisor {
             } => Some(*at),
             _ => None,
         };
-        [grace, phase, self.post_start_deadline]
-            .into_iter()
-            .flatten()
-            .min()
+        let post_start = self.post_start.as_ref().and_then(|h| h.deadline);
+        [grace, phase, post_start].into_iter().flatten().min()
     }
 
     fn on_signal(&mut self, r: Received) {
@@ -321,7 +322,6 @@ impl Supervisor {
         if let Some(hook) = &mut self.post_start {
             hook.kill(KillReason::Cancelled);
         }
-        self.post_start_deadline = None;
         let phase = match &self.config.pre_stop {
             Some(argv) => {
                 match hooks::start(
@@ -329,6 +329,7 @@ impl Supervisor {
                     argv,
                     self.child,
                     Some(signal),
+                    None,
                     self.inherited,
                 ) {
                     Ok(hook) => {
@@ -416,7 +417,6 @@ impl Supervisor {
         }
         if self.post_start.as_ref().is_some_and(|h| h.pid == pid) {
             if let Some(hook) = self.post_start.take() {
-                self.post_start_deadline = None;
                 let record = hook.finish(ending);
                 if record.failed() {
                     self.post_start_failed(record);
@@ -521,9 +521,8 @@ impl Supervisor {
         if matches!(self.grace, Grace::Until(at) if now >= at) {
             self.grace_expired();
         }
-        if self.post_start_deadline.is_some_and(|at| now >= at) {
-            self.post_start_deadline = None;
-            if let Some(hook) = &mut self.post_start {
+        if let Some(hook) = &mut self.post_start {
+            if hook.deadline.is_some_and(|at| now >= at) {
                 log::warn!("post-start hook pid {} timed out: killing it", hook.pid);
                 hook.kill(KillReason::TimedOut);
             }
@@ -540,16 +539,8 @@ impl Supervisor {
                 ending,
                 phase: DrainPhase::Terminating(at),
             } if now >= at => {
-                let left = procs::signal_all(libc::SIGKILL, &self.known_groups());
-                log::warn!(
-                    "drain timeout ({}) over: SIGKILL to {}",
-                    secs(self.config.drain_timeout),
-                    if left.is_empty() {
-                        "what is left".to_string()
-                    } else {
-                        procs::list(&left)
-                    }
-                );
+                let why = format!("drain timeout ({}) over", secs(self.config.drain_timeout));
+                let left = self.kill_everything_left(&why, &self.known_groups());
                 self.report.drain_killed = Some(left);
                 self.state = State::Draining {
                     ending,
@@ -572,16 +563,9 @@ impl Supervisor {
         {
             hook.kill(KillReason::TimedOut);
         }
-        let victims = procs::signal_all(libc::SIGKILL, &groups);
-        log::warn!(
-            "grace period ({}) over: SIGKILL to {}",
-            secs(self.config.grace_period.unwrap_or_default()),
-            if victims.is_empty() {
-                "everything left".to_string()
-            } else {
-                procs::list(&victims)
-            }
-        );
+        let period = self.config.grace_period.unwrap_or_default();
+        let why = format!("grace period ({}) over", secs(period));
+        let victims = self.kill_everything_left(&why, &groups);
         self.report.grace_killed = Some(victims);
         match self.state {
             // The stop sequence is overtaken: no stop signal after SIGKILL.
@@ -599,6 +583,18 @@ impl Supervisor {
             }
             State::Running | State::Exit(_) => {}
         }
+    }
+
+    /// A deadline passed: SIGKILL to everything left, and a warning that
+    /// lists it (pid and name) and says which deadline it was.
+    fn kill_everything_left(&self, why: &str, groups: &[Target]) -> Vec<procs::Proc> {
+        let left = procs::signal_all(libc::SIGKILL, groups);
+        if left.is_empty() {
+            log::warn!("{why}: SIGKILL to everything left");
+        } else {
+            log::warn!("{why}: SIGKILL to {}", procs::list(&left));
+        }
+        left
     }
 
     /// Job control (not as PID 1): the child was stopped, by Ctrl-Z say; vigil
