@@ -154,7 +154,7 @@ pub fn parse(
             use clap::error::ErrorKind::*;
             return match e.kind() {
                 DisplayHelp => Ok(Action::Print(cli.render_help().to_string())),
-                _ => Err(UsageError(first_line(&e.to_string()))),
+                _ => Err(UsageError(clap_message(&e.to_string()))),
             };
         }
     };
@@ -177,7 +177,7 @@ pub fn parse(
 /// sections it appends (the bad value itself may hold a newline, so this
 /// cuts at those sections rather than at the first line break), plus a
 /// pointer to `--help`. `logging::say` escapes what is left into one line.
-fn first_line(message: &str) -> String {
+fn clap_message(message: &str) -> String {
     let message = message.strip_prefix("error: ").unwrap_or(message);
     let end = ["\n\nUsage:", "\n\nFor more information", "\n\n  tip:"]
         .iter()
