@@ -9,6 +9,12 @@
  *                        the CLOCK_MONOTONIC time it was taken (sigwaitinfo).
  *   send ... PID FD ...  outside: send signals to each init PID, interleaved, read
  *                        the arrival records from FD, print JSON with the latencies.
+ *   termrecv             inside: block SIGTERM, print "R", wait for one SIGTERM, write
+ *                        "15 SEC.NSEC" (the time it was taken), then die of it.
+ *   first DELAY_US PID FD
+ *                        outside: wait DELAY_US, send one SIGTERM to the init PID,
+ *                        wait for the init to exit (pidfd), read the arrival record
+ *                        from FD, print JSON with both latencies.
  *   burst N              inside: hand N zombies to PID 1 at once, time until all are
  *                        reaped, print JSON.
  *   stream N             inside: let N orphans stream in (double fork), sample the
@@ -251,6 +257,79 @@ static int cmd_send(int argc, char **argv) {
     return 0;
 }
 
+/* ------------------------------------------------------------ termrecv */
+/* The child of a "first signal" run: idle until one SIGTERM comes, note when,
+ * then die of it, as a program without a handler would (the init then sees
+ * "killed by SIGTERM" and exits 143). */
+__attribute__((noreturn)) static int cmd_termrecv(void) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    if (sigprocmask(SIG_BLOCK, &set, NULL) < 0) die("sigprocmask");
+    ready();
+    for (;;) {
+        int sig = sigwaitinfo(&set, NULL);
+        int64_t t = now_ns();
+        if (sig < 0) {
+            if (errno == EINTR) continue;
+            die("sigwaitinfo");
+        }
+        char buf[64];
+        int len = snprintf(buf, sizeof buf, "%d %lld\n", sig, (long long)t);
+        write_all(1, buf, (size_t)len);
+        signal(SIGTERM, SIG_DFL);
+        if (sigprocmask(SIG_UNBLOCK, &set, NULL) < 0) die("sigprocmask");
+        raise(SIGTERM);
+        _exit(3); /* not reached */
+    }
+}
+
+/* --------------------------------------------------------------- first */
+/*
+ * first DELAY_US PID FD
+ *
+ * The "first signal" of a fresh init, as `docker stop` sends it: wait
+ * DELAY_US (the child is ready and idle, the init asleep), send one SIGTERM
+ * to the init, wait on a pidfd until the init has exited, then read the
+ * child's arrival records from FD (until EOF: everything in the namespace is
+ * gone). Prints {"fwd_ns":..., "exit_ns":..., "arrivals":..., "hang":0|1}.
+ * fwd_ns is -1 when no SIGTERM arrived.
+ */
+static int cmd_first(int argc, char **argv) {
+    if (argc != 5) {
+        fprintf(stderr, "usage: first DELAY_US PID FD\n");
+        return 2;
+    }
+    int64_t delay = (int64_t)atoll(argv[2]) * 1000;
+    struct target tg = {.pid = (pid_t)atoi(argv[3]), .fd = atoi(argv[4])};
+    int pidfd = (int)syscall(SYS_pidfd_open, tg.pid, 0);
+    if (pidfd < 0) die("pidfd_open");
+    sleep_ns(delay);
+    int64_t ts = now_ns();
+    if (kill(tg.pid, SIGTERM) < 0) die("kill");
+    struct pollfd p = {.fd = pidfd, .events = POLLIN};
+    int r;
+    while ((r = poll(&p, 1, 10000)) < 0 && errno == EINTR) {
+    }
+    int64_t te = now_ns();
+    if (r < 0) die("poll pidfd");
+    int hang = r == 0;
+    int sig;
+    int64_t t, fwd = -1;
+    long arrivals = 0, stray = 0;
+    /* After the init's exit, EOF follows at once (unshare exits with it). */
+    while (next_arrival(&tg, now_ns() + (hang ? 100000000LL : 1000000000LL), &sig, &t)) {
+        if (sig != SIGTERM) {
+            stray++;
+            continue;
+        }
+        if (arrivals++ == 0) fwd = t - ts;
+    }
+    printf("{\"fwd_ns\":%lld,\"exit_ns\":%lld,\"arrivals\":%ld,\"stray\":%ld,\"hang\":%d}\n",
+           (long long)fwd, (long long)(hang ? -1 : te - ts), arrivals, stray, hang);
+    return 0;
+}
+
 /* --------------------------------------------------------------- burst */
 /*
  * Fork an intermediate process I; I forks N children that exit at once, waits
@@ -441,12 +520,14 @@ static int cmd_stream(int argc, char **argv) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: helper idle|sigrecv|send|burst|stream ...\n");
+        fprintf(stderr, "usage: helper idle|sigrecv|send|termrecv|first|burst|stream ...\n");
         return 2;
     }
     if (!strcmp(argv[1], "idle")) return cmd_idle();
     if (!strcmp(argv[1], "sigrecv")) return cmd_sigrecv();
     if (!strcmp(argv[1], "send")) return cmd_send(argc, argv);
+    if (!strcmp(argv[1], "termrecv")) return cmd_termrecv();
+    if (!strcmp(argv[1], "first")) return cmd_first(argc, argv);
     if (!strcmp(argv[1], "burst")) return cmd_burst(argc, argv);
     if (!strcmp(argv[1], "stream")) return cmd_stream(argc, argv);
     fprintf(stderr, "bench-helper: unknown role %s\n", argv[1]);
