@@ -11,6 +11,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::duration::secs;
 use crate::hooks;
 use crate::procs::{self, Proc};
 use crate::reap::Ending;
@@ -35,7 +36,7 @@ impl StopCause {
     pub fn signal(r: Received) -> StopCause {
         StopCause::Signal {
             signal: r.signal,
-            sender: r.sender.to_string(),
+            sender: procs::describe_sender(r.sender),
         }
     }
 }
@@ -141,11 +142,6 @@ pub fn write_termination_log(path: &Path, message: &str) {
     }
 }
 
-/// A duration for messages: `1.50s` (no floats: they cost the binary 20 KiB).
-pub fn secs(d: Duration) -> String {
-    format!("{}.{:02}s", d.as_secs(), d.subsec_millis() / 10)
-}
-
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} (pid {}) ", self.command, self.child_pid)?;
@@ -226,12 +222,6 @@ mod tests {
             child_pid: 2,
             ..Report::default()
         }
-    }
-
-    #[test]
-    fn durations_print_without_floats() {
-        assert_eq!(secs(Duration::from_millis(1509)), "1.50s");
-        assert_eq!(secs(Duration::from_millis(20)), "0.02s");
     }
 
     #[test]
