@@ -55,7 +55,7 @@ pub struct Report {
     pub ending: Option<Ending>,
     pub ended_at: Option<Instant>,
     pub status: i32,
-    /// Whether the user listed the child's exit code with `-e`.
+    /// Whether the user listed the child's status (code or 128+N) with `-e`.
     pub code_expected: bool,
     /// The signal the child was sent to stop it, after `--rewrite`.
     pub stop_signal_sent: Option<i32>,
@@ -99,7 +99,9 @@ impl Report {
             Some(Ending::Exited(code)) => {
                 self.code_expected || (code > 128 && answered_stop(code - 128))
             }
-            Some(Ending::Killed { signal, .. }) => signal != libc::SIGKILL && answered_stop(signal),
+            Some(Ending::Killed { signal, .. }) => {
+                self.code_expected || (signal != libc::SIGKILL && answered_stop(signal))
+            }
         }
     }
 

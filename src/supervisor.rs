@@ -627,12 +627,15 @@ impl Supervisor {
         groups
     }
 
-    /// vigil's exit status for the child's ending: its code, or 0 for a
-    /// code listed with `-e`.
+    /// vigil's exit status for the child's ending: its status (the code, or
+    /// 128+N for death by signal N), or 0 when that status is listed with
+    /// `-e` (128+N included, as in tini).
     fn exit_status(&self, ending: Ending) -> i32 {
-        match ending {
-            Ending::Exited(code) if self.config.expected_codes.contains(&code) => 0,
-            ending => ending.status(),
+        let status = ending.status();
+        if self.config.expected_codes.contains(&status) {
+            0
+        } else {
+            status
         }
     }
 
