@@ -29,6 +29,7 @@
 
 mod cgroup;
 mod cli;
+mod duration;
 mod hooks;
 mod logging;
 mod procs;

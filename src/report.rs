@@ -11,6 +11,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::duration::secs;
 use crate::hooks;
 use crate::procs::{self, Proc};
 use crate::reap::Ending;
@@ -35,7 +36,7 @@ impl StopCause {
     pub fn signal(r: Received) -> StopCause {
         StopCause::Signal {
             signal: r.signal,
-            sender: r.sender.to_string(),
+            sender: procs::describe_sender(r.sender),
         }
     }
 }
@@ -54,7 +55,7 @@ pub struct Report {
     pub ending: Option<Ending>,
     pub ended_at: Option<Instant>,
     pub status: i32,
-    /// Whether the user listed the child's exit code with `-e`.
+    /// Whether the user listed the child's status (code or 128+N) with `-e`.
     pub code_expected: bool,
     /// The signal the child was sent to stop it, after `--rewrite`.
     pub stop_signal_sent: Option<i32>,
@@ -98,7 +99,9 @@ impl Report {
             Some(Ending::Exited(code)) => {
                 self.code_expected || (code > 128 && answered_stop(code - 128))
             }
-            Some(Ending::Killed { signal, .. }) => signal != libc::SIGKILL && answered_stop(signal),
+            Some(Ending::Killed { signal, .. }) => {
+                self.code_expected || (signal != libc::SIGKILL && answered_stop(signal))
+            }
         }
     }
 
@@ -139,11 +142,6 @@ pub fn write_termination_log(path: &Path, message: &str) {
             path.display()
         );
     }
-}
-
-/// A duration for messages: `1.50s` (no floats: they cost the binary 20 KiB).
-pub fn secs(d: Duration) -> String {
-    format!("{}.{:02}s", d.as_secs(), d.subsec_millis() / 10)
 }
 
 impl fmt::Display for Report {
@@ -226,12 +224,6 @@ mod tests {
             child_pid: 2,
             ..Report::default()
         }
-    }
-
-    #[test]
-    fn durations_print_without_floats() {
-        assert_eq!(secs(Duration::from_millis(1509)), "1.50s");
-        assert_eq!(secs(Duration::from_millis(20)), "0.02s");
     }
 
     #[test]
