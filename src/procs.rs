@@ -5,6 +5,7 @@
 //! vigil's descendants (vigil is then a subreaper, so orphans below it stay
 //! below it). Signalling them all uses `kill(-1)` only as PID 1.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 use std::fs;
@@ -70,14 +71,16 @@ pub fn name(pid: i32) -> Option<String> {
 
 /// A signal's sender for the log and the report: `from pid 42 (kill, uid
 /// 0)`. Reads the sender's name from /proc, so it is asked for only where a
-/// description is wanted, while the sender may still be alive.
-pub fn describe_sender(sender: Sender) -> String {
-    match sender {
-        Sender::Process { pid, uid } if pid != 0 => {
+/// description is wanted, while the sender may still be alive. A sender
+/// without a pid to name (pid 0, the kernel) costs nothing: fixed text.
+pub fn describe_sender(sender: Sender) -> Cow<'static, str> {
+    match (sender.fixed_description(), sender) {
+        (Some(text), _) => Cow::Borrowed(text),
+        (None, Sender::Process { pid, uid }) => {
             let name = name(pid as i32).unwrap_or_else(|| "name unknown".into());
-            format!("from pid {pid} ({name}, uid {uid})")
+            Cow::Owned(format!("from pid {pid} ({name}, uid {uid})"))
         }
-        other => other.to_string(),
+        (None, other) => Cow::Owned(other.to_string()),
     }
 }
 

@@ -5,6 +5,7 @@
 //! It goes to the log (a warning when the ending was abnormal) and to the
 //! termination log, where Kubernetes picks it up as the termination message.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -27,7 +28,7 @@ pub enum StopCause {
     /// time the report is written, the sender may be gone from /proc.
     Signal {
         signal: i32,
-        sender: String,
+        sender: Cow<'static, str>,
     },
     PostStartFailed,
 }

@@ -219,17 +219,28 @@ impl Sender {
     }
 }
 
+impl Sender {
+    /// The description of a sender that has no pid to name: fixed text, so
+    /// that describing `docker stop`'s SIGTERM (pid 0) neither formats nor
+    /// allocates. `None` for a process of this namespace.
+    pub fn fixed_description(self) -> Option<&'static str> {
+        match self {
+            Sender::Kernel => Some("from the kernel"),
+            Sender::Vigil => Some("from vigil itself"),
+            Sender::Process { pid: 0, .. } => Some("from pid 0 (outside this PID namespace)"),
+            Sender::Process { .. } => None,
+        }
+    }
+}
+
 impl fmt::Display for Sender {
     /// The sender as the kernel gave it. `procs::describe_sender` adds the
     /// sender's name from /proc; this module stays free of /proc.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Sender::Kernel => write!(f, "from the kernel"),
-            Sender::Vigil => write!(f, "from vigil itself"),
-            Sender::Process { pid: 0, .. } => {
-                write!(f, "from pid 0 (outside this PID namespace)")
-            }
-            Sender::Process { pid, uid } => write!(f, "from pid {pid} (uid {uid})"),
+        match (self.fixed_description(), *self) {
+            (Some(text), _) => f.write_str(text),
+            (None, Sender::Process { pid, uid }) => write!(f, "from pid {pid} (uid {uid})"),
+            (None, _) => Ok(()),
         }
     }
 }
