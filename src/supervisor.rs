@@ -240,15 +240,17 @@ impl Supervisor {
             if let State::Exit(status) = self.state {
                 return self.finish(status);
             }
-            let timeout = self
-                .next_deadline()
-                .map(|at| at.saturating_duration_since(Instant::now()));
+            // The deadlines are looked at once a turn, and the clock is read
+            // only when one is pending. One that handling this signal sets
+            // is waited for from the next turn on (at once if already due).
+            let deadline = self.next_deadline();
+            let timeout = deadline.map(|at| at.saturating_duration_since(Instant::now()));
             match self.signals.wait(timeout) {
                 Ok(Some(received)) => self.on_signal(received),
                 Ok(None) => {}
                 Err(e) => log::error!("reading signals failed: {e}"),
             }
-            if self.next_deadline().is_some() {
+            if deadline.is_some() {
                 self.on_time(Instant::now());
             }
         }
