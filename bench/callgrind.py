@@ -9,6 +9,10 @@ executes in user space is not. For each init, run as PID 1 under
 runs the init's code), this prints:
 
 - start-up + exit: all instructions of `INIT -- /bin/true`;
+- first SIGTERM: (`INIT -- helper sigrecv`, stopped by one SIGTERM to the
+  init) minus (`INIT -- helper exit`, whose child exits at once): the
+  reading and forwarding of a fresh init's first stop signal, as `docker
+  stop` sends it;
 - per forwarded signal: (run with 1,000 SIGUSR1, each waited for) minus
   (run with none), divided by 1,000;
 - per reaped zombie: (a burst of 2,000 zombies) minus (a burst of 0), / 2,000.
@@ -78,8 +82,8 @@ def main():
     for spec in args.also:
         name, _, path = spec.partition("=")
         inits.append(B.Init(name, os.path.abspath(path), ["--"]))
-    lines = ["| init | start-up + exit (instructions) | per forwarded signal | per reaped zombie |",
-             "|---|---:|---:|---:|"]
+    lines = ["| init | start-up + exit (instructions) | first SIGTERM | per forwarded signal | per reaped zombie |",
+             "|---|---:|---:|---:|---:|"]
     for line in lines:
         print(line)
     for init in inits:
@@ -87,16 +91,17 @@ def main():
         try:
             t0 = time.monotonic()
             start = callgrind(init, ["/bin/true"], f("true"))
+            base = callgrind(init, [helper, "exit"], f("exit"))
             s0 = callgrind(init, [helper, "sigrecv"], f("sig0"), 0)
             s1 = callgrind(init, [helper, "sigrecv"], f(f"sig{args.signals}"), args.signals)
             z0 = callgrind(init, [helper, "burst", "0"], f("burst0"))
             z1 = callgrind(init, [helper, "burst", str(args.zombies)], f(f"burst{args.zombies}"))
-            lines.append(f"| {init.name} | {start:,} | {(s1 - s0) / args.signals:,.0f} | "
+            lines.append(f"| {init.name} | {start:,} | {s0 - base:,} | {(s1 - s0) / args.signals:,.0f} | "
                          f"{(z1 - z0) / args.zombies:,.0f} |")
             print(lines[-1], flush=True)
             B.log(f"  {init.name}: {time.monotonic() - t0:.0f} s")
         except (RuntimeError, OSError) as e:
-            lines.append(f"| {init.name} | error: {e} | | |")
+            lines.append(f"| {init.name} | error: {e} | | | |")
             print(lines[-1], flush=True)
     if args.write_docs:
         import datetime

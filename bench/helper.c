@@ -4,6 +4,7 @@
  * One binary, several roles (argv[1]):
  *
  *   idle                 inside the namespace: print "R", then pause() forever.
+ *   exit                 inside: exit 0 at once (a baseline with the same argv shape).
  *   sigrecv              inside: block SIGUSR1 and the realtime signal 40, print "R",
  *                        then for every signal that arrives write "SIG SEC.NSEC" with
  *                        the CLOCK_MONOTONIC time it was taken (sigwaitinfo).
@@ -520,10 +521,11 @@ static int cmd_stream(int argc, char **argv) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: helper idle|sigrecv|send|termrecv|first|burst|stream ...\n");
+        fprintf(stderr, "usage: helper idle|exit|sigrecv|send|termrecv|first|burst|stream ...\n");
         return 2;
     }
     if (!strcmp(argv[1], "idle")) return cmd_idle();
+    if (!strcmp(argv[1], "exit")) return 0;
     if (!strcmp(argv[1], "sigrecv")) return cmd_sigrecv();
     if (!strcmp(argv[1], "send")) return cmd_send(argc, argv);
     if (!strcmp(argv[1], "termrecv")) return cmd_termrecv();
