@@ -1131,6 +1131,8 @@ def main():
     ap.add_argument("--stop-rounds", type=int)
     ap.add_argument("--first-rounds", type=int, help="fresh inits per init for the first-signal test "
                                                      "(default 200; --quick 10)")
+    ap.add_argument("--first-delay-ms", type=float, help="first-signal test: SIGTERM this long after the "
+                                                         "child is ready (default 5)")
     ap.add_argument("--only", help="comma-separated subset of: startup,forward,first,burst,stream,idle,stop")
     ap.add_argument("--fwd-cpu", type=int,
                     help="CPU the forwarding test is pinned to (default: the last one; -1: not pinned)")
@@ -1158,7 +1160,7 @@ def main():
         "idle_seconds": args.idle_seconds or (2.0 if q else 5.0),
         "stop_rounds": args.stop_rounds or (2 if q else 10),
         "first_rounds": args.first_rounds or (10 if q else 200),
-        "first_delay_us": 5000,
+        "first_delay_us": int((args.first_delay_ms or 5) * 1000),
     }
     if os.geteuid() != 0:
         sys.exit("bench: must run as root (unshare --pid, proc connector)")
