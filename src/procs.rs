@@ -62,10 +62,28 @@ pub fn read_text(path: impl AsRef<std::path::Path>) -> Option<String> {
     Some(text)
 }
 
-/// A process's command name (`comm`), if it still exists.
+/// A process's name for the log, if it still exists: its command name
+/// (`comm`), unless that says nothing (see `telling_name`).
 pub fn name(pid: i32) -> Option<String> {
     let comm = read_text(format!("/proc/{pid}/comm"))?;
-    Some(comm.trim_end().to_string())
+    Some(telling_name(pid, comm.trim_end()))
+}
+
+/// `comm`, or when that is `exe` the program name its command line starts
+/// with. `exe` is what a program re-executed through /proc/self/exe is
+/// called: busybox's shell starts its applets that way, so under a busybox
+/// image every `sleep`, `cat` or `sh` would show as `exe`. Only then is the
+/// command line read.
+fn telling_name(pid: i32, comm: &str) -> String {
+    if comm != "exe" {
+        return comm.to_string();
+    }
+    let program = read_text(format!("/proc/{pid}/cmdline")).and_then(|cmdline| {
+        let argv0 = cmdline.split('\0').next()?;
+        let base = argv0.rsplit('/').next()?;
+        (!base.is_empty()).then(|| crate::logging::one_line(base))
+    });
+    program.unwrap_or_else(|| comm.to_string())
 }
 
 /// A signal's sender for the log and the report: `from pid 42 (kill, uid
@@ -102,13 +120,13 @@ fn stat(pid: i32) -> Option<(String, i32)> {
     let text = read_text(format!("/proc/{pid}/stat"))?;
     let open = text.find('(')?;
     let close = text.rfind(')')?;
-    let name = text.get(open + 1..close)?.to_string();
+    let comm = text.get(open + 1..close)?;
     let mut rest = text.get(close + 1..)?.split_whitespace();
     if rest.next()? == "Z" {
         return None;
     }
     let ppid = rest.next()?.parse().ok()?;
-    Some((name, ppid))
+    Some((telling_name(pid, comm), ppid))
 }
 
 /// Every pid in /proc.

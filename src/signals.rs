@@ -197,6 +197,10 @@ pub enum Sender {
     /// vigil's own doing (a SIGPIPE from its own write, a `-p` signal raised
     /// by itself).
     Vigil,
+    /// The `-p` signal, sent because vigil's parent died. The kernel sends
+    /// it in the name of the dying parent, so `from_siginfo` cannot tell it
+    /// apart; the supervisor, which knows the parent, says so.
+    ParentDeath,
 }
 
 impl Sender {
@@ -226,6 +230,7 @@ impl fmt::Display for Sender {
         match *self {
             Sender::Kernel => write!(f, "from the kernel"),
             Sender::Vigil => write!(f, "from vigil itself"),
+            Sender::ParentDeath => write!(f, "from the kernel: vigil's parent died (-p)"),
             Sender::Process { pid: 0, .. } => {
                 write!(f, "from pid 0 (outside this PID namespace)")
             }

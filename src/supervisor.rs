@@ -20,10 +20,11 @@ use std::time::{Duration, Instant};
 use crate::cgroup::OomCounter;
 use crate::cli::Config;
 use crate::duration::secs;
-use crate::hooks::{self, Hook, KillReason};
+use crate::hooks::{self, Cancel, Hook, KillReason};
+use crate::logging;
 use crate::procs::{self, Role};
 use crate::reap::{self, Ending, Event, Next};
-use crate::report::{self, Report, Stop, StopCause};
+use crate::report::{self, Audience, Forward, LaterStop, Report, Stop, StopCause};
 use crate::signals::{self, Inherited, Received, Sender, SignalFd, Target};
 use crate::spawn::{self, Spawn};
 
@@ -127,8 +128,10 @@ struct Supervisor {
     pre_stop: Option<hooks::Running>,
     /// vigil stopped itself because the child was stopped (Ctrl-Z).
     job_stopped: bool,
+    /// vigil's parent at start, to recognise the `-p` signal when it dies.
+    parent: i32,
     /// Read at start only when vigil is not PID 1 (see `cgroup`).
-    oom: Option<OomCounter>,
+    oom: OomCounter,
     report: Report,
 }
 
@@ -153,6 +156,8 @@ impl Supervisor {
     /// be started.
     fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supervisor, i32> {
         let role = Role::of_this_process();
+        // SAFETY: getppid takes no arguments and cannot fail.
+        let parent = unsafe { libc::getppid() };
         if config.subreaper || role == Role::Subreaper {
             become_subreaper();
         }
@@ -165,11 +170,12 @@ impl Supervisor {
             );
         }
         let command = spawn::display_command(&config.command);
+        let take_terminal = spawn::owns_terminal();
         let child = spawn::spawn(
             Spawn {
                 argv: &config.command,
                 env: Vec::new(),
-                take_terminal: spawn::owns_terminal(),
+                take_terminal,
                 null_stdin: false,
             },
             inherited,
@@ -182,13 +188,11 @@ impl Supervisor {
             e.status()
         })?;
         log::info!("started {command} as pid {child}");
-        let oom = match role {
-            Role::Pid1 => None,
-            Role::Subreaper => OomCounter::open(),
-        };
+        let oom = OomCounter::start(role);
         let report = Report {
             command,
             child_pid: child,
+            child_had_terminal: take_terminal,
             grace_period: config.grace_period,
             drain_timeout: config.drain_timeout,
             ..Report::default()
@@ -204,6 +208,7 @@ impl Supervisor {
             post_start: None,
             pre_stop: None,
             job_stopped: false,
+            parent,
             oom,
             report,
         };
@@ -328,12 +333,15 @@ impl Supervisor {
         }
     }
 
-    fn on_signal(&mut self, r: Received) {
+    fn on_signal(&mut self, mut r: Received) {
         if r.signal == libc::SIGPIPE && r.sender == Sender::Vigil {
             // vigil's own write to a closed pipe (its stderr, most likely):
             // not news for the child, and not to be logged, since logging it
             // to that same pipe would raise the next one.
             return;
+        }
+        if self.is_parent_death(r) {
+            r.sender = Sender::ParentDeath;
         }
         if r.signal == libc::SIGCHLD {
             log::trace!("received SIGCHLD {}", r.sender);
@@ -352,10 +360,29 @@ impl Supervisor {
             libc::SIGTTIN | libc::SIGTTOU => {}
             libc::SIGCONT if self.job_stopped => self.resume_job(),
             libc::SIGTERM | libc::SIGINT => self.on_stop_signal(r),
-            signal => {
-                self.forward(signal);
+            _ => {
+                self.forward(r);
             }
         }
+    }
+
+    /// Whether `r` is the `-p` signal sent because vigil's parent died. The
+    /// kernel sends it in the dying parent's name, and vigil sends it to
+    /// itself when the parent died before `-p` took effect; either way,
+    /// vigil's parent has changed since start. (As PID 1 the parent is
+    /// outside the namespace, pid 0 before and after: there it cannot be
+    /// told from another signal sent from outside.)
+    fn is_parent_death(&self, r: Received) -> bool {
+        if self.config.parent_death_signal != Some(r.signal) {
+            return false;
+        }
+        let from_parent = match r.sender {
+            Sender::Vigil => true,
+            Sender::Process { pid, .. } => self.parent > 0 && pid == self.parent as u32,
+            _ => false,
+        };
+        // SAFETY: getppid takes no arguments and cannot fail.
+        from_parent && unsafe { libc::getppid() } != self.parent
     }
 
     /// SIGTERM or SIGINT: the first one starts the stop sequence; later
@@ -364,7 +391,12 @@ impl Supervisor {
         match self.state {
             State::Running => self.begin_stop(StopCause::signal(r), r.signal),
             State::Stopping { .. } => {
-                self.forward(r.signal);
+                if let Some(forward) = self.forward(r) {
+                    self.report.later_stop = Some(LaterStop {
+                        forward,
+                        sender: procs::describe_sender(r.sender),
+                    });
+                }
             }
             State::Draining { .. } | State::Exit(_) => {
                 log::debug!(
@@ -383,9 +415,10 @@ impl Supervisor {
         }
     }
 
-    /// Forwards a signal to the child (or its group), after `--rewrite`.
-    /// Returns what was sent.
-    fn forward(&self, signal: i32) -> Option<i32> {
+    /// Forwards a signal to the child (or its group), after `--rewrite`,
+    /// and keeps it for the report. Returns what was sent.
+    fn forward(&mut self, r: Received) -> Option<Forward> {
+        let signal = r.signal;
         if !matches!(self.state, State::Running | State::Stopping { .. }) {
             log::debug!(
                 "the child has exited; {} not forwarded",
@@ -406,7 +439,13 @@ impl Supervisor {
                     );
                 }
                 signals::send(target, to);
-                Some(to)
+                let forward = Forward {
+                    received: r,
+                    sent: to,
+                    at: Instant::now(),
+                };
+                self.report.forwards.record(forward);
+                Some(forward)
             }
             None => {
                 log::info!("dropped {} (--rewrite)", signals::name(signal));
@@ -428,7 +467,7 @@ impl Supervisor {
             log::info!("stopping");
         }
         if let Some(hook) = &mut self.post_start {
-            hook.kill(KillReason::Cancelled);
+            hook.kill(KillReason::Cancelled(Cancel::Stop));
         }
         self.run_stop_sequence(signal, StopStep::PreStopHook);
     }
@@ -488,7 +527,12 @@ impl Supervisor {
             }
             StopStep::ForwardSignal => {
                 // The state is Running or Stopping here, so forward() sends.
-                self.report.stop_signal_sent = self.forward(signal);
+                // Who sent the stop signal is in the report's stop cause.
+                let r = Received {
+                    signal,
+                    sender: Sender::Vigil,
+                };
+                self.report.stop_signal_sent = self.forward(r).map(|f| f.sent);
                 Some(StopPhase::AwaitingExit)
             }
         }
@@ -530,13 +574,6 @@ impl Supervisor {
     }
 
     fn on_ended(&mut self, pid: i32, ending: Ending) {
-        if let Ending::Killed {
-            signal: libc::SIGKILL,
-            ..
-        } = ending
-        {
-            self.report.sigkill_seen = true;
-        }
         if pid == self.child {
             return self.child_ended(ending);
         }
@@ -590,6 +627,14 @@ impl Supervisor {
         log::info!("child pid {} {ending}", self.child);
         self.report.ending = Some(ending);
         self.report.ended_at = Some(Instant::now());
+        // Whatever ends the hooks from here on (the drain, the grace
+        // deadline, the kernel when PID 1 exits) ends them for vigil.
+        for hook in [&mut self.post_start, &mut self.pre_stop]
+            .into_iter()
+            .flatten()
+        {
+            hook.ending_for(KillReason::Cancelled(Cancel::ChildExited));
+        }
         if self.config.drain_timeout.is_zero() || !reap::any_children() {
             // Nothing left, or told to behave like tini: exit at once (as
             // PID 1, the kernel then kills whatever is left).
@@ -649,7 +694,7 @@ impl Supervisor {
             .into_iter()
             .flatten()
         {
-            hook.kill(KillReason::TimedOut);
+            hook.kill(KillReason::Cancelled(Cancel::GraceDeadline));
         }
         let period = self.config.grace_period.unwrap_or_default();
         let why = format!("grace period ({}) over", secs(period));
@@ -677,6 +722,9 @@ impl Supervisor {
     /// lists it (pid and name) and says which deadline it was.
     fn kill_everything_left(&self, why: &str, groups: &[Target]) -> Vec<procs::Proc> {
         let left = procs::signal_all(self.role, libc::SIGKILL, groups);
+        // Everything is being killed: from here on the log may wait for
+        // room in stderr, so that this warning and the report get through.
+        logging::final_lines();
         if left.is_empty() {
             log::warn!("{why}: SIGKILL to everything left");
         } else {
@@ -708,19 +756,15 @@ impl Supervisor {
         if let Some(ending) = self.report.ending {
             self.report.code_expected = self.exit_status(ending) == 0 && ending.status() != 0;
         }
-        if self.report.sigkill_seen {
-            let oom = match (self.oom.take(), self.role) {
-                (Some(counter), _) => Some(counter),
-                (None, Role::Pid1) => OomCounter::open_from_zero(),
-                (None, Role::Subreaper) => None,
-            };
-            self.report.oom_kills = oom.map_or(0, |counter| counter.kills_since_start());
-        }
+        self.report.oom_kills = self.oom.kills_since_start();
         self.report.status = status;
-        if self.report.abnormal() {
-            log::warn!("exit report: {}", self.report);
-        } else {
-            log::info!("exit report: {}", self.report);
+        logging::final_lines();
+        match self.report.audience() {
+            Audience::Warning => log::warn!("exit report: {}", self.report),
+            Audience::Default => {
+                log::warn!(target: logging::NOTICE, "exit report: {}", self.report)
+            }
+            Audience::Verbose => log::info!("exit report: {}", self.report),
         }
         if let Some(path) = &self.config.termination_log {
             report::write_termination_log(path, &self.report.to_string());
