@@ -69,18 +69,20 @@ pub fn name(pid: i32) -> Option<String> {
     Some(telling_name(pid, comm.trim_end()))
 }
 
-/// `comm`, or when that is `exe` the program name its command line starts
-/// with. `exe` is what a program re-executed through /proc/self/exe is
-/// called: busybox's shell starts its applets that way, so under a busybox
-/// image every `sleep`, `cat` or `sh` would show as `exe`. Only then is the
-/// command line read.
+/// `comm`, or when that says nothing a name from the command line. `exe`
+/// is what a program re-executed through /proc/self/exe is called (busybox
+/// starts applets that way when they are not linked into PATH): its first
+/// word is the applet. `busybox` run as `busybox APPLET ...`: its second
+/// word is. Only then is the command line read.
 fn telling_name(pid: i32, comm: &str) -> String {
-    if comm != "exe" {
-        return comm.to_string();
-    }
+    let word = match comm {
+        "exe" => 0,
+        "busybox" => 1,
+        _ => return comm.to_string(),
+    };
     let program = read_text(format!("/proc/{pid}/cmdline")).and_then(|cmdline| {
-        let argv0 = cmdline.split('\0').next()?;
-        let base = argv0.rsplit('/').next()?;
+        let arg = cmdline.split('\0').nth(word)?;
+        let base = arg.rsplit('/').next()?;
         (!base.is_empty()).then(|| crate::logging::one_line(base))
     });
     program.unwrap_or_else(|| comm.to_string())
