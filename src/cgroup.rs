@@ -19,6 +19,8 @@
 //! /proc/self/mountinfo, which is slow to generate (on its own it cost as
 //! much as all the rest of vigil's start-up).
 
+use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::procs::{read_text, Role};
@@ -71,8 +73,25 @@ impl OomCounter {
 const V1_MOUNT: &str = "/sys/fs/cgroup/memory";
 const V2_MOUNT: &str = "/sys/fs/cgroup";
 
+/// Reads a small kernel-made file (a few lines) into a stack buffer: no
+/// `fstat`, no heap, on vigil's exit path. `None` when it cannot be read or
+/// is not one page of UTF-8.
+fn read_small(path: &Path, buffer: &mut [u8; 4096]) -> Option<usize> {
+    let mut file = File::open(path).ok()?;
+    let mut len = 0;
+    loop {
+        let n = file.read(buffer.get_mut(len..)?).ok()?;
+        if n == 0 {
+            return Some(len);
+        }
+        len += n;
+    }
+}
+
 fn find_counter_file() -> Option<PathBuf> {
-    let cgroups = read_text("/proc/self/cgroup")?;
+    let mut buffer = [0u8; 4096];
+    let len = read_small(Path::new("/proc/self/cgroup"), &mut buffer)?;
+    let cgroups = std::str::from_utf8(buffer.get(..len)?).ok()?;
     let (path, v1) = own_cgroup(&cgroups)?;
     let (mount, file) = if v1 {
         (V1_MOUNT, "memory.oom_control")
@@ -91,7 +110,7 @@ fn find_counter_file() -> Option<PathBuf> {
         return Some(at_root);
     }
     let mountinfo = read_text("/proc/self/mountinfo")?;
-    counter_file(&cgroups, &mountinfo)
+    counter_file(cgroups, &mountinfo)
 }
 
 /// vigil's memory cgroup path from /proc/self/cgroup, and whether it is v1's
@@ -118,7 +137,9 @@ fn holds_this_process(dir: &Path) -> bool {
 }
 
 fn read_oom_kills(file: &Path) -> Option<u64> {
-    let text = read_text(file)?;
+    let mut buffer = [0u8; 4096];
+    let len = read_small(file, &mut buffer)?;
+    let text = std::str::from_utf8(buffer.get(..len)?).ok()?;
     text.lines()
         .find_map(|line| line.strip_prefix("oom_kill "))
         .and_then(|n| n.trim().parse().ok())
