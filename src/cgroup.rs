@@ -92,7 +92,7 @@ fn find_counter_file() -> Option<PathBuf> {
     let mut buffer = [0u8; 4096];
     let len = read_small(Path::new("/proc/self/cgroup"), &mut buffer)?;
     let cgroups = std::str::from_utf8(buffer.get(..len)?).ok()?;
-    let (path, v1) = own_cgroup(&cgroups)?;
+    let (path, v1) = own_cgroup(cgroups)?;
     let (mount, file) = if v1 {
         (V1_MOUNT, "memory.oom_control")
     } else {
