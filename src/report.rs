@@ -294,8 +294,12 @@ impl Report {
             }
             StopCause::PostStartFailed => write!(f, "; stop: the post-start hook failed")?,
         }
-        if let Some(sent) = self.stop_signal_sent {
-            write!(f, " (sent {})", signals::name(sent))?;
+        match self.stop_signal_sent {
+            Some(sent) => write!(f, " (sent {})", signals::name(sent))?,
+            None if self.grace_killed.is_some() => {
+                write!(f, " (not sent: the grace deadline came first)")?
+            }
+            None => {}
         }
         if let Some(later) = &self.later_stop {
             write!(
@@ -342,9 +346,9 @@ pub fn shorten(text: &str, max: usize) -> String {
     }
     format!(
         "{} [... {} bytes in all ...] {}",
-        text.get(..head).unwrap_or(""),
+        text.get(..head).unwrap_or("").trim_end(),
         text.len(),
-        text.get(tail..).unwrap_or("")
+        text.get(tail..).unwrap_or("").trim_start()
     )
 }
 

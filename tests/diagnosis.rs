@@ -888,7 +888,10 @@ fn a_pre_stop_hook_killed_at_the_grace_deadline_was_cancelled() {
     assert!(!out.stderr.contains("going on with the stop"), "{out}");
     assert_has(
         &report(&out, true),
-        &["; pre-stop hook cancelled at the grace deadline after 1."],
+        &[
+            "; stop: SIGTERM from pid 0 (outside this PID namespace) (not sent: the grace deadline came first), child ended 1.",
+            "; pre-stop hook cancelled at the grace deadline after 1.",
+        ],
     );
 }
 
