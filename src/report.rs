@@ -30,6 +30,8 @@ pub enum StopCause {
         sender: String,
     },
     PostStartFailed,
+    /// `--timeout` passed.
+    Timeout(Duration),
 }
 
 impl StopCause {
@@ -63,11 +65,11 @@ pub struct Report {
     pub grace_period: Option<Duration>,
     /// Set when the grace deadline passed: who was SIGKILLed then.
     pub grace_killed: Option<Vec<Proc>>,
-    pub drain_timeout: Duration,
     /// How many processes were left when the child exited.
     pub drained: Option<usize>,
-    /// Set when the drain timeout passed: who was SIGKILLed then.
-    pub drain_killed: Option<Vec<Proc>>,
+    /// Set when the drain ended in SIGKILL: why (the drain timeout, a stop
+    /// signal during the drain) and who was SIGKILLed then.
+    pub drain_killed: Option<(String, Vec<Proc>)>,
     pub hooks: Vec<hooks::Record>,
     pub orphans_reaped: u64,
     /// Whether any process vigil reaped (the child, a hook, an orphan) died
@@ -81,7 +83,15 @@ impl Report {
     /// Whether the ending deserves a warning: a SIGKILL, a failed hook, a
     /// deadline hit, or an exit the user did not expect.
     pub fn abnormal(&self) -> bool {
-        self.grace_killed.is_some()
+        let timed_out = matches!(
+            self.stop,
+            Some(Stop {
+                cause: StopCause::Timeout(_),
+                ..
+            })
+        );
+        timed_out
+            || self.grace_killed.is_some()
             || self.drain_killed.is_some()
             || self.hooks.iter().any(hooks::Record::failed)
             || self.oom_kills > 0
@@ -165,6 +175,7 @@ impl fmt::Display for Report {
                     format!("{} {sender}", signals::name(*signal))
                 }
                 StopCause::PostStartFailed => "the post-start hook failed".to_string(),
+                StopCause::Timeout(after) => format!("--timeout ({}) passed", secs(*after)),
             };
             write!(f, "; stop: {cause}")?;
             if let Some(ended) = self.ended_at {
@@ -192,13 +203,11 @@ impl fmt::Display for Report {
         if let Some(n) = self.drained {
             if n > 0 {
                 write!(f, "; drain: SIGTERM to {n} left-over process(es)")?;
-                if let Some(killed) = &self.drain_killed {
-                    write!(
-                        f,
-                        ", SIGKILL after {} to: {}",
-                        secs(self.drain_timeout),
-                        procs::list(killed)
-                    )?;
+                if let Some((why, killed)) = &self.drain_killed {
+                    write!(f, ", then SIGKILL ({why})")?;
+                    if !killed.is_empty() {
+                        write!(f, " to: {}", procs::list(killed))?;
+                    }
                 }
             }
         }

@@ -110,6 +110,8 @@ enum Deadline {
     PreStopSleep,
     /// `--drain-timeout` is over: SIGKILL to what is left.
     Drain,
+    /// `--timeout` is over: the stop sequence starts as for SIGTERM.
+    Timeout,
 }
 
 struct Supervisor {
@@ -127,6 +129,11 @@ struct Supervisor {
     pre_stop: Option<hooks::Running>,
     /// vigil stopped itself because the child was stopped (Ctrl-Z).
     job_stopped: bool,
+    /// vigil made the child's group the terminal's foreground group, and
+    /// takes the terminal back when it exits.
+    gave_terminal: bool,
+    /// When vigil started the child, for `--timeout`.
+    started: Instant,
     /// Read at start only when vigil is not PID 1 (see `cgroup`).
     oom: Option<OomCounter>,
     report: Report,
@@ -165,11 +172,13 @@ impl Supervisor {
             );
         }
         let command = spawn::display_command(&config.command);
+        let started = Instant::now();
+        let gave_terminal = spawn::owns_terminal();
         let child = spawn::spawn(
             Spawn {
                 argv: &config.command,
                 env: Vec::new(),
-                take_terminal: spawn::owns_terminal(),
+                take_terminal: gave_terminal,
                 null_stdin: false,
             },
             inherited,
@@ -190,7 +199,6 @@ impl Supervisor {
             command,
             child_pid: child,
             grace_period: config.grace_period,
-            drain_timeout: config.drain_timeout,
             ..Report::default()
         };
         let mut supervisor = Supervisor {
@@ -204,6 +212,8 @@ impl Supervisor {
             post_start: None,
             pre_stop: None,
             job_stopped: false,
+            gave_terminal,
+            started,
             oom,
             report,
         };
@@ -254,7 +264,7 @@ impl Supervisor {
     /// Every pending deadline, in the order they are handled when several
     /// have passed at once. The one list both the wait (`next_deadline`)
     /// and the handling (`on_time`) read.
-    fn deadlines(&self) -> [Option<(Instant, Deadline)>; 4] {
+    fn deadlines(&self) -> [Option<(Instant, Deadline)>; 5] {
         let grace = match self.grace {
             Grace::Until(at) => Some((at, Deadline::Grace)),
             _ => None,
@@ -264,6 +274,10 @@ impl Supervisor {
             .as_ref()
             .and_then(|hook| hook.deadline)
             .map(|at| (at, Deadline::PostStart));
+        let timeout = match (self.config.timeout, &self.state) {
+            (Some(after), State::Running) => Some((self.started + after, Deadline::Timeout)),
+            _ => None,
+        };
         let (sleep, drain) = match self.state {
             State::Stopping {
                 phase: StopPhase::Sleeping(at),
@@ -275,7 +289,7 @@ impl Supervisor {
             } => (None, Some((at, Deadline::Drain))),
             _ => (None, None),
         };
-        [grace, post_start, sleep, drain]
+        [grace, post_start, sleep, drain, timeout]
     }
 
     /// The earliest pending deadline; `None` means sleep until a signal.
@@ -315,15 +329,16 @@ impl Supervisor {
             }
             Deadline::PreStopSleep => self.stop_phase_over(),
             Deadline::Drain => {
-                if let State::Draining { ending, .. } = self.state {
-                    let why = format!("drain timeout ({}) over", secs(self.config.drain_timeout));
-                    let left = self.kill_everything_left(&why, &self.known_groups());
-                    self.report.drain_killed = Some(left);
-                    self.state = State::Draining {
-                        ending,
-                        phase: DrainPhase::Killing,
-                    };
-                }
+                let why = format!("drain timeout ({}) over", secs(self.config.drain_timeout));
+                self.end_drain(why);
+            }
+            Deadline::Timeout => {
+                let after = self.config.timeout.unwrap_or_default();
+                log::warn!(
+                    "--timeout ({}) passed: stopping as if SIGTERM had arrived",
+                    secs(after)
+                );
+                self.begin_stop(StopCause::Timeout(after), libc::SIGTERM);
             }
         }
     }
@@ -366,9 +381,22 @@ impl Supervisor {
             State::Stopping { .. } => {
                 self.forward(r.signal);
             }
-            State::Draining { .. } | State::Exit(_) => {
+            // Whoever sends a stop signal now wants vigil gone: the drain is
+            // cut short.
+            State::Draining {
+                phase: DrainPhase::Terminating(_),
+                ..
+            } => {
+                let why = format!("{} during the drain", signals::name(r.signal));
+                self.end_drain(why);
+            }
+            State::Draining {
+                phase: DrainPhase::Killing,
+                ..
+            }
+            | State::Exit(_) => {
                 log::debug!(
-                    "already draining; {} changes nothing",
+                    "already killing what is left; {} changes nothing",
                     signals::name(r.signal)
                 )
             }
@@ -512,7 +540,7 @@ impl Supervisor {
                     } = self.state
                     {
                         // Something may have forked after the last SIGKILL.
-                        procs::signal_all(self.role, libc::SIGKILL, &self.known_groups());
+                        procs::signal_all(self.role, &[libc::SIGKILL], &self.known_groups());
                     }
                     return;
                 }
@@ -590,6 +618,11 @@ impl Supervisor {
         log::info!("child pid {} {ending}", self.child);
         self.report.ending = Some(ending);
         self.report.ended_at = Some(Instant::now());
+        // A post-start hook has nothing left to do: vigil ends it, and it
+        // counts as cancelled, not failed.
+        if let Some(hook) = &mut self.post_start {
+            hook.kill(KillReason::Cancelled);
+        }
         if self.config.drain_timeout.is_zero() || !reap::any_children() {
             // Nothing left, or told to behave like tini: exit at once (as
             // PID 1, the kernel then kills whatever is left).
@@ -600,10 +633,16 @@ impl Supervisor {
             log::warn!("/proc is not mounted for this PID namespace: left-over processes can be signalled but not listed");
         }
         let phase = if self.grace == Grace::Expired {
-            procs::signal_all(self.role, libc::SIGKILL, &self.known_groups());
+            procs::signal_all(self.role, &[libc::SIGKILL], &self.known_groups());
             DrainPhase::Killing
         } else {
-            let left = procs::signal_all(self.role, libc::SIGTERM, &self.known_groups());
+            // SIGCONT too: a stopped process would not act on its SIGTERM
+            // until the SIGKILL at the deadline.
+            let left = procs::signal_all(
+                self.role,
+                &[libc::SIGTERM, libc::SIGCONT],
+                &self.known_groups(),
+            );
             if !left.is_empty() {
                 log::info!("draining: SIGTERM to {}", procs::list(&left));
             }
@@ -629,13 +668,16 @@ impl Supervisor {
 
     /// vigil's exit status for the child's ending: its status (the code, or
     /// 128+N for death by signal N), or 0 when that status is listed with
-    /// `-e` (128+N included, as in tini).
+    /// `-e` (128+N included, as in tini). After `--timeout`, 124 as with
+    /// coreutils `timeout`. After a failed post-start hook never 0: the
+    /// child's own failure stands, a success becomes 1.
     fn exit_status(&self, ending: Ending) -> i32 {
         let status = ending.status();
-        if self.config.expected_codes.contains(&status) {
-            0
-        } else {
-            status
+        match self.report.stop.as_ref().map(|stop| &stop.cause) {
+            Some(StopCause::Timeout(_)) => 124,
+            Some(StopCause::PostStartFailed) => status.max(1),
+            _ if self.config.expected_codes.contains(&status) => 0,
+            _ => status,
         }
     }
 
@@ -663,21 +705,44 @@ impl Supervisor {
                     phase: StopPhase::AwaitingExit,
                 }
             }
-            State::Draining { ending, .. } => {
-                self.state = State::Draining {
-                    ending,
-                    phase: DrainPhase::Killing,
-                }
-            }
+            State::Draining { ending, .. } => self.killed_in_drain(ending),
             State::Running | State::Exit(_) => {}
         }
+    }
+
+    /// The drain is cut short (its timeout, a stop signal): SIGKILL to what
+    /// is left.
+    fn end_drain(&mut self, why: String) {
+        if let State::Draining { ending, .. } = self.state {
+            let left = self.kill_everything_left(&why, &self.known_groups());
+            self.report.drain_killed = Some((why, left));
+            self.killed_in_drain(ending);
+        }
+    }
+
+    /// Everything vigil can reach got SIGKILL during the drain: wait for the
+    /// kernel to finish them, unless vigil cannot tell when that is.
+    fn killed_in_drain(&mut self, ending: Ending) {
+        self.state = if procs::can_reach_all(self.role) {
+            State::Draining {
+                ending,
+                phase: DrainPhase::Killing,
+            }
+        } else {
+            // Without /proc a left-over in a session of its own is out of
+            // sight and out of reach: waiting for it would be forever.
+            log::warn!("without /proc vigil cannot list or reach processes outside the child's and the hooks' process groups: exiting, any such process is left running");
+            State::Exit(self.exit_status(ending))
+        };
     }
 
     /// A deadline passed: SIGKILL to everything left, and a warning that
     /// lists it (pid and name) and says which deadline it was.
     fn kill_everything_left(&self, why: &str, groups: &[Target]) -> Vec<procs::Proc> {
-        let left = procs::signal_all(self.role, libc::SIGKILL, groups);
-        if left.is_empty() {
+        let left = procs::signal_all(self.role, &[libc::SIGKILL], groups);
+        if !procs::can_reach_all(self.role) {
+            log::warn!("{why}: SIGKILL to the child's and the hooks' process groups");
+        } else if left.is_empty() {
             log::warn!("{why}: SIGKILL to everything left");
         } else {
             log::warn!("{why}: SIGKILL to {}", procs::list(&left));
@@ -724,6 +789,9 @@ impl Supervisor {
         }
         if let Some(path) = &self.config.termination_log {
             report::write_termination_log(path, &self.report.to_string());
+        }
+        if self.gave_terminal {
+            spawn::reclaim_terminal(self.child);
         }
         status
     }
