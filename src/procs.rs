@@ -178,28 +178,36 @@ pub fn others(role: Role) -> Vec<Proc> {
     result
 }
 
-/// Sends `signal` to every process vigil is answerable for and returns the
-/// ones /proc listed. As PID 1 this is `kill(-1)`, which the kernel applies
-/// to the whole namespace even without /proc; otherwise each descendant is
-/// signalled by pid, plus the `known` groups (child, hooks) so that at least
-/// those are reached when /proc is missing.
-pub fn signal_all(role: Role, signal: i32, known: &[signals::Target]) -> Vec<Proc> {
+/// Sends `signals`, in order, to every process vigil is answerable for and
+/// returns the ones /proc listed. As PID 1 this is `kill(-1)`, which the
+/// kernel applies to the whole namespace even without /proc; otherwise each
+/// descendant is signalled by pid, plus the `known` groups (child, hooks) so
+/// that at least those are reached when /proc is missing.
+pub fn signal_all(role: Role, signals: &[i32], known: &[signals::Target]) -> Vec<Proc> {
     let procs = others(role);
-    if role == Role::Pid1 {
-        // SAFETY: kill has no memory arguments. As PID 1, -1 means every
-        // other process of this namespace; anywhere else it would reach
-        // every process the user may signal on the machine, which is why
-        // only `Role::Pid1` gets here.
-        unsafe { libc::kill(-1, signal) };
-    } else {
-        for target in known {
-            signals::send(*target, signal);
-        }
-        for p in &procs {
-            signals::send(signals::Target::Process(p.pid), signal);
+    for &signal in signals {
+        if role == Role::Pid1 {
+            // SAFETY: kill has no memory arguments. As PID 1, -1 means every
+            // other process of this namespace; anywhere else it would reach
+            // every process the user may signal on the machine, which is why
+            // only `Role::Pid1` gets here.
+            unsafe { libc::kill(-1, signal) };
+        } else {
+            for target in known {
+                signals::send(*target, signal);
+            }
+            for p in &procs {
+                signals::send(signals::Target::Process(p.pid), signal);
+            }
         }
     }
     procs
+}
+
+/// Whether vigil can find every process it answers for: as PID 1 `kill(-1)`
+/// reaches them all even unlisted; otherwise it needs /proc.
+pub fn can_reach_all(role: Role) -> bool {
+    role == Role::Pid1 || available()
 }
 
 #[cfg(test)]

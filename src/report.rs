@@ -30,6 +30,8 @@ pub enum StopCause {
         sender: String,
     },
     PostStartFailed,
+    /// `--timeout` passed.
+    Timeout(Duration),
 }
 
 impl StopCause {
@@ -117,11 +119,11 @@ pub struct Report {
     pub grace_period: Option<Duration>,
     /// Set when the grace deadline passed: who was SIGKILLed then.
     pub grace_killed: Option<Vec<Proc>>,
-    pub drain_timeout: Duration,
     /// How many processes were left when the child exited.
     pub drained: Option<usize>,
-    /// Set when the drain timeout passed: who was SIGKILLed then.
-    pub drain_killed: Option<Vec<Proc>>,
+    /// Set when the drain ended in SIGKILL: why (the drain timeout, a stop
+    /// signal during the drain) and who was SIGKILLed then.
+    pub drain_killed: Option<(String, Vec<Proc>)>,
     pub hooks: Vec<hooks::Record>,
     pub orphans_reaped: u64,
     /// OOM kills the container's cgroup counted while vigil ran.
@@ -170,7 +172,15 @@ impl Report {
     /// Whether the ending deserves a warning: a SIGKILL, a failed hook, a
     /// deadline hit, an OOM kill, or an exit the user did not expect.
     pub fn abnormal(&self) -> bool {
-        self.grace_killed.is_some()
+        let timed_out = matches!(
+            self.stop,
+            Some(Stop {
+                cause: StopCause::Timeout(_),
+                ..
+            })
+        );
+        timed_out
+            || self.grace_killed.is_some()
             || self.drain_killed.is_some()
             || self.hooks.iter().any(hooks::Record::failed)
             || self.oom_kills > 0
@@ -293,6 +303,7 @@ impl Report {
                 write!(f, "; stop: {} {sender}", signals::name(*signal))?
             }
             StopCause::PostStartFailed => write!(f, "; stop: the post-start hook failed")?,
+            StopCause::Timeout(after) => write!(f, "; stop: --timeout ({}) passed", secs(*after))?,
         }
         match self.stop_signal_sent {
             Some(sent) => write!(f, " (sent {})", signals::name(sent))?,
@@ -433,13 +444,11 @@ impl fmt::Display for Report {
         if let Some(n) = self.drained {
             if n > 0 {
                 write!(f, "; drain: SIGTERM to {}", processes(n as u64))?;
-                if let Some(killed) = &self.drain_killed {
-                    write!(
-                        f,
-                        ", SIGKILL after {} to: {}",
-                        secs(self.drain_timeout),
-                        list_procs(killed)
-                    )?;
+                if let Some((why, killed)) = &self.drain_killed {
+                    write!(f, ", then SIGKILL ({why})")?;
+                    if !killed.is_empty() {
+                        write!(f, " to: {}", list_procs(killed))?;
+                    }
                 }
             }
         }

@@ -111,6 +111,8 @@ enum Deadline {
     PreStopSleep,
     /// `--drain-timeout` is over: SIGKILL to what is left.
     Drain,
+    /// `--timeout` is over: the stop sequence starts as for SIGTERM.
+    Timeout,
 }
 
 struct Supervisor {
@@ -130,6 +132,11 @@ struct Supervisor {
     job_stopped: bool,
     /// vigil's parent at start, to recognise the `-p` signal when it dies.
     parent: i32,
+    /// vigil made the child's group the terminal's foreground group, and
+    /// takes the terminal back when it exits.
+    gave_terminal: bool,
+    /// When vigil started the child, for `--timeout`.
+    started: Instant,
     /// Read at start only when vigil is not PID 1 (see `cgroup`).
     oom: OomCounter,
     report: Report,
@@ -170,12 +177,13 @@ impl Supervisor {
             );
         }
         let command = spawn::display_command(&config.command);
-        let take_terminal = spawn::owns_terminal();
+        let started = Instant::now();
+        let gave_terminal = spawn::owns_terminal();
         let child = spawn::spawn(
             Spawn {
                 argv: &config.command,
                 env: Vec::new(),
-                take_terminal,
+                take_terminal: gave_terminal,
                 null_stdin: false,
             },
             inherited,
@@ -192,9 +200,8 @@ impl Supervisor {
         let report = Report {
             command,
             child_pid: child,
-            child_had_terminal: take_terminal,
+            child_had_terminal: gave_terminal,
             grace_period: config.grace_period,
-            drain_timeout: config.drain_timeout,
             ..Report::default()
         };
         let mut supervisor = Supervisor {
@@ -209,6 +216,8 @@ impl Supervisor {
             pre_stop: None,
             job_stopped: false,
             parent,
+            gave_terminal,
+            started,
             oom,
             report,
         };
@@ -259,7 +268,7 @@ impl Supervisor {
     /// Every pending deadline, in the order they are handled when several
     /// have passed at once. The one list both the wait (`next_deadline`)
     /// and the handling (`on_time`) read.
-    fn deadlines(&self) -> [Option<(Instant, Deadline)>; 4] {
+    fn deadlines(&self) -> [Option<(Instant, Deadline)>; 5] {
         let grace = match self.grace {
             Grace::Until(at) => Some((at, Deadline::Grace)),
             _ => None,
@@ -269,6 +278,10 @@ impl Supervisor {
             .as_ref()
             .and_then(|hook| hook.deadline)
             .map(|at| (at, Deadline::PostStart));
+        let timeout = match (self.config.timeout, &self.state) {
+            (Some(after), State::Running) => Some((self.started + after, Deadline::Timeout)),
+            _ => None,
+        };
         let (sleep, drain) = match self.state {
             State::Stopping {
                 phase: StopPhase::Sleeping(at),
@@ -280,7 +293,7 @@ impl Supervisor {
             } => (None, Some((at, Deadline::Drain))),
             _ => (None, None),
         };
-        [grace, post_start, sleep, drain]
+        [grace, post_start, sleep, drain, timeout]
     }
 
     /// The earliest pending deadline; `None` means sleep until a signal.
@@ -320,15 +333,16 @@ impl Supervisor {
             }
             Deadline::PreStopSleep => self.stop_phase_over(),
             Deadline::Drain => {
-                if let State::Draining { ending, .. } = self.state {
-                    let why = format!("drain timeout ({}) over", secs(self.config.drain_timeout));
-                    let left = self.kill_everything_left(&why, &self.known_groups());
-                    self.report.drain_killed = Some(left);
-                    self.state = State::Draining {
-                        ending,
-                        phase: DrainPhase::Killing,
-                    };
-                }
+                let why = format!("drain timeout ({}) over", secs(self.config.drain_timeout));
+                self.end_drain(why);
+            }
+            Deadline::Timeout => {
+                let after = self.config.timeout.unwrap_or_default();
+                log::warn!(
+                    "--timeout ({}) passed: stopping as if SIGTERM had arrived",
+                    secs(after)
+                );
+                self.begin_stop(StopCause::Timeout(after), libc::SIGTERM);
             }
         }
     }
@@ -398,9 +412,22 @@ impl Supervisor {
                     });
                 }
             }
-            State::Draining { .. } | State::Exit(_) => {
+            // Whoever sends a stop signal now wants vigil gone: the drain is
+            // cut short.
+            State::Draining {
+                phase: DrainPhase::Terminating(_),
+                ..
+            } => {
+                let why = format!("{} during the drain", signals::name(r.signal));
+                self.end_drain(why);
+            }
+            State::Draining {
+                phase: DrainPhase::Killing,
+                ..
+            }
+            | State::Exit(_) => {
                 log::debug!(
-                    "already draining; {} changes nothing",
+                    "already killing what is left; {} changes nothing",
                     signals::name(r.signal)
                 )
             }
@@ -556,7 +583,7 @@ impl Supervisor {
                     } = self.state
                     {
                         // Something may have forked after the last SIGKILL.
-                        procs::signal_all(self.role, libc::SIGKILL, &self.known_groups());
+                        procs::signal_all(self.role, &[libc::SIGKILL], &self.known_groups());
                     }
                     return;
                 }
@@ -627,13 +654,16 @@ impl Supervisor {
         log::info!("child pid {} {ending}", self.child);
         self.report.ending = Some(ending);
         self.report.ended_at = Some(Instant::now());
-        // Whatever ends the hooks from here on (the drain, the grace
-        // deadline, the kernel when PID 1 exits) ends them for vigil.
-        for hook in [&mut self.post_start, &mut self.pre_stop]
-            .into_iter()
-            .flatten()
-        {
-            hook.ending_for(KillReason::Cancelled(Cancel::ChildExited));
+        // A post-start hook has nothing left to do: vigil ends it. A
+        // pre-stop hook still running is ended by the drain (or the grace
+        // deadline, or the kernel when PID 1 exits). Either way vigil ended
+        // it: cancelled, not failed.
+        let cancelled = KillReason::Cancelled(Cancel::ChildExited);
+        if let Some(hook) = &mut self.post_start {
+            hook.kill(cancelled);
+        }
+        if let Some(hook) = &mut self.pre_stop {
+            hook.ending_for(cancelled);
         }
         if self.config.drain_timeout.is_zero() || !reap::any_children() {
             // Nothing left, or told to behave like tini: exit at once (as
@@ -645,10 +675,16 @@ impl Supervisor {
             log::warn!("/proc is not mounted for this PID namespace: left-over processes can be signalled but not listed");
         }
         let phase = if self.grace == Grace::Expired {
-            procs::signal_all(self.role, libc::SIGKILL, &self.known_groups());
+            procs::signal_all(self.role, &[libc::SIGKILL], &self.known_groups());
             DrainPhase::Killing
         } else {
-            let left = procs::signal_all(self.role, libc::SIGTERM, &self.known_groups());
+            // SIGCONT too: a stopped process would not act on its SIGTERM
+            // until the SIGKILL at the deadline.
+            let left = procs::signal_all(
+                self.role,
+                &[libc::SIGTERM, libc::SIGCONT],
+                &self.known_groups(),
+            );
             if !left.is_empty() {
                 log::info!("draining: SIGTERM to {}", procs::list(&left));
             }
@@ -674,13 +710,16 @@ impl Supervisor {
 
     /// vigil's exit status for the child's ending: its status (the code, or
     /// 128+N for death by signal N), or 0 when that status is listed with
-    /// `-e` (128+N included, as in tini).
+    /// `-e` (128+N included, as in tini). After `--timeout`, 124 as with
+    /// coreutils `timeout`. After a failed post-start hook never 0: the
+    /// child's own failure stands, a success becomes 1.
     fn exit_status(&self, ending: Ending) -> i32 {
         let status = ending.status();
-        if self.config.expected_codes.contains(&status) {
-            0
-        } else {
-            status
+        match self.report.stop.as_ref().map(|stop| &stop.cause) {
+            Some(StopCause::Timeout(_)) => 124,
+            Some(StopCause::PostStartFailed) => status.max(1),
+            _ if self.config.expected_codes.contains(&status) => 0,
+            _ => status,
         }
     }
 
@@ -708,24 +747,47 @@ impl Supervisor {
                     phase: StopPhase::AwaitingExit,
                 }
             }
-            State::Draining { ending, .. } => {
-                self.state = State::Draining {
-                    ending,
-                    phase: DrainPhase::Killing,
-                }
-            }
+            State::Draining { ending, .. } => self.killed_in_drain(ending),
             State::Running | State::Exit(_) => {}
         }
+    }
+
+    /// The drain is cut short (its timeout, a stop signal): SIGKILL to what
+    /// is left.
+    fn end_drain(&mut self, why: String) {
+        if let State::Draining { ending, .. } = self.state {
+            let left = self.kill_everything_left(&why, &self.known_groups());
+            self.report.drain_killed = Some((why, left));
+            self.killed_in_drain(ending);
+        }
+    }
+
+    /// Everything vigil can reach got SIGKILL during the drain: wait for the
+    /// kernel to finish them, unless vigil cannot tell when that is.
+    fn killed_in_drain(&mut self, ending: Ending) {
+        self.state = if procs::can_reach_all(self.role) {
+            State::Draining {
+                ending,
+                phase: DrainPhase::Killing,
+            }
+        } else {
+            // Without /proc a left-over in a session of its own is out of
+            // sight and out of reach: waiting for it would be forever.
+            log::warn!("without /proc vigil cannot list or reach processes outside the child's and the hooks' process groups: exiting, any such process is left running");
+            State::Exit(self.exit_status(ending))
+        };
     }
 
     /// A deadline passed: SIGKILL to everything left, and a warning that
     /// lists it (pid and name) and says which deadline it was.
     fn kill_everything_left(&self, why: &str, groups: &[Target]) -> Vec<procs::Proc> {
-        let left = procs::signal_all(self.role, libc::SIGKILL, groups);
+        let left = procs::signal_all(self.role, &[libc::SIGKILL], groups);
         // Everything is being killed: from here on the log may wait for
         // room in stderr, so that this warning and the report get through.
         logging::final_lines();
-        if left.is_empty() {
+        if !procs::can_reach_all(self.role) {
+            log::warn!("{why}: SIGKILL to the child's and the hooks' process groups");
+        } else if left.is_empty() {
             log::warn!("{why}: SIGKILL to everything left");
         } else {
             log::warn!("{why}: SIGKILL to {}", procs::list(&left));
@@ -768,6 +830,9 @@ impl Supervisor {
         }
         if let Some(path) = &self.config.termination_log {
             report::write_termination_log(path, &self.report.to_string());
+        }
+        if self.gave_terminal {
+            spawn::reclaim_terminal(self.child);
         }
         status
     }
