@@ -1,6 +1,7 @@
 //! Logging to stderr through `log` + `env_logger`, every line prefixed
-//! `vigil:`, never blocking while vigil supervises: a PID 1 stuck writing to
-//! a full pipe that nobody reads would stop reaping and forwarding.
+//! `vigil:` (`vigil[PID]:` under another vigil, see `prefix`), never
+//! blocking while vigil supervises: a PID 1 stuck writing to a full pipe
+//! that nobody reads would stop reaping and forwarding.
 //!
 //! The last lines are another matter: once the deadline warnings and the
 //! exit report are due there is little or nothing left to supervise, and
