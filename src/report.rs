@@ -119,6 +119,9 @@ pub struct Report {
     pub grace_period: Option<Duration>,
     /// Set when the grace deadline passed: who was SIGKILLed then.
     pub grace_killed: Option<Vec<Proc>>,
+    /// When that SIGKILL was sent: a child it killed ended then, even if
+    /// vigil reaped it later (its final lines may wait for room in stderr).
+    pub grace_killed_at: Option<Instant>,
     /// How many processes were left when the child exited.
     pub drained: Option<usize>,
     /// Set when the drain ended in SIGKILL: why (the drain timeout, a stop
@@ -321,9 +324,15 @@ impl Report {
                 signals::name(later.forward.sent)
             )?;
         }
-        let Some(ended) = self.ended_at else {
+        let Some(mut ended) = self.ended_at else {
             return Ok(());
         };
+        if let (Some(at), Some(Ending::Killed { signal, .. })) = (self.grace_killed_at, self.ending)
+        {
+            if signal == libc::SIGKILL {
+                ended = ended.min(at);
+            }
+        }
         match self.ended_on_later_stop() {
             Some(later) => write!(
                 f,

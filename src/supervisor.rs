@@ -737,6 +737,8 @@ impl Supervisor {
         }
         let period = self.config.grace_period.unwrap_or_default();
         let why = format!("grace period ({}) over", secs(period));
+        // Before the kill: its warning may wait for room in stderr.
+        self.report.grace_killed_at = Some(Instant::now());
         let victims = self.kill_everything_left(&why, &groups);
         self.report.grace_killed = Some(victims);
         match self.state {

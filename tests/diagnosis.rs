@@ -751,6 +751,13 @@ fn the_grace_warning_and_report_get_through_a_busy_stderr() {
         tail(&out.stderr)
     );
     let report_start = "vigil: warning: exit report: child was killed by SIGKILL (status 137) by vigil, at the grace deadline; exit status 137; ";
+    // The child ended at the deadline, though vigil, waiting for room to
+    // write the warning, reaped it later.
+    assert!(
+        out.stderr.contains("(sent SIGTERM), child ended 1.0"),
+        "{}",
+        tail(&out.stderr)
+    );
     let at = out
         .stderr
         .find(report_start)
