@@ -78,7 +78,8 @@ fn run(args: Vec<OsString>) -> c_int {
             return 0;
         }
         Err(cli::UsageError(message)) => {
-            logging::say(&message);
+            // The same level word as every other error line.
+            logging::say(&format!("error: {message}"));
             return 2;
         }
     };

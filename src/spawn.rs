@@ -6,11 +6,15 @@
 //! forever. The `pre_exec` closure, which std runs last before exec, puts
 //! back the mask and dispositions vigil was started with.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::{Command, Stdio};
+
+use nix::unistd::AccessFlags;
 
 use crate::signals::Inherited;
 
@@ -29,8 +33,11 @@ pub struct Spawn<'a> {
 /// A process that could not be started.
 #[derive(Debug)]
 pub struct SpawnError {
-    pub command: String,
+    /// The program, as given (argv[0]).
+    pub program: String,
     pub error: io::Error,
+    /// Why the `/bin/sh` fallback for a file without `#!` failed too.
+    pub shell_error: Option<io::Error>,
 }
 
 impl SpawnError {
@@ -45,10 +52,40 @@ impl SpawnError {
 }
 
 impl fmt::Display for SpawnError {
+    /// `cannot run "PROG": No such file or directory`: the program once, in
+    /// double quotes (escaped as Rust escapes a string, so a quote or a
+    /// newline in it cannot blur where it ends), then the C library's text.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cannot run '{}': {}", self.command, self.error)
+        write!(
+            f,
+            "cannot run {:?}: {}",
+            self.program,
+            os_error_text(&self.error)
+        )?;
+        if let Some(e) = &self.shell_error {
+            write!(
+                f,
+                " (a file without #! runs with {SHELL}, which failed: {})",
+                os_error_text(e)
+            )?;
+        }
+        Ok(())
     }
 }
+
+/// An OS error's text without Rust's ` (os error N)` suffix.
+fn os_error_text(error: &io::Error) -> String {
+    match error.raw_os_error() {
+        Some(n) => nix::errno::Errno::from_raw(n).desc().to_string(),
+        None => error.to_string(),
+    }
+}
+
+/// The shell glibc's `execvp` runs a file without `#!` with.
+const SHELL: &str = "/bin/sh";
+
+/// The PATH musl's `execvp` searches when PATH is unset.
+const DEFAULT_PATH: &str = "/usr/local/bin:/bin:/usr/bin";
 
 /// Joins argv for messages, quoted as a shell would need it, on one line
 /// (the exit report and the termination log hold it too).
@@ -63,15 +100,65 @@ pub fn display_command(argv: &[OsString]) -> String {
 /// Starts the process in a process group of its own and returns its pid.
 /// The `Child` handle is dropped without waiting: vigil's own `waitpid(-1)`
 /// loop reaps it.
+///
+/// An executable file without `#!` (execve fails with ENOEXEC) is run as
+/// `/bin/sh FILE ARGS...`, as glibc's `execvp` does, and with it tini,
+/// dumb-init and catatonit. musl's `execvp` does not, so vigil does it here
+/// (on a glibc build, glibc has already done it and this never sees ENOEXEC).
 pub fn spawn(spec: Spawn<'_>, inherited: Inherited) -> Result<i32, SpawnError> {
-    let fail = |error| SpawnError {
-        command: display_command(spec.argv),
-        error,
+    let Some((program, args)) = spec.argv.split_first() else {
+        return Err(SpawnError {
+            program: String::new(),
+            error: io::Error::from_raw_os_error(libc::ENOENT),
+            shell_error: None,
+        });
     };
-    let (program, args) = spec
-        .argv
-        .split_first()
-        .ok_or_else(|| fail(io::Error::from_raw_os_error(libc::ENOENT)))?;
+    let fail = |error, shell_error| SpawnError {
+        program: program.to_string_lossy().into_owned(),
+        error,
+        shell_error,
+    };
+    match start(&spec, program.as_os_str(), args, inherited) {
+        Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) => {
+            let mut shell_args = vec![script_path(program)];
+            shell_args.extend(args.iter().cloned());
+            start(&spec, OsStr::new(SHELL), &shell_args, inherited)
+                .map_err(|shell_error| fail(e, Some(shell_error)))
+        }
+        result => result.map_err(|e| fail(e, None)),
+    }
+}
+
+/// The file `execvp(program)` executed: `program` itself when it holds a
+/// slash, else the first executable regular file of that name in PATH (the
+/// one that returned ENOEXEC: musl's search stops at it, as glibc's does).
+fn script_path(program: &OsStr) -> OsString {
+    if program.as_bytes().contains(&b'/') {
+        return program.to_owned();
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| DEFAULT_PATH.into());
+    for dir in path.as_bytes().split(|&b| b == b':') {
+        // An empty entry is the working directory, as execvp reads it.
+        let mut candidate = OsStr::from_bytes(dir).to_owned();
+        if !dir.is_empty() {
+            candidate.push("/");
+        }
+        candidate.push(program);
+        let is_file = Path::new(&candidate).metadata().is_ok_and(|m| m.is_file());
+        if is_file && nix::unistd::access(Path::new(&candidate), AccessFlags::X_OK).is_ok() {
+            return candidate;
+        }
+    }
+    program.to_owned()
+}
+
+/// One `fork` + `execvp` of `program ARGS...`, argv[0] being `program`.
+fn start(
+    spec: &Spawn<'_>,
+    program: &OsStr,
+    args: &[OsString],
+    inherited: Inherited,
+) -> io::Result<i32> {
     let mut command = Command::new(program);
     command
         .args(args)
@@ -95,7 +182,7 @@ pub fn spawn(spec: Spawn<'_>, inherited: Inherited) -> Result<i32, SpawnError> {
             inherited.restore_in_child()
         });
     }
-    let child = command.spawn().map_err(fail)?;
+    let child = command.spawn()?;
     Ok(child.id() as i32)
 }
 

@@ -1148,7 +1148,8 @@ pub fn start_sh(v: Vigil, dir: &TempDir, script: &str) -> Running {
 pub const TERM_IGNORER: &str = "trap '' TERM; echo $$ > pid; : > ready; exec sleep 1000";
 
 /// Checks that `out` is a usage error (`what` names the case): status 2
-/// and exactly one stderr line, starting `vigil: `; returns that line.
+/// and exactly one stderr line, starting `vigil: error: ` (the level word
+/// every error line carries); returns that line.
 pub fn usage_error_line<'a>(out: &'a Output, what: &str) -> &'a str {
     assert_eq!(out.status, Exit::Code(2), "{what}: {out}");
     let lines = out.stderr_lines();
@@ -1157,7 +1158,11 @@ pub fn usage_error_line<'a>(out: &'a Output, what: &str) -> &'a str {
         1,
         "{what}: want exactly one stderr line\n{out}"
     );
-    assert!(lines[0].starts_with("vigil: "), "{what}: {:?}", lines[0]);
+    assert!(
+        lines[0].starts_with("vigil: error: "),
+        "{what}: {:?}",
+        lines[0]
+    );
     lines[0]
 }
 
