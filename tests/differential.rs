@@ -218,6 +218,11 @@ struct Case {
     argv: Vec<String>,
     env: Vec<(String, String)>,
     rec: Option<Rec>,
+    /// The signal state the init starts with: these ignored, these blocked.
+    ignore: Vec<i32>,
+    block: Vec<i32>,
+    /// The child stops itself: once it is stopped, SIGCONT goes to the init.
+    cont_after_stop: bool,
     expect: Expect,
 }
 
@@ -228,8 +233,19 @@ impl Case {
             argv: argv.iter().map(|s| s.to_string()).collect(),
             env: Vec::new(),
             rec: None,
+            ignore: Vec::new(),
+            block: Vec::new(),
+            cont_after_stop: false,
             expect: Expect::Same,
         }
+    }
+    fn ignoring(mut self, sigs: &[i32]) -> Case {
+        self.ignore = sigs.to_vec();
+        self
+    }
+    fn blocking(mut self, sigs: &[i32]) -> Case {
+        self.block = sigs.to_vec();
+        self
     }
     fn env(mut self, k: &str, v: &str) -> Case {
         self.env.push((k.into(), v.into()));
@@ -385,7 +401,10 @@ fn observe(init: Init, place: Place, case: &Case, argv: &[String]) -> Observed {
     for (k, val) in &case.env {
         v = v.env(k, subst(val));
     }
-    let mut run = v.spawn();
+    let mut run = v
+        .ignore_signals(&case.ignore)
+        .block_signals(&case.block)
+        .spawn();
     let (c, g) = (dir.join("c"), dir.join("g"));
     let mut leftovers = Vec::new();
     if let Some(rec) = &rec {
@@ -398,13 +417,23 @@ fn observe(init: Init, place: Place, case: &Case, argv: &[String]) -> Observed {
             drive(&run, rec, &c, &g, &mut leftovers);
         }
     }
+    if case.cont_after_stop {
+        let init = run.vigil_pid();
+        let stopped = wait_until(TIMEOUT, || {
+            run.try_exit().is_some() || children(init).iter().any(|&p| state(p) == Some('T'))
+        });
+        assert!(stopped, "the child never stopped\n{}", run.describe());
+        let _ = kill(init, libc::SIGCONT);
+    }
     let out = run.wait(TIMEOUT);
     let observed = Observed {
         status: out.status,
+        // The run's directory differs from run to run.
         stdout: match init {
             Init::Tini => without_tini_log(&out.stdout),
             Init::Vigil => out.stdout,
-        },
+        }
+        .replace(&run_dir, "{RUN}"),
         child: read_signals(&c),
         grandchild: read_signals(&g),
     };
@@ -831,7 +860,48 @@ fn fixed_cases() -> Vec<Case> {
         Case::new("TINI_VERBOSITY=3", &["--", "{FIX}/exitwith", "6"]).env("TINI_VERBOSITY", "3"),
         Case::new("TINI_VERBOSITY=junk", &["--", "{FIX}/exitwith", "6"])
             .env("TINI_VERBOSITY", "junk"),
+        // What the child sees: environment, directory, process group,
+        // signal mask and ignored signals (as the init got them).
+        Case::new("child: environment", &["--", "env"]).env("SOME_VAR", "a b"),
+        Case::new("child: directory", &["--", "pwd"]),
+        Case::new(
+            "child: own process group",
+            &[
+                "--",
+                "sh",
+                "-c",
+                "set -- $(cat /proc/$$/stat); echo pgrp=$(( $5 == $$ ))",
+            ],
+        ),
+        Case::new(
+            "child: signal state",
+            &["--", "grep", "^Sig[BI]", "/proc/self/status"],
+        ),
+        Case::new(
+            "child: signal state, nohup",
+            &["--", "grep", "^Sig[BI]", "/proc/self/status"],
+        )
+        .ignoring(&[libc::SIGHUP, libc::SIGPIPE, libc::SIGUSR2]),
+        Case::new(
+            "child: signal state, blocked",
+            &["--", "grep", "^Sig[BI]", "/proc/self/status"],
+        )
+        .blocking(&[libc::SIGUSR1, libc::SIGTERM, 40]),
+        Case::new(
+            "child: stdin",
+            &["--", "sh", "-c", "read x || echo no input"],
+        ),
     ];
+    // A child that stops itself, continued by SIGCONT sent to the init.
+    for sig in STOPPING {
+        let s = sig.to_string();
+        let mut c = Case::new(
+            format!("stopped by signal {sig}, continued"),
+            &["--", "{FIX}/killself", &s],
+        );
+        c.cont_after_stop = true;
+        v.push(c);
+    }
     // Exit codes across the range.
     for code in [0, 1, 2, 63, 125, 126, 127, 128, 129, 143, 200, 254, 255] {
         let c = code.to_string();
@@ -882,6 +952,9 @@ fn fixed_cases() -> Vec<Case> {
                     kill_grandchild: true,
                     ..Rec::default()
                 }),
+                ignore: Vec::new(),
+                block: Vec::new(),
+                cont_after_stop: false,
                 expect: Expect::Same,
             };
             if let Some(val) = env {
@@ -889,6 +962,23 @@ fn fixed_cases() -> Vec<Case> {
             }
             v.push(c);
         }
+    }
+    // Signals neither init forwards: SIGCHLD, SIGTTIN, SIGTTOU.
+    for sig in [libc::SIGCHLD, libc::SIGTTIN, libc::SIGTTOU] {
+        let argv = [
+            words(&[&["--"]]),
+            sigrec_words(false, Some(("--exit-on", libc::SIGUSR1))),
+        ]
+        .concat();
+        let mut c = Case::new(format!("not forwarded: signal {sig}"), &[]);
+        c.argv = argv;
+        c.rec = Some(Rec {
+            signals: vec![sig],
+            end: Some(libc::SIGUSR1),
+            not_forwarded: true,
+            ..Rec::default()
+        });
+        v.push(c);
     }
     // Signals tini does not block.
     for &sig in GLIBC_RESERVED.iter().chain(FAULT_SIGNALS) {
@@ -908,6 +998,9 @@ fn fixed_cases() -> Vec<Case> {
                     not_forwarded: true,
                     ..Rec::default()
                 }),
+                ignore: Vec::new(),
+                block: Vec::new(),
+                cont_after_stop: false,
                 expect: Expect::Same,
             }
             .differs(UnblockedSignals),
@@ -928,6 +1021,9 @@ fn fixed_cases() -> Vec<Case> {
                 kill_parent: true,
                 ..Rec::default()
             }),
+            ignore: Vec::new(),
+            block: Vec::new(),
+            cont_after_stop: false,
             expect: Expect::Same,
         });
     }
@@ -947,6 +1043,9 @@ fn fixed_cases() -> Vec<Case> {
             end: Some(libc::SIGUSR1),
             ..Rec::default()
         }),
+        ignore: Vec::new(),
+        block: Vec::new(),
+        cont_after_stop: false,
         expect: Expect::Differs(Drain),
     });
     v
@@ -1134,6 +1233,9 @@ fn random_case(rng: &mut SplitMix64, n: usize) -> Case {
         argv,
         env,
         rec,
+        ignore: Vec::new(),
+        block: Vec::new(),
+        cont_after_stop: false,
         expect: if dashy && !dashdash {
             Expect::Differs(Difference::NoPermutation)
         } else {
