@@ -275,6 +275,12 @@ impl Case {
         if let Some(rec) = &self.rec {
             line.push_str(&format!("   # then: {rec:?}"));
         }
+        if !self.ignore.is_empty() || !self.block.is_empty() {
+            line.push_str(&format!(
+                "   # started with {:?} ignored, {:?} blocked",
+                self.ignore, self.block
+            ));
+        }
         line
     }
 }
@@ -1217,6 +1223,24 @@ fn random_case(rng: &mut SplitMix64, n: usize) -> Case {
     if let Some(r) = &mut rec {
         r.group = group && r.fork;
     }
+    // Now and then the init starts with signals ignored (nohup) or, for a
+    // child that does not record signals, blocked: the child must inherit
+    // them the same way.
+    let signal_state = |rng: &mut SplitMix64| -> Vec<i32> {
+        (0..1 + rng.below(3))
+            .map(|_| rng.pick(&forwarded_by_both()))
+            .collect()
+    };
+    let ignore = if rng.chance(10) {
+        signal_state(rng)
+    } else {
+        Vec::new()
+    };
+    let block = if rec.is_none() && rng.chance(10) {
+        signal_state(rng)
+    } else {
+        Vec::new()
+    };
     let dashy = command.iter().skip(1).any(|w| w.starts_with('-'));
     let dashdash = if dashy {
         rng.chance(85)
@@ -1233,8 +1257,8 @@ fn random_case(rng: &mut SplitMix64, n: usize) -> Case {
         argv,
         env,
         rec,
-        ignore: Vec::new(),
-        block: Vec::new(),
+        ignore,
+        block,
         cont_after_stop: false,
         expect: if dashy && !dashdash {
             Expect::Differs(Difference::NoPermutation)
