@@ -170,9 +170,9 @@ enum Difference {
     /// kernel drops them and not as PID 1 tini dies of them.
     UnblockedSignals,
     /// After the child exits, vigil drains: processes left behind get
-    /// SIGTERM and SIGCONT (then SIGKILL after `--drain-timeout`), where tini exits at
-    /// once (as PID 1 the kernel then SIGKILLs them; not as PID 1 they live
-    /// on).
+    /// SIGTERM and SIGCONT (then SIGKILL after `--drain-timeout`), where tini
+    /// exits at once (as PID 1 the kernel then SIGKILLs them; not as PID 1
+    /// they live on). `--drain-timeout 0` does what tini does.
     Drain,
     /// `-h`, `-l` and `--version` print vigil's own text (status 0 in both).
     OwnText,
@@ -431,6 +431,15 @@ fn observe(init: Init, place: Place, case: &Case, argv: &[String]) -> Observed {
         assert!(stopped, "the child never stopped\n{}", run.describe());
         let _ = kill(init, libc::SIGCONT);
     }
+    // The init's end first; then what outlived it (tini killed by a
+    // signal, tini not PID 1 leaving a grandchild behind, both re-parented
+    // away from the test's reach) is ended by pid, so that it does not hold
+    // the output pipes open.
+    wait_until(TIMEOUT, || run.try_exit().is_some());
+    let (child, grandchild) = (read_signals(&c), read_signals(&g));
+    for pid in leftovers {
+        let _ = kill(pid, libc::SIGKILL);
+    }
     let out = run.wait(TIMEOUT);
     let observed = Observed {
         status: out.status,
@@ -440,15 +449,9 @@ fn observe(init: Init, place: Place, case: &Case, argv: &[String]) -> Observed {
             Init::Vigil => out.stdout,
         }
         .replace(&run_dir, "{RUN}"),
-        child: read_signals(&c),
-        grandchild: read_signals(&g),
+        child,
+        grandchild,
     };
-    // What outlived the init (tini killed by a signal, tini not PID 1
-    // leaving a grandchild behind) was re-parented away from the test's
-    // reach: end it by pid.
-    for pid in leftovers {
-        let _ = kill(pid, libc::SIGKILL);
-    }
     observed
 }
 
@@ -636,6 +639,17 @@ fn check_difference(
             }
         }
         Difference::Drain => {
+            // `--drain-timeout 0` gives tini's behaviour exactly.
+            let argv = [
+                vec!["--drain-timeout".to_string(), "0".into()],
+                case.argv.clone(),
+            ]
+            .concat();
+            let undrained = observe(Init::Vigil, place, case, &argv);
+            ensure(
+                &undrained == tini,
+                &format!("vigil --drain-timeout 0 should do what tini does: {undrained:?}"),
+            )?;
             ensure(tini.status == vigil.status, "statuses differ")?;
             ensure(tini.stdout == vigil.stdout, "stdout differs")?;
             ensure(tini.child == vigil.child, "the child's signals differ")?;
