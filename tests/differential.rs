@@ -429,7 +429,16 @@ fn observe(init: Init, place: Place, case: &Case, argv: &[String]) -> Observed {
             run.try_exit().is_some() || children(init).iter().any(|&p| state(p) == Some('T'))
         });
         assert!(stopped, "the child never stopped\n{}", run.describe());
+        // As a shell's `fg` would: SIGCONT, and again whenever the init is
+        // found stopped (vigil not PID 1 stops itself when its child stops,
+        // and may do so just after a SIGCONT).
         let _ = kill(init, libc::SIGCONT);
+        wait_until(TIMEOUT, || {
+            if state(init) == Some('T') {
+                let _ = kill(init, libc::SIGCONT);
+            }
+            run.try_exit().is_some()
+        });
     }
     // The init's end first; then what outlived it (tini killed by a
     // signal, tini not PID 1 leaving a grandchild behind, both re-parented
@@ -441,7 +450,7 @@ fn observe(init: Init, place: Place, case: &Case, argv: &[String]) -> Observed {
         let _ = kill(pid, libc::SIGKILL);
     }
     let out = run.wait(TIMEOUT);
-    let observed = Observed {
+    Observed {
         status: out.status,
         // The run's directory differs from run to run.
         stdout: match init {
@@ -451,8 +460,7 @@ fn observe(init: Init, place: Place, case: &Case, argv: &[String]) -> Observed {
         .replace(&run_dir, "{RUN}"),
         child,
         grandchild,
-    };
-    observed
+    }
 }
 
 /// tini writes its info, debug and trace lines (`-v`, `TINI_VERBOSITY`) to
