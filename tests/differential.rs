@@ -1340,12 +1340,12 @@ fn same_command_line_same_result_as_tini() {
         }
     });
     let failures = failures.into_inner().unwrap();
-    println!(
+    say_uncaptured(&format!(
         "differential test against tini-static: {} cases ({fixed} fixed, {random} random from seed {seed}), each as PID 1 and not, in {:.1}s; allowed differences exercised: {:?}",
         cases.len(),
         started.elapsed().as_secs_f64(),
         differences.into_inner().unwrap()
-    );
+    ));
     assert!(
         failures.is_empty(),
         "{} of {} case runs differ from tini (VIGIL_DIFF_SEED={seed} replays):\n\n{}",

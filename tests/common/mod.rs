@@ -1298,6 +1298,13 @@ impl SplitMix64 {
     }
 }
 
+/// Writes a line to stderr past libtest's output capture (which takes only
+/// what `print!` and `eprint!` write), so that it shows in CI logs of a
+/// passing run too.
+pub fn say_uncaptured(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
 /// The seed for a run of generated cases: `$VAR` when set (to replay a
 /// run), else one from the clock. Printed either way.
 pub fn seed_from_env(var: &str) -> u64 {
@@ -1311,6 +1318,6 @@ pub fn seed_from_env(var: &str) -> u64 {
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(1),
     };
-    println!("{var}={seed} (set it to replay this run)");
+    say_uncaptured(&format!("{var}={seed} (set it to replay this run)"));
     seed
 }
