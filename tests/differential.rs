@@ -412,7 +412,9 @@ fn observe(init: Init, place: Place, case: &Case, argv: &[String]) -> Observed {
         .block_signals(&case.block)
         .spawn();
     let (c, g) = (dir.join("c"), dir.join("g"));
-    let mut leftovers = Vec::new();
+    // What may outlive the init, by pid and start time (a pid reused by
+    // then is never hit).
+    let leftovers = ProcGuard::new();
     if let Some(rec) = &rec {
         let ready = wait_until(TIMEOUT, || {
             (ready_file(&c).exists() && (!rec.fork || ready_file(&g).exists()))
@@ -420,7 +422,7 @@ fn observe(init: Init, place: Place, case: &Case, argv: &[String]) -> Observed {
         });
         assert!(ready, "sigrec never got ready\n{}", run.describe());
         if run.try_exit().is_none() {
-            drive(&run, rec, &c, &g, &mut leftovers);
+            drive(&run, rec, &c, &g, &leftovers);
         }
     }
     if case.cont_after_stop {
@@ -446,9 +448,7 @@ fn observe(init: Init, place: Place, case: &Case, argv: &[String]) -> Observed {
     // the output pipes open.
     wait_until(TIMEOUT, || run.try_exit().is_some());
     let (child, grandchild) = (read_signals(&c), read_signals(&g));
-    for pid in leftovers {
-        let _ = kill(pid, libc::SIGKILL);
-    }
+    leftovers.kill_all();
     let out = run.wait(TIMEOUT);
     Observed {
         status: out.status,
@@ -479,7 +479,7 @@ fn without_tini_log(stdout: &str) -> String {
 
 /// Sends the case's signals to the init, one at a time, each waited for,
 /// then ends the run as the case says.
-fn drive(run: &Running, rec: &Rec, c: &Path, g: &Path, leftovers: &mut Vec<i32>) {
+fn drive(run: &Running, rec: &Rec, c: &Path, g: &Path, leftovers: &ProcGuard) {
     let init = run.vigil_pid();
     let child = run.child_pid();
     let grandchild = if rec.fork {
@@ -492,8 +492,10 @@ fn drive(run: &Running, rec: &Rec, c: &Path, g: &Path, leftovers: &mut Vec<i32>)
     } else {
         None
     };
-    leftovers.push(child);
-    leftovers.extend(grandchild);
+    leftovers.track(child);
+    if let Some(gc) = grandchild {
+        leftovers.track(gc);
+    }
     let wait = if rec.not_forwarded {
         SIGNAL_WAIT_NOT_FORWARDED
     } else {
@@ -522,7 +524,7 @@ fn drive(run: &Running, rec: &Rec, c: &Path, g: &Path, leftovers: &mut Vec<i32>)
         if kill(init, end).is_err() || !alive(init) {
             // The init is gone (tini killed by an unblocked signal): end
             // the child directly, so that the run ends.
-            let _ = kill(child, libc::SIGKILL);
+            leftovers.kill_all();
         }
     }
 }
