@@ -1255,8 +1255,14 @@ fn random_case(rng: &mut SplitMix64, n: usize) -> Case {
             .map(|_| rng.pick(&forwarded_by_both()))
             .collect()
     };
-    let ignore = if rng.chance(10) {
+    // Not the signal a recording child is to die of: it keeps the
+    // disposition it inherited, and would ignore its ending.
+    let end = rec.as_ref().and_then(|r| r.end);
+    let ignore: Vec<i32> = if rng.chance(10) {
         signal_state(rng)
+            .into_iter()
+            .filter(|&s| Some(s) != end)
+            .collect()
     } else {
         Vec::new()
     };
