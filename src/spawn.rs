@@ -120,7 +120,8 @@ pub fn spawn(spec: Spawn<'_>, inherited: Inherited) -> Result<i32, SpawnError> {
     };
     match start(&spec, program.as_os_str(), args, inherited) {
         Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) => {
-            let mut shell_args = vec![script_path(program)];
+            let path = std::env::var_os("PATH");
+            let mut shell_args = vec![script_path(program, path.as_deref())];
             shell_args.extend(args.iter().cloned());
             start(&spec, OsStr::new(SHELL), &shell_args, inherited)
                 .map_err(|shell_error| fail(e, Some(shell_error)))
@@ -132,11 +133,12 @@ pub fn spawn(spec: Spawn<'_>, inherited: Inherited) -> Result<i32, SpawnError> {
 /// The file `execvp(program)` executed: `program` itself when it holds a
 /// slash, else the first executable regular file of that name in PATH (the
 /// one that returned ENOEXEC: musl's search stops at it, as glibc's does).
-fn script_path(program: &OsStr) -> OsString {
+/// `path` is vigil's PATH, which the child inherits.
+fn script_path(program: &OsStr, path: Option<&OsStr>) -> OsString {
     if program.as_bytes().contains(&b'/') {
         return program.to_owned();
     }
-    let path = std::env::var_os("PATH").unwrap_or_else(|| DEFAULT_PATH.into());
+    let path = path.unwrap_or(OsStr::new(DEFAULT_PATH));
     for dir in path.as_bytes().split(|&b| b == b':') {
         // An empty entry is the working directory, as execvp reads it.
         let mut candidate = OsStr::from_bytes(dir).to_owned();
@@ -217,5 +219,52 @@ pub fn reclaim_terminal(given_to: i32) {
         if libc::tcgetpgrp(libc::STDIN_FILENO) == given_to {
             libc::tcsetpgrp(libc::STDIN_FILENO, libc::getpgrp());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn display_names_the_program_once() {
+        let e = SpawnError {
+            program: "/no such".into(),
+            error: io::Error::from_raw_os_error(libc::ENOENT),
+            shell_error: None,
+        };
+        assert_eq!(
+            e.to_string(),
+            r#"cannot run "/no such": No such file or directory"#
+        );
+        assert_eq!(e.status(), 127);
+        let e = SpawnError {
+            program: "a\"b\nc".into(),
+            error: io::Error::from_raw_os_error(libc::ENOEXEC),
+            shell_error: Some(io::Error::from_raw_os_error(libc::ENOENT)),
+        };
+        assert_eq!(
+            e.to_string(),
+            r#"cannot run "a\"b\nc": Exec format error (a file without #! runs with /bin/sh, which failed: No such file or directory)"#
+        );
+        assert_eq!(e.status(), 126);
+    }
+
+    #[test]
+    fn script_path_is_where_execvp_finds_it() {
+        assert_eq!(script_path(OsStr::new("./x"), None), "./x");
+        assert_eq!(script_path(OsStr::new("/a/b"), None), "/a/b");
+        let dir = std::env::temp_dir().join(format!("vigil-spawn-{}", std::process::id()));
+        let (first, second) = (dir.join("first"), dir.join("second"));
+        std::fs::create_dir_all(first.join("tool")).unwrap(); // a directory: skipped
+        std::fs::create_dir_all(&second).unwrap();
+        let tool = second.join("tool");
+        std::fs::write(&tool, "exit 0\n").unwrap();
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = format!("/nonexistent:{}:{}", first.display(), second.display());
+        let found = script_path(OsStr::new("tool"), Some(OsStr::new(&path)));
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(found, tool.as_os_str());
     }
 }
