@@ -103,8 +103,9 @@ pub fn display_command(argv: &[OsString]) -> String {
 ///
 /// An executable file without `#!` (execve fails with ENOEXEC) is run as
 /// `/bin/sh FILE ARGS...`, as glibc's `execvp` does, and with it tini,
-/// dumb-init and catatonit. musl's `execvp` does not, so vigil does it here
-/// (on a glibc build, glibc has already done it and this never sees ENOEXEC).
+/// dumb-init and catatonit. musl's `execvp` does not, so vigil does it here.
+/// (On a glibc build glibc has done it already; when it found no `/bin/sh`
+/// it reports ENOENT, which is turned into what a musl build reports.)
 pub fn spawn(spec: Spawn<'_>, inherited: Inherited) -> Result<i32, SpawnError> {
     let Some((program, args)) = spec.argv.split_first() else {
         return Err(SpawnError {
@@ -118,40 +119,69 @@ pub fn spawn(spec: Spawn<'_>, inherited: Inherited) -> Result<i32, SpawnError> {
         error,
         shell_error,
     };
+    let path = std::env::var_os("PATH");
     match start(&spec, program.as_os_str(), args, inherited) {
         Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) => {
-            let path = std::env::var_os("PATH");
-            let mut shell_args = vec![script_path(program, path.as_deref())];
+            let script = script_path(program, path.as_deref()).unwrap_or_else(|| program.clone());
+            let mut shell_args = vec![script];
             shell_args.extend(args.iter().cloned());
             start(&spec, OsStr::new(SHELL), &shell_args, inherited)
                 .map_err(|shell_error| fail(e, Some(shell_error)))
+        }
+        // glibc's execvp tried /bin/sh itself, and found none: say what a
+        // musl build says.
+        Err(e)
+            if e.raw_os_error() == Some(libc::ENOENT)
+                && script_path(program, path.as_deref())
+                    .is_some_and(|file| is_script_without_interpreter(&file)) =>
+        {
+            Err(fail(io::Error::from_raw_os_error(libc::ENOEXEC), Some(e)))
         }
         result => result.map_err(|e| fail(e, None)),
     }
 }
 
-/// The file `execvp(program)` executed: `program` itself when it holds a
-/// slash, else the first executable regular file of that name in PATH (the
-/// one that returned ENOEXEC: musl's search stops at it, as glibc's does).
-/// `path` is vigil's PATH, which the child inherits.
-fn script_path(program: &OsStr, path: Option<&OsStr>) -> OsString {
+/// An executable regular file that the kernel runs neither as ELF nor
+/// through a `#!` line: execve gives ENOEXEC for it, and ENOENT only comes
+/// from the `/bin/sh` that glibc's execvp then tries. (An ELF file whose
+/// loader is missing also gives ENOENT, and stays "No such file or
+/// directory", as under tini.)
+fn is_script_without_interpreter(file: &OsStr) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 4];
+    is_executable_file(Path::new(file))
+        && std::fs::File::open(file)
+            .and_then(|mut f| f.read(&mut head))
+            .is_ok_and(|n| {
+                let head = head.get(..n).unwrap_or_default();
+                !head.starts_with(b"#!") && !head.starts_with(b"\x7fELF")
+            })
+}
+
+fn is_executable_file(file: &Path) -> bool {
+    file.metadata().is_ok_and(|m| m.is_file())
+        && nix::unistd::access(file, AccessFlags::X_OK).is_ok()
+}
+
+/// The file `execvp(program)` executes: `program` itself when it holds a
+/// slash, else the first executable regular file of that name in PATH (for
+/// a file without `#!`, the one that returned ENOEXEC: the search stops
+/// there, in musl as in glibc); None when PATH has none. `path` is vigil's
+/// PATH, which the child inherits.
+fn script_path(program: &OsStr, path: Option<&OsStr>) -> Option<OsString> {
     if program.as_bytes().contains(&b'/') {
-        return program.to_owned();
+        return Some(program.to_owned());
     }
     let path = path.unwrap_or(OsStr::new(DEFAULT_PATH));
-    for dir in path.as_bytes().split(|&b| b == b':') {
+    path.as_bytes().split(|&b| b == b':').find_map(|dir| {
         // An empty entry is the working directory, as execvp reads it.
         let mut candidate = OsStr::from_bytes(dir).to_owned();
         if !dir.is_empty() {
             candidate.push("/");
         }
         candidate.push(program);
-        let is_file = Path::new(&candidate).metadata().is_ok_and(|m| m.is_file());
-        if is_file && nix::unistd::access(Path::new(&candidate), AccessFlags::X_OK).is_ok() {
-            return candidate;
-        }
-    }
-    program.to_owned()
+        is_executable_file(Path::new(&candidate)).then_some(candidate)
+    })
 }
 
 /// One `fork` + `execvp` of `program ARGS...`, argv[0] being `program`.
@@ -253,8 +283,12 @@ mod tests {
 
     #[test]
     fn script_path_is_where_execvp_finds_it() {
-        assert_eq!(script_path(OsStr::new("./x"), None), "./x");
-        assert_eq!(script_path(OsStr::new("/a/b"), None), "/a/b");
+        assert_eq!(script_path(OsStr::new("./x"), None).unwrap(), "./x");
+        assert_eq!(script_path(OsStr::new("/a/b"), None).unwrap(), "/a/b");
+        assert_eq!(
+            script_path(OsStr::new("no-such-tool"), Some(OsStr::new("/nonexistent"))),
+            None
+        );
         let dir = std::env::temp_dir().join(format!("vigil-spawn-{}", std::process::id()));
         let (first, second) = (dir.join("first"), dir.join("second"));
         std::fs::create_dir_all(first.join("tool")).unwrap(); // a directory: skipped
@@ -265,6 +299,6 @@ mod tests {
         let path = format!("/nonexistent:{}:{}", first.display(), second.display());
         let found = script_path(OsStr::new("tool"), Some(OsStr::new(&path)));
         let _ = std::fs::remove_dir_all(&dir);
-        assert_eq!(found, tool.as_os_str());
+        assert_eq!(found.unwrap(), tool.as_os_str());
     }
 }
