@@ -814,6 +814,12 @@ fn fixed_cases() -> Vec<Case> {
             "exec: -e 126, directory",
             &["-e", "126", "--", "{FIX}/adir"],
         ),
+        Case::new("exec: empty name", &["--", ""]),
+        Case::new("exec: empty name, no --", &["", "x"]),
+        Case::new("exec: named --", &["--", "--", "echo", "hi"]),
+        Case::new("exec: named -x", &["--", "-x"]),
+        Case::new("exec: named --version", &["-s", "--", "--version"]),
+        Case::new("-- inside the command", &["--", "echo", "--", "a"]),
         Case::new("exec: ENOTDIR", &["--", "/etc/passwd/x"]).differs(RareExecErrors),
         // Usage errors.
         Case::new(
