@@ -41,7 +41,7 @@ use std::time::{Duration, Instant};
 /// How long to wait for a forwarded signal to be recorded before the next
 /// one is sent (it takes milliseconds; this only bounds a miss).
 const SIGNAL_WAIT: Duration = Duration::from_secs(10);
-/// The same, for a signal one of the two inits is known not to forward.
+/// The same, for a signal the init is known not to forward.
 const SIGNAL_WAIT_NOT_FORWARDED: Duration = Duration::from_millis(700);
 
 fn tini_static() -> PathBuf {
@@ -206,8 +206,8 @@ struct Rec {
     kill_grandchild: bool,
     /// Instead of the ending: kill the init's parent (for `-p`).
     kill_parent: bool,
-    /// The signals are ones tini does not forward: wait less for them.
-    not_forwarded: bool,
+    /// These inits do not forward the signals: wait less for them.
+    dropped_by: &'static [Init],
 }
 
 #[derive(Clone, Debug)]
@@ -422,7 +422,12 @@ fn observe(init: Init, place: Place, case: &Case, argv: &[String]) -> Observed {
         });
         assert!(ready, "sigrec never got ready\n{}", run.describe());
         if run.try_exit().is_none() {
-            drive(&run, rec, &c, &g, &leftovers);
+            let wait = if rec.dropped_by.contains(&init) {
+                SIGNAL_WAIT_NOT_FORWARDED
+            } else {
+                SIGNAL_WAIT
+            };
+            drive(&run, rec, wait, &c, &g, &leftovers);
         }
     }
     if case.cont_after_stop {
@@ -479,7 +484,7 @@ fn without_tini_log(stdout: &str) -> String {
 
 /// Sends the case's signals to the init, one at a time, each waited for,
 /// then ends the run as the case says.
-fn drive(run: &Running, rec: &Rec, c: &Path, g: &Path, leftovers: &ProcGuard) {
+fn drive(run: &Running, rec: &Rec, wait: Duration, c: &Path, g: &Path, leftovers: &ProcGuard) {
     let init = run.vigil_pid();
     let child = run.child_pid();
     let grandchild = if rec.fork {
@@ -496,11 +501,6 @@ fn drive(run: &Running, rec: &Rec, c: &Path, g: &Path, leftovers: &ProcGuard) {
     if let Some(gc) = grandchild {
         leftovers.track(gc);
     }
-    let wait = if rec.not_forwarded {
-        SIGNAL_WAIT_NOT_FORWARDED
-    } else {
-        SIGNAL_WAIT
-    };
     for (i, &sig) in rec.signals.iter().enumerate() {
         let _ = kill(init, sig);
         wait_until(wait, || read_signals(c).len() > i || !alive(init));
@@ -1011,7 +1011,7 @@ fn fixed_cases() -> Vec<Case> {
         c.rec = Some(Rec {
             signals: vec![sig],
             end: Some(libc::SIGUSR1),
-            not_forwarded: true,
+            dropped_by: &[Init::Tini, Init::Vigil],
             ..Rec::default()
         });
         v.push(c);
@@ -1031,7 +1031,7 @@ fn fixed_cases() -> Vec<Case> {
                 rec: Some(Rec {
                     signals: vec![sig],
                     end: Some(libc::SIGUSR1),
-                    not_forwarded: true,
+                    dropped_by: &[Init::Tini],
                     ..Rec::default()
                 }),
                 ignore: Vec::new(),
