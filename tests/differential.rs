@@ -208,6 +208,46 @@ struct Rec {
     kill_parent: bool,
     /// These inits do not forward the signals: wait less for them.
     dropped_by: &'static [Init],
+    /// sigrec exits on the ending (`--exit-on`), recording it, rather than
+    /// dying of it (`--skip`).
+    exits_on_end: bool,
+    /// The signal `-p` asks for, with `kill_parent`.
+    parent_death: Option<i32>,
+}
+
+impl Rec {
+    /// What the child must have recorded, when both inits forward alike:
+    /// the signals sent, SIGCHLD when its forked child was killed, the
+    /// ending it exits on (or the parent-death signal). An oracle of its
+    /// own, so that a harness fault cannot pass as "both the same".
+    fn child_must_record(&self) -> Vec<i32> {
+        if self.kill_parent {
+            return self.parent_death.into_iter().collect();
+        }
+        let mut v = self.forwarded();
+        if self.fork && self.kill_grandchild {
+            v.push(libc::SIGCHLD);
+        }
+        if self.exits_on_end {
+            v.extend(self.end);
+        }
+        v
+    }
+    /// The grandchild gets the signals sent to the group (`-g`).
+    fn grandchild_must_record(&self) -> Vec<i32> {
+        if self.group {
+            self.forwarded()
+        } else {
+            Vec::new()
+        }
+    }
+    fn forwarded(&self) -> Vec<i32> {
+        if self.dropped_by.is_empty() {
+            self.signals.clone()
+        } else {
+            Vec::new()
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -538,7 +578,21 @@ fn check(case: &Case, place: Place) -> Result<(), String> {
     let tini = observe(Init::Tini, place, case, &case.argv);
     let vigil = observe(Init::Vigil, place, case, &case.argv);
     let result = match &case.expect {
-        Expect::Same => same(&tini, &vigil),
+        Expect::Same => case
+            .rec
+            .as_ref()
+            .map_or(Ok(()), |rec| {
+                ensure(
+                    tini.child == rec.child_must_record()
+                        && tini.grandchild == rec.grandchild_must_record(),
+                    &format!(
+                        "the signals recorded are not those sent: want {:?} and {:?}",
+                        rec.child_must_record(),
+                        rec.grandchild_must_record()
+                    ),
+                )
+            })
+            .and_then(|()| same(&tini, &vigil)),
         Expect::Differs(d) => check_difference(d, case, place, &tini, &vigil),
     };
     result.map_err(|why| {
@@ -985,6 +1039,7 @@ fn fixed_cases() -> Vec<Case> {
                     group,
                     signals: signals.iter().copied().filter(|&s| s != 10).collect(),
                     end: Some(libc::SIGUSR1),
+                    exits_on_end: true,
                     kill_grandchild: true,
                     ..Rec::default()
                 }),
@@ -1011,6 +1066,7 @@ fn fixed_cases() -> Vec<Case> {
         c.rec = Some(Rec {
             signals: vec![sig],
             end: Some(libc::SIGUSR1),
+            exits_on_end: true,
             dropped_by: &[Init::Tini, Init::Vigil],
             ..Rec::default()
         });
@@ -1031,6 +1087,7 @@ fn fixed_cases() -> Vec<Case> {
                 rec: Some(Rec {
                     signals: vec![sig],
                     end: Some(libc::SIGUSR1),
+                    exits_on_end: true,
                     dropped_by: &[Init::Tini],
                     ..Rec::default()
                 }),
@@ -1055,6 +1112,7 @@ fn fixed_cases() -> Vec<Case> {
             env: Vec::new(),
             rec: Some(Rec {
                 kill_parent: true,
+                parent_death: Some(sig),
                 ..Rec::default()
             }),
             ignore: Vec::new(),
@@ -1163,6 +1221,7 @@ fn random_child(rng: &mut SplitMix64) -> (Vec<String>, Option<Rec>, i32) {
                 fork,
                 signals,
                 end: Some(end),
+                exits_on_end: !dies,
                 kill_grandchild: true,
                 ..Rec::default()
             };
