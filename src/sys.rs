@@ -50,22 +50,22 @@ pub const SIGSET_SIZE: usize = size_of::<KernelSigset>();
 
 impl KernelSigset {
     /// The set whose signal N is bit N-1 of `bits`.
-    pub const fn from_bits(bits: u64) -> KernelSigset {
+    pub fn from_bits(bits: u64) -> KernelSigset {
         let mut words = [0; SIGSET_WORDS];
-        let mut i = 0;
-        while i < SIGSET_WORDS {
+        for (i, word) in words.iter_mut().enumerate() {
             // Truncation to the word is the point: word i holds bits
             // i*W .. (i+1)*W.
-            words[i] = (bits >> (i as u32 * c_ulong::BITS)) as c_ulong;
-            i += 1;
+            *word = (bits >> (i as u32 * c_ulong::BITS)) as c_ulong;
         }
         KernelSigset(words)
     }
 
     /// The inverse of `from_bits`.
+    // A word is a u64 on 64-bit targets and a u32 on 32-bit ones.
+    #[allow(clippy::useless_conversion)]
     pub fn bits(&self) -> u64 {
         self.0.iter().enumerate().fold(0, |acc, (i, w)| {
-            acc | (*w as u64) << (i as u32 * c_ulong::BITS)
+            acc | u64::from(*w) << (i as u32 * c_ulong::BITS)
         })
     }
 }
