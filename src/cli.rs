@@ -49,12 +49,14 @@ pub struct Config {
     pub grace_period: Option<Duration>,
     pub drain_timeout: Duration,
     pub termination_log: Option<PathBuf>,
+    /// `--timeout`: run the stop sequence this long after the start.
+    pub timeout: Option<Duration>,
 }
 
 /// What the command line asks for.
 #[derive(Debug)]
 pub enum Action {
-    Run(Config),
+    Run(Box<Config>),
     /// Help, version or license: print this on stdout and exit 0.
     Print(String),
 }
@@ -134,6 +136,7 @@ fn command_line() -> Command {
         .arg(long("pre-stop-sleep", "DUR", "Wait this long after pre-stop before forwarding the stop signal [default: 0]").value_parser(parse_duration))
         .arg(long("grace-period", "DUR", "After the first stop signal, time until everything left gets SIGKILL").value_parser(parse_duration))
         .arg(long("drain-timeout", "DUR", "After the child exits, time the others get between SIGTERM and SIGKILL [default: 2s]").value_parser(parse_duration))
+        .arg(long("timeout", "DUR", "After DUR, stop the command as if SIGTERM had arrived, and exit 124 (0: no timeout)").value_parser(parse_duration))
         .arg(long("termination-log", "PATH", "Where the exit report is written; empty disables [default: /dev/termination-log if it exists]").value_parser(clap::value_parser!(OsString)))
         .arg(
             Arg::new("command")
@@ -179,7 +182,7 @@ pub fn parse(
         return Ok(Action::Print(include_str!("../LICENSE").to_string()));
     }
     let env = Env(&env);
-    build(&matches, &env).map(Action::Run)
+    build(&matches, &env).map(|config| Action::Run(Box::new(config)))
 }
 
 /// clap's message without its `error: ` prefix and the usage and `--help`
@@ -334,6 +337,8 @@ fn build(m: &ArgMatches, env: &Env<'_>) -> Result<Config, UsageError> {
         drain_timeout: option("drain-timeout", "VIGIL_DRAIN_TIMEOUT", parse_duration)?
             .unwrap_or(Duration::from_secs(2)),
         termination_log,
+        // 0 means no timeout, as with coreutils `timeout`.
+        timeout: option("timeout", "VIGIL_TIMEOUT", parse_duration)?.filter(|d| !d.is_zero()),
     })
 }
 
@@ -444,7 +449,7 @@ mod tests {
             .chain(args.iter().copied())
             .map(OsString::from);
         match parse(args, env)? {
-            Action::Run(c) => Ok(c),
+            Action::Run(c) => Ok(*c),
             Action::Print(p) => panic!("printed {p}"),
         }
     }

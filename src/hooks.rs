@@ -25,6 +25,24 @@ impl HookKind {
     }
 }
 
+/// A hook to start, with what only that kind of hook has.
+#[derive(Clone, Copy, Debug)]
+pub enum Hook {
+    /// Fails if it still runs after `timeout` (`--post-start-timeout`).
+    PostStart { timeout: Option<Duration> },
+    /// Told the stop signal that started the stop (`VIGIL_SIGNAL`).
+    PreStop { signal: i32 },
+}
+
+impl Hook {
+    fn kind(self) -> HookKind {
+        match self {
+            Hook::PostStart { .. } => HookKind::PostStart,
+            Hook::PreStop { .. } => HookKind::PreStop,
+        }
+    }
+}
+
 /// Splits a hook's text into words by shell quoting rules: no expansion, no
 /// globbing. An empty or unparsable text is the user's mistake.
 pub fn parse_command(text: &str) -> Result<Vec<OsString>, String> {
@@ -112,7 +130,7 @@ impl Record {
 impl fmt::Display for Record {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kind = self.kind.as_str();
-        let took = crate::report::secs(self.took);
+        let took = crate::duration::secs(self.took);
         match &self.outcome {
             Outcome::Ended(Ending::Exited(0)) => write!(f, "{kind} hook succeeded in {took}"),
             Outcome::Ended(ending) => write!(f, "{kind} hook failed: {ending} after {took}"),
@@ -123,23 +141,26 @@ impl fmt::Display for Record {
     }
 }
 
-/// Starts a hook. `stop_signal` is set for pre-stop (as `VIGIL_SIGNAL`).
+/// Starts a hook; an `Err` is the record of a hook that could not run.
 pub fn start(
-    kind: HookKind,
+    hook: Hook,
     argv: &[OsString],
     child_pid: i32,
-    stop_signal: Option<i32>,
-    timeout: Option<Duration>,
     inherited: Inherited,
 ) -> Result<Running, Record> {
     let started = Instant::now();
+    let kind = hook.kind();
     let mut env = vec![
         ("VIGIL_HOOK", kind.as_str().to_string()),
         ("VIGIL_CHILD_PID", child_pid.to_string()),
     ];
-    if let Some(signal) = stop_signal {
-        env.push(("VIGIL_SIGNAL", signals::name(signal)));
-    }
+    let timeout = match hook {
+        Hook::PostStart { timeout } => timeout,
+        Hook::PreStop { signal } => {
+            env.push(("VIGIL_SIGNAL", signals::name(signal)));
+            None
+        }
+    };
     let spec = Spawn {
         argv,
         env,

@@ -29,6 +29,7 @@
 
 mod cgroup;
 mod cli;
+mod duration;
 mod hooks;
 mod logging;
 mod procs;
@@ -72,7 +73,7 @@ fn run(args: Vec<OsString>) -> c_int {
         }
     };
     let config = match cli::parse(args, |name| std::env::var_os(name)) {
-        Ok(cli::Action::Run(config)) => config,
+        Ok(cli::Action::Run(config)) => *config,
         Ok(cli::Action::Print(text)) => {
             let _ = std::io::stdout().write_all(text.as_bytes());
             let _ = std::io::stdout().flush();

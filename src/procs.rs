@@ -10,7 +10,29 @@ use std::fmt;
 use std::fs;
 use std::io::Read;
 
-use crate::signals;
+use crate::signals::{self, Sender};
+
+/// Whom vigil answers for, decided once at start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// PID 1 of its namespace: every other process in it is vigil's, and
+    /// `kill(-1)` reaches exactly them.
+    Pid1,
+    /// Anywhere else (a CI wrapper, a container whose init is something
+    /// else): vigil registers as a subreaper and answers for its
+    /// descendants only, found in /proc.
+    Subreaper,
+}
+
+impl Role {
+    pub fn of_this_process() -> Role {
+        if std::process::id() == 1 {
+            Role::Pid1
+        } else {
+            Role::Subreaper
+        }
+    }
+}
 
 /// A process by pid and name, for the log and the exit report.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,6 +66,19 @@ pub fn read_text(path: impl AsRef<std::path::Path>) -> Option<String> {
 pub fn name(pid: i32) -> Option<String> {
     let comm = read_text(format!("/proc/{pid}/comm"))?;
     Some(comm.trim_end().to_string())
+}
+
+/// A signal's sender for the log and the report: `from pid 42 (kill, uid
+/// 0)`. Reads the sender's name from /proc, so it is asked for only where a
+/// description is wanted, while the sender may still be alive.
+pub fn describe_sender(sender: Sender) -> String {
+    match sender {
+        Sender::Process { pid, uid } if pid != 0 => {
+            let name = name(pid as i32).unwrap_or_else(|| "name unknown".into());
+            format!("from pid {pid} ({name}, uid {uid})")
+        }
+        other => other.to_string(),
+    }
 }
 
 /// Whether /proc is mounted and belongs to vigil's own PID namespace. Under
@@ -87,7 +122,7 @@ fn all_pids() -> Vec<i32> {
 
 /// The processes vigil is answerable for, itself excluded. Empty when /proc
 /// cannot be trusted (see `available`).
-pub fn others() -> Vec<Proc> {
+pub fn others(role: Role) -> Vec<Proc> {
     if !available() {
         return Vec::new();
     }
@@ -97,7 +132,7 @@ pub fn others() -> Vec<Proc> {
         .filter(|&pid| pid != me)
         .filter_map(|pid| stat(pid).map(|(name, ppid)| (pid, name, ppid)))
         .collect();
-    if me == 1 {
+    if role == Role::Pid1 {
         return table
             .into_iter()
             .map(|(pid, name, _)| Proc { pid, name })
@@ -123,24 +158,36 @@ pub fn others() -> Vec<Proc> {
     result
 }
 
-/// Sends `signal` to every process vigil is answerable for and returns the
-/// ones /proc listed. As PID 1 this is `kill(-1)`, which the kernel applies
-/// to the whole namespace even without /proc; otherwise each descendant is
-/// signalled by pid, plus the `known` groups (child, hooks) so that at least
-/// those are reached when /proc is missing.
-pub fn signal_all(signal: i32, known: &[signals::Target]) -> Vec<Proc> {
-    let procs = others();
-    if std::process::id() == 1 {
-        signals::send_to_namespace(signal);
-    } else {
-        for target in known {
-            signals::send(*target, signal);
-        }
-        for p in &procs {
-            signals::send(signals::Target::Process(p.pid), signal);
+/// Sends `signals`, in order, to every process vigil is answerable for and
+/// returns the ones /proc listed. As PID 1 this is `kill(-1)`, which the
+/// kernel applies to the whole namespace even without /proc; otherwise each
+/// descendant is signalled by pid, plus the `known` groups (child, hooks) so
+/// that at least those are reached when /proc is missing.
+pub fn signal_all(role: Role, signals: &[i32], known: &[signals::Target]) -> Vec<Proc> {
+    let procs = others(role);
+    for &signal in signals {
+        if role == Role::Pid1 {
+            // SAFETY: kill has no memory arguments. As PID 1, -1 means every
+            // other process of this namespace; anywhere else it would reach
+            // every process the user may signal on the machine, which is why
+            // only `Role::Pid1` gets here.
+            unsafe { libc::kill(-1, signal) };
+        } else {
+            for target in known {
+                signals::send(*target, signal);
+            }
+            for p in &procs {
+                signals::send(signals::Target::Process(p.pid), signal);
+            }
         }
     }
     procs
+}
+
+/// Whether vigil can find every process it answers for: as PID 1 `kill(-1)`
+/// reaches them all even unlisted; otherwise it needs /proc.
+pub fn can_reach_all(role: Role) -> bool {
+    role == Role::Pid1 || available()
 }
 
 #[cfg(test)]
@@ -163,7 +210,7 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = child.id() as i32;
-        let found = others();
+        let found = others(Role::Subreaper);
         child.kill().unwrap();
         child.wait().unwrap();
         assert!(

@@ -11,6 +11,8 @@
 
 use std::fmt;
 
+use crate::procs::Role;
+
 /// How a process ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ending {
@@ -75,8 +77,15 @@ pub enum Next {
 /// Asks the kernel for one more state change, without blocking. EINTR is
 /// retried; any error other than ECHILD is logged and treated as "nothing
 /// now" so that the next SIGCHLD tries again: vigil never gives up reaping.
-pub fn next(report_stops: bool) -> Next {
-    let flags = libc::WNOHANG | if report_stops { libc::WUNTRACED } else { 0 };
+///
+/// Outside PID 1, stopped children are reported too: job control (Ctrl-Z)
+/// then stops vigil along with its child.
+pub fn next(role: Role) -> Next {
+    let flags = libc::WNOHANG
+        | match role {
+            Role::Pid1 => 0,
+            Role::Subreaper => libc::WUNTRACED,
+        };
     loop {
         let mut status: libc::c_int = 0;
         // SAFETY: waitpid writes one c_int into `status`, which is live.

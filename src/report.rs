@@ -11,6 +11,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::duration::secs;
 use crate::hooks;
 use crate::procs::{self, Proc};
 use crate::reap::Ending;
@@ -29,13 +30,15 @@ pub enum StopCause {
         sender: String,
     },
     PostStartFailed,
+    /// `--timeout` passed.
+    Timeout(Duration),
 }
 
 impl StopCause {
     pub fn signal(r: Received) -> StopCause {
         StopCause::Signal {
             signal: r.signal,
-            sender: r.sender.to_string(),
+            sender: procs::describe_sender(r.sender),
         }
     }
 }
@@ -54,7 +57,7 @@ pub struct Report {
     pub ending: Option<Ending>,
     pub ended_at: Option<Instant>,
     pub status: i32,
-    /// Whether the user listed the child's exit code with `-e`.
+    /// Whether the user listed the child's status (code or 128+N) with `-e`.
     pub code_expected: bool,
     /// The signal the child was sent to stop it, after `--rewrite`.
     pub stop_signal_sent: Option<i32>,
@@ -62,11 +65,11 @@ pub struct Report {
     pub grace_period: Option<Duration>,
     /// Set when the grace deadline passed: who was SIGKILLed then.
     pub grace_killed: Option<Vec<Proc>>,
-    pub drain_timeout: Duration,
     /// How many processes were left when the child exited.
     pub drained: Option<usize>,
-    /// Set when the drain timeout passed: who was SIGKILLed then.
-    pub drain_killed: Option<Vec<Proc>>,
+    /// Set when the drain ended in SIGKILL: why (the drain timeout, a stop
+    /// signal during the drain) and who was SIGKILLed then.
+    pub drain_killed: Option<(String, Vec<Proc>)>,
     pub hooks: Vec<hooks::Record>,
     pub orphans_reaped: u64,
     /// Whether any process vigil reaped (the child, a hook, an orphan) died
@@ -80,7 +83,15 @@ impl Report {
     /// Whether the ending deserves a warning: a SIGKILL, a failed hook, a
     /// deadline hit, or an exit the user did not expect.
     pub fn abnormal(&self) -> bool {
-        self.grace_killed.is_some()
+        let timed_out = matches!(
+            self.stop,
+            Some(Stop {
+                cause: StopCause::Timeout(_),
+                ..
+            })
+        );
+        timed_out
+            || self.grace_killed.is_some()
             || self.drain_killed.is_some()
             || self.hooks.iter().any(hooks::Record::failed)
             || self.oom_kills > 0
@@ -98,7 +109,9 @@ impl Report {
             Some(Ending::Exited(code)) => {
                 self.code_expected || (code > 128 && answered_stop(code - 128))
             }
-            Some(Ending::Killed { signal, .. }) => signal != libc::SIGKILL && answered_stop(signal),
+            Some(Ending::Killed { signal, .. }) => {
+                self.code_expected || (signal != libc::SIGKILL && answered_stop(signal))
+            }
         }
     }
 
@@ -141,11 +154,6 @@ pub fn write_termination_log(path: &Path, message: &str) {
     }
 }
 
-/// A duration for messages: `1.50s` (no floats: they cost the binary 20 KiB).
-pub fn secs(d: Duration) -> String {
-    format!("{}.{:02}s", d.as_secs(), d.subsec_millis() / 10)
-}
-
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} (pid {}) ", self.command, self.child_pid)?;
@@ -167,6 +175,7 @@ impl fmt::Display for Report {
                     format!("{} {sender}", signals::name(*signal))
                 }
                 StopCause::PostStartFailed => "the post-start hook failed".to_string(),
+                StopCause::Timeout(after) => format!("--timeout ({}) passed", secs(*after)),
             };
             write!(f, "; stop: {cause}")?;
             if let Some(ended) = self.ended_at {
@@ -194,13 +203,11 @@ impl fmt::Display for Report {
         if let Some(n) = self.drained {
             if n > 0 {
                 write!(f, "; drain: SIGTERM to {n} left-over process(es)")?;
-                if let Some(killed) = &self.drain_killed {
-                    write!(
-                        f,
-                        ", SIGKILL after {} to: {}",
-                        secs(self.drain_timeout),
-                        procs::list(killed)
-                    )?;
+                if let Some((why, killed)) = &self.drain_killed {
+                    write!(f, ", then SIGKILL ({why})")?;
+                    if !killed.is_empty() {
+                        write!(f, " to: {}", procs::list(killed))?;
+                    }
                 }
             }
         }
@@ -226,12 +233,6 @@ mod tests {
             child_pid: 2,
             ..Report::default()
         }
-    }
-
-    #[test]
-    fn durations_print_without_floats() {
-        assert_eq!(secs(Duration::from_millis(1509)), "1.50s");
-        assert_eq!(secs(Duration::from_millis(20)), "0.02s");
     }
 
     #[test]

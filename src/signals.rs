@@ -204,6 +204,8 @@ impl Sender {
 }
 
 impl fmt::Display for Sender {
+    /// The sender as the kernel gave it. `procs::describe_sender` adds the
+    /// sender's name from /proc; this module stays free of /proc.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Sender::Kernel => write!(f, "from the kernel"),
@@ -211,31 +213,26 @@ impl fmt::Display for Sender {
             Sender::Process { pid: 0, .. } => {
                 write!(f, "from pid 0 (outside this PID namespace)")
             }
-            Sender::Process { pid, uid } => {
-                let name = crate::procs::name(pid as i32).unwrap_or_else(|| "name unknown".into());
-                write!(f, "from pid {pid} ({name}, uid {uid})")
-            }
+            Sender::Process { pid, uid } => write!(f, "from pid {pid} (uid {uid})"),
         }
     }
 }
 
-/// The signalfd vigil reads every signal from, with the buffer it reads
+/// The signalfd vigil reads every signal from, with the record it reads
 /// into: allocated once, so the forwarding hot path neither clears nor
-/// copies a page per signal.
+/// copies one per signal.
+///
+/// One signal is read at a time, like the C inits: each is forwarded the
+/// moment it is read, before the next is even looked at. Reading 32 at a
+/// time made the first of a burst the fastest of all the inits measured but
+/// the later ones the slowest (bench/: back-to-back forwarding, 82 µs against
+/// 64 µs). A storm of queued realtime signals is handled one read at a time,
+/// so vigil's memory never grows with the backlog.
 pub struct SignalFd {
     fd: OwnedFd,
-    buffer: Box<[libc::signalfd_siginfo; BATCH]>,
+    buffer: Box<libc::signalfd_siginfo>,
     own_pid: u32,
 }
-
-/// How many signals one read takes at most. One, like the C inits: each
-/// signal is forwarded the moment it is read, before the next is even looked
-/// at. Reading 32 at a time made the first of a burst the fastest of all the
-/// inits measured but the later ones the slowest (bench/: back-to-back
-/// forwarding, 82 µs against 64 µs). A storm of queued realtime signals is
-/// still handled one read at a time, so vigil's memory never grows with the
-/// backlog.
-const BATCH: usize = 1;
 
 impl SignalFd {
     /// Opens a (blocking) signalfd for the full set. The signals must
@@ -267,41 +264,40 @@ impl SignalFd {
         })
     }
 
-    /// Waits for signals and reads up to `BATCH` of them. Without a timeout
-    /// this is one blocking `read`, the cheapest way to sleep until a signal
-    /// comes (the forwarding hot path: one read, one kill). With a timeout,
-    /// `poll` waits first, and nothing read means the time is up.
-    pub fn wait(
-        &mut self,
-        timeout: Option<Duration>,
-    ) -> io::Result<impl Iterator<Item = Received> + '_> {
-        let mut count = 0;
-        if timeout.is_none_or(|t| self.readable_within(t)) {
-            let size = std::mem::size_of_val(&*self.buffer);
-            loop {
-                // SAFETY: the kernel writes at most `size` bytes into
-                // `buffer`, which is live and exactly that large.
-                let n = unsafe {
-                    libc::read(
-                        self.fd.as_raw_fd(),
-                        self.buffer.as_mut_ptr() as *mut libc::c_void,
-                        size,
-                    )
-                };
-                if n >= 0 {
-                    count = n as usize / std::mem::size_of::<libc::signalfd_siginfo>();
-                    break;
+    /// Waits for one signal. Without a timeout this is one blocking `read`,
+    /// the cheapest way to sleep until a signal comes (the forwarding hot
+    /// path: one read, one kill). With a timeout, `poll` waits first, and
+    /// `None` means the time is up.
+    pub fn wait(&mut self, timeout: Option<Duration>) -> io::Result<Option<Received>> {
+        if timeout.is_some_and(|t| !self.readable_within(t)) {
+            return Ok(None);
+        }
+        let size = std::mem::size_of::<libc::signalfd_siginfo>();
+        loop {
+            // SAFETY: the kernel writes at most `size` bytes into `buffer`,
+            // which is live and exactly that large.
+            let n = unsafe {
+                libc::read(
+                    self.fd.as_raw_fd(),
+                    (&mut *self.buffer as *mut libc::signalfd_siginfo).cast(),
+                    size,
+                )
+            };
+            if n >= 0 {
+                if (n as usize) < size {
+                    return Ok(None);
                 }
-                let err = io::Error::last_os_error();
-                if err.kind() != io::ErrorKind::Interrupted {
-                    return Err(err);
-                }
+                let info = &*self.buffer;
+                return Ok(Some(Received {
+                    signal: info.ssi_signo as i32,
+                    sender: Sender::from_siginfo(info, self.own_pid),
+                }));
+            }
+            let err = io::Error::last_os_error();
+            if err.kind() != io::ErrorKind::Interrupted {
+                return Err(err);
             }
         }
-        Ok(self.buffer.iter().take(count).map(|info| Received {
-            signal: info.ssi_signo as i32,
-            sender: Sender::from_siginfo(info, self.own_pid),
-        }))
     }
 
     /// Whether a signal is pending now or arrives within `timeout`.
@@ -454,18 +450,6 @@ pub fn send(target: Target, signal: i32) {
         Some(libc::ESRCH) => {}
         _ => log::warn!("could not send {} to {target}: {err}", name(signal)),
     }
-}
-
-/// Sends a signal to every process of the PID namespace but vigil. Only for
-/// PID 1: anywhere else `kill(-1)` reaches every process the user may signal
-/// on the machine.
-pub fn send_to_namespace(signal: i32) {
-    if std::process::id() != 1 {
-        return;
-    }
-    // SAFETY: kill has no memory arguments; as PID 1, -1 means every other
-    // process of this namespace.
-    unsafe { libc::kill(-1, signal) };
 }
 
 impl fmt::Display for Target {

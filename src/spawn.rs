@@ -117,3 +117,18 @@ pub fn give_terminal(pgid: i32) {
         unsafe { libc::tcsetpgrp(libc::STDIN_FILENO, pgid) };
     }
 }
+
+/// Takes the terminal's foreground back for vigil's own process group, if
+/// it still names the group vigil gave it to: otherwise the shell or
+/// script that ran vigil would be left in the background of its own
+/// terminal, unable to read from it.
+pub fn reclaim_terminal(given_to: i32) {
+    // SAFETY: tcgetpgrp, tcsetpgrp and getpgrp take no memory arguments.
+    // SIGTTOU is blocked and ignored in vigil, so setting the foreground
+    // from the background cannot stop vigil.
+    unsafe {
+        if libc::tcgetpgrp(libc::STDIN_FILENO) == given_to {
+            libc::tcsetpgrp(libc::STDIN_FILENO, libc::getpgrp());
+        }
+    }
+}

@@ -9,18 +9,21 @@
 //! ```
 //!
 //! Everything that happens is either a signal read from the signalfd
-//! (SIGCHLD included) or a deadline passing. The loop sleeps in `poll` on
-//! the signalfd with no timeout unless a deadline is pending, so an idle
-//! vigil never wakes up. "What happens on SIGTERM" is `on_stop_signal`.
+//! (SIGCHLD included) or a deadline passing. With no deadline pending the
+//! loop sleeps in a blocking read of the signalfd, so an idle vigil never
+//! wakes up. "What happens on SIGTERM" is `on_stop_signal`; the order of the
+//! stop sequence is `STOP_SEQUENCE` and `step_stop`; every deadline is in
+//! `deadlines`.
 
 use std::time::{Duration, Instant};
 
 use crate::cgroup::OomCounter;
 use crate::cli::Config;
-use crate::hooks::{self, HookKind, KillReason};
-use crate::procs;
+use crate::duration::secs;
+use crate::hooks::{self, Hook, KillReason};
+use crate::procs::{self, Role};
 use crate::reap::{self, Ending, Event, Next};
-use crate::report::{self, secs, Report, Stop, StopCause};
+use crate::report::{self, Report, Stop, StopCause};
 use crate::signals::{self, Inherited, Received, Sender, SignalFd, Target};
 use crate::spawn::{self, Spawn};
 
@@ -37,16 +40,45 @@ enum State {
     Exit(i32),
 }
 
-/// The steps of the stop sequence, in order.
+/// What the stop sequence is waiting for.
 #[derive(Debug)]
 enum StopPhase {
     /// The pre-stop hook runs; the stop signal waits for it.
     PreStop,
     /// `--pre-stop-sleep`: the stop signal waits until then.
     Sleeping(Instant),
-    /// The stop signal was forwarded (or the grace deadline overtook the
-    /// sequence); the child is expected to exit.
-    Forwarded,
+    /// Nothing is left to do but wait for the child's exit: the stop signal
+    /// was forwarded, or the grace deadline overtook the sequence and
+    /// SIGKILLed everything.
+    AwaitingExit,
+}
+
+/// The steps of the stop sequence, in the order `STOP_SEQUENCE` runs them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StopStep {
+    PreStopHook,
+    PreStopSleep,
+    ForwardSignal,
+}
+
+/// The stop sequence: each step either starts something to wait for (a
+/// `StopPhase`) or is skipped because it is not configured; when what it
+/// started is over, the sequence goes on with the next step.
+const STOP_SEQUENCE: [StopStep; 3] = [
+    StopStep::PreStopHook,
+    StopStep::PreStopSleep,
+    StopStep::ForwardSignal,
+];
+
+impl StopPhase {
+    /// Where the sequence goes on when this phase is over.
+    fn next_step(&self) -> Option<StopStep> {
+        match self {
+            StopPhase::PreStop => Some(StopStep::PreStopSleep),
+            StopPhase::Sleeping(_) => Some(StopStep::ForwardSignal),
+            StopPhase::AwaitingExit => None,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -65,10 +97,28 @@ enum Grace {
     Expired,
 }
 
+/// Every kind of deadline vigil keeps. `Supervisor::deadlines` lists the
+/// pending ones; the loop sleeps until the earliest and `on_deadline`
+/// handles each that has passed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Deadline {
+    /// `--grace-period` after the first stop signal: SIGKILL to everything.
+    Grace,
+    /// `--post-start-timeout`: the hook has failed.
+    PostStart,
+    /// `--pre-stop-sleep` is over: the stop sequence goes on.
+    PreStopSleep,
+    /// `--drain-timeout` is over: SIGKILL to what is left.
+    Drain,
+    /// `--timeout` is over: the stop sequence starts as for SIGTERM.
+    Timeout,
+}
+
 struct Supervisor {
     config: Config,
     inherited: Inherited,
-    is_pid1: bool,
+    role: Role,
+    signals: SignalFd,
     child: i32,
     state: State,
     grace: Grace,
@@ -79,6 +129,11 @@ struct Supervisor {
     pre_stop: Option<hooks::Running>,
     /// vigil stopped itself because the child was stopped (Ctrl-Z).
     job_stopped: bool,
+    /// vigil made the child's group the terminal's foreground group, and
+    /// takes the terminal back when it exits.
+    gave_terminal: bool,
+    /// When vigil started the child, for `--timeout`.
+    started: Instant,
     /// Read at start only when vigil is not PID 1 (see `cgroup`).
     oom: Option<OomCounter>,
     report: Report,
@@ -93,8 +148,8 @@ pub fn run(config: Config, inherited: Inherited) -> i32 {
             return 1;
         }
     };
-    match Supervisor::start(config, inherited) {
-        Ok(supervisor) => supervisor.run(signals),
+    match Supervisor::start(config, inherited, signals) {
+        Ok(supervisor) => supervisor.run(),
         Err(status) => status,
     }
 }
@@ -103,9 +158,9 @@ impl Supervisor {
     /// The starting state: set up the kernel's side, start the child and the
     /// post-start hook. An `Err` is the exit status when the child could not
     /// be started.
-    fn start(config: Config, inherited: Inherited) -> Result<Supervisor, i32> {
-        let is_pid1 = std::process::id() == 1;
-        if config.subreaper || !is_pid1 {
+    fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supervisor, i32> {
+        let role = Role::of_this_process();
+        if config.subreaper || role == Role::Subreaper {
             become_subreaper();
         }
         if let Some(signal) = config.parent_death_signal {
@@ -117,11 +172,13 @@ impl Supervisor {
             );
         }
         let command = spawn::display_command(&config.command);
+        let started = Instant::now();
+        let gave_terminal = spawn::owns_terminal();
         let child = spawn::spawn(
             Spawn {
                 argv: &config.command,
                 env: Vec::new(),
-                take_terminal: spawn::owns_terminal(),
+                take_terminal: gave_terminal,
                 null_stdin: false,
             },
             inherited,
@@ -134,24 +191,29 @@ impl Supervisor {
             e.status()
         })?;
         log::info!("started {command} as pid {child}");
-        let oom = if is_pid1 { None } else { OomCounter::open() };
+        let oom = match role {
+            Role::Pid1 => None,
+            Role::Subreaper => OomCounter::open(),
+        };
         let report = Report {
             command,
             child_pid: child,
             grace_period: config.grace_period,
-            drain_timeout: config.drain_timeout,
             ..Report::default()
         };
         let mut supervisor = Supervisor {
             config,
             inherited,
-            is_pid1,
+            role,
+            signals,
             child,
             state: State::Running,
             grace: Grace::NotStarted,
             post_start: None,
             pre_stop: None,
             job_stopped: false,
+            gave_terminal,
+            started,
             oom,
             report,
         };
@@ -163,15 +225,10 @@ impl Supervisor {
         let Some(argv) = &self.config.post_start else {
             return;
         };
-        let timeout = self.config.post_start_timeout;
-        match hooks::start(
-            HookKind::PostStart,
-            argv,
-            self.child,
-            None,
-            timeout,
-            self.inherited,
-        ) {
+        let hook = Hook::PostStart {
+            timeout: self.config.post_start_timeout,
+        };
+        match hooks::start(hook, argv, self.child, self.inherited) {
             Ok(hook) => self.post_start = Some(hook),
             Err(record) => self.post_start_failed(record),
         }
@@ -186,9 +243,8 @@ impl Supervisor {
     }
 
     /// The event loop: wait for a signal or the next deadline, handle it,
-    /// until the state is `Exit`. The signalfd is the loop's, not the supervisor's: the signals read
-    /// into its buffer are handled while it is still borrowed.
-    fn run(mut self, mut signals: SignalFd) -> i32 {
+    /// until the state is `Exit`.
+    fn run(mut self) -> i32 {
         loop {
             if let State::Exit(status) = self.state {
                 return self.finish(status);
@@ -196,33 +252,95 @@ impl Supervisor {
             let timeout = self
                 .next_deadline()
                 .map(|at| at.saturating_duration_since(Instant::now()));
-            match signals.wait(timeout) {
-                Ok(batch) => batch.for_each(|r| self.on_signal(r)),
+            match self.signals.wait(timeout) {
+                Ok(Some(received)) => self.on_signal(received),
+                Ok(None) => {}
                 Err(e) => log::error!("reading signals failed: {e}"),
             }
             self.on_time(Instant::now());
         }
     }
 
-    /// The earliest pending deadline; `None` means sleep until a signal.
-    fn next_deadline(&self) -> Option<Instant> {
+    /// Every pending deadline, in the order they are handled when several
+    /// have passed at once. The one list both the wait (`next_deadline`)
+    /// and the handling (`on_time`) read.
+    fn deadlines(&self) -> [Option<(Instant, Deadline)>; 5] {
         let grace = match self.grace {
-            Grace::Until(at) => Some(at),
+            Grace::Until(at) => Some((at, Deadline::Grace)),
             _ => None,
         };
-        let phase = match &self.state {
+        let post_start = self
+            .post_start
+            .as_ref()
+            .and_then(|hook| hook.deadline)
+            .map(|at| (at, Deadline::PostStart));
+        let timeout = match (self.config.timeout, &self.state) {
+            (Some(after), State::Running) => Some((self.started + after, Deadline::Timeout)),
+            _ => None,
+        };
+        let (sleep, drain) = match self.state {
             State::Stopping {
                 phase: StopPhase::Sleeping(at),
                 ..
-            } => Some(*at),
+            } => (Some((at, Deadline::PreStopSleep)), None),
             State::Draining {
                 phase: DrainPhase::Terminating(at),
                 ..
-            } => Some(*at),
-            _ => None,
+            } => (None, Some((at, Deadline::Drain))),
+            _ => (None, None),
         };
-        let post_start = self.post_start.as_ref().and_then(|h| h.deadline);
-        [grace, phase, post_start].into_iter().flatten().min()
+        [grace, post_start, sleep, drain, timeout]
+    }
+
+    /// The earliest pending deadline; `None` means sleep until a signal.
+    fn next_deadline(&self) -> Option<Instant> {
+        self.deadlines()
+            .into_iter()
+            .flatten()
+            .map(|(at, _)| at)
+            .min()
+    }
+
+    /// Handles every deadline that has passed. Each handler ends its own
+    /// deadline (or the state that holds it), so the list is asked afresh
+    /// after each one: handling one may change the others.
+    fn on_time(&mut self, now: Instant) {
+        while !matches!(self.state, State::Exit(_)) {
+            let due = self
+                .deadlines()
+                .into_iter()
+                .flatten()
+                .find(|(at, _)| now >= *at);
+            match due {
+                Some((_, deadline)) => self.on_deadline(deadline),
+                None => return,
+            }
+        }
+    }
+
+    fn on_deadline(&mut self, deadline: Deadline) {
+        match deadline {
+            Deadline::Grace => self.grace_expired(),
+            Deadline::PostStart => {
+                if let Some(hook) = &mut self.post_start {
+                    log::warn!("post-start hook pid {} timed out: killing it", hook.pid);
+                    hook.kill(KillReason::TimedOut);
+                }
+            }
+            Deadline::PreStopSleep => self.stop_phase_over(),
+            Deadline::Drain => {
+                let why = format!("drain timeout ({}) over", secs(self.config.drain_timeout));
+                self.end_drain(why);
+            }
+            Deadline::Timeout => {
+                let after = self.config.timeout.unwrap_or_default();
+                log::warn!(
+                    "--timeout ({}) passed: stopping as if SIGTERM had arrived",
+                    secs(after)
+                );
+                self.begin_stop(StopCause::Timeout(after), libc::SIGTERM);
+            }
+        }
     }
 
     fn on_signal(&mut self, r: Received) {
@@ -235,7 +353,11 @@ impl Supervisor {
         if r.signal == libc::SIGCHLD {
             log::trace!("received SIGCHLD {}", r.sender);
         } else {
-            log::info!("received {} {}", signals::name(r.signal), r.sender);
+            log::info!(
+                "received {} {}",
+                signals::name(r.signal),
+                procs::describe_sender(r.sender)
+            );
         }
         match r.signal {
             libc::SIGCHLD => self.reap(),
@@ -259,9 +381,22 @@ impl Supervisor {
             State::Stopping { .. } => {
                 self.forward(r.signal);
             }
-            State::Draining { .. } | State::Exit(_) => {
+            // Whoever sends a stop signal now wants vigil gone: the drain is
+            // cut short.
+            State::Draining {
+                phase: DrainPhase::Terminating(_),
+                ..
+            } => {
+                let why = format!("{} during the drain", signals::name(r.signal));
+                self.end_drain(why);
+            }
+            State::Draining {
+                phase: DrainPhase::Killing,
+                ..
+            }
+            | State::Exit(_) => {
                 log::debug!(
-                    "already draining; {} changes nothing",
+                    "already killing what is left; {} changes nothing",
                     signals::name(r.signal)
                 )
             }
@@ -308,8 +443,9 @@ impl Supervisor {
         }
     }
 
-    /// Starts the stop sequence: grace deadline, cancel post-start, pre-stop
-    /// hook, pre-stop sleep, then the stop signal.
+    /// Starts the stop sequence: the grace deadline starts, a post-start
+    /// hook still running is cancelled, and `STOP_SEQUENCE` runs from its
+    /// first step.
     fn begin_stop(&mut self, cause: StopCause, signal: i32) {
         let now = Instant::now();
         self.report.stop = Some(Stop { cause, at: now });
@@ -322,58 +458,75 @@ impl Supervisor {
         if let Some(hook) = &mut self.post_start {
             hook.kill(KillReason::Cancelled);
         }
-        let phase = match &self.config.pre_stop {
-            Some(argv) => {
-                match hooks::start(
-                    HookKind::PreStop,
-                    argv,
-                    self.child,
-                    Some(signal),
-                    None,
-                    self.inherited,
-                ) {
+        self.run_stop_sequence(signal, StopStep::PreStopHook);
+    }
+
+    /// What the stop sequence was waiting for is over (the pre-stop hook
+    /// ended, the pre-stop sleep passed): go on with the next step. Does
+    /// nothing once the sequence is past that point, e.g. when the grace
+    /// deadline overtook it or the child has exited.
+    fn stop_phase_over(&mut self) {
+        if let State::Stopping { signal, phase } = &self.state {
+            if let Some(step) = phase.next_step() {
+                let signal = *signal;
+                self.run_stop_sequence(signal, step);
+            }
+        }
+    }
+
+    /// Runs `STOP_SEQUENCE` from `from` until a step starts something to
+    /// wait for.
+    fn run_stop_sequence(&mut self, signal: i32, from: StopStep) {
+        for step in STOP_SEQUENCE.into_iter().skip_while(|s| *s != from) {
+            if let Some(phase) = self.step_stop(step, signal) {
+                self.state = State::Stopping { signal, phase };
+                return;
+            }
+        }
+    }
+
+    /// One step of the stop sequence: `None` when it has nothing to wait
+    /// for (not configured, or the hook could not even start).
+    fn step_stop(&mut self, step: StopStep, signal: i32) -> Option<StopPhase> {
+        match step {
+            StopStep::PreStopHook => {
+                let argv = self.config.pre_stop.as_ref()?;
+                match hooks::start(Hook::PreStop { signal }, argv, self.child, self.inherited) {
                     Ok(hook) => {
                         self.pre_stop = Some(hook);
-                        StopPhase::PreStop
+                        Some(StopPhase::PreStop)
                     }
                     Err(record) => {
                         log::warn!("{record}; going on with the stop");
                         self.report.hooks.push(record);
-                        self.sleep_or_send(signal)
+                        None
                     }
                 }
             }
-            None => self.sleep_or_send(signal),
-        };
-        self.state = State::Stopping { signal, phase };
-    }
-
-    /// After pre-stop: wait `--pre-stop-sleep`, or send the stop signal now.
-    fn sleep_or_send(&mut self, signal: i32) -> StopPhase {
-        let sleep = self.config.pre_stop_sleep;
-        if sleep > Duration::ZERO {
-            log::info!(
-                "waiting {} before forwarding {}",
-                secs(sleep),
-                signals::name(signal)
-            );
-            StopPhase::Sleeping(Instant::now() + sleep)
-        } else {
-            self.send_stop_signal(signal)
+            StopStep::PreStopSleep => {
+                let sleep = self.config.pre_stop_sleep;
+                (sleep > Duration::ZERO).then(|| {
+                    log::info!(
+                        "waiting {} before forwarding {}",
+                        secs(sleep),
+                        signals::name(signal)
+                    );
+                    StopPhase::Sleeping(Instant::now() + sleep)
+                })
+            }
+            StopStep::ForwardSignal => {
+                // The state is Running or Stopping here, so forward() sends.
+                self.report.stop_signal_sent = self.forward(signal);
+                Some(StopPhase::AwaitingExit)
+            }
         }
-    }
-
-    fn send_stop_signal(&mut self, signal: i32) -> StopPhase {
-        // The state is Running or Stopping here, so forward() sends.
-        self.report.stop_signal_sent = self.forward(signal);
-        StopPhase::Forwarded
     }
 
     /// Reaps everything that has exited (SIGCHLDs coalesce: loop until the
     /// kernel has nothing more).
     fn reap(&mut self) {
         loop {
-            match reap::next(!self.is_pid1) {
+            match reap::next(self.role) {
                 Next::Event(Event::Ended(pid, ending)) => self.on_ended(pid, ending),
                 Next::Event(Event::Stopped(pid)) => {
                     if pid == self.child {
@@ -387,7 +540,7 @@ impl Supervisor {
                     } = self.state
                     {
                         // Something may have forked after the last SIGKILL.
-                        procs::signal_all(libc::SIGKILL, &self.known_groups());
+                        procs::signal_all(self.role, &[libc::SIGKILL], &self.known_groups());
                     }
                     return;
                 }
@@ -452,12 +605,11 @@ impl Supervisor {
         }
         self.report.hooks.push(record);
         if let State::Stopping {
-            signal,
             phase: StopPhase::PreStop,
+            ..
         } = self.state
         {
-            let phase = self.sleep_or_send(signal);
-            self.state = State::Stopping { signal, phase };
+            self.stop_phase_over();
         }
     }
 
@@ -466,6 +618,11 @@ impl Supervisor {
         log::info!("child pid {} {ending}", self.child);
         self.report.ending = Some(ending);
         self.report.ended_at = Some(Instant::now());
+        // A post-start hook has nothing left to do: vigil ends it, and it
+        // counts as cancelled, not failed.
+        if let Some(hook) = &mut self.post_start {
+            hook.kill(KillReason::Cancelled);
+        }
         if self.config.drain_timeout.is_zero() || !reap::any_children() {
             // Nothing left, or told to behave like tini: exit at once (as
             // PID 1, the kernel then kills whatever is left).
@@ -476,10 +633,16 @@ impl Supervisor {
             log::warn!("/proc is not mounted for this PID namespace: left-over processes can be signalled but not listed");
         }
         let phase = if self.grace == Grace::Expired {
-            procs::signal_all(libc::SIGKILL, &self.known_groups());
+            procs::signal_all(self.role, &[libc::SIGKILL], &self.known_groups());
             DrainPhase::Killing
         } else {
-            let left = procs::signal_all(libc::SIGTERM, &self.known_groups());
+            // SIGCONT too: a stopped process would not act on its SIGTERM
+            // until the SIGKILL at the deadline.
+            let left = procs::signal_all(
+                self.role,
+                &[libc::SIGTERM, libc::SIGCONT],
+                &self.known_groups(),
+            );
             if !left.is_empty() {
                 log::info!("draining: SIGTERM to {}", procs::list(&left));
             }
@@ -503,51 +666,18 @@ impl Supervisor {
         groups
     }
 
-    fn exit_status(&mut self, ending: Ending) -> i32 {
-        match ending {
-            Ending::Exited(code) if self.config.expected_codes.contains(&code) => {
-                self.report.code_expected = true;
-                0
-            }
-            ending => ending.status(),
-        }
-    }
-
-    /// Deadlines: grace period, post-start timeout, pre-stop sleep, drain.
-    fn on_time(&mut self, now: Instant) {
-        if let State::Exit(_) = self.state {
-            return;
-        }
-        if matches!(self.grace, Grace::Until(at) if now >= at) {
-            self.grace_expired();
-        }
-        if let Some(hook) = &mut self.post_start {
-            if hook.deadline.is_some_and(|at| now >= at) {
-                log::warn!("post-start hook pid {} timed out: killing it", hook.pid);
-                hook.kill(KillReason::TimedOut);
-            }
-        }
-        match self.state {
-            State::Stopping {
-                signal,
-                phase: StopPhase::Sleeping(at),
-            } if now >= at => {
-                let phase = self.send_stop_signal(signal);
-                self.state = State::Stopping { signal, phase };
-            }
-            State::Draining {
-                ending,
-                phase: DrainPhase::Terminating(at),
-            } if now >= at => {
-                let why = format!("drain timeout ({}) over", secs(self.config.drain_timeout));
-                let left = self.kill_everything_left(&why, &self.known_groups());
-                self.report.drain_killed = Some(left);
-                self.state = State::Draining {
-                    ending,
-                    phase: DrainPhase::Killing,
-                };
-            }
-            _ => {}
+    /// vigil's exit status for the child's ending: its status (the code, or
+    /// 128+N for death by signal N), or 0 when that status is listed with
+    /// `-e` (128+N included, as in tini). After `--timeout`, 124 as with
+    /// coreutils `timeout`. After a failed post-start hook never 0: the
+    /// child's own failure stands, a success becomes 1.
+    fn exit_status(&self, ending: Ending) -> i32 {
+        let status = ending.status();
+        match self.report.stop.as_ref().map(|stop| &stop.cause) {
+            Some(StopCause::Timeout(_)) => 124,
+            Some(StopCause::PostStartFailed) => status.max(1),
+            _ if self.config.expected_codes.contains(&status) => 0,
+            _ => status,
         }
     }
 
@@ -572,24 +702,47 @@ impl Supervisor {
             State::Stopping { signal, .. } => {
                 self.state = State::Stopping {
                     signal,
-                    phase: StopPhase::Forwarded,
+                    phase: StopPhase::AwaitingExit,
                 }
             }
-            State::Draining { ending, .. } => {
-                self.state = State::Draining {
-                    ending,
-                    phase: DrainPhase::Killing,
-                }
-            }
+            State::Draining { ending, .. } => self.killed_in_drain(ending),
             State::Running | State::Exit(_) => {}
         }
+    }
+
+    /// The drain is cut short (its timeout, a stop signal): SIGKILL to what
+    /// is left.
+    fn end_drain(&mut self, why: String) {
+        if let State::Draining { ending, .. } = self.state {
+            let left = self.kill_everything_left(&why, &self.known_groups());
+            self.report.drain_killed = Some((why, left));
+            self.killed_in_drain(ending);
+        }
+    }
+
+    /// Everything vigil can reach got SIGKILL during the drain: wait for the
+    /// kernel to finish them, unless vigil cannot tell when that is.
+    fn killed_in_drain(&mut self, ending: Ending) {
+        self.state = if procs::can_reach_all(self.role) {
+            State::Draining {
+                ending,
+                phase: DrainPhase::Killing,
+            }
+        } else {
+            // Without /proc a left-over in a session of its own is out of
+            // sight and out of reach: waiting for it would be forever.
+            log::warn!("without /proc vigil cannot list or reach processes outside the child's and the hooks' process groups: exiting, any such process is left running");
+            State::Exit(self.exit_status(ending))
+        };
     }
 
     /// A deadline passed: SIGKILL to everything left, and a warning that
     /// lists it (pid and name) and says which deadline it was.
     fn kill_everything_left(&self, why: &str, groups: &[Target]) -> Vec<procs::Proc> {
-        let left = procs::signal_all(libc::SIGKILL, groups);
-        if left.is_empty() {
+        let left = procs::signal_all(self.role, &[libc::SIGKILL], groups);
+        if !procs::can_reach_all(self.role) {
+            log::warn!("{why}: SIGKILL to the child's and the hooks' process groups");
+        } else if left.is_empty() {
             log::warn!("{why}: SIGKILL to everything left");
         } else {
             log::warn!("{why}: SIGKILL to {}", procs::list(&left));
@@ -617,11 +770,14 @@ impl Supervisor {
 
     /// Writes the exit report and returns the exit status.
     fn finish(mut self, status: i32) -> i32 {
+        if let Some(ending) = self.report.ending {
+            self.report.code_expected = self.exit_status(ending) == 0 && ending.status() != 0;
+        }
         if self.report.sigkill_seen {
-            let oom = match self.oom.take() {
-                Some(counter) => Some(counter),
-                None if self.is_pid1 => OomCounter::open_from_zero(),
-                None => None,
+            let oom = match (self.oom.take(), self.role) {
+                (Some(counter), _) => Some(counter),
+                (None, Role::Pid1) => OomCounter::open_from_zero(),
+                (None, Role::Subreaper) => None,
             };
             self.report.oom_kills = oom.map_or(0, |counter| counter.kills_since_start());
         }
@@ -633,6 +789,9 @@ impl Supervisor {
         }
         if let Some(path) = &self.config.termination_log {
             report::write_termination_log(path, &self.report.to_string());
+        }
+        if self.gave_terminal {
+            spawn::reclaim_terminal(self.child);
         }
         status
     }

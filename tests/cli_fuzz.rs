@@ -717,8 +717,12 @@ fn judge(
     let kill_possible = text.contains("kill") || text.contains('9') || text.contains("grace");
 
     if marker.exists() {
+        // A failing post-start hook makes vigil's status non-zero even when
+        // the child's is 0 (it exits 1 instead).
+        let post_start_possible = text.contains("post-start") || text.contains("post_start");
         let ok_status = status == case.code
             || (status == 0 && case.code != 0 && may_expect(case, case.code))
+            || (status == 1 && case.code == 0 && post_start_possible)
             || (status == 137 && kill_possible);
         if !ok_status {
             return Err(format!(

@@ -308,6 +308,24 @@ fn pid1_dash_e_maps_listed_codes_to_zero() {
     assert_eq!(out.status, Exit::Code(0), "-e 3 -e 4 with exit 4\n{out}");
 }
 
+/// As in tini, `-e` applies to the final status, so 128+N for a death by
+/// signal N is listed like any code.
+#[test]
+fn pid1_dash_e_maps_a_signal_death_status_too() {
+    let out = run_sh(&["-e", "143"], "kill -TERM $$");
+    assert_eq!(
+        out.status,
+        Exit::Code(0),
+        "-e 143, killed by SIGTERM\n{out}"
+    );
+    let out = run_sh(&["-e", "143"], "kill -KILL $$");
+    assert_eq!(
+        out.status,
+        Exit::Code(137),
+        "-e 143, killed by SIGKILL\n{out}"
+    );
+}
+
 fn assert_exec_failure(cmd: &str, want_code: i32, os_error: &str) {
     let out = Vigil::pid1().args(["--", cmd]).run();
     assert_eq!(out.status, Exit::Code(want_code), "running {cmd:?}\n{out}");
