@@ -131,6 +131,13 @@ check_arch() {
     else
         bad "kernel structure unit tests: $(tail -5 "$d/unit")"
     fi
+    if [ "$arch" = riscv64 ] && [ "$how" != natively ]; then
+        local qv
+        qv=$("$qemu" --version | sed -n 's/.*version \([0-9]*\)\..*/\1/p' | head -1)
+        if [ "${qv:-0}" -lt 10 ]; then
+            note "qemu-user $qv gives riscv64 an sa_restorer the kernel does not have, so the round trip above passes with either layout; the compile-time layout check in src/sys.rs is what covers riscv64"
+        fi
+    fi
 
     run_vigil --version
     case "$out" in
