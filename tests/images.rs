@@ -121,6 +121,14 @@ impl Drop for Cleanup {
         for i in &self.images {
             let _ = run(self.engine, &["image", "rm", "-f", i], 60);
         }
+        // The intermediate stages the classic builder leaves behind
+        // untagged (they inherit the label of the local busybox image).
+        let filter = format!("label={LABEL}=images");
+        let _ = run(
+            self.engine,
+            &["image", "prune", "-f", "--filter", &filter],
+            60,
+        );
     }
 }
 
