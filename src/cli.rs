@@ -14,6 +14,13 @@ use crate::hooks;
 use crate::signals::{self, Rewrites};
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The commit and the target this binary was built from and for (build.rs).
+const BUILD: &str = concat!(
+    "commit ",
+    env!("VIGIL_COMMIT"),
+    ", built for ",
+    env!("VIGIL_TARGET")
+);
 
 /// Where the exit report goes by default, when the file exists (Kubernetes
 /// creates it and shows its content as the termination message).
@@ -171,7 +178,9 @@ pub fn parse(
             // The form `docker info` parses for its init version.
             format!("tini version {VERSION} - vigil\n")
         } else {
-            format!("vigil version {VERSION}\n")
+            // The first line is what scripts match; the second traces the
+            // binary back to its source and build.
+            format!("vigil version {VERSION}\n{BUILD}\n")
         }));
     }
     if matches.get_count("license") > 0 {
@@ -620,7 +629,7 @@ mod tests {
         };
         assert_eq!(
             print("/usr/bin/vigil"),
-            format!("vigil version {VERSION}\n")
+            format!("vigil version {VERSION}\n{BUILD}\n")
         );
         assert_eq!(
             print("/sbin/docker-init"),
