@@ -53,6 +53,18 @@ pub struct Config {
     pub timeout: Option<Duration>,
 }
 
+impl Config {
+    /// `-e`: 0 when `status` (an exit code or 128+N) is listed, else
+    /// `status` itself.
+    pub fn status_after_e(&self, status: i32) -> i32 {
+        if self.expected_codes.contains(&status) {
+            0
+        } else {
+            status
+        }
+    }
+}
+
 /// What the command line asks for.
 #[derive(Debug)]
 pub enum Action {
