@@ -14,6 +14,13 @@ use crate::hooks;
 use crate::signals::{self, Rewrites};
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The commit and the target this binary was built from and for (build.rs).
+const BUILD: &str = concat!(
+    "commit ",
+    env!("VIGIL_COMMIT"),
+    ", built for ",
+    env!("VIGIL_TARGET")
+);
 
 /// Where the exit report goes by default, when the file exists (Kubernetes
 /// creates it and shows its content as the termination message).
@@ -46,6 +53,18 @@ pub struct Config {
     pub timeout: Option<Duration>,
 }
 
+impl Config {
+    /// `-e`: 0 when `status` (an exit code or 128+N) is listed, else
+    /// `status` itself.
+    pub fn status_after_e(&self, status: i32) -> i32 {
+        if self.expected_codes.contains(&status) {
+            0
+        } else {
+            status
+        }
+    }
+}
+
 /// What the command line asks for.
 #[derive(Debug)]
 pub enum Action {
@@ -59,10 +78,12 @@ pub enum Action {
 pub struct UsageError(pub String);
 
 fn command_line() -> Command {
+    // tini's switches may be given more than once (`-s -s`), as getopt
+    // allows: counted, and any count switches them on.
     let flag = |name: &'static str, short: char, help: &'static str| {
         Arg::new(name)
             .short(short)
-            .action(ArgAction::SetTrue)
+            .action(ArgAction::Count)
             .help(help)
     };
     let long = |name: &'static str, value: &'static str, help: &'static str| {
@@ -91,6 +112,9 @@ fn command_line() -> Command {
                 .short('p')
                 .value_name("SIGNAL")
                 .allow_hyphen_values(true)
+                // As with getopt, a later -p replaces an earlier one (each
+                // is still checked).
+                .overrides_with("parent-death-signal")
                 .value_parser(signals::parse)
                 .help("Have the kernel send SIGNAL to vigil when vigil's parent dies"),
         )
@@ -166,10 +190,12 @@ pub fn parse(
             // The form `docker info` parses for its init version.
             format!("tini version {VERSION} - vigil\n")
         } else {
-            format!("vigil version {VERSION}\n")
+            // The first line is what scripts match; the second traces the
+            // binary back to its source and build.
+            format!("vigil version {VERSION}\n{BUILD}\n")
         }));
     }
-    if matches.get_flag("license") {
+    if matches.get_count("license") > 0 {
         return Ok(Action::Print(include_str!("../LICENSE").to_string()));
     }
     let env = Env(&env);
@@ -244,7 +270,7 @@ fn build(m: &ArgMatches, env: &Env<'_>) -> Result<Config, UsageError> {
     }
 
     let switch = |flag: &str, vigil: &str, tini: &str| -> Result<bool, UsageError> {
-        if m.get_flag(flag) {
+        if m.get_count(flag) > 0 {
             return Ok(true);
         }
         Ok(env
@@ -309,7 +335,7 @@ fn build(m: &ArgMatches, env: &Env<'_>) -> Result<Config, UsageError> {
         )?,
         parent_death_signal: m.get_one::<i32>("parent-death-signal").copied(),
         verbosity,
-        warn_on_reap: m.get_flag("warn-on-reap"),
+        warn_on_reap: m.get_count("warn-on-reap") > 0,
         expected_codes: m
             .get_many::<i32>("expect")
             .map(|v| v.copied().collect())
@@ -349,8 +375,14 @@ fn atoi(text: &str) -> u8 {
         .map_or(0, |n| n.min(u32::from(MAX_VERBOSITY)) as u8)
 }
 
+/// An exit code as tini reads it (C's `strtol`, base 10, nothing after
+/// the number): leading blanks and a sign are allowed, `3 ` and `0x3` are
+/// not. tini also takes an empty value as 0; vigil calls that a usage error.
 fn parse_exit_code(text: &str) -> Result<i32, String> {
-    match text.trim().parse::<i32>() {
+    // `str::parse` takes an optional sign and digits only, like strtol
+    // after its leading blanks.
+    let number = text.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    match number.parse::<i32>() {
         Ok(code) if (0..=255).contains(&code) => Ok(code),
         _ => Err(format!(
             "'{text}' is not an exit code: use a number from 0 to 255"
@@ -470,6 +502,44 @@ mod tests {
     }
 
     #[test]
+    fn repeated_tini_options_are_accepted() {
+        let c = run(&["-s", "-s", "-gg", "-w", "-w", "-v", "-v", "--", "x"], &[]).unwrap();
+        assert!(c.subreaper && c.signal_group && c.warn_on_reap);
+        assert_eq!(c.verbosity, 3);
+        // The last -p wins, as with getopt; each is checked.
+        let c = run(&["-p", "SIGHUP", "-p", "SIGKILL", "x"], &[]).unwrap();
+        assert_eq!(c.parent_death_signal, Some(9));
+        assert!(run(&["-p", "SIGNOPE", "-p", "SIGKILL", "x"], &[]).is_err());
+        let c = run(&["-e", "3", "-e", "3", "x"], &[]).unwrap();
+        assert_eq!(c.expected_codes, [3, 3]);
+        let printed = |args: &[&str]| {
+            let args = std::iter::once("vigil").chain(args.iter().copied());
+            matches!(
+                parse(args.map(OsString::from), |_| None),
+                Ok(Action::Print(_))
+            )
+        };
+        assert!(printed(&["-l", "-l"]));
+    }
+
+    #[test]
+    fn exit_codes_read_as_tini_reads_them() {
+        for (text, code) in [
+            ("3", 3),
+            ("+3", 3),
+            (" 3", 3),
+            ("003", 3),
+            ("-0", 0),
+            ("255", 255),
+        ] {
+            assert_eq!(parse_exit_code(text), Ok(code), "{text:?}");
+        }
+        for text in ["", "3 ", "0x3", "256", "-1", "3a", "1e2", "99999999999"] {
+            assert!(parse_exit_code(text).is_err(), "{text:?}");
+        }
+    }
+
+    #[test]
     fn environment_precedence() {
         let c = run(&["x"], &[("TINI_SUBREAPER", ""), ("TINI_VERBOSITY", "3")]).unwrap();
         assert!(c.subreaper);
@@ -571,7 +641,7 @@ mod tests {
         };
         assert_eq!(
             print("/usr/bin/vigil"),
-            format!("vigil version {VERSION}\n")
+            format!("vigil version {VERSION}\n{BUILD}\n")
         );
         assert_eq!(
             print("/sbin/docker-init"),

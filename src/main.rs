@@ -38,6 +38,7 @@ mod report;
 mod signals;
 mod spawn;
 mod supervisor;
+mod sys;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -79,7 +80,8 @@ fn run(args: Vec<OsString>) -> c_int {
             return 0;
         }
         Err(cli::UsageError(message)) => {
-            logging::say(&message);
+            // The same level word as every other error line.
+            logging::say(&format!("error: {message}"));
             return 2;
         }
     };

@@ -14,9 +14,9 @@
 //!   SIGKILL or a grace deadline may have killed it), every stderr line
 //!   starting `vigil: `;
 //! - or vigil printed help/version/license (status 0, stdout, no stderr);
-//! - or COMMAND could not be run (126/127, `vigil: error: cannot run '...'`);
+//! - or COMMAND could not be run (126/127, `vigil: error: cannot run "..."`);
 //! - or it is a usage error: status 2, exactly one stderr line starting
-//!   `vigil: ` (not `vigil: error:`), and neither the child nor a hook ran.
+//!   `vigil: error: `, and neither the child nor a hook ran.
 //!
 //! `VIGIL_FUZZ_SEED=N` replays a run; `VIGIL_FUZZ_CASES=N` sets the number
 //! of cases (default 500). The seed is printed at the start and in every
@@ -744,10 +744,7 @@ fn judge(
                 ));
             }
             let l = lines[0];
-            if !l.starts_with("vigil: ")
-                || l.starts_with("vigil: error:")
-                || l.starts_with("vigil: warning:")
-            {
+            if !l.starts_with("vigil: error: ") {
                 return Err(format!("bad usage-error line {l:?}"));
             }
             if hook_marker.exists() {
@@ -762,7 +759,7 @@ fn judge(
         126 | 127
             if lines
                 .iter()
-                .any(|l| l.starts_with("vigil: error: cannot run '")) =>
+                .any(|l| l.starts_with("vigil: error: cannot run \"")) =>
         {
             Ok("could not run")
         }
