@@ -985,8 +985,8 @@ fn exit_codes_from_docker_run() {
         );
         assert_eq!(code, want, "docker run {cmd:?}: stderr:\n{err}");
         if want >= 126 {
-            // `vigil: cannot run 'CMD': ...` (an `error: ` level may sit in between).
-            let what = format!("cannot run '{}': ", cmd[0]);
+            // `vigil: error: cannot run "CMD": ...`
+            let what = format!("cannot run \"{}\": ", cmd[0]);
             let found = err
                 .lines()
                 .any(|l| l.starts_with("vigil: ") && l.contains(&what));

@@ -834,7 +834,9 @@ fn exits_on_term(code: i32) -> String {
 fn a_failed_post_start_never_ends_in_exit_0() {
     for (via, child_code, want) in [(Via::Flag, 0, 1), (Via::Env, 0, 1), (Via::Flag, 5, 5)] {
         let dir = TempDir::new("poststart0");
-        let v = opt(Vigil::pid1(), via, "--post-start", r#"sh -c "exit 4""#);
+        // The hook fails once the child's TERM trap is in place.
+        let hook = r#"sh -c "while [ ! -e ready ]; do sleep 0.05; done; exit 4""#;
+        let v = opt(Vigil::pid1(), via, "--post-start", hook);
         let out = spawn_sh(v, &dir, &exits_on_term(child_code)).wait(TIMEOUT);
         assert_eq!(
             out.code(),
