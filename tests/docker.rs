@@ -1726,6 +1726,73 @@ fn docker_kill_usr1_death_is_attributed() {
     );
 }
 
+/// Case 6: Ctrl-C in `docker run -it` (the docker client on a terminal of
+/// its own, here a pseudo-terminal). The child holds the container's
+/// terminal, dies of SIGINT (130), and vigil says nothing, as tini,
+/// dumb-init, catatonit and a shell say nothing.
+#[test]
+fn ctrl_c_in_docker_run_it_is_quiet() {
+    const T: &str = "ctrl_c_it";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    let pty = nix::pty::openpty(None, None).expect("openpty");
+    let guard = Ctr::new(h, T);
+    let args = guard.run_args(h, "--rm", &["-it"], &h.image, &["sleep", "1000"]);
+    let slave = |pty: &nix::pty::OpenptyResult| Stdio::from(pty.slave.try_clone().unwrap());
+    let mut client = Command::new("docker")
+        .args(&args)
+        .stdin(slave(&pty))
+        .stdout(slave(&pty))
+        .stderr(slave(&pty))
+        .spawn()
+        .expect("docker run -it");
+    drop(pty.slave);
+    let mut master = fs::File::from(pty.master);
+    let mut reader = master.try_clone().unwrap();
+    let output = thread::spawn(move || {
+        let mut out = Vec::new();
+        let mut buf = [0u8; 4096];
+        // EIO once the client has closed the terminal.
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(&buf[..n]);
+        }
+        text(&out)
+    });
+    let started = Instant::now();
+    while guard.inspect("{{.State.Running}}") != "true" {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the container did not start"
+        );
+        thread::sleep(Duration::from_millis(100));
+    }
+    thread::sleep(Duration::from_millis(500));
+    master.write_all(b"\x03").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = client.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = client.kill();
+            panic!("docker run -it did not end after Ctrl-C");
+        }
+        thread::sleep(Duration::from_millis(50));
+    };
+    drop(master);
+    let shown = output.join().unwrap_or_default();
+    note(
+        T,
+        format!("exit {:?}; terminal shows {shown:?}", status.code()),
+    );
+    assert_eq!(status.code(), Some(130), "{shown}");
+    assert!(!shown.contains("exit report"), "{shown}");
+    assert!(!shown.contains("vigil"), "{shown}");
+}
+
 /// Two vigils in one log: the image's vigil run with `--init` and vigil as
 /// the engine's init. The inner one (whose parent is the engine's
 /// `docker-init`) writes `vigil[PID]:`; PID 1 writes `vigil:`.
