@@ -2,8 +2,12 @@
 //! happened to the container: how the child ended and why, who asked it to
 //! stop and when, how the hooks went, what vigil had to kill.
 //!
-//! It goes to the log (a warning when the ending was abnormal) and to the
-//! termination log, where Kubernetes picks it up as the termination message.
+//! It goes to the log (see `Audience`: shown by default unless the
+//! container simply succeeded, a warning when the ending was abnormal) and
+//! to the termination log, where Kubernetes picks it up as the termination
+//! message. The ending and the exit status come first, and every part that
+//! can grow long is shortened, so that neither a 4096-byte log line nor the
+//! 4096-byte termination message ever loses the cause.
 
 use std::fmt;
 use std::fs::OpenOptions;
@@ -70,8 +74,7 @@ pub struct LaterStop {
 /// The last signal of each number vigil forwarded, by the number sent, so
 /// that a child killed by one can be told whose it was. On the heap, so
 /// that moving the report (by value, into the supervisor) does not copy 2.5
-/// KiB of stack each time: that showed as 4-12 KiB more resident memory in
-/// the benchmark's idle measurement.
+/// KiB of stack each time.
 #[derive(Debug)]
 pub struct Forwards(Box<[Option<Forward>; signals::MAX_SIGNAL as usize + 1]>);
 
