@@ -1117,14 +1117,19 @@ fn fixed_cases() -> Vec<Case> {
         );
     }
     // -p: the kernel signals the init when its parent dies.
-    for (name, sig) in [("SIGTERM", libc::SIGTERM), ("SIGUSR2", libc::SIGUSR2)] {
+    // The last -p counts: `-p SIGHUP -p SIGTERM` is SIGTERM.
+    for (opts, sig) in [
+        (vec!["-p", "SIGTERM"], libc::SIGTERM),
+        (vec!["-pSIGUSR2"], libc::SIGUSR2),
+        (vec!["-p", "SIGHUP", "-p", "SIGTERM"], libc::SIGTERM),
+    ] {
         let argv = [
-            words(&[&["-p", name, "--"]]),
+            words(&[&opts, &["--"]]),
             sigrec_words(false, Some(("--exit-on", sig))),
         ]
         .concat();
         v.push(Case {
-            label: format!("-p {name}, parent dies"),
+            label: format!("{}, parent dies", opts.join(" ")),
             argv,
             env: Vec::new(),
             rec: Some(Rec {
