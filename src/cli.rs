@@ -14,6 +14,13 @@ use crate::hooks;
 use crate::signals::{self, Rewrites};
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The commit and the target this binary was built from and for (build.rs).
+const BUILD: &str = concat!(
+    "commit ",
+    env!("VIGIL_COMMIT"),
+    ", built for ",
+    env!("VIGIL_TARGET")
+);
 
 /// Where the exit report goes by default, when the file exists (Kubernetes
 /// creates it and shows its content as the termination message).
@@ -44,6 +51,18 @@ pub struct Config {
     pub termination_log: Option<PathBuf>,
     /// `--timeout`: run the stop sequence this long after the start.
     pub timeout: Option<Duration>,
+}
+
+impl Config {
+    /// `-e`: 0 when `status` (an exit code or 128+N) is listed, else
+    /// `status` itself.
+    pub fn status_after_e(&self, status: i32) -> i32 {
+        if self.expected_codes.contains(&status) {
+            0
+        } else {
+            status
+        }
+    }
 }
 
 /// What the command line asks for.
@@ -171,7 +190,9 @@ pub fn parse(
             // The form `docker info` parses for its init version.
             format!("tini version {VERSION} - vigil\n")
         } else {
-            format!("vigil version {VERSION}\n")
+            // The first line is what scripts match; the second traces the
+            // binary back to its source and build.
+            format!("vigil version {VERSION}\n{BUILD}\n")
         }));
     }
     if matches.get_count("license") > 0 {
@@ -620,7 +641,7 @@ mod tests {
         };
         assert_eq!(
             print("/usr/bin/vigil"),
-            format!("vigil version {VERSION}\n")
+            format!("vigil version {VERSION}\n{BUILD}\n")
         );
         assert_eq!(
             print("/sbin/docker-init"),

@@ -38,6 +38,7 @@ mod report;
 mod signals;
 mod spawn;
 mod supervisor;
+mod sys;
 
 use std::ffi::OsString;
 use std::io::Write;

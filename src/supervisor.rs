@@ -188,7 +188,9 @@ impl Supervisor {
             if let Some(path) = &config.termination_log {
                 report::write_termination_log(path, &e.to_string());
             }
-            e.status()
+            // tini's child exits 126/127 after a failed exec, and `-e` maps
+            // that status like any other: so does vigil's.
+            config.status_after_e(e.status())
         })?;
         log::info!("started {command} as pid {child}");
         let oom = match role {
@@ -676,8 +678,7 @@ impl Supervisor {
         match self.report.stop.as_ref().map(|stop| &stop.cause) {
             Some(StopCause::Timeout(_)) => 124,
             Some(StopCause::PostStartFailed) => status.max(1),
-            _ if self.config.expected_codes.contains(&status) => 0,
-            _ => status,
+            _ => self.config.status_after_e(status),
         }
     }
 

@@ -859,11 +859,33 @@ fn plain_ctrl_z_and_fg_in_a_pty_stop_and_resume_vigil_and_child() {
 fn version_flag() {
     let out = Vigil::plain().arg("--version").run();
     assert_eq!(out.status, Exit::Code(0), "{out}");
+    let lines: Vec<&str> = out.stdout.lines().collect();
     assert_eq!(
-        out.stdout.trim_end(),
-        format!("vigil version {}", env!("CARGO_PKG_VERSION")),
+        lines.first().copied(),
+        Some(format!("vigil version {}", env!("CARGO_PKG_VERSION")).as_str()),
         "{out}"
     );
+    // The second line traces the binary: the commit (HEAD when built from
+    // a git checkout) and the target.
+    let head = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let commit = std::env::var("VIGIL_COMMIT")
+        .ok()
+        .filter(|c| !c.is_empty())
+        .or(head)
+        .unwrap_or_else(|| "unknown".into());
+    let arch = std::env::consts::ARCH;
+    let second = lines.get(1).copied().unwrap_or("");
+    assert!(
+        second.starts_with(&format!("commit {commit}, built for {arch}-unknown-linux-")),
+        "{out}"
+    );
+    assert_eq!(lines.len(), 2, "{out}");
 }
 
 /// Run PATH --version, retrying while a concurrent fork elsewhere in this
