@@ -79,11 +79,13 @@ pub struct UsageError(pub String);
 
 fn command_line() -> Command {
     // tini's switches may be given more than once (`-s -s`), as getopt
-    // allows: counted, and any count switches them on.
+    // allows: a later one overrides an earlier one (the help then shows
+    // `-s`, not a count's `-s...`).
     let flag = |name: &'static str, short: char, help: &'static str| {
         Arg::new(name)
             .short(short)
-            .action(ArgAction::Count)
+            .action(ArgAction::SetTrue)
+            .overrides_with(name)
             .help(help)
     };
     let long = |name: &'static str, value: &'static str, help: &'static str| {
@@ -195,7 +197,7 @@ pub fn parse(
             format!("vigil version {VERSION}\n{BUILD}\n")
         }));
     }
-    if matches.get_count("license") > 0 {
+    if matches.get_flag("license") {
         return Ok(Action::Print(include_str!("../LICENSE").to_string()));
     }
     let env = Env(&env);
@@ -270,7 +272,7 @@ fn build(m: &ArgMatches, env: &Env<'_>) -> Result<Config, UsageError> {
     }
 
     let switch = |flag: &str, vigil: &str, tini: &str| -> Result<bool, UsageError> {
-        if m.get_count(flag) > 0 {
+        if m.get_flag(flag) {
             return Ok(true);
         }
         Ok(env
@@ -335,7 +337,7 @@ fn build(m: &ArgMatches, env: &Env<'_>) -> Result<Config, UsageError> {
         )?,
         parent_death_signal: m.get_one::<i32>("parent-death-signal").copied(),
         verbosity,
-        warn_on_reap: m.get_count("warn-on-reap") > 0,
+        warn_on_reap: m.get_flag("warn-on-reap"),
         expected_codes: m
             .get_many::<i32>("expect")
             .map(|v| v.copied().collect())

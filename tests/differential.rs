@@ -24,6 +24,11 @@
 //! (default 4). `VIGIL_DIFF_ONLY=LABEL` runs only the case with that label
 //! (`random #17`, say, with the seed of the run it failed in).
 //!
+//! Comparing with tini alone would let a fault that both share pass, or a
+//! harness that observes nothing: the test also knows, from the case, the
+//! signals a recording child must have seen and the status a random case
+//! must end with, and checks those too.
+//!
 //! Where vigil deliberately differs from tini, the case names the
 //! difference (`Difference`, each one listed in the README's "Where vigil
 //! differs from tini" section) and the check is that the outcome differs in
@@ -263,6 +268,9 @@ struct Case {
     block: Vec<i32>,
     /// The child stops itself: once it is stopped, SIGCONT goes to the init.
     cont_after_stop: bool,
+    /// The status vigil must exit with, when the case knows it (an oracle
+    /// besides tini).
+    status: Option<i32>,
     expect: Expect,
 }
 
@@ -276,6 +284,7 @@ impl Case {
             ignore: Vec::new(),
             block: Vec::new(),
             cont_after_stop: false,
+            status: None,
             expect: Expect::Same,
         }
     }
@@ -577,7 +586,13 @@ fn drive(run: &Running, rec: &Rec, wait: Duration, c: &Path, g: &Path, leftovers
 fn check(case: &Case, place: Place) -> Result<(), String> {
     let tini = observe(Init::Tini, place, case, &case.argv);
     let vigil = observe(Init::Vigil, place, case, &case.argv);
-    let result = match &case.expect {
+    let status_known = case.status.map_or(Ok(()), |want| {
+        ensure(
+            vigil.status == Exit::Code(want),
+            &format!("vigil should exit {want}"),
+        )
+    });
+    let result = status_known.and_then(|()| match &case.expect {
         Expect::Same => case
             .rec
             .as_ref()
@@ -594,7 +609,7 @@ fn check(case: &Case, place: Place) -> Result<(), String> {
             })
             .and_then(|()| same(&tini, &vigil)),
         Expect::Differs(d) => check_difference(d, case, place, &tini, &vigil),
-    };
+    });
     result.map_err(|why| {
         format!(
             "[{}] {place:?}: {why}\n  tini:  {tini:?}\n  vigil: {vigil:?}\n  replay: {}",
@@ -1046,6 +1061,7 @@ fn fixed_cases() -> Vec<Case> {
                 ignore: Vec::new(),
                 block: Vec::new(),
                 cont_after_stop: false,
+                status: None,
                 expect: Expect::Same,
             };
             if let Some(val) = env {
@@ -1094,20 +1110,26 @@ fn fixed_cases() -> Vec<Case> {
                 ignore: Vec::new(),
                 block: Vec::new(),
                 cont_after_stop: false,
+                status: None,
                 expect: Expect::Same,
             }
             .differs(UnblockedSignals),
         );
     }
     // -p: the kernel signals the init when its parent dies.
-    for (name, sig) in [("SIGTERM", libc::SIGTERM), ("SIGUSR2", libc::SIGUSR2)] {
+    // The last -p counts: `-p SIGHUP -p SIGTERM` is SIGTERM.
+    for (opts, sig) in [
+        (vec!["-p", "SIGTERM"], libc::SIGTERM),
+        (vec!["-pSIGUSR2"], libc::SIGUSR2),
+        (vec!["-p", "SIGHUP", "-p", "SIGTERM"], libc::SIGTERM),
+    ] {
         let argv = [
-            words(&[&["-p", name, "--"]]),
+            words(&[&opts, &["--"]]),
             sigrec_words(false, Some(("--exit-on", sig))),
         ]
         .concat();
         v.push(Case {
-            label: format!("-p {name}, parent dies"),
+            label: format!("{}, parent dies", opts.join(" ")),
             argv,
             env: Vec::new(),
             rec: Some(Rec {
@@ -1118,6 +1140,7 @@ fn fixed_cases() -> Vec<Case> {
             ignore: Vec::new(),
             block: Vec::new(),
             cont_after_stop: false,
+            status: None,
             expect: Expect::Same,
         });
     }
@@ -1140,6 +1163,7 @@ fn fixed_cases() -> Vec<Case> {
         ignore: Vec::new(),
         block: Vec::new(),
         cont_after_stop: false,
+        status: None,
         expect: Expect::Differs(Drain),
     });
     v
@@ -1149,8 +1173,10 @@ fn fixed_cases() -> Vec<Case> {
 // The random grammar
 // ---------------------------------------------------------------------------
 
-/// The child of a random case, with the status it ends with.
-fn random_child(rng: &mut SplitMix64) -> (Vec<String>, Option<Rec>, i32) {
+/// The child of a random case, with the status it ends with and, when it
+/// kills itself, the signal it uses (which it survives when the init
+/// started with that signal ignored or blocked).
+fn random_child(rng: &mut SplitMix64) -> (Vec<String>, Option<Rec>, i32, Option<i32>) {
     let fix = |name: &str| format!("{{FIX}}/{name}");
     match rng.below(100) {
         0..=24 => {
@@ -1163,7 +1189,7 @@ fn random_child(rng: &mut SplitMix64) -> (Vec<String>, Option<Rec>, i32) {
             for _ in 0..rng.below(3) {
                 w.push(rng.pick(&["a", "b c", "", "x=y"]).to_string());
             }
-            (w, None, code)
+            (w, None, code, None)
         }
         25..=44 => {
             let sig = rng.pick(
@@ -1175,22 +1201,28 @@ fn random_child(rng: &mut SplitMix64) -> (Vec<String>, Option<Rec>, i32) {
                 vec![fix("killself"), sig.to_string()],
                 None,
                 self_kill_status(sig),
+                Some(sig),
             )
         }
         45..=54 => {
             let code = rng.below(256) as i32;
-            let (script, status) = match rng.below(3) {
-                0 => (format!("echo out; exit {code}"), code),
-                1 => (format!("printf '%s\\n' \"$0\" \"$@\"; exit {code}"), code),
+            let (script, status, sig) = match rng.below(3) {
+                0 => (format!("echo out; exit {code}"), code, None),
+                1 => (
+                    format!("printf '%s\\n' \"$0\" \"$@\"; exit {code}"),
+                    code,
+                    None,
+                ),
                 _ => {
                     let sig = rng.pick(&deadly_forwarded());
-                    (format!("echo before; kill -{sig} $$"), 128 + sig)
+                    (format!("echo before; kill -{sig} $$"), 128 + sig, Some(sig))
                 }
             };
             (
                 words(&[&["sh", "-c", &script, "arg0", "arg 1"]]),
                 None,
                 status,
+                sig,
             )
         }
         55..=61 => {
@@ -1201,7 +1233,7 @@ fn random_child(rng: &mut SplitMix64) -> (Vec<String>, Option<Rec>, i32) {
                 3 => (vec![fix("noperm")], 126),
                 _ => (vec![fix("noshebang"), "q".into()], 7),
             };
-            (w, None, status)
+            (w, None, status, None)
         }
         _ => {
             let fork = rng.chance(50);
@@ -1226,13 +1258,18 @@ fn random_child(rng: &mut SplitMix64) -> (Vec<String>, Option<Rec>, i32) {
                 ..Rec::default()
             };
             let status = if dies { 128 + end } else { 0 };
-            (sigrec_words(fork, Some((how, end))), Some(rec), status)
+            (
+                sigrec_words(fork, Some((how, end))),
+                Some(rec),
+                status,
+                None,
+            )
         }
     }
 }
 
 fn random_case(rng: &mut SplitMix64, n: usize) -> Case {
-    let (command, mut rec, status) = random_child(rng);
+    let (command, mut rec, status, self_kill) = random_child(rng);
     let mut group = false;
     // Option groups, shuffled, then some single-letter flags clustered.
     let mut groups: Vec<Vec<String>> = Vec::new();
@@ -1256,6 +1293,7 @@ fn random_case(rng: &mut SplitMix64, n: usize) -> Case {
             vec!["-p".into(), name.into()]
         });
     }
+    let mut expected = Vec::new();
     for _ in 0..rng.pick(&[0, 0, 1, 1, 2, 3]) {
         let code = match rng.below(4) {
             0 => status,
@@ -1263,6 +1301,7 @@ fn random_case(rng: &mut SplitMix64, n: usize) -> Case {
             2 => 128 + rng.below(65) as i32,
             _ => status.saturating_add(1).min(255),
         };
+        expected.push(code);
         let text = match rng.below(6) {
             0 => format!("+{code}"),
             1 => format!("00{code}"),
@@ -1336,6 +1375,10 @@ fn random_case(rng: &mut SplitMix64, n: usize) -> Case {
     } else {
         Vec::new()
     };
+    let status = match self_kill {
+        Some(sig) if ignore.contains(&sig) || block.contains(&sig) => 0,
+        _ => status,
+    };
     let dashy = command.iter().skip(1).any(|w| w.starts_with('-'));
     let dashdash = if dashy {
         rng.chance(85)
@@ -1355,6 +1398,11 @@ fn random_case(rng: &mut SplitMix64, n: usize) -> Case {
         ignore,
         block,
         cont_after_stop: false,
+        status: Some(if expected.contains(&status) {
+            0
+        } else {
+            status
+        }),
         expect: if dashy && !dashdash {
             Expect::Differs(Difference::NoPermutation)
         } else {
