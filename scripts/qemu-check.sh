@@ -238,7 +238,7 @@ check_arch() {
         [ "$status" = 143 ] && ok "as PID 1: SIGTERM from outside gives 143 (${took}s)" ||
             bad "as PID 1, SIGTERM: exit $status: $(cat "$d/stop.err")"
         in_file "$hook" pre-stop && ok "pre-stop hook ran" || bad "pre-stop hook did not run: $(cat "$d/stop.err")"
-        grep -q "drain: SIGTERM to 1 left-over" "$d/stop.err" && [ "$took" -lt 15 ] &&
+        grep -Eq "drain: SIGTERM to 1 (left-over )?process" "$d/stop.err" && [ "$took" -lt 15 ] &&
             ok "left-over process drained with SIGTERM" ||
             bad "no drain (${took}s): $(grep 'exit report' "$d/stop.err")"
     else
