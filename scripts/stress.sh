@@ -9,7 +9,8 @@
 #
 #   scripts/stress.sh --signals 100000 --orphans 100000
 #
-# and --vigil target/x86_64-unknown-linux-musl/release/vigil runs it against
+# and --vigil target/x86_64-unknown-linux-musl/release/vigil (aarch64-... on
+# arm64) runs it against
 # the static release build instead of the debug one.
 #
 # What it does (root needed: PID namespace, nsenter):
@@ -33,7 +34,9 @@ cd "$(dirname "$0")/.."
 signals=20000
 orphans=2000
 burst=500
-vigil=target/x86_64-unknown-linux-musl/debug/vigil
+# This machine's musl target (x86_64 or aarch64), made cargo's default.
+target=$(bash scripts/host-target.sh)
+vigil=target/$target/debug/vigil
 build=1
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -50,7 +53,7 @@ done
 if [ "$build" = 1 ]; then
     cargo build --quiet --bins --examples
 fi
-ex=target/x86_64-unknown-linux-musl/debug/examples
+ex=target/$target/debug/examples
 for f in "$vigil" "$ex/sigcount" "$ex/storm" "$ex/orphans"; do
     [ -x "$f" ] || { echo "stress.sh: $f missing (build first)" >&2; exit 1; }
 done

@@ -11,7 +11,7 @@
 # Needs root (PID namespace, nsenter) and valgrind (Debian: apt-get install
 # valgrind).
 #
-# It runs the glibc debug build (target/x86_64-unknown-linux-gnu/debug/vigil, with symbols) as
+# It runs the host's glibc debug build (target/x86_64-unknown-linux-gnu/debug/vigil, with symbols) as
 #   unshare --pid --fork --mount-proc -- valgrind --error-exitcode=99
 #       --leak-check=no VIGIL -v -- sigcount ...
 # so vigil (inside valgrind) is PID 1. Each round sends N signals of mixed
@@ -56,9 +56,10 @@ done
 command -v valgrind >/dev/null || { echo "valgrind.sh: valgrind is not installed (apt-get install valgrind)" >&2; exit 1; }
 # The glibc build: memcheck replaces malloc only in a dynamically linked
 # program, so the static musl build would hide heap errors from it.
-cargo build --quiet --bins --examples --target x86_64-unknown-linux-gnu
-vigil=$(readlink -f target/x86_64-unknown-linux-gnu/debug/vigil)
-ex=target/x86_64-unknown-linux-gnu/debug/examples
+host=$(rustc -vV | sed -n 's/^host: //p')
+cargo build --quiet --bins --examples --target "$host"
+vigil=$(readlink -f "target/$host/debug/vigil")
+ex=target/$host/debug/examples
 
 work_prefix=vigil-valgrind
 . scripts/lib.sh

@@ -2,89 +2,159 @@
 //! the kernel's OOM killer, or somebody's `kill -9`.
 //!
 //! cgroup v2 counts in `memory.events` (`oom_kill N`), v1 in
-//! `memory.oom_control` (`oom_kill N`, kernel 4.13+). vigil finds its own
-//! memory cgroup from /proc/self/cgroup and where that hierarchy is mounted
-//! from /proc/self/mountinfo, and compares the counter with its value at
-//! start when a process dies of SIGKILL.
+//! `memory.oom_control` (`oom_kill N`, kernel 4.13+). The counter is read
+//! when vigil exits, whatever the child's status: the OOM killer may have
+//! picked a grandchild while the child itself exited 0.
 //!
 //! As PID 1, vigil is the first process of a container whose cgroup was
-//! made for it, so the count at start is zero by construction and the
-//! lookup waits until a SIGKILL makes it worth doing: it costs about as much
-//! as all the rest of vigil's start-up (mountinfo is slow to generate).
-//! Anywhere else (a CI wrapper, a shared cgroup) vigil reads the counter at
-//! start.
+//! made for it, so the count at start is zero by construction and nothing
+//! is read at start. Anywhere else (a CI wrapper, a shared cgroup) vigil
+//! reads the counter at start too and reports the difference.
+//!
+//! Finding the file is cheap in the usual layouts: vigil's cgroup comes from
+//! /proc/self/cgroup, and the hierarchy is where every container runtime
+//! and systemd mount it, /sys/fs/cgroup (v2) or /sys/fs/cgroup/memory (v1),
+//! showing either the whole tree (a host) or the container's own cgroup as
+//! its root (a container). Only when neither fits does vigil read
+//! /proc/self/mountinfo, which is slow to generate (on its own it cost as
+//! much as all the rest of vigil's start-up).
 
+use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::procs::read_text;
+use crate::procs::{read_text, Role};
 
-/// The counter file of vigil's memory cgroup and its value at start.
+/// The OOM-kill counter of vigil's memory cgroup.
 #[derive(Debug)]
-pub struct OomCounter {
-    file: PathBuf,
-    at_start: u64,
+pub enum OomCounter {
+    /// PID 1 of a new cgroup: zero at start, found and read at exit.
+    FromZero,
+    /// Read at start: this file, this value.
+    Since { file: PathBuf, at_start: u64 },
+    /// No memory cgroup to read (no /proc, no cgroupfs, an old kernel).
+    Unavailable,
 }
 
 impl OomCounter {
-    /// Finds the counter and counts from its value now; `None` when there is
-    /// no memory cgroup to read (no /proc, no cgroupfs mounted, an old kernel).
-    pub fn open() -> Option<OomCounter> {
-        let file = find_counter_file()?;
-        let at_start = read_oom_kills(&file)?;
-        log::debug!("OOM kills so far in {}: {at_start}", file.display());
-        Some(OomCounter { file, at_start })
-    }
-
-    /// Finds the counter of a cgroup that was new when vigil started (vigil
-    /// is its PID 1): every kill it counts happened since.
-    pub fn open_from_zero() -> Option<OomCounter> {
-        Some(OomCounter {
-            file: find_counter_file()?,
-            at_start: 0,
-        })
+    /// Starts counting: nothing to do as PID 1, a first read otherwise.
+    pub fn start(role: Role) -> OomCounter {
+        if role == Role::Pid1 {
+            return OomCounter::FromZero;
+        }
+        let Some(file) = find_counter_file() else {
+            return OomCounter::Unavailable;
+        };
+        match read_oom_kills(&file) {
+            Some(at_start) => {
+                log::debug!("OOM kills so far in {}: {at_start}", file.display());
+                OomCounter::Since { file, at_start }
+            }
+            None => OomCounter::Unavailable,
+        }
     }
 
     /// How many OOM kills happened in the cgroup since vigil started.
     pub fn kills_since_start(&self) -> u64 {
-        read_oom_kills(&self.file).map_or(0, |now| now.saturating_sub(self.at_start))
+        match self {
+            OomCounter::FromZero => find_counter_file()
+                .and_then(|file| read_oom_kills(&file))
+                .unwrap_or(0),
+            OomCounter::Since { file, at_start } => {
+                read_oom_kills(file).map_or(0, |now| now.saturating_sub(*at_start))
+            }
+            OomCounter::Unavailable => 0,
+        }
+    }
+}
+
+/// Where cgroupfs is mounted in the usual layouts: the v1 memory hierarchy
+/// and the v2 unified one.
+const V1_MOUNT: &str = "/sys/fs/cgroup/memory";
+const V2_MOUNT: &str = "/sys/fs/cgroup";
+
+/// Reads a small kernel-made file (a few lines) into a stack buffer: no
+/// `fstat`, no heap, on vigil's exit path. `None` when it cannot be read or
+/// is not one page of UTF-8.
+fn read_small(path: &Path, buffer: &mut [u8; 4096]) -> Option<usize> {
+    let mut file = File::open(path).ok()?;
+    let mut len = 0;
+    loop {
+        let n = file.read(buffer.get_mut(len..)?).ok()?;
+        if n == 0 {
+            return Some(len);
+        }
+        len += n;
     }
 }
 
 fn find_counter_file() -> Option<PathBuf> {
-    let cgroups = read_text("/proc/self/cgroup")?;
+    let mut buffer = [0u8; 4096];
+    let len = read_small(Path::new("/proc/self/cgroup"), &mut buffer)?;
+    let cgroups = std::str::from_utf8(buffer.get(..len)?).ok()?;
+    let (path, v1) = own_cgroup(cgroups)?;
+    let (mount, file) = if v1 {
+        (V1_MOUNT, "memory.oom_control")
+    } else {
+        (V2_MOUNT, "memory.events")
+    };
+    // The whole tree is mounted: vigil's cgroup is at its path.
+    let in_tree = join_cgroup(mount, "/", &path).join(file);
+    if in_tree.exists() {
+        return Some(in_tree);
+    }
+    // The container's own cgroup is the mount's root (then the path above
+    // does not exist): make sure by finding vigil in it.
+    let at_root = Path::new(mount).join(file);
+    if at_root.exists() && holds_this_process(Path::new(mount)) {
+        return Some(at_root);
+    }
     let mountinfo = read_text("/proc/self/mountinfo")?;
-    counter_file(&cgroups, &mountinfo)
+    counter_file(cgroups, &mountinfo)
+}
+
+/// vigil's memory cgroup path from /proc/self/cgroup, and whether it is v1's
+/// (which wins when both exist, since that is where a v1 or hybrid host
+/// enforces limits).
+fn own_cgroup(cgroups: &str) -> Option<(String, bool)> {
+    let mut v2 = None;
+    for line in cgroups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_id, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        if controllers.split(',').any(|c| c == "memory") {
+            return Some((path.to_string(), true));
+        } else if controllers.is_empty() {
+            v2 = Some((path.to_string(), false));
+        }
+    }
+    v2
+}
+
+/// Whether the cgroup directory lists vigil among its processes.
+fn holds_this_process(dir: &Path) -> bool {
+    let me = std::process::id().to_string();
+    read_text(dir.join("cgroup.procs")).is_some_and(|procs| procs.lines().any(|p| p == me))
 }
 
 fn read_oom_kills(file: &Path) -> Option<u64> {
-    let text = read_text(file)?;
+    let mut buffer = [0u8; 4096];
+    let len = read_small(file, &mut buffer)?;
+    let text = std::str::from_utf8(buffer.get(..len)?).ok()?;
     text.lines()
         .find_map(|line| line.strip_prefix("oom_kill "))
         .and_then(|n| n.trim().parse().ok())
 }
 
 /// Works out the counter file from the texts of /proc/self/cgroup and
-/// /proc/self/mountinfo. v1's memory hierarchy wins when both exist, since
-/// that is where a v1 or hybrid host enforces limits.
+/// /proc/self/mountinfo, for layouts other than the usual ones.
 fn counter_file(cgroups: &str, mountinfo: &str) -> Option<PathBuf> {
-    let mut v1 = None;
-    let mut v2 = None;
-    for line in cgroups.lines() {
-        let mut parts = line.splitn(3, ':');
-        let (_id, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
-        if controllers.split(',').any(|c| c == "memory") {
-            v1 = Some(path.to_string());
-        } else if controllers.is_empty() {
-            v2 = Some(path.to_string());
-        }
-    }
-    if let Some(path) = v1 {
+    let (path, v1) = own_cgroup(cgroups)?;
+    if v1 {
         let (root, mount) = find_mount(mountinfo, |fstype, options| {
             fstype == "cgroup" && options.split(',').any(|o| o == "memory")
         })?;
         return Some(join_cgroup(&mount, &root, &path).join("memory.oom_control"));
     }
-    let path = v2?;
     let (root, mount) = find_mount(mountinfo, |fstype, _| fstype == "cgroup2")?;
     Some(join_cgroup(&mount, &root, &path).join("memory.events"))
 }

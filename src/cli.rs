@@ -14,6 +14,13 @@ use crate::hooks;
 use crate::signals::{self, Rewrites};
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The commit and the target this binary was built from and for (build.rs).
+const BUILD: &str = concat!(
+    "commit ",
+    env!("VIGIL_COMMIT"),
+    ", built for ",
+    env!("VIGIL_TARGET")
+);
 
 /// Where the exit report goes by default, when the file exists (Kubernetes
 /// creates it and shows its content as the termination message).
@@ -42,12 +49,26 @@ pub struct Config {
     pub grace_period: Option<Duration>,
     pub drain_timeout: Duration,
     pub termination_log: Option<PathBuf>,
+    /// `--timeout`: run the stop sequence this long after the start.
+    pub timeout: Option<Duration>,
+}
+
+impl Config {
+    /// `-e`: 0 when `status` (an exit code or 128+N) is listed, else
+    /// `status` itself.
+    pub fn status_after_e(&self, status: i32) -> i32 {
+        if self.expected_codes.contains(&status) {
+            0
+        } else {
+            status
+        }
+    }
 }
 
 /// What the command line asks for.
 #[derive(Debug)]
 pub enum Action {
-    Run(Config),
+    Run(Box<Config>),
     /// Help, version or license: print this on stdout and exit 0.
     Print(String),
 }
@@ -57,10 +78,14 @@ pub enum Action {
 pub struct UsageError(pub String);
 
 fn command_line() -> Command {
+    // tini's switches may be given more than once (`-s -s`), as getopt
+    // allows: a later one overrides an earlier one (the help then shows
+    // `-s`, not a count's `-s...`).
     let flag = |name: &'static str, short: char, help: &'static str| {
         Arg::new(name)
             .short(short)
             .action(ArgAction::SetTrue)
+            .overrides_with(name)
             .help(help)
     };
     let long = |name: &'static str, value: &'static str, help: &'static str| {
@@ -89,6 +114,9 @@ fn command_line() -> Command {
                 .short('p')
                 .value_name("SIGNAL")
                 .allow_hyphen_values(true)
+                // As with getopt, a later -p replaces an earlier one (each
+                // is still checked).
+                .overrides_with("parent-death-signal")
                 .value_parser(signals::parse)
                 .help("Have the kernel send SIGNAL to vigil when vigil's parent dies"),
         )
@@ -127,6 +155,7 @@ fn command_line() -> Command {
         .arg(long("pre-stop-sleep", "DUR", "Wait this long after pre-stop before forwarding the stop signal [default: 0]").value_parser(parse_duration))
         .arg(long("grace-period", "DUR", "After the first stop signal, time until everything left gets SIGKILL").value_parser(parse_duration))
         .arg(long("drain-timeout", "DUR", "After the child exits, time the others get between SIGTERM and SIGKILL [default: 2s]").value_parser(parse_duration))
+        .arg(long("timeout", "DUR", "After DUR, stop the command as if SIGTERM had arrived, and exit 124 (0: no timeout)").value_parser(parse_duration))
         .arg(long("termination-log", "PATH", "Where the exit report is written; empty disables [default: /dev/termination-log if it exists]").value_parser(clap::value_parser!(OsString)))
         .arg(
             Arg::new("command")
@@ -163,14 +192,16 @@ pub fn parse(
             // The form `docker info` parses for its init version.
             format!("tini version {VERSION} - vigil\n")
         } else {
-            format!("vigil version {VERSION}\n")
+            // The first line is what scripts match; the second traces the
+            // binary back to its source and build.
+            format!("vigil version {VERSION}\n{BUILD}\n")
         }));
     }
     if matches.get_flag("license") {
         return Ok(Action::Print(include_str!("../LICENSE").to_string()));
     }
     let env = Env(&env);
-    build(&matches, &env).map(Action::Run)
+    build(&matches, &env).map(|config| Action::Run(Box::new(config)))
 }
 
 /// clap's message without its `error: ` prefix and the usage and `--help`
@@ -325,6 +356,8 @@ fn build(m: &ArgMatches, env: &Env<'_>) -> Result<Config, UsageError> {
         drain_timeout: option("drain-timeout", "VIGIL_DRAIN_TIMEOUT", parse_duration)?
             .unwrap_or(Duration::from_secs(2)),
         termination_log,
+        // 0 means no timeout, as with coreutils `timeout`.
+        timeout: option("timeout", "VIGIL_TIMEOUT", parse_duration)?.filter(|d| !d.is_zero()),
     })
 }
 
@@ -344,8 +377,14 @@ fn atoi(text: &str) -> u8 {
         .map_or(0, |n| n.min(u32::from(MAX_VERBOSITY)) as u8)
 }
 
+/// An exit code as tini reads it (C's `strtol`, base 10, nothing after
+/// the number): leading blanks and a sign are allowed, `3 ` and `0x3` are
+/// not. tini also takes an empty value as 0; vigil calls that a usage error.
 fn parse_exit_code(text: &str) -> Result<i32, String> {
-    match text.trim().parse::<i32>() {
+    // `str::parse` takes an optional sign and digits only, like strtol
+    // after its leading blanks.
+    let number = text.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    match number.parse::<i32>() {
         Ok(code) if (0..=255).contains(&code) => Ok(code),
         _ => Err(format!(
             "'{text}' is not an exit code: use a number from 0 to 255"
@@ -435,7 +474,7 @@ mod tests {
             .chain(args.iter().copied())
             .map(OsString::from);
         match parse(args, env)? {
-            Action::Run(c) => Ok(c),
+            Action::Run(c) => Ok(*c),
             Action::Print(p) => panic!("printed {p}"),
         }
     }
@@ -462,6 +501,44 @@ mod tests {
         assert_eq!(c.parent_death_signal, Some(10));
         assert_eq!(c.expected_codes, [3, 4]);
         assert_eq!(c.verbosity, 4);
+    }
+
+    #[test]
+    fn repeated_tini_options_are_accepted() {
+        let c = run(&["-s", "-s", "-gg", "-w", "-w", "-v", "-v", "--", "x"], &[]).unwrap();
+        assert!(c.subreaper && c.signal_group && c.warn_on_reap);
+        assert_eq!(c.verbosity, 3);
+        // The last -p wins, as with getopt; each is checked.
+        let c = run(&["-p", "SIGHUP", "-p", "SIGKILL", "x"], &[]).unwrap();
+        assert_eq!(c.parent_death_signal, Some(9));
+        assert!(run(&["-p", "SIGNOPE", "-p", "SIGKILL", "x"], &[]).is_err());
+        let c = run(&["-e", "3", "-e", "3", "x"], &[]).unwrap();
+        assert_eq!(c.expected_codes, [3, 3]);
+        let printed = |args: &[&str]| {
+            let args = std::iter::once("vigil").chain(args.iter().copied());
+            matches!(
+                parse(args.map(OsString::from), |_| None),
+                Ok(Action::Print(_))
+            )
+        };
+        assert!(printed(&["-l", "-l"]));
+    }
+
+    #[test]
+    fn exit_codes_read_as_tini_reads_them() {
+        for (text, code) in [
+            ("3", 3),
+            ("+3", 3),
+            (" 3", 3),
+            ("003", 3),
+            ("-0", 0),
+            ("255", 255),
+        ] {
+            assert_eq!(parse_exit_code(text), Ok(code), "{text:?}");
+        }
+        for text in ["", "3 ", "0x3", "256", "-1", "3a", "1e2", "99999999999"] {
+            assert!(parse_exit_code(text).is_err(), "{text:?}");
+        }
     }
 
     #[test]
@@ -566,7 +643,7 @@ mod tests {
         };
         assert_eq!(
             print("/usr/bin/vigil"),
-            format!("vigil version {VERSION}\n")
+            format!("vigil version {VERSION}\n{BUILD}\n")
         );
         assert_eq!(
             print("/sbin/docker-init"),

@@ -68,10 +68,24 @@ pub struct Running {
     pub killed_for: Option<KillReason>,
 }
 
+/// Why vigil ended a hook.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KillReason {
+    /// `--post-start-timeout` passed: the hook has failed.
     TimedOut,
-    Cancelled,
+    /// vigil no longer needed it: it was cancelled, not failed.
+    Cancelled(Cancel),
+}
+
+/// What overtook a hook that vigil ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cancel {
+    /// The stop sequence began (a post-start hook still running).
+    Stop,
+    /// The grace deadline passed: everything got SIGKILL.
+    GraceDeadline,
+    /// The child exited: the drain ends what is left, hooks included.
+    ChildExited,
 }
 
 impl Running {
@@ -82,11 +96,21 @@ impl Running {
         signals::send(Target::Group(self.pid), libc::SIGKILL);
     }
 
-    /// The record of a hook that has been reaped.
+    /// Notes that vigil is ending the hook by other means (the drain
+    /// signals every process left), so that its record says so rather than
+    /// "killed by SIGTERM". A reason already given stays.
+    pub fn ending_for(&mut self, reason: KillReason) {
+        self.killed_for.get_or_insert(reason);
+        self.deadline = None;
+    }
+
+    /// The record of a hook that has been reaped. A hook vigil meant to end
+    /// that succeeded all the same is recorded as a success.
     pub fn finish(self, ending: Ending) -> Record {
         let outcome = match self.killed_for {
+            _ if ending.succeeded() => Outcome::Ended(ending),
             Some(KillReason::TimedOut) => Outcome::TimedOut,
-            Some(KillReason::Cancelled) => Outcome::Cancelled,
+            Some(KillReason::Cancelled(why)) => Outcome::Cancelled(why),
             None => Outcome::Ended(ending),
         };
         Record {
@@ -103,8 +127,8 @@ pub enum Outcome {
     Ended(Ending),
     CouldNotRun(String),
     TimedOut,
-    /// Killed because the stop sequence began (post-start only).
-    Cancelled,
+    /// Ended by vigil because something overtook it.
+    Cancelled(Cancel),
 }
 
 /// One finished hook, for the log and the exit report.
@@ -116,13 +140,13 @@ pub struct Record {
 }
 
 impl Record {
-    /// Whether the hook failed. A post-start hook cancelled by a stop did
-    /// not fail: it was overtaken.
+    /// Whether the hook failed. A hook vigil cancelled (a stop, the grace
+    /// deadline, the child's exit overtook it) did not fail.
     pub fn failed(&self) -> bool {
         match &self.outcome {
             Outcome::Ended(ending) => !ending.succeeded(),
             Outcome::CouldNotRun(_) | Outcome::TimedOut => true,
-            Outcome::Cancelled => false,
+            Outcome::Cancelled(_) => false,
         }
     }
 }
@@ -136,7 +160,21 @@ impl fmt::Display for Record {
             Outcome::Ended(ending) => write!(f, "{kind} hook failed: {ending} after {took}"),
             Outcome::CouldNotRun(why) => write!(f, "{kind} hook failed: {why}"),
             Outcome::TimedOut => write!(f, "{kind} hook failed: timed out after {took}"),
-            Outcome::Cancelled => write!(f, "{kind} hook cancelled by the stop after {took}"),
+            Outcome::Cancelled(Cancel::Stop) => {
+                write!(f, "{kind} hook cancelled by the stop after {took}")
+            }
+            Outcome::Cancelled(Cancel::GraceDeadline) => {
+                write!(
+                    f,
+                    "{kind} hook cancelled at the grace deadline after {took}"
+                )
+            }
+            Outcome::Cancelled(Cancel::ChildExited) => {
+                write!(
+                    f,
+                    "{kind} hook cancelled: the child exited, {took} after it started"
+                )
+            }
         }
     }
 }

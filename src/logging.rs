@@ -1,8 +1,45 @@
 //! Logging to stderr through `log` + `env_logger`, every line prefixed
-//! `vigil:`, and never blocking: a PID 1 stuck writing to a full pipe that
-//! nobody reads would stop reaping and forwarding.
+//! `vigil:` (`vigil[PID]:` under another vigil, see `prefix`), never
+//! blocking while vigil supervises: a PID 1 stuck writing to a full pipe
+//! that nobody reads would stop reaping and forwarding.
+//!
+//! The last lines are another matter: once the deadline warnings and the
+//! exit report are due there is little or nothing left to supervise, and
+//! they are the lines that say why the container died. From `final_lines`
+//! on, a write waits for room in a full pipe, about a second in all
+//! (`PATIENCE`), before it gives a line up. Each call starts a new second:
+//! the SIGKILL at a deadline, then the exit report once everything is
+//! reaped, so a slow reader (dockerd catching up with a flood) that costs
+//! the deadline's warning its second does not cost the report its own.
+//!
+//! Every line is written whole, in one `write` of at most `PIPE_BUF` bytes
+//! (longer messages are cut to fit): a pipe takes such a write in one piece,
+//! so a vigil line is never split, nor mixed with the child's output.
 
 use std::io::{self, Write};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// The log target of lines shown at the default verbosity without being
+/// warnings (the exit report of a container that stopped or failed without
+/// anything abnormal). Logged at `Warn` level, so that `-q`-like verbosity 0
+/// hides them, and printed without the `warning:` tag.
+pub const NOTICE: &str = "vigil::notice";
+
+/// What a pipe takes in one piece (POSIX `PIPE_BUF` on Linux): the longest
+/// line vigil writes, newline included.
+pub const PIPE_BUF: usize = 4096;
+
+/// How long the lines after one `final_lines` may wait, all together, for
+/// room in stderr.
+const PATIENCE: Duration = Duration::from_secs(1);
+
+/// When the final lines stop waiting; unset while vigil supervises.
+static PATIENT_UNTIL: Mutex<Option<Instant>> = Mutex::new(None);
+
+/// The start of every line: `vigil:`, or `vigil[PID]:` for a vigil that
+/// runs under another one (see `prefix`).
+static PREFIX: OnceLock<String> = OnceLock::new();
 
 /// tini's verbosity scale: 0 errors, 1 warnings (default), 2 info, 3
 /// debug, 4 trace.
@@ -14,25 +51,76 @@ pub fn init(verbosity: u8) {
         3 => log::LevelFilter::Debug,
         _ => log::LevelFilter::Trace,
     };
+    let prefix = PREFIX.get_or_init(prefix).as_str();
     let _ = env_logger::Builder::new()
         .filter_level(level)
-        .format(|buf, record| {
+        .format(move |buf, record| {
             let tag = match record.level() {
                 log::Level::Error => "error: ",
+                log::Level::Warn if record.target() == NOTICE => "",
                 log::Level::Warn => "warning: ",
                 _ => "",
             };
-            let message = one_line(&record.args().to_string());
-            writeln!(buf, "vigil: {tag}{message}")
+            let line = whole_line(&format!("{prefix}: {tag}"), &record.args().to_string());
+            buf.write_all(line.as_bytes())
         })
         .target(env_logger::Target::Pipe(Box::new(Stderr)))
         .try_init();
+}
+
+/// From now on, log lines wait for room in a full stderr, `PATIENCE` in all
+/// counted from this call: the deadline warnings and the exit report, once
+/// everything vigil supervised is ended or being killed.
+pub fn final_lines() {
+    if let Ok(mut until) = PATIENT_UNTIL.lock() {
+        *until = Some(Instant::now() + PATIENCE);
+    }
+}
+
+/// `vigil`, or `vigil[PID]` when vigil's parent is itself a vigil (an image
+/// whose entrypoint is vigil, run with `docker run --init` and vigil as the
+/// engine's init, which the engine mounts as `docker-init`): two vigils then
+/// write to one log, and the pid tells the inner one's lines apart. PID 1
+/// has no vigil above it, so it stays `vigil` and reads nothing.
+fn prefix() -> String {
+    let me = std::process::id();
+    if me == 1 {
+        return "vigil".to_string();
+    }
+    // SAFETY: getppid takes no arguments and cannot fail.
+    let parent = unsafe { libc::getppid() };
+    let parent_is_vigil = parent > 0
+        && crate::procs::read_text(format!("/proc/{parent}/comm"))
+            .is_some_and(|comm| matches!(comm.trim_end(), "vigil" | "docker-init"));
+    if parent_is_vigil {
+        format!("vigil[{me}]")
+    } else {
+        "vigil".to_string()
+    }
 }
 
 /// Writes a usage or start-up message straight to stderr, before logging is
 /// set up. Errors are ignored: there is nobody else to tell.
 pub fn say(message: &str) {
     let _ = Stderr.write_all(format!("vigil: {}\n", one_line(message)).as_bytes());
+}
+
+/// `prefix` and `message` as one line that fits in `PIPE_BUF` bytes,
+/// newline included: control characters escaped, and a message too long
+/// for that cut, with `[...]` at the cut. (The exit report shortens its own
+/// parts first, so that its cause and status are never what is cut.)
+fn whole_line(prefix: &str, message: &str) -> String {
+    const CUT: &str = " [...]";
+    let message = one_line(message);
+    let room = PIPE_BUF - 1 - prefix.len();
+    if message.len() <= room {
+        return format!("{prefix}{message}\n");
+    }
+    let mut end = room.saturating_sub(CUT.len());
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{prefix}{}{CUT}\n", message.get(..end).unwrap_or(""))
 }
 
 /// Escapes control characters (a newline in a command's argument, say), so
@@ -52,26 +140,47 @@ pub fn one_line(text: &str) -> String {
         .collect()
 }
 
-/// stderr that drops what it cannot write at once. It is shared with the
-/// child, so it cannot be made non-blocking itself; instead each write first
-/// asks `poll` whether there is room, and writes at most `PIPE_BUF` bytes: a
-/// writable pipe has room for that much, so the write cannot block. A longer
-/// line goes out in several writes, each one polled first.
+/// stderr that never blocks vigil while it supervises. It is shared with
+/// the child, so it cannot be made non-blocking itself; instead each write
+/// first asks `poll` whether there is room, and writes at most `PIPE_BUF`
+/// bytes: a pipe that polls writable has a free page, so such a write
+/// neither blocks nor splits. Without room, the line is dropped, or, once
+/// `final_lines` was called, waited for until the patience runs out.
 struct Stderr;
 
-/// What a pipe that polls writable takes without blocking.
-const PIPE_BUF: usize = 4096;
+impl Stderr {
+    /// How long a write may wait for room now.
+    fn patience() -> libc::c_int {
+        let Some(until) = PATIENT_UNTIL.lock().ok().and_then(|until| *until) else {
+            return 0;
+        };
+        let left = until.saturating_duration_since(Instant::now());
+        // Rounded up: a last millisecond left is still worth a try.
+        libc::c_int::try_from(left.as_micros().div_ceil(1000)).unwrap_or(libc::c_int::MAX)
+    }
+
+    /// Whether stderr has room for a write now, or gets it within the
+    /// patience left.
+    fn has_room() -> bool {
+        loop {
+            let mut fds = [libc::pollfd {
+                fd: libc::STDERR_FILENO,
+                events: libc::POLLOUT,
+                revents: 0,
+            }];
+            // SAFETY: poll reads and writes the one pollfd in `fds`, which is live.
+            let ready = unsafe { libc::poll(fds.as_mut_ptr(), 1, Self::patience()) };
+            if ready < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return ready == 1 && fds[0].revents & libc::POLLOUT != 0;
+        }
+    }
+}
 
 impl Write for Stderr {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let mut fds = [libc::pollfd {
-            fd: libc::STDERR_FILENO,
-            events: libc::POLLOUT,
-            revents: 0,
-        }];
-        // SAFETY: poll reads and writes the one pollfd in `fds`, which is live.
-        let ready = unsafe { libc::poll(fds.as_mut_ptr(), 1, 0) };
-        if ready != 1 || fds[0].revents & libc::POLLOUT == 0 {
+        if !Self::has_room() {
             return Ok(buf.len());
         }
         let len = buf.len().min(PIPE_BUF);
@@ -83,5 +192,21 @@ impl Write for Stderr {
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_message_is_cut_to_one_pipe_write() {
+        let line = whole_line("vigil: warning: ", &"x".repeat(10_000));
+        assert_eq!(line.len(), PIPE_BUF);
+        assert!(line.ends_with(" [...]\n"), "{}", &line[line.len() - 20..]);
+        let short = whole_line("vigil: ", "hello\nworld");
+        assert_eq!(short, "vigil: hello\\nworld\n");
+        let wide = whole_line("vigil: ", &"é".repeat(3000));
+        assert!(wide.len() <= PIPE_BUF && wide.ends_with(" [...]\n"));
     }
 }

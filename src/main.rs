@@ -38,6 +38,7 @@ mod report;
 mod signals;
 mod spawn;
 mod supervisor;
+mod sys;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -72,14 +73,15 @@ fn run(args: Vec<OsString>) -> c_int {
         }
     };
     let config = match cli::parse(args, |name| std::env::var_os(name)) {
-        Ok(cli::Action::Run(config)) => config,
+        Ok(cli::Action::Run(config)) => *config,
         Ok(cli::Action::Print(text)) => {
             let _ = std::io::stdout().write_all(text.as_bytes());
             let _ = std::io::stdout().flush();
             return 0;
         }
         Err(cli::UsageError(message)) => {
-            logging::say(&message);
+            // The same level word as every other error line.
+            logging::say(&format!("error: {message}"));
             return 2;
         }
     };

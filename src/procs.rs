@@ -63,10 +63,30 @@ pub fn read_text(path: impl AsRef<std::path::Path>) -> Option<String> {
     Some(text)
 }
 
-/// A process's command name (`comm`), if it still exists.
+/// A process's name for the log, if it still exists: its command name
+/// (`comm`), unless that says nothing (see `telling_name`).
 pub fn name(pid: i32) -> Option<String> {
     let comm = read_text(format!("/proc/{pid}/comm"))?;
-    Some(comm.trim_end().to_string())
+    Some(telling_name(pid, comm.trim_end()))
+}
+
+/// `comm`, or when that says nothing a name from the command line. `exe`
+/// is what a program re-executed through /proc/self/exe is called (busybox
+/// starts applets that way when they are not linked into PATH): its first
+/// word is the applet. `busybox` run as `busybox APPLET ...`: its second
+/// word is. Only then is the command line read.
+fn telling_name(pid: i32, comm: &str) -> String {
+    let word = match comm {
+        "exe" => 0,
+        "busybox" => 1,
+        _ => return comm.to_string(),
+    };
+    let program = read_text(format!("/proc/{pid}/cmdline")).and_then(|cmdline| {
+        let arg = cmdline.split('\0').nth(word)?;
+        let base = arg.rsplit('/').next()?;
+        (!base.is_empty()).then(|| crate::logging::one_line(base))
+    });
+    program.unwrap_or_else(|| comm.to_string())
 }
 
 /// A signal's sender for the log and the report: `from pid 42 (kill, uid
@@ -105,13 +125,13 @@ fn stat(pid: i32) -> Option<(String, i32)> {
     let text = read_text(format!("/proc/{pid}/stat"))?;
     let open = text.find('(')?;
     let close = text.rfind(')')?;
-    let name = text.get(open + 1..close)?.to_string();
+    let comm = text.get(open + 1..close)?;
     let mut rest = text.get(close + 1..)?.split_whitespace();
     if rest.next()? == "Z" {
         return None;
     }
     let ppid = rest.next()?.parse().ok()?;
-    Some((name, ppid))
+    Some((telling_name(pid, comm), ppid))
 }
 
 /// Every pid in /proc.
@@ -161,28 +181,36 @@ pub fn others(role: Role) -> Vec<Proc> {
     result
 }
 
-/// Sends `signal` to every process vigil is answerable for and returns the
-/// ones /proc listed. As PID 1 this is `kill(-1)`, which the kernel applies
-/// to the whole namespace even without /proc; otherwise each descendant is
-/// signalled by pid, plus the `known` groups (child, hooks) so that at least
-/// those are reached when /proc is missing.
-pub fn signal_all(role: Role, signal: i32, known: &[signals::Target]) -> Vec<Proc> {
+/// Sends `signals`, in order, to every process vigil is answerable for and
+/// returns the ones /proc listed. As PID 1 this is `kill(-1)`, which the
+/// kernel applies to the whole namespace even without /proc; otherwise each
+/// descendant is signalled by pid, plus the `known` groups (child, hooks) so
+/// that at least those are reached when /proc is missing.
+pub fn signal_all(role: Role, signals: &[i32], known: &[signals::Target]) -> Vec<Proc> {
     let procs = others(role);
-    if role == Role::Pid1 {
-        // SAFETY: kill has no memory arguments. As PID 1, -1 means every
-        // other process of this namespace; anywhere else it would reach
-        // every process the user may signal on the machine, which is why
-        // only `Role::Pid1` gets here.
-        unsafe { libc::kill(-1, signal) };
-    } else {
-        for target in known {
-            signals::send(*target, signal);
-        }
-        for p in &procs {
-            signals::send(signals::Target::Process(p.pid), signal);
+    for &signal in signals {
+        if role == Role::Pid1 {
+            // SAFETY: kill has no memory arguments. As PID 1, -1 means every
+            // other process of this namespace; anywhere else it would reach
+            // every process the user may signal on the machine, which is why
+            // only `Role::Pid1` gets here.
+            unsafe { libc::kill(-1, signal) };
+        } else {
+            for target in known {
+                signals::send(*target, signal);
+            }
+            for p in &procs {
+                signals::send(signals::Target::Process(p.pid), signal);
+            }
         }
     }
     procs
+}
+
+/// Whether vigil can find every process it answers for: as PID 1 `kill(-1)`
+/// reaches them all even unlisted; otherwise it needs /proc.
+pub fn can_reach_all(role: Role) -> bool {
+    role == Role::Pid1 || available()
 }
 
 #[cfg(test)]

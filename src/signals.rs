@@ -4,19 +4,18 @@
 //! vigil blocks *every* signal the kernel has (1 to 64) and reads them from a
 //! signalfd. libc's `sigfillset` leaves out 32-34, which it keeps for its own
 //! threads; an init built on it dies when someone sends it signal 34. So the
-//! mask is a raw 64-bit word handed to the raw syscalls, which is exactly the
-//! kernel's `sigset_t` on x86-64 and every other 64-bit Linux.
+//! mask is a raw 64-bit word, handed to the raw syscalls in the kernel's own
+//! layout for the architecture (`sys`).
 
 use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::Duration;
 
+use crate::sys::{KernelSigaction, KernelSigset, SIGSET_SIZE};
+
 /// The highest signal number the kernel knows.
 pub const MAX_SIGNAL: i32 = 64;
-
-/// The size of the kernel's sigset, in bytes, as the raw syscalls want it.
-const KERNEL_SIGSET_SIZE: usize = 8;
 
 /// A set of signals in the kernel's own layout: bit N-1 stands for signal N.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -43,20 +42,21 @@ impl SigMask {
 /// Uses the raw syscall so that 32-34 are included, and makes no allocation,
 /// so it is also safe between fork and exec.
 pub fn set_mask(mask: SigMask) -> io::Result<SigMask> {
-    let mut old: u64 = 0;
-    // SAFETY: rt_sigprocmask reads KERNEL_SIGSET_SIZE (8) bytes from `mask.0`
-    // and writes as many into `old`; both are live, aligned u64s.
+    let new = KernelSigset::from_bits(mask.0);
+    let mut old = KernelSigset::default();
+    // SAFETY: rt_sigprocmask reads SIGSET_SIZE bytes from `new` and writes
+    // as many into `old`; both are live kernel sigsets of exactly that size.
     let r = unsafe {
         libc::syscall(
             libc::SYS_rt_sigprocmask,
             libc::SIG_SETMASK,
-            &mask.0 as *const u64,
-            &mut old as *mut u64,
-            KERNEL_SIGSET_SIZE,
+            &new as *const KernelSigset,
+            &mut old as *mut KernelSigset,
+            SIGSET_SIZE,
         )
     };
     if r == 0 {
-        Ok(SigMask(old))
+        Ok(SigMask(old.bits()))
     } else {
         Err(io::Error::last_os_error())
     }
@@ -69,15 +69,6 @@ pub enum Disposition {
     Ignore,
 }
 
-/// The kernel's `struct sigaction` on x86-64 (not libc's, which differs).
-#[repr(C)]
-struct KernelSigaction {
-    handler: usize,
-    flags: u64,
-    restorer: usize,
-    mask: u64,
-}
-
 /// Sets a signal to SIG_DFL or SIG_IGN with the raw syscall, which accepts
 /// 32-34 too, and tells whether it was ignored before. No allocation: safe
 /// between fork and exec.
@@ -87,16 +78,9 @@ pub fn set_disposition(signal: i32, disposition: Disposition) -> io::Result<Disp
             Disposition::Default => libc::SIG_DFL,
             Disposition::Ignore => libc::SIG_IGN,
         },
-        flags: 0,
-        restorer: 0,
-        mask: 0,
+        ..KernelSigaction::default()
     };
-    let mut old = KernelSigaction {
-        handler: 0,
-        flags: 0,
-        restorer: 0,
-        mask: 0,
-    };
+    let mut old = KernelSigaction::default();
     // SAFETY: `action` is a fully initialised kernel sigaction and `old` has
     // room for one; both live for the call. SIG_DFL and SIG_IGN need no
     // restorer.
@@ -106,7 +90,7 @@ pub fn set_disposition(signal: i32, disposition: Disposition) -> io::Result<Disp
             signal,
             &action as *const KernelSigaction,
             &mut old as *mut KernelSigaction,
-            KERNEL_SIGSET_SIZE,
+            SIGSET_SIZE,
         )
     };
     if r != 0 {
@@ -197,6 +181,10 @@ pub enum Sender {
     /// vigil's own doing (a SIGPIPE from its own write, a `-p` signal raised
     /// by itself).
     Vigil,
+    /// The `-p` signal, sent because vigil's parent died. The kernel sends
+    /// it in the name of the dying parent, so `from_siginfo` cannot tell it
+    /// apart; the supervisor, which knows the parent, says so.
+    ParentDeath,
 }
 
 impl Sender {
@@ -217,9 +205,7 @@ impl Sender {
             uid: info.ssi_uid,
         }
     }
-}
 
-impl Sender {
     /// The description of a sender that has no pid to name: fixed text, so
     /// that describing `docker stop`'s SIGTERM (pid 0) neither formats nor
     /// allocates. `None` for a process of this namespace.
@@ -227,6 +213,7 @@ impl Sender {
         match self {
             Sender::Kernel => Some("from the kernel"),
             Sender::Vigil => Some("from vigil itself"),
+            Sender::ParentDeath => Some("from the kernel: vigil's parent died (-p)"),
             Sender::Process { pid: 0, .. } => Some("from pid 0 (outside this PID namespace)"),
             Sender::Process { .. } => None,
         }
@@ -265,15 +252,16 @@ impl SignalFd {
     /// Opens a (blocking) signalfd for the full set. The signals must
     /// already be blocked (see `block_all`).
     pub fn open() -> io::Result<SignalFd> {
-        let mask: u64 = SigMask::FULL.0;
-        // SAFETY: signalfd4 reads 8 bytes from `mask`, a live u64; -1 asks
-        // for a new descriptor, which we own from here on.
+        let mask = KernelSigset::from_bits(SigMask::FULL.0);
+        // SAFETY: signalfd4 reads SIGSET_SIZE bytes from `mask`, a live
+        // kernel sigset; -1 asks for a new descriptor, which we own from
+        // here on.
         let fd = unsafe {
             libc::syscall(
                 libc::SYS_signalfd4,
                 -1,
-                &mask as *const u64,
-                KERNEL_SIGSET_SIZE,
+                &mask as *const KernelSigset,
+                SIGSET_SIZE,
                 libc::SFD_CLOEXEC,
             )
         };

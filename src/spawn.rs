@@ -6,11 +6,15 @@
 //! forever. The `pre_exec` closure, which std runs last before exec, puts
 //! back the mask and dispositions vigil was started with.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::{Command, Stdio};
+
+use nix::unistd::AccessFlags;
 
 use crate::signals::Inherited;
 
@@ -29,8 +33,11 @@ pub struct Spawn<'a> {
 /// A process that could not be started.
 #[derive(Debug)]
 pub struct SpawnError {
-    pub command: String,
+    /// The program, as given (argv[0]).
+    pub program: String,
     pub error: io::Error,
+    /// Why the `/bin/sh` fallback for a file without `#!` failed too.
+    pub shell_error: Option<io::Error>,
 }
 
 impl SpawnError {
@@ -45,10 +52,40 @@ impl SpawnError {
 }
 
 impl fmt::Display for SpawnError {
+    /// `cannot run "PROG": No such file or directory`: the program once, in
+    /// double quotes (escaped as Rust escapes a string, so a quote or a
+    /// newline in it cannot blur where it ends), then the C library's text.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cannot run '{}': {}", self.command, self.error)
+        write!(
+            f,
+            "cannot run {:?}: {}",
+            self.program,
+            os_error_text(&self.error)
+        )?;
+        if let Some(e) = &self.shell_error {
+            write!(
+                f,
+                " (a file without #! runs with {SHELL}, which failed: {})",
+                os_error_text(e)
+            )?;
+        }
+        Ok(())
     }
 }
+
+/// An OS error's text without Rust's ` (os error N)` suffix.
+fn os_error_text(error: &io::Error) -> String {
+    match error.raw_os_error() {
+        Some(n) => nix::errno::Errno::from_raw(n).desc().to_string(),
+        None => error.to_string(),
+    }
+}
+
+/// The shell glibc's `execvp` runs a file without `#!` with.
+const SHELL: &str = "/bin/sh";
+
+/// The PATH musl's `execvp` searches when PATH is unset.
+const DEFAULT_PATH: &str = "/usr/local/bin:/bin:/usr/bin";
 
 /// Joins argv for messages, quoted as a shell would need it, on one line
 /// (the exit report and the termination log hold it too).
@@ -63,15 +100,97 @@ pub fn display_command(argv: &[OsString]) -> String {
 /// Starts the process in a process group of its own and returns its pid.
 /// The `Child` handle is dropped without waiting: vigil's own `waitpid(-1)`
 /// loop reaps it.
+///
+/// An executable file without `#!` (execve fails with ENOEXEC) is run as
+/// `/bin/sh FILE ARGS...`, as glibc's `execvp` does, and with it tini,
+/// dumb-init and catatonit. musl's `execvp` does not, so vigil does it here.
+/// (On a glibc build glibc has done it already; when it found no `/bin/sh`
+/// it reports ENOENT, which is turned into what a musl build reports.)
 pub fn spawn(spec: Spawn<'_>, inherited: Inherited) -> Result<i32, SpawnError> {
-    let fail = |error| SpawnError {
-        command: display_command(spec.argv),
-        error,
+    let Some((program, args)) = spec.argv.split_first() else {
+        return Err(SpawnError {
+            program: String::new(),
+            error: io::Error::from_raw_os_error(libc::ENOENT),
+            shell_error: None,
+        });
     };
-    let (program, args) = spec
-        .argv
-        .split_first()
-        .ok_or_else(|| fail(io::Error::from_raw_os_error(libc::ENOENT)))?;
+    let fail = |error, shell_error| SpawnError {
+        program: program.to_string_lossy().into_owned(),
+        error,
+        shell_error,
+    };
+    let path = std::env::var_os("PATH");
+    match start(&spec, program.as_os_str(), args, inherited) {
+        Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) => {
+            let script = script_path(program, path.as_deref()).unwrap_or_else(|| program.clone());
+            let mut shell_args = vec![script];
+            shell_args.extend(args.iter().cloned());
+            start(&spec, OsStr::new(SHELL), &shell_args, inherited)
+                .map_err(|shell_error| fail(e, Some(shell_error)))
+        }
+        // glibc's execvp tried /bin/sh itself, and found none: say what a
+        // musl build says.
+        Err(e)
+            if e.raw_os_error() == Some(libc::ENOENT)
+                && script_path(program, path.as_deref())
+                    .is_some_and(|file| is_script_without_interpreter(&file)) =>
+        {
+            Err(fail(io::Error::from_raw_os_error(libc::ENOEXEC), Some(e)))
+        }
+        result => result.map_err(|e| fail(e, None)),
+    }
+}
+
+/// An executable regular file that the kernel runs neither as ELF nor
+/// through a `#!` line: execve gives ENOEXEC for it, and ENOENT only comes
+/// from the `/bin/sh` that glibc's execvp then tries. (An ELF file whose
+/// loader is missing also gives ENOENT, and stays "No such file or
+/// directory", as under tini.)
+fn is_script_without_interpreter(file: &OsStr) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 4];
+    is_executable_file(Path::new(file))
+        && std::fs::File::open(file)
+            .and_then(|mut f| f.read(&mut head))
+            .is_ok_and(|n| {
+                let head = head.get(..n).unwrap_or_default();
+                !head.starts_with(b"#!") && !head.starts_with(b"\x7fELF")
+            })
+}
+
+fn is_executable_file(file: &Path) -> bool {
+    file.metadata().is_ok_and(|m| m.is_file())
+        && nix::unistd::access(file, AccessFlags::X_OK).is_ok()
+}
+
+/// The file `execvp(program)` executes: `program` itself when it holds a
+/// slash, else the first executable regular file of that name in PATH (for
+/// a file without `#!`, the one that returned ENOEXEC: the search stops
+/// there, in musl as in glibc); None when PATH has none. `path` is vigil's
+/// PATH, which the child inherits.
+fn script_path(program: &OsStr, path: Option<&OsStr>) -> Option<OsString> {
+    if program.as_bytes().contains(&b'/') {
+        return Some(program.to_owned());
+    }
+    let path = path.unwrap_or(OsStr::new(DEFAULT_PATH));
+    path.as_bytes().split(|&b| b == b':').find_map(|dir| {
+        // An empty entry is the working directory, as execvp reads it.
+        let mut candidate = OsStr::from_bytes(dir).to_owned();
+        if !dir.is_empty() {
+            candidate.push("/");
+        }
+        candidate.push(program);
+        is_executable_file(Path::new(&candidate)).then_some(candidate)
+    })
+}
+
+/// One `fork` + `execvp` of `program ARGS...`, argv[0] being `program`.
+fn start(
+    spec: &Spawn<'_>,
+    program: &OsStr,
+    args: &[OsString],
+    inherited: Inherited,
+) -> io::Result<i32> {
     let mut command = Command::new(program);
     command
         .args(args)
@@ -95,7 +214,7 @@ pub fn spawn(spec: Spawn<'_>, inherited: Inherited) -> Result<i32, SpawnError> {
             inherited.restore_in_child()
         });
     }
-    let child = command.spawn().map_err(fail)?;
+    let child = command.spawn()?;
     Ok(child.id() as i32)
 }
 
@@ -115,5 +234,71 @@ pub fn give_terminal(pgid: i32) {
         // SAFETY: tcsetpgrp takes no memory arguments. SIGTTOU is ignored
         // and blocked in vigil, so this cannot stop vigil.
         unsafe { libc::tcsetpgrp(libc::STDIN_FILENO, pgid) };
+    }
+}
+
+/// Takes the terminal's foreground back for vigil's own process group, if
+/// it still names the group vigil gave it to: otherwise the shell or
+/// script that ran vigil would be left in the background of its own
+/// terminal, unable to read from it.
+pub fn reclaim_terminal(given_to: i32) {
+    // SAFETY: tcgetpgrp, tcsetpgrp and getpgrp take no memory arguments.
+    // SIGTTOU is blocked and ignored in vigil, so setting the foreground
+    // from the background cannot stop vigil.
+    unsafe {
+        if libc::tcgetpgrp(libc::STDIN_FILENO) == given_to {
+            libc::tcsetpgrp(libc::STDIN_FILENO, libc::getpgrp());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn display_names_the_program_once() {
+        let e = SpawnError {
+            program: "/no such".into(),
+            error: io::Error::from_raw_os_error(libc::ENOENT),
+            shell_error: None,
+        };
+        assert_eq!(
+            e.to_string(),
+            r#"cannot run "/no such": No such file or directory"#
+        );
+        assert_eq!(e.status(), 127);
+        let e = SpawnError {
+            program: "a\"b\nc".into(),
+            error: io::Error::from_raw_os_error(libc::ENOEXEC),
+            shell_error: Some(io::Error::from_raw_os_error(libc::ENOENT)),
+        };
+        assert_eq!(
+            e.to_string(),
+            r#"cannot run "a\"b\nc": Exec format error (a file without #! runs with /bin/sh, which failed: No such file or directory)"#
+        );
+        assert_eq!(e.status(), 126);
+    }
+
+    #[test]
+    fn script_path_is_where_execvp_finds_it() {
+        assert_eq!(script_path(OsStr::new("./x"), None).unwrap(), "./x");
+        assert_eq!(script_path(OsStr::new("/a/b"), None).unwrap(), "/a/b");
+        assert_eq!(
+            script_path(OsStr::new("no-such-tool"), Some(OsStr::new("/nonexistent"))),
+            None
+        );
+        let dir = std::env::temp_dir().join(format!("vigil-spawn-{}", std::process::id()));
+        let (first, second) = (dir.join("first"), dir.join("second"));
+        std::fs::create_dir_all(first.join("tool")).unwrap(); // a directory: skipped
+        std::fs::create_dir_all(&second).unwrap();
+        let tool = second.join("tool");
+        std::fs::write(&tool, "exit 0\n").unwrap();
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = format!("/nonexistent:{}:{}", first.display(), second.display());
+        let found = script_path(OsStr::new("tool"), Some(OsStr::new(&path)));
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(found.unwrap(), tool.as_os_str());
     }
 }

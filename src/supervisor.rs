@@ -20,10 +20,11 @@ use std::time::{Duration, Instant};
 use crate::cgroup::OomCounter;
 use crate::cli::Config;
 use crate::duration::secs;
-use crate::hooks::{self, Hook, KillReason};
+use crate::hooks::{self, Cancel, Hook, KillReason};
+use crate::logging;
 use crate::procs::{self, Role};
 use crate::reap::{self, Ending, Event, Next};
-use crate::report::{self, Report, Stop, StopCause};
+use crate::report::{self, Audience, Forward, LaterStop, Report, Stop, StopCause};
 use crate::signals::{self, Inherited, Received, Sender, SignalFd, Target};
 use crate::spawn::{self, Spawn};
 
@@ -110,6 +111,8 @@ enum Deadline {
     PreStopSleep,
     /// `--drain-timeout` is over: SIGKILL to what is left.
     Drain,
+    /// `--timeout` is over: the stop sequence starts as for SIGTERM.
+    Timeout,
 }
 
 struct Supervisor {
@@ -127,8 +130,15 @@ struct Supervisor {
     pre_stop: Option<hooks::Running>,
     /// vigil stopped itself because the child was stopped (Ctrl-Z).
     job_stopped: bool,
+    /// vigil's parent at start, to recognise the `-p` signal when it dies.
+    parent: i32,
+    /// vigil made the child's group the terminal's foreground group, and
+    /// takes the terminal back when it exits.
+    gave_terminal: bool,
+    /// When vigil started the child, for `--timeout`.
+    started: Instant,
     /// Read at start only when vigil is not PID 1 (see `cgroup`).
-    oom: Option<OomCounter>,
+    oom: OomCounter,
     report: Report,
 }
 
@@ -153,6 +163,8 @@ impl Supervisor {
     /// be started.
     fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supervisor, i32> {
         let role = Role::of_this_process();
+        // SAFETY: getppid takes no arguments and cannot fail.
+        let parent = unsafe { libc::getppid() };
         if config.subreaper || role == Role::Subreaper {
             become_subreaper();
         }
@@ -165,11 +177,13 @@ impl Supervisor {
             );
         }
         let command = spawn::display_command(&config.command);
+        let started = Instant::now();
+        let gave_terminal = spawn::owns_terminal();
         let child = spawn::spawn(
             Spawn {
                 argv: &config.command,
                 env: Vec::new(),
-                take_terminal: spawn::owns_terminal(),
+                take_terminal: gave_terminal,
                 null_stdin: false,
             },
             inherited,
@@ -179,19 +193,18 @@ impl Supervisor {
             if let Some(path) = &config.termination_log {
                 report::write_termination_log(path, &e.to_string());
             }
-            e.status()
+            // tini's child exits 126/127 after a failed exec, and `-e` maps
+            // that status like any other: so does vigil's.
+            config.status_after_e(e.status())
         })?;
         log::info!("started {command} as pid {child}");
         warm_up_clock();
-        let oom = match role {
-            Role::Pid1 => None,
-            Role::Subreaper => OomCounter::open(),
-        };
+        let oom = OomCounter::start(role);
         let report = Report {
             command,
             child_pid: child,
+            child_had_terminal: gave_terminal,
             grace_period: config.grace_period,
-            drain_timeout: config.drain_timeout,
             ..Report::default()
         };
         let mut supervisor = Supervisor {
@@ -205,6 +218,9 @@ impl Supervisor {
             post_start: None,
             pre_stop: None,
             job_stopped: false,
+            parent,
+            gave_terminal,
+            started,
             oom,
             report,
         };
@@ -259,7 +275,7 @@ impl Supervisor {
     /// Every pending deadline, in the order they are handled when several
     /// have passed at once. The one list both the wait (`next_deadline`)
     /// and the handling (`on_time`) read.
-    fn deadlines(&self) -> [Option<(Instant, Deadline)>; 4] {
+    fn deadlines(&self) -> [Option<(Instant, Deadline)>; 5] {
         let grace = match self.grace {
             Grace::Until(at) => Some((at, Deadline::Grace)),
             _ => None,
@@ -269,6 +285,10 @@ impl Supervisor {
             .as_ref()
             .and_then(|hook| hook.deadline)
             .map(|at| (at, Deadline::PostStart));
+        let timeout = match (self.config.timeout, &self.state) {
+            (Some(after), State::Running) => Some((self.started + after, Deadline::Timeout)),
+            _ => None,
+        };
         let (sleep, drain) = match self.state {
             State::Stopping {
                 phase: StopPhase::Sleeping(at),
@@ -280,7 +300,7 @@ impl Supervisor {
             } => (None, Some((at, Deadline::Drain))),
             _ => (None, None),
         };
-        [grace, post_start, sleep, drain]
+        [grace, post_start, sleep, drain, timeout]
     }
 
     /// The earliest pending deadline; `None` means sleep until a signal.
@@ -320,25 +340,29 @@ impl Supervisor {
             }
             Deadline::PreStopSleep => self.stop_phase_over(),
             Deadline::Drain => {
-                if let State::Draining { ending, .. } = self.state {
-                    let why = format!("drain timeout ({}) over", secs(self.config.drain_timeout));
-                    let left = self.kill_everything_left(&why, &self.known_groups());
-                    self.report.drain_killed = Some(left);
-                    self.state = State::Draining {
-                        ending,
-                        phase: DrainPhase::Killing,
-                    };
-                }
+                let why = format!("drain timeout ({}) over", secs(self.config.drain_timeout));
+                self.end_drain(why);
+            }
+            Deadline::Timeout => {
+                let after = self.config.timeout.unwrap_or_default();
+                log::warn!(
+                    "--timeout ({}) passed: stopping as if SIGTERM had arrived",
+                    secs(after)
+                );
+                self.begin_stop(libc::SIGTERM, || StopCause::Timeout(after));
             }
         }
     }
 
-    fn on_signal(&mut self, r: Received) {
+    fn on_signal(&mut self, mut r: Received) {
         if r.signal == libc::SIGPIPE && r.sender == Sender::Vigil {
             // vigil's own write to a closed pipe (its stderr, most likely):
             // not news for the child, and not to be logged, since logging it
             // to that same pipe would raise the next one.
             return;
+        }
+        if self.is_parent_death(r) {
+            r.sender = Sender::ParentDeath;
         }
         if r.signal == libc::SIGCHLD {
             log::trace!("received SIGCHLD {}", r.sender);
@@ -357,10 +381,29 @@ impl Supervisor {
             libc::SIGTTIN | libc::SIGTTOU => {}
             libc::SIGCONT if self.job_stopped => self.resume_job(),
             libc::SIGTERM | libc::SIGINT => self.on_stop_signal(r),
-            signal => {
-                self.forward(signal);
+            _ => {
+                self.forward(r);
             }
         }
+    }
+
+    /// Whether `r` is the `-p` signal sent because vigil's parent died. The
+    /// kernel sends it in the dying parent's name, and vigil sends it to
+    /// itself when the parent died before `-p` took effect; either way,
+    /// vigil's parent has changed since start. (As PID 1 the parent is
+    /// outside the namespace, pid 0 before and after: there it cannot be
+    /// told from another signal sent from outside.)
+    fn is_parent_death(&self, r: Received) -> bool {
+        if self.config.parent_death_signal != Some(r.signal) {
+            return false;
+        }
+        let from_parent = match r.sender {
+            Sender::Vigil => true,
+            Sender::Process { pid, .. } => self.parent > 0 && pid == self.parent as u32,
+            _ => false,
+        };
+        // SAFETY: getppid takes no arguments and cannot fail.
+        from_parent && unsafe { libc::getppid() } != self.parent
     }
 
     /// SIGTERM or SIGINT: the first one starts the stop sequence; later
@@ -369,11 +412,29 @@ impl Supervisor {
         match self.state {
             State::Running => self.begin_stop(r.signal, || StopCause::signal(r)),
             State::Stopping { .. } => {
-                self.forward(r.signal);
+                if let Some(forward) = self.forward(r) {
+                    self.report.later_stop = Some(LaterStop {
+                        forward,
+                        sender: procs::describe_sender(r.sender),
+                    });
+                }
             }
-            State::Draining { .. } | State::Exit(_) => {
+            // Whoever sends a stop signal now wants vigil gone: the drain is
+            // cut short.
+            State::Draining {
+                phase: DrainPhase::Terminating(_),
+                ..
+            } => {
+                let why = format!("{} during the drain", signals::name(r.signal));
+                self.end_drain(why);
+            }
+            State::Draining {
+                phase: DrainPhase::Killing,
+                ..
+            }
+            | State::Exit(_) => {
                 log::debug!(
-                    "already draining; {} changes nothing",
+                    "already killing what is left; {} changes nothing",
                     signals::name(r.signal)
                 )
             }
@@ -388,9 +449,10 @@ impl Supervisor {
         }
     }
 
-    /// Forwards a signal to the child (or its group), after `--rewrite`.
-    /// Returns what was sent.
-    fn forward(&self, signal: i32) -> Option<i32> {
+    /// Forwards a signal to the child (or its group), after `--rewrite`,
+    /// and keeps it for the report. Returns what was sent.
+    fn forward(&mut self, r: Received) -> Option<Forward> {
+        let signal = r.signal;
         if !matches!(self.state, State::Running | State::Stopping { .. }) {
             log::debug!(
                 "the child has exited; {} not forwarded",
@@ -411,7 +473,13 @@ impl Supervisor {
                     );
                 }
                 signals::send(target, to);
-                Some(to)
+                let forward = Forward {
+                    received: r,
+                    sent: to,
+                    at: Instant::now(),
+                };
+                self.report.forwards.record(forward);
+                Some(forward)
             }
             None => {
                 log::info!("dropped {} (--rewrite)", signals::name(signal));
@@ -442,7 +510,7 @@ impl Supervisor {
             log::info!("stopping");
         }
         if let Some(hook) = &mut self.post_start {
-            hook.kill(KillReason::Cancelled);
+            hook.kill(KillReason::Cancelled(Cancel::Stop));
         }
         self.run_stop_sequence(signal, StopStep::PreStopHook);
         self.report.stop = Some(Stop {
@@ -506,7 +574,12 @@ impl Supervisor {
             }
             StopStep::ForwardSignal => {
                 // The state is Running or Stopping here, so forward() sends.
-                self.report.stop_signal_sent = self.forward(signal);
+                // Who sent the stop signal is in the report's stop cause.
+                let r = Received {
+                    signal,
+                    sender: Sender::Vigil,
+                };
+                self.report.stop_signal_sent = self.forward(r).map(|f| f.sent);
                 Some(StopPhase::AwaitingExit)
             }
         }
@@ -530,7 +603,7 @@ impl Supervisor {
                     } = self.state
                     {
                         // Something may have forked after the last SIGKILL.
-                        procs::signal_all(self.role, libc::SIGKILL, &self.known_groups());
+                        procs::signal_all(self.role, &[libc::SIGKILL], &self.known_groups());
                     }
                     return;
                 }
@@ -548,13 +621,6 @@ impl Supervisor {
     }
 
     fn on_ended(&mut self, pid: i32, ending: Ending) {
-        if let Ending::Killed {
-            signal: libc::SIGKILL,
-            ..
-        } = ending
-        {
-            self.report.sigkill_seen = true;
-        }
         if pid == self.child {
             return self.child_ended(ending);
         }
@@ -608,6 +674,17 @@ impl Supervisor {
         log::info!("child pid {} {ending}", self.child);
         self.report.ending = Some(ending);
         self.report.ended_at = Some(Instant::now());
+        // A post-start hook has nothing left to do: vigil ends it. A
+        // pre-stop hook still running is ended by the drain (or the grace
+        // deadline, or the kernel when PID 1 exits). Either way vigil ended
+        // it: cancelled, not failed.
+        let cancelled = KillReason::Cancelled(Cancel::ChildExited);
+        if let Some(hook) = &mut self.post_start {
+            hook.kill(cancelled);
+        }
+        if let Some(hook) = &mut self.pre_stop {
+            hook.ending_for(cancelled);
+        }
         if self.config.drain_timeout.is_zero() || !reap::any_children() {
             // Nothing left, or told to behave like tini: exit at once (as
             // PID 1, the kernel then kills whatever is left).
@@ -618,10 +695,16 @@ impl Supervisor {
             log::warn!("/proc is not mounted for this PID namespace: left-over processes can be signalled but not listed");
         }
         let phase = if self.grace == Grace::Expired {
-            procs::signal_all(self.role, libc::SIGKILL, &self.known_groups());
+            procs::signal_all(self.role, &[libc::SIGKILL], &self.known_groups());
             DrainPhase::Killing
         } else {
-            let left = procs::signal_all(self.role, libc::SIGTERM, &self.known_groups());
+            // SIGCONT too: a stopped process would not act on its SIGTERM
+            // until the SIGKILL at the deadline.
+            let left = procs::signal_all(
+                self.role,
+                &[libc::SIGTERM, libc::SIGCONT],
+                &self.known_groups(),
+            );
             if !left.is_empty() {
                 log::info!("draining: SIGTERM to {}", procs::list(&left));
             }
@@ -647,13 +730,15 @@ impl Supervisor {
 
     /// vigil's exit status for the child's ending: its status (the code, or
     /// 128+N for death by signal N), or 0 when that status is listed with
-    /// `-e` (128+N included, as in tini).
+    /// `-e` (128+N included, as in tini). After `--timeout`, 124 as with
+    /// coreutils `timeout`. After a failed post-start hook never 0: the
+    /// child's own failure stands, a success becomes 1.
     fn exit_status(&self, ending: Ending) -> i32 {
         let status = ending.status();
-        if self.config.expected_codes.contains(&status) {
-            0
-        } else {
-            status
+        match self.report.stop.as_ref().map(|stop| &stop.cause) {
+            Some(StopCause::Timeout(_)) => 124,
+            Some(StopCause::PostStartFailed) => status.max(1),
+            _ => self.config.status_after_e(status),
         }
     }
 
@@ -667,10 +752,12 @@ impl Supervisor {
             .into_iter()
             .flatten()
         {
-            hook.kill(KillReason::TimedOut);
+            hook.kill(KillReason::Cancelled(Cancel::GraceDeadline));
         }
         let period = self.config.grace_period.unwrap_or_default();
         let why = format!("grace period ({}) over", secs(period));
+        // Before the kill: its warning may wait for room in stderr.
+        self.report.grace_killed_at = Some(Instant::now());
         let victims = self.kill_everything_left(&why, &groups);
         self.report.grace_killed = Some(victims);
         match self.state {
@@ -681,21 +768,47 @@ impl Supervisor {
                     phase: StopPhase::AwaitingExit,
                 }
             }
-            State::Draining { ending, .. } => {
-                self.state = State::Draining {
-                    ending,
-                    phase: DrainPhase::Killing,
-                }
-            }
+            State::Draining { ending, .. } => self.killed_in_drain(ending),
             State::Running | State::Exit(_) => {}
         }
+    }
+
+    /// The drain is cut short (its timeout, a stop signal): SIGKILL to what
+    /// is left.
+    fn end_drain(&mut self, why: String) {
+        if let State::Draining { ending, .. } = self.state {
+            let left = self.kill_everything_left(&why, &self.known_groups());
+            self.report.drain_killed = Some((why, left));
+            self.killed_in_drain(ending);
+        }
+    }
+
+    /// Everything vigil can reach got SIGKILL during the drain: wait for the
+    /// kernel to finish them, unless vigil cannot tell when that is.
+    fn killed_in_drain(&mut self, ending: Ending) {
+        self.state = if procs::can_reach_all(self.role) {
+            State::Draining {
+                ending,
+                phase: DrainPhase::Killing,
+            }
+        } else {
+            // Without /proc a left-over in a session of its own is out of
+            // sight and out of reach: waiting for it would be forever.
+            log::warn!("without /proc vigil cannot list or reach processes outside the child's and the hooks' process groups: exiting, any such process is left running");
+            State::Exit(self.exit_status(ending))
+        };
     }
 
     /// A deadline passed: SIGKILL to everything left, and a warning that
     /// lists it (pid and name) and says which deadline it was.
     fn kill_everything_left(&self, why: &str, groups: &[Target]) -> Vec<procs::Proc> {
-        let left = procs::signal_all(self.role, libc::SIGKILL, groups);
-        if left.is_empty() {
+        let left = procs::signal_all(self.role, &[libc::SIGKILL], groups);
+        // Everything is being killed: from here on the log may wait for
+        // room in stderr, so that this warning and the report get through.
+        logging::final_lines();
+        if !procs::can_reach_all(self.role) {
+            log::warn!("{why}: SIGKILL to the child's and the hooks' process groups");
+        } else if left.is_empty() {
             log::warn!("{why}: SIGKILL to everything left");
         } else {
             log::warn!("{why}: SIGKILL to {}", procs::list(&left));
@@ -732,22 +845,21 @@ impl Supervisor {
         if let Some(ending) = self.report.ending {
             self.report.code_expected = self.exit_status(ending) == 0 && ending.status() != 0;
         }
-        if self.report.sigkill_seen {
-            let oom = match (self.oom.take(), self.role) {
-                (Some(counter), _) => Some(counter),
-                (None, Role::Pid1) => OomCounter::open_from_zero(),
-                (None, Role::Subreaper) => None,
-            };
-            self.report.oom_kills = oom.map_or(0, |counter| counter.kills_since_start());
-        }
+        self.report.oom_kills = self.oom.kills_since_start();
         self.report.status = status;
-        if self.report.abnormal() {
-            log::warn!("exit report: {}", self.report);
-        } else {
-            log::info!("exit report: {}", self.report);
+        logging::final_lines();
+        match self.report.audience() {
+            Audience::Warning => log::warn!("exit report: {}", self.report),
+            Audience::Default => {
+                log::warn!(target: logging::NOTICE, "exit report: {}", self.report)
+            }
+            Audience::Verbose => log::info!("exit report: {}", self.report),
         }
         if let Some(path) = &self.config.termination_log {
             report::write_termination_log(path, &self.report.to_string());
+        }
+        if self.gave_terminal {
+            spawn::reclaim_terminal(self.child);
         }
         std::mem::forget(self);
         status

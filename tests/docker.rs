@@ -985,8 +985,8 @@ fn exit_codes_from_docker_run() {
         );
         assert_eq!(code, want, "docker run {cmd:?}: stderr:\n{err}");
         if want >= 126 {
-            // `vigil: cannot run 'CMD': ...` (an `error: ` level may sit in between).
-            let what = format!("cannot run '{}': ", cmd[0]);
+            // `vigil: error: cannot run "CMD": ...`
+            let what = format!("cannot run \"{}\": ", cmd[0]);
             let found = err
                 .lines()
                 .any(|l| l.starts_with("vigil: ") && l.contains(&what));
@@ -1543,6 +1543,323 @@ fn dockerfile_example_final_stage_runs() {
         secs(took)
     );
     must_report(T, &logs);
+}
+
+// ---------------------------------------------------------------------------
+// Issue 11: the exit report is shown, never lost, and names the right cause.
+
+/// The last `n` lines of the logs (the app's `yes` output comes before).
+fn logs_tail(ctr: &Ctr, n: usize) -> String {
+    let out = docker(&["logs", "--tail", &n.to_string(), &ctr.name]);
+    format!("{}{}", text(&out.stdout), text(&out.stderr))
+}
+
+/// Case 1: `docker stop` of a child that ignores SIGTERM and keeps stderr
+/// full (`yes >&2`), with a 1 s grace period. Both final lines, the grace
+/// warning and the report, reach `docker logs`, every time (three runs).
+/// A line may follow the app's last, cut-off line, but is itself whole.
+#[test]
+fn busy_stderr_keeps_the_final_lines() {
+    const T: &str = "busy_stderr";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    for round in 1..=3 {
+        let ctr = Ctr::start(
+            h,
+            T,
+            &[
+                "--stop-timeout",
+                "10",
+                "--log-opt",
+                "max-size=4m",
+                "--log-opt",
+                "max-file=2",
+                "-e",
+                "VIGIL_GRACE_PERIOD=1s",
+            ],
+            &["sh", "-c", "trap '' TERM; yes 0123456789 >&2"],
+        );
+        thread::sleep(Duration::from_millis(500));
+        let took = ctr.stop();
+        let code = ctr.exit_code();
+        let logs = logs_tail(&ctr, 20);
+        let grace = logs
+            .lines()
+            .find_map(|l| l.split_once("vigil: warning: grace period (1.00s) over: SIGKILL to "));
+        let report = logs
+            .lines()
+            .find_map(|l| l.split_once("vigil: warning: exit report: "));
+        note(
+            T,
+            format!(
+                "round {round}: docker stop {} exit {code}; grace warning: {}; report: {}",
+                secs(took),
+                grace.is_some(),
+                report.map_or("none".to_string(), |(_, r)| r.to_string())
+            ),
+        );
+        assert_eq!(code, 137, "round {round}; logs:\n{logs}");
+        assert!(
+            grace.is_some(),
+            "round {round}: no grace warning in:\n{logs}"
+        );
+        let (_, report) =
+            report.unwrap_or_else(|| panic!("round {round}: no exit report in:\n{logs}"));
+        assert!(
+            report.starts_with("child was killed by SIGKILL (status 137) by vigil, at the grace deadline; exit status 137; ")
+                && report.ends_with("; orphans reaped: 0"),
+            "round {round}: {report}"
+        );
+    }
+}
+
+/// Case 2: after `docker stop`, the report is in `docker logs` at the
+/// default verbosity (no warning: the container did what it was asked),
+/// and says who sent the SIGTERM behind the 143.
+#[test]
+fn report_after_docker_stop_by_default() {
+    const T: &str = "report_after_stop";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    let ctr = Ctr::start(
+        h,
+        T,
+        &["--stop-timeout", "5"],
+        &["sh", "-c", "echo ready; sleep 1000"],
+    );
+    ctr.wait_log("ready", Duration::from_secs(20));
+    ctr.stop();
+    let logs = ctr.logs();
+    let report = must_report(T, &logs);
+    assert_eq!(ctr.exit_code(), 143, "{logs}");
+    assert!(
+        report.starts_with("vigil: exit report: child was killed by SIGTERM (status 143); exit status 143; command: sh -c 'echo ready; sleep 1000' (pid ")
+            && report.contains("; stop: SIGTERM from pid 0 (outside this PID namespace) (sent SIGTERM), child ended "),
+        "{report}"
+    );
+}
+
+/// Case 3: `--memory 32m`, a grandchild (`dd` with a 200 MB buffer) is
+/// OOM-killed, the shell exits 0: the report names the OOM kill (a
+/// warning) where Docker says `OOMKilled`.
+#[test]
+fn grandchild_oom_kill_is_reported() {
+    const T: &str = "grandchild_oom";
+    let Some(h) = harness(T) else { return };
+    if docker_ok(&["info", "--format", "{{.MemoryLimit}}"]).trim() != "true" {
+        note(T, "SKIPPED: this engine does not enforce memory limits");
+        return;
+    }
+    let (code, out, err, took) = run_fg(
+        h,
+        T,
+        &["--memory", "32m", "--memory-swap", "32m"],
+        &[
+            "sh",
+            "-c",
+            "dd if=/dev/zero of=/dev/null bs=200M count=1; echo dd rc=$?",
+        ],
+    );
+    let report = must_report(T, &err);
+    note(T, format!("exit {code} in {}; {}", secs(took), out.trim()));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("dd rc=137"), "dd was not killed: {out}{err}");
+    assert!(
+        report.starts_with("vigil: warning: exit report: child exited with code 0; exit status 0; ")
+            && report.contains("; the kernel OOM killer killed 1 process in this container (not the child: a process it started, or a hook)"),
+        "{report}"
+    );
+}
+
+/// Case 4: a 5,000-byte command line, the report in a bind-mounted
+/// termination log: the file starts with the ending and the status.
+#[test]
+fn long_command_line_in_the_termination_log() {
+    const T: &str = "long_command_termlog";
+    let Some(h) = harness(T) else { return };
+    let dir = std::env::temp_dir().join(format!("{LABEL}-{}-longcmd", h.run));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("termination-log");
+    fs::write(&file, "").unwrap();
+    let mount = format!("{}:/dev/termination-log", file.display());
+    let long = "x".repeat(5000);
+    let (code, _out, err, _) = run_fg(h, T, &["-v", &mount], &["sh", "-c", "exit 3", "sh", &long]);
+    let message = fs::read_to_string(&file).unwrap_or_default();
+    let _ = fs::remove_dir_all(&dir);
+    note(
+        T,
+        format!(
+            "exit {code}; termination message ({} bytes): {message:?}",
+            message.len()
+        ),
+    );
+    assert_eq!(code, 3, "{err}");
+    assert!(message.len() <= 4096, "{} bytes", message.len());
+    assert!(
+        message
+            .starts_with("child exited with code 3; exit status 3; command: sh -c 'exit 3' sh xxx"),
+        "{message}"
+    );
+    assert!(message.ends_with("); orphans reaped: 0\n"), "{message}");
+    let report = must_report(T, &err);
+    assert!(report.len() < 4096, "a {}-byte report line", report.len());
+}
+
+/// Case 5: `docker kill -s USR1` kills a child with no USR1 handler: the
+/// report says vigil forwarded it from outside the container.
+#[test]
+fn docker_kill_usr1_death_is_attributed() {
+    const T: &str = "kill_usr1_death";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    let ctr = Ctr::start(h, T, &[], &["sleep", "1000"]);
+    thread::sleep(Duration::from_millis(500));
+    ctr.kill("USR1");
+    let code = ctr.wait();
+    let logs = ctr.logs();
+    let report = must_report(T, &logs);
+    assert_eq!(code, 138, "{logs}");
+    assert!(
+        report.starts_with("vigil: warning: exit report: child was killed by SIGUSR1 (status 138), forwarded by vigil: SIGUSR1 from pid 0 (outside this PID namespace); exit status 138; command: sleep 1000 (pid "),
+        "{report}"
+    );
+}
+
+/// Case 6: Ctrl-C in `docker run -it` (the docker client on a terminal of
+/// its own, here a pseudo-terminal). The child holds the container's
+/// terminal, dies of SIGINT (130), and vigil says nothing, as tini,
+/// dumb-init, catatonit and a shell say nothing.
+#[test]
+fn ctrl_c_in_docker_run_it_is_quiet() {
+    const T: &str = "ctrl_c_it";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    let pty = nix::pty::openpty(None, None).expect("openpty");
+    let guard = Ctr::new(h, T);
+    let args = guard.run_args(h, "--rm", &["-it"], &h.image, &["sleep", "1000"]);
+    let slave = |pty: &nix::pty::OpenptyResult| Stdio::from(pty.slave.try_clone().unwrap());
+    let mut client = Command::new("docker")
+        .args(&args)
+        .stdin(slave(&pty))
+        .stdout(slave(&pty))
+        .stderr(slave(&pty))
+        .spawn()
+        .expect("docker run -it");
+    drop(pty.slave);
+    let mut master = fs::File::from(pty.master);
+    let mut reader = master.try_clone().unwrap();
+    let output = thread::spawn(move || {
+        let mut out = Vec::new();
+        let mut buf = [0u8; 4096];
+        // EIO once the client has closed the terminal.
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(&buf[..n]);
+        }
+        text(&out)
+    });
+    let started = Instant::now();
+    while guard.inspect("{{.State.Running}}") != "true" {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the container did not start"
+        );
+        thread::sleep(Duration::from_millis(100));
+    }
+    thread::sleep(Duration::from_millis(500));
+    master.write_all(b"\x03").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = client.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = client.kill();
+            panic!("docker run -it did not end after Ctrl-C");
+        }
+        thread::sleep(Duration::from_millis(50));
+    };
+    drop(master);
+    let shown = output.join().unwrap_or_default();
+    note(
+        T,
+        format!("exit {:?}; terminal shows {shown:?}", status.code()),
+    );
+    assert_eq!(status.code(), Some(130), "{shown}");
+    assert!(!shown.contains("exit report"), "{shown}");
+    assert!(!shown.contains("vigil"), "{shown}");
+}
+
+/// Two vigils in one log: the image's vigil run with `--init` and vigil as
+/// the engine's init. The inner one (whose parent is the engine's
+/// `docker-init`) writes `vigil[PID]:`; PID 1 writes `vigil:`.
+#[test]
+fn two_vigils_in_one_log() {
+    const T: &str = "two_vigils";
+    let Some(h) = harness(T) else { return };
+    let mount = format!("{}:/sbin/docker-init:ro", h.vigil.display());
+    let (code, _out, err, _) = run_fg(h, T, &["--init", "-v", &mount], &["sh", "-c", "exit 3"]);
+    note(T, format!("exit {code}; stderr: {err:?}"));
+    assert_eq!(code, 3, "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    if !lines.iter().any(|l| l.starts_with("vigil: ")) {
+        note(
+            T,
+            "SKIPPED: this engine mounted its own init over the bind mount",
+        );
+        return;
+    }
+    assert_eq!(lines.len(), 2, "{err}");
+    // The inner vigil's pid is the outer one's child's.
+    let inner = lines[1]
+        .split_once("command: /vigil -- sh -c 'exit 3' (pid ")
+        .and_then(|(_, rest)| rest.split_once(')'))
+        .map(|(pid, _)| pid)
+        .unwrap_or_else(|| panic!("PID 1's report does not name the inner vigil: {err}"));
+    assert!(
+        lines[0].starts_with(&format!("vigil[{inner}]: warning: exit report: child exited with code 3; exit status 3; command: sh -c 'exit 3' (pid ")),
+        "{err}"
+    );
+    assert!(
+        lines[1]
+            .starts_with("vigil: warning: exit report: child exited with code 3; exit status 3; "),
+        "{err}"
+    );
+}
+
+/// docs/kubernetes.md and docs/docker.md: a bind-mounted termination log
+/// must exist and be writable by the container's user. A root-owned 0644
+/// file and `--user 1000`: vigil says it cannot write it, and the status is
+/// still the child's.
+#[test]
+fn termination_log_not_writable_by_the_user_is_a_warning() {
+    const T: &str = "termlog_not_writable";
+    let Some(h) = harness(T) else { return };
+    let dir = std::env::temp_dir().join(format!("{LABEL}-{}-rotermlog", h.run));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("termination-log");
+    fs::write(&file, "").unwrap();
+    fs::set_permissions(&file, fs::Permissions::from_mode(0o644)).unwrap();
+    let mount = format!("{}:/dev/termination-log", file.display());
+    let (code, _out, err, _) = run_fg(
+        h,
+        T,
+        &["--user", "1000:1000", "-v", &mount],
+        &["sh", "-c", "exit 3"],
+    );
+    let message = fs::read_to_string(&file).unwrap_or_default();
+    let _ = fs::remove_dir_all(&dir);
+    note(T, format!("exit {code}; stderr: {err:?}"));
+    assert_eq!(code, 3, "{err}");
+    assert_eq!(message, "", "{err}");
+    assert!(
+        err.contains("vigil: warning: could not write the termination log /dev/termination-log: Permission denied"),
+        "{err}"
+    );
 }
 
 // ---------------------------------------------------------------------------

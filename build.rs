@@ -1,0 +1,43 @@
+//! Tells `vigil --version` which commit it was built from and for which
+//! target, so that a binary found in an image can be traced back.
+//!
+//! The commit is `VIGIL_COMMIT` when set (scripts/release.sh sets it, with a
+//! `-modified` suffix for a tree with uncommitted changes), else git's HEAD,
+//! else `unknown` (a build from a source tarball or a Docker context
+//! without `.git`).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-env-changed=VIGIL_COMMIT");
+    let commit = std::env::var("VIGIL_COMMIT")
+        .ok()
+        .filter(|c| !c.is_empty())
+        .or_else(git_head)
+        .unwrap_or_else(|| "unknown".to_string());
+    let target = std::env::var("TARGET").unwrap_or_else(|_| "unknown".to_string());
+    println!("cargo:rustc-env=VIGIL_COMMIT={commit}");
+    println!("cargo:rustc-env=VIGIL_TARGET={target}");
+}
+
+/// HEAD's commit, and a rebuild whenever HEAD moves (a new commit, a
+/// checkout): only files that exist are watched, since a missing one would
+/// make cargo rerun this script on every build.
+fn git_head() -> Option<String> {
+    let git = |args: &[&str]| -> Option<String> {
+        let out = Command::new("git").args(args).output().ok()?;
+        let text = String::from_utf8(out.stdout).ok()?;
+        (out.status.success() && !text.trim().is_empty()).then(|| text.trim().to_string())
+    };
+    let mut watched = vec![git(&["rev-parse", "--git-path", "HEAD"])?];
+    if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
+        watched.extend(git(&["rev-parse", "--git-path", &branch]));
+    }
+    watched.extend(git(&["rev-parse", "--git-path", "packed-refs"]));
+    for path in watched.iter().map(PathBuf::from).filter(|p| p.exists()) {
+        println!("cargo:rerun-if-changed={}", path.display());
+    }
+    git(&["rev-parse", "--short=12", "HEAD"])
+}
