@@ -520,7 +520,7 @@ mod tests {
         r.stop = Some(Stop {
             cause: StopCause::Signal {
                 signal,
-                sender: outside(signal).sender.to_string(),
+                sender: outside(signal).sender.to_string().into(),
             },
             at,
         });
@@ -649,7 +649,7 @@ mod tests {
         };
         r.later_stop = Some(LaterStop {
             forward: later,
-            sender: later.received.sender.to_string(),
+            sender: later.received.sender.to_string().into(),
         });
         r.ending = Some(Ending::Exited(143));
         r.status = 143;
