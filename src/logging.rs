@@ -61,7 +61,11 @@ pub fn init(verbosity: u8) {
                 log::Level::Warn => "warning: ",
                 _ => "",
             };
-            let line = whole_line(&format!("{prefix}: {tag}"), &record.args().to_string());
+            // Sized for the exit report, so that formatting it does not
+            // grow the string a few bytes at a time.
+            let mut message = String::with_capacity(512);
+            let _ = std::fmt::Write::write_fmt(&mut message, *record.args());
+            let line = whole_line(&format!("{prefix}: {tag}"), &message);
             buf.write_all(line.as_bytes())
         })
         .target(env_logger::Target::Pipe(Box::new(Stderr)))
@@ -126,7 +130,11 @@ fn whole_line(prefix: &str, message: &str) -> String {
 /// Escapes control characters (a newline in a command's argument, say), so
 /// that every message stays one line starting `vigil:`.
 pub fn one_line(text: &str) -> String {
-    if !text.chars().any(char::is_control) {
+    // A control character is below 0x20, 0x7f, or U+0080..U+009F (0xc2
+    // then a second byte): a text without those bytes, the usual case, is
+    // let through without decoding it character by character.
+    let suspect = |b: &u8| *b < 0x20 || *b == 0x7f || *b == 0xc2;
+    if !text.as_bytes().iter().any(suspect) || !text.chars().any(char::is_control) {
         return text.to_string();
     }
     text.chars()
