@@ -20,6 +20,21 @@ fn main() {
     let target = std::env::var("TARGET").unwrap_or_else(|_| "unknown".to_string());
     println!("cargo:rustc-env=VIGIL_COMMIT={commit}");
     println!("cargo:rustc-env=VIGIL_TARGET={target}");
+    drop_unwind_search_table();
+}
+
+/// The release binary of a musl target goes without the linker's search
+/// table over the unwind tables (`--no-eh-frame-hdr`, 12 KiB; README,
+/// "Binary size"): with `panic = "abort"` nothing unwinds, and the table
+/// serves only a panic's backtrace. Only there: test binaries unwind their
+/// panics, and without the table a failing assertion aborts the whole test
+/// binary ("failed to initiate panic") instead of reporting the failure.
+fn drop_unwind_search_table() {
+    let musl = std::env::var("CARGO_CFG_TARGET_ENV").is_ok_and(|e| e == "musl");
+    let release = std::env::var("PROFILE").is_ok_and(|p| p == "release");
+    if musl && release {
+        println!("cargo:rustc-link-arg-bins=-Wl,--no-eh-frame-hdr");
+    }
 }
 
 /// HEAD's commit, and a rebuild whenever HEAD moves (a new commit, a

@@ -519,5 +519,5 @@ fn podman_init_path() {
         logs.contains("SIGTERM from pid 0 (outside this PID namespace)"),
         "{logs}"
     );
-    assert!(logs.contains("drain: SIGTERM to 1 left-over"), "{logs}");
+    assert!(logs.contains("drain: SIGTERM to 1 process"), "{logs}");
 }
