@@ -848,15 +848,23 @@ impl Supervisor {
         self.report.oom_kills = self.oom.kills_since_start();
         self.report.status = status;
         logging::final_lines();
-        match self.report.audience() {
-            Audience::Warning => log::warn!("exit report: {}", self.report),
-            Audience::Default => {
-                log::warn!(target: logging::NOTICE, "exit report: {}", self.report)
+        let (target, level) = match self.report.audience() {
+            Audience::Warning => (module_path!(), log::Level::Warn),
+            Audience::Default => (logging::NOTICE, log::Level::Warn),
+            Audience::Verbose => (module_path!(), log::Level::Info),
+        };
+        // Formatted once, for the log and the termination log alike, and
+        // only when one of them will show it: it is most of the work
+        // between the child's death and vigil's exit.
+        let logged = log::log_enabled!(target: target, level);
+        if logged || self.config.termination_log.is_some() {
+            let text = self.report.to_string();
+            if logged {
+                log::log!(target: target, level, "exit report: {text}");
             }
-            Audience::Verbose => log::info!("exit report: {}", self.report),
-        }
-        if let Some(path) = &self.config.termination_log {
-            report::write_termination_log(path, &self.report.to_string());
+            if let Some(path) = &self.config.termination_log {
+                report::write_termination_log(path, &text);
+            }
         }
         if self.gave_terminal {
             spawn::reclaim_terminal(self.child);
