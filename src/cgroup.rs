@@ -26,7 +26,6 @@
 //! much as all the rest of vigil's start-up).
 
 use std::fs::File;
-use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -79,26 +78,9 @@ impl OomCounter {
 const V1_MOUNT: &str = "/sys/fs/cgroup/memory";
 const V2_MOUNT: &str = "/sys/fs/cgroup";
 
-/// Reads a small kernel-made file (a few lines) into a stack buffer: no
-/// `fstat`, no heap, on vigil's exit path. `None` when it cannot be read or
-/// is not one page of UTF-8.
-fn read_small(path: &Path, buffer: &mut [u8; 4096]) -> Option<usize> {
-    let mut file = File::open(path).ok()?;
-    let mut len = 0;
-    loop {
-        let n = file.read(buffer.get_mut(len..)?).ok()?;
-        if n == 0 {
-            return Some(len);
-        }
-        len += n;
-    }
-}
-
 fn find_counter_file() -> Option<PathBuf> {
-    let mut buffer = [0u8; 4096];
-    let len = read_small(Path::new("/proc/self/cgroup"), &mut buffer)?;
-    let cgroups = std::str::from_utf8(buffer.get(..len)?).ok()?;
-    let (path, v1) = own_cgroup(cgroups)?;
+    let cgroups = read_text("/proc/self/cgroup")?;
+    let (path, v1) = own_cgroup(&cgroups)?;
     let (mount, file) = if v1 {
         (V1_MOUNT, "memory.oom_control")
     } else {
@@ -116,7 +98,7 @@ fn find_counter_file() -> Option<PathBuf> {
         return Some(at_root);
     }
     let mountinfo = read_text("/proc/self/mountinfo")?;
-    counter_file(cgroups, &mountinfo)
+    counter_file(&cgroups, &mountinfo)
 }
 
 /// vigil's memory cgroup path from /proc/self/cgroup, and whether it is v1's

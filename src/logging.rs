@@ -94,8 +94,8 @@ fn prefix() -> String {
     // SAFETY: getppid takes no arguments and cannot fail.
     let parent = unsafe { libc::getppid() };
     let parent_is_vigil = parent > 0
-        && crate::procs::read_text(format!("/proc/{parent}/comm"))
-            .is_some_and(|comm| matches!(comm.trim_end(), "vigil" | "docker-init"));
+        && crate::procs::name(parent)
+            .is_some_and(|name| matches!(name.as_str(), "vigil" | "docker-init"));
     if parent_is_vigil {
         format!("vigil[{me}]")
     } else {
