@@ -85,16 +85,11 @@ __attribute__((noreturn)) static int cmd_idle(void) {
 }
 
 /* ------------------------------------------------------------- sigrecv */
-__attribute__((noreturn)) static int cmd_sigrecv(void) {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGUSR1);
-    sigaddset(&set, SIG_B2B);
-    if (sigprocmask(SIG_BLOCK, &set, NULL) < 0) die("sigprocmask");
-    ready();
+/* Waits for the next signal of `set` (blocked by the caller) and writes
+ * "SIG NS\n" to stdout with the time it arrived. Returns the signal. */
+static int await_and_stamp(const sigset_t *set) {
     for (;;) {
-        siginfo_t si;
-        int sig = sigwaitinfo(&set, &si);
+        int sig = sigwaitinfo(set, NULL);
         int64_t t = now_ns();
         if (sig < 0) {
             if (errno == EINTR) continue;
@@ -103,7 +98,18 @@ __attribute__((noreturn)) static int cmd_sigrecv(void) {
         char buf[64];
         int len = snprintf(buf, sizeof buf, "%d %lld\n", sig, (long long)t);
         write_all(1, buf, (size_t)len);
+        return sig;
     }
+}
+
+__attribute__((noreturn)) static int cmd_sigrecv(void) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGUSR1);
+    sigaddset(&set, SIG_B2B);
+    if (sigprocmask(SIG_BLOCK, &set, NULL) < 0) die("sigprocmask");
+    ready();
+    for (;;) await_and_stamp(&set);
 }
 
 /* ---------------------------------------------------------------- send */
@@ -268,21 +274,11 @@ __attribute__((noreturn)) static int cmd_termrecv(void) {
     sigaddset(&set, SIGTERM);
     if (sigprocmask(SIG_BLOCK, &set, NULL) < 0) die("sigprocmask");
     ready();
-    for (;;) {
-        int sig = sigwaitinfo(&set, NULL);
-        int64_t t = now_ns();
-        if (sig < 0) {
-            if (errno == EINTR) continue;
-            die("sigwaitinfo");
-        }
-        char buf[64];
-        int len = snprintf(buf, sizeof buf, "%d %lld\n", sig, (long long)t);
-        write_all(1, buf, (size_t)len);
-        signal(SIGTERM, SIG_DFL);
-        if (sigprocmask(SIG_UNBLOCK, &set, NULL) < 0) die("sigprocmask");
-        raise(SIGTERM);
-        _exit(3); /* not reached */
-    }
+    await_and_stamp(&set);
+    signal(SIGTERM, SIG_DFL);
+    if (sigprocmask(SIG_UNBLOCK, &set, NULL) < 0) die("sigprocmask");
+    raise(SIGTERM);
+    _exit(3); /* not reached */
 }
 
 /* --------------------------------------------------------------- first */
