@@ -7,17 +7,16 @@
 //! exit report are due there is little or nothing left to supervise, and
 //! they are the lines that say why the container died. From `final_lines`
 //! on, a write waits for room in a full pipe, about a second in all
-//! (`PATIENCE`), before it gives a line up. Each call starts a new second:
-//! the SIGKILL at a deadline, then the exit report once everything is
-//! reaped, so a slow reader (dockerd catching up with a flood) that costs
-//! the deadline's warning its second does not cost the report its own.
+//! (`PATIENCE`), before it gives a line up: long enough for a reader that
+//! is catching up with a flood (dockerd, on a busy machine), short enough
+//! not to hold up the container's exit.
 //!
 //! Every line is written whole, in one `write` of at most `PIPE_BUF` bytes
 //! (longer messages are cut to fit): a pipe takes such a write in one piece,
 //! so a vigil line is never split, nor mixed with the child's output.
 
 use std::io::{self, Write};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// The log target of lines shown at the default verbosity without being
@@ -30,12 +29,11 @@ pub const NOTICE: &str = "vigil::notice";
 /// line vigil writes, newline included.
 pub const PIPE_BUF: usize = 4096;
 
-/// How long the lines after one `final_lines` may wait, all together, for
-/// room in stderr.
+/// How long the final lines may wait, all together, for room in stderr.
 const PATIENCE: Duration = Duration::from_secs(1);
 
 /// When the final lines stop waiting; unset while vigil supervises.
-static PATIENT_UNTIL: Mutex<Option<Instant>> = Mutex::new(None);
+static PATIENT_UNTIL: OnceLock<Instant> = OnceLock::new();
 
 /// The start of every line: `vigil:`, or `vigil[PID]:` for a vigil that
 /// runs under another one (see `prefix`).
@@ -73,12 +71,10 @@ pub fn init(verbosity: u8) {
 }
 
 /// From now on, log lines wait for room in a full stderr, `PATIENCE` in all
-/// counted from this call: the deadline warnings and the exit report, once
-/// everything vigil supervised is ended or being killed.
+/// counted from the first call: the deadline warnings and the exit report,
+/// once everything vigil supervised is ended or being killed.
 pub fn final_lines() {
-    if let Ok(mut until) = PATIENT_UNTIL.lock() {
-        *until = Some(Instant::now() + PATIENCE);
-    }
+    PATIENT_UNTIL.get_or_init(|| Instant::now() + PATIENCE);
 }
 
 /// `vigil`, or `vigil[PID]` when vigil's parent is itself a vigil (an image
@@ -159,7 +155,7 @@ struct Stderr;
 impl Stderr {
     /// How long a write may wait for room now.
     fn patience() -> libc::c_int {
-        let Some(until) = PATIENT_UNTIL.lock().ok().and_then(|until| *until) else {
+        let Some(until) = PATIENT_UNTIL.get() else {
             return 0;
         };
         let left = until.saturating_duration_since(Instant::now());

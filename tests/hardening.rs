@@ -1085,6 +1085,43 @@ fn stderr_pipe_with_one_free_page_and_a_long_log_line() {
     );
 }
 
+/// The final lines wait for room about a second *in all* (spec section 7),
+/// not a second each: on a full pipe that nobody reads, the grace warning
+/// waits out the second and the exit report does not start another, so
+/// vigil exits about 1 s after its 1 s grace deadline. (With a second per
+/// line the stop took 3 s.)
+#[test]
+fn final_lines_wait_about_a_second_in_all_on_a_full_pipe() {
+    let dir = TempDir::new("patience");
+    let fifo = dir.join("fifo");
+    mkfifo(&fifo);
+    let _reader = open_fd(&fifo, libc::O_RDONLY | libc::O_NONBLOCK);
+    fill_fifo(&fifo);
+    let ready = dir.join("ready");
+    let child = format!("trap '' TERM; : > '{}'; exec sleep 1000", ready.display());
+    let v = pid1_via_sh(&format!("exec \"$@\" 2>'{}'", fifo.display())).args([
+        "--grace-period",
+        "1s",
+        "--",
+        "sh",
+        "-c",
+        &child,
+    ]);
+    let run = v.spawn();
+    assert!(
+        wait_until(TIMEOUT, || ready.exists()),
+        "the child never got ready\n{}",
+        run.describe()
+    );
+    let (out, took) = timed_stop(run);
+    no_panic(&out);
+    assert_eq!(out.status, Exit::Code(137), "{out}");
+    assert!(
+        took >= Duration::from_millis(1900) && took < Duration::from_millis(2800),
+        "stop took {took:?}: a 1 s grace period, then about 1 s for the final lines in all"
+    );
+}
+
 /// stderr is a pipe whose read end is closed: every log line raises SIGPIPE
 /// (EPIPE). vigil must neither die of it nor forward it.
 #[test]
