@@ -1034,18 +1034,31 @@ fn fill_fifo(fifo: &Path) -> usize {
     total
 }
 
+/// A fifo in `dir` whose pipe is full, and its read end, which the caller
+/// keeps open (a writer then finds the pipe full, not broken) and reads
+/// from only to make room.
+fn full_fifo(dir: &TempDir) -> (PathBuf, std::os::fd::OwnedFd) {
+    let fifo = dir.join("fifo");
+    mkfifo(&fifo);
+    let reader = open_fd(&fifo, libc::O_RDONLY | libc::O_NONBLOCK);
+    let filled = fill_fifo(&fifo);
+    assert!(filled >= 4096, "filled only {filled} bytes");
+    (fifo, reader)
+}
+
+/// vigil as PID 1 with its stderr on `fifo`.
+fn pid1_stderr_to(fifo: &Path) -> Vigil {
+    pid1_via_sh(&format!("exec \"$@\" 2>'{}'", fifo.display()))
+}
+
 /// stderr is a pipe that is full and that nobody reads; vigil logs at -vvv
 /// through a storm: it must drop lines rather than block.
 #[test]
 fn stderr_on_a_full_pipe_nobody_reads() {
     let dir = TempDir::new("fullpipe");
-    let fifo = dir.join("fifo");
-    mkfifo(&fifo);
-    let _reader = open_fd(&fifo, libc::O_RDONLY | libc::O_NONBLOCK);
-    let filled = fill_fifo(&fifo);
-    assert!(filled >= 4096, "filled only {filled} bytes");
+    let (fifo, _reader) = full_fifo(&dir);
     let out = dir.join("counts");
-    let v = pid1_via_sh(&format!("exec \"$@\" 2>'{}'", fifo.display())).arg("-vvv");
+    let v = pid1_stderr_to(&fifo).arg("-vvv");
     let run = start_counter(v, &out);
     storm_then_stop(run, &out, 3000, "a full stderr pipe");
 }
@@ -1056,10 +1069,7 @@ fn stderr_on_a_full_pipe_nobody_reads() {
 #[test]
 fn stderr_pipe_with_one_free_page_and_a_long_log_line() {
     let dir = TempDir::new("longline");
-    let fifo = dir.join("fifo");
-    mkfifo(&fifo);
-    let reader = open_fd(&fifo, libc::O_RDONLY | libc::O_NONBLOCK);
-    fill_fifo(&fifo);
+    let (fifo, reader) = full_fifo(&dir);
     // Make room for exactly one page.
     {
         use std::os::fd::AsRawFd;
@@ -1069,13 +1079,7 @@ fn stderr_pipe_with_one_free_page_and_a_long_log_line() {
     }
     let long_arg = "a".repeat(20_000);
     // exit 3 is unexpected: the exit report is a warning, logged by default.
-    let v = pid1_via_sh(&format!("exec \"$@\" 2>'{}'", fifo.display())).args([
-        "--",
-        "sh",
-        "-c",
-        "sleep 0.2; exit 3",
-        &long_arg,
-    ]);
+    let v = pid1_stderr_to(&fifo).args(["--", "sh", "-c", "sleep 0.2; exit 3", &long_arg]);
     let run = v.spawn();
     let o = run.wait(Duration::from_secs(10));
     assert_eq!(
@@ -1093,20 +1097,10 @@ fn stderr_pipe_with_one_free_page_and_a_long_log_line() {
 #[test]
 fn final_lines_wait_about_a_second_in_all_on_a_full_pipe() {
     let dir = TempDir::new("patience");
-    let fifo = dir.join("fifo");
-    mkfifo(&fifo);
-    let _reader = open_fd(&fifo, libc::O_RDONLY | libc::O_NONBLOCK);
-    fill_fifo(&fifo);
+    let (fifo, _reader) = full_fifo(&dir);
     let ready = dir.join("ready");
     let child = format!("trap '' TERM; : > '{}'; exec sleep 1000", ready.display());
-    let v = pid1_via_sh(&format!("exec \"$@\" 2>'{}'", fifo.display())).args([
-        "--grace-period",
-        "1s",
-        "--",
-        "sh",
-        "-c",
-        &child,
-    ]);
+    let v = pid1_stderr_to(&fifo).args(["--grace-period", "1s", "--", "sh", "-c", &child]);
     let run = v.spawn();
     assert!(
         wait_until(TIMEOUT, || ready.exists()),
