@@ -7,8 +7,8 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use crate::reap::Ending;
-use crate::signals::{self, Inherited, Target};
-use crate::spawn::{self, Spawn};
+use crate::signals;
+use crate::spawn::{Spawn, SpawnError};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HookKind {
@@ -28,16 +28,17 @@ impl HookKind {
 /// A hook to start, with what only that kind of hook has.
 #[derive(Clone, Copy, Debug)]
 pub enum Hook {
-    /// Fails if it still runs after `timeout` (`--post-start-timeout`).
-    PostStart { timeout: Option<Duration> },
+    /// Started beside the child; fails if it still runs after
+    /// `--post-start-timeout` (the supervisor keeps that deadline).
+    PostStart,
     /// Told the stop signal that started the stop (`VIGIL_SIGNAL`).
     PreStop { signal: i32 },
 }
 
 impl Hook {
-    fn kind(self) -> HookKind {
+    pub fn kind(self) -> HookKind {
         match self {
-            Hook::PostStart { .. } => HookKind::PostStart,
+            Hook::PostStart => HookKind::PostStart,
             Hook::PreStop { .. } => HookKind::PreStop,
         }
     }
@@ -60,9 +61,6 @@ pub struct Running {
     pub kind: HookKind,
     pub pid: i32,
     pub started: Instant,
-    /// When the hook has failed if it still runs (`--post-start-timeout`);
-    /// cleared once vigil has killed it.
-    pub deadline: Option<Instant>,
     /// Set when vigil killed the hook, and why, so the record says so
     /// rather than "killed by SIGKILL".
     pub killed_for: Option<KillReason>,
@@ -89,24 +87,16 @@ pub enum Cancel {
 }
 
 impl Running {
-    /// Kills the hook's whole process group.
-    pub fn kill(&mut self, reason: KillReason) {
-        self.killed_for.get_or_insert(reason);
-        self.deadline = None;
-        signals::send(Target::Group(self.pid), libc::SIGKILL);
-    }
-
-    /// Notes that vigil is ending the hook by other means (the drain
-    /// signals every process left), so that its record says so rather than
-    /// "killed by SIGTERM". A reason already given stays.
+    /// Notes why vigil is ending the hook (it sends the signal itself), so
+    /// that the hook's record says so rather than "killed by SIGKILL". A
+    /// reason already given stays.
     pub fn ending_for(&mut self, reason: KillReason) {
         self.killed_for.get_or_insert(reason);
-        self.deadline = None;
     }
 
     /// The record of a hook that has been reaped. A hook vigil meant to end
     /// that succeeded all the same is recorded as a success.
-    pub fn finish(self, ending: Ending) -> Record {
+    pub fn finish(self, ending: Ending, now: Instant) -> Record {
         let outcome = match self.killed_for {
             _ if ending.succeeded() => Outcome::Ended(ending),
             Some(KillReason::TimedOut) => Outcome::TimedOut,
@@ -116,7 +106,7 @@ impl Running {
         Record {
             kind: self.kind,
             outcome,
-            took: self.started.elapsed(),
+            took: now.saturating_duration_since(self.started),
         }
     }
 }
@@ -154,7 +144,7 @@ impl Record {
 impl fmt::Display for Record {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kind = self.kind.as_str();
-        let took = crate::duration::secs(self.took);
+        let took = crate::text::secs(self.took);
         match &self.outcome {
             Outcome::Ended(Ending::Exited(0)) => write!(f, "{kind} hook succeeded in {took}"),
             Outcome::Ended(ending) => write!(f, "{kind} hook failed: {ending} after {took}"),
@@ -179,26 +169,23 @@ impl fmt::Display for Record {
     }
 }
 
-/// Starts a hook; an `Err` is the record of a hook that could not run.
+/// Starts a hook with `spawn`, at `started`; an `Err` is the record of a
+/// hook that could not run.
 pub fn start(
     hook: Hook,
     argv: &[OsString],
     child_pid: i32,
-    inherited: Inherited,
+    started: Instant,
+    spawn: impl FnOnce(Spawn<'_>) -> Result<i32, SpawnError>,
 ) -> Result<Running, Record> {
-    let started = Instant::now();
     let kind = hook.kind();
     let mut env = vec![
         ("VIGIL_HOOK", kind.as_str().to_string()),
         ("VIGIL_CHILD_PID", child_pid.to_string()),
     ];
-    let timeout = match hook {
-        Hook::PostStart { timeout } => timeout,
-        Hook::PreStop { signal } => {
-            env.push(("VIGIL_SIGNAL", signals::name(signal)));
-            None
-        }
-    };
+    if let Hook::PreStop { signal } = hook {
+        env.push(("VIGIL_SIGNAL", signals::name(signal)));
+    }
     let spec = Spawn {
         argv,
         env,
@@ -207,21 +194,20 @@ pub fn start(
         // still gets its hooks run, on vigil's stdin.
         null_stdin: std::path::Path::new("/dev/null").exists(),
     };
-    match spawn::spawn(spec, inherited) {
+    match spawn(spec) {
         Ok(pid) => {
             log::info!("{} hook started: pid {pid}", kind.as_str());
             Ok(Running {
                 kind,
                 pid,
                 started,
-                deadline: timeout.map(|t| started + t),
                 killed_for: None,
             })
         }
         Err(e) => Err(Record {
             kind,
             outcome: Outcome::CouldNotRun(e.to_string()),
-            took: started.elapsed(),
+            took: Duration::ZERO,
         }),
     }
 }

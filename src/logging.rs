@@ -1,5 +1,6 @@
 //! Logging to stderr through `log` + `env_logger`, every line prefixed
-//! `vigil:` (`vigil[PID]:` under another vigil, see `prefix`), never
+//! `vigil:` (or what `init` is given: `vigil[PID]:` under another vigil),
+//! never
 //! blocking while vigil supervises: a PID 1 stuck writing to a full pipe
 //! that nobody reads would stop reaping and forwarding.
 //!
@@ -19,6 +20,8 @@ use std::io::{self, Write};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use crate::text::one_line;
+
 /// The log target of lines shown at the default verbosity without being
 /// warnings (the exit report of a container that stopped or failed without
 /// anything abnormal). Logged at `Warn` level, so that `-q`-like verbosity 0
@@ -35,13 +38,10 @@ const PATIENCE: Duration = Duration::from_secs(1);
 /// When the final lines stop waiting; unset while vigil supervises.
 static PATIENT_UNTIL: OnceLock<Instant> = OnceLock::new();
 
-/// The start of every line: `vigil:`, or `vigil[PID]:` for a vigil that
-/// runs under another one (see `prefix`).
-static PREFIX: OnceLock<String> = OnceLock::new();
-
 /// tini's verbosity scale: 0 errors, 1 warnings (default), 2 info, 3
-/// debug, 4 trace.
-pub fn init(verbosity: u8) {
+/// debug, 4 trace. `prefix` starts every line (`vigil`, or `vigil[PID]`
+/// for a vigil under another one: `procs::log_prefix`).
+pub fn init(verbosity: u8, prefix: String) {
     let level = match verbosity {
         0 => log::LevelFilter::Error,
         1 => log::LevelFilter::Warn,
@@ -49,7 +49,6 @@ pub fn init(verbosity: u8) {
         3 => log::LevelFilter::Debug,
         _ => log::LevelFilter::Trace,
     };
-    let prefix = PREFIX.get_or_init(prefix).as_str();
     let _ = env_logger::Builder::new()
         .filter_level(level)
         .format(move |buf, record| {
@@ -77,28 +76,6 @@ pub fn final_lines() {
     PATIENT_UNTIL.get_or_init(|| Instant::now() + PATIENCE);
 }
 
-/// `vigil`, or `vigil[PID]` when vigil's parent is itself a vigil (an image
-/// whose entrypoint is vigil, run with `docker run --init` and vigil as the
-/// engine's init, which the engine mounts as `docker-init`): two vigils then
-/// write to one log, and the pid tells the inner one's lines apart. PID 1
-/// has no vigil above it, so it stays `vigil` and reads nothing.
-fn prefix() -> String {
-    let me = std::process::id();
-    if me == 1 {
-        return "vigil".to_string();
-    }
-    // SAFETY: getppid takes no arguments and cannot fail.
-    let parent = unsafe { libc::getppid() };
-    let parent_is_vigil = parent > 0
-        && crate::procs::name(parent)
-            .is_some_and(|name| matches!(name.as_str(), "vigil" | "docker-init"));
-    if parent_is_vigil {
-        format!("vigil[{me}]")
-    } else {
-        "vigil".to_string()
-    }
-}
-
 /// Writes a usage or start-up message straight to stderr, before logging is
 /// set up. Errors are ignored: there is nobody else to tell.
 pub fn say(message: &str) {
@@ -121,27 +98,6 @@ fn whole_line(prefix: &str, message: &str) -> String {
         end -= 1;
     }
     format!("{prefix}{}{CUT}\n", message.get(..end).unwrap_or(""))
-}
-
-/// Escapes control characters (a newline in a command's argument, say), so
-/// that every message stays one line starting `vigil:`.
-pub fn one_line(text: &str) -> String {
-    // A control character is below 0x20, 0x7f, or U+0080..U+009F (0xc2
-    // then a second byte): a text without those bytes, the usual case, is
-    // let through without decoding it character by character.
-    let suspect = |b: &u8| *b < 0x20 || *b == 0x7f || *b == 0xc2;
-    if !text.as_bytes().iter().any(suspect) || !text.chars().any(char::is_control) {
-        return text.to_string();
-    }
-    text.chars()
-        .map(|c| match c {
-            '\n' => "\\n".to_string(),
-            '\t' => "\\t".to_string(),
-            '\r' => "\\r".to_string(),
-            c if c.is_control() => c.escape_unicode().to_string(),
-            c => c.to_string(),
-        })
-        .collect()
 }
 
 /// stderr that never blocks vigil while it supervises. It is shared with

@@ -29,7 +29,6 @@
 
 mod cgroup;
 mod cli;
-mod duration;
 mod hooks;
 mod logging;
 mod procs;
@@ -39,6 +38,7 @@ mod signals;
 mod spawn;
 mod supervisor;
 mod sys;
+mod text;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -72,7 +72,7 @@ fn run(args: Vec<OsString>) -> c_int {
             return 1;
         }
     };
-    let config = match cli::parse(args, |name| std::env::var_os(name)) {
+    let config = match cli::parse(args, std::env::vars_os()) {
         Ok(cli::Action::Run(config)) => *config,
         Ok(cli::Action::Print(text)) => {
             let _ = std::io::stdout().write_all(text.as_bytes());
@@ -85,6 +85,6 @@ fn run(args: Vec<OsString>) -> c_int {
             return 2;
         }
     };
-    logging::init(config.verbosity);
+    logging::init(config.verbosity, procs::log_prefix());
     supervisor::run(config, inherited)
 }

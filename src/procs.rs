@@ -84,7 +84,7 @@ fn telling_name(pid: i32, comm: &str) -> String {
     let program = read_text(format!("/proc/{pid}/cmdline")).and_then(|cmdline| {
         let arg = cmdline.split('\0').nth(word)?;
         let base = arg.rsplit('/').next()?;
-        (!base.is_empty()).then(|| crate::logging::one_line(base))
+        (!base.is_empty()).then(|| crate::text::one_line(base))
     });
     program.unwrap_or_else(|| comm.to_string())
 }
@@ -101,6 +101,28 @@ pub fn describe_sender(sender: Sender) -> Cow<'static, str> {
             Cow::Owned(format!("from pid {pid} ({name}, uid {uid})"))
         }
         (None, other) => Cow::Owned(other.to_string()),
+    }
+}
+
+/// The start of vigil's log lines: `vigil`, or `vigil[PID]` when vigil's
+/// parent is itself a vigil (an image whose entrypoint is vigil, run with
+/// `docker run --init` and vigil as the engine's init, which the engine
+/// mounts as `docker-init`): two vigils then write to one log, and the pid
+/// tells the inner one's lines apart. PID 1 has no vigil above it, so it
+/// stays `vigil` and reads nothing.
+pub fn log_prefix() -> String {
+    let me = std::process::id();
+    if me == 1 {
+        return "vigil".to_string();
+    }
+    // SAFETY: getppid takes no arguments and cannot fail.
+    let parent = unsafe { libc::getppid() };
+    let parent_is_vigil = parent > 0
+        && name(parent).is_some_and(|name| matches!(name.as_str(), "vigil" | "docker-init"));
+    if parent_is_vigil {
+        format!("vigil[{me}]")
+    } else {
+        "vigil".to_string()
     }
 }
 

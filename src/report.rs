@@ -16,11 +16,11 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::duration::secs;
 use crate::hooks;
 use crate::procs::{self, Proc};
 use crate::reap::Ending;
 use crate::signals::{self, Received};
+use crate::text::secs;
 
 /// Kubernetes reads at most this much of the termination log.
 pub const TERMINATION_LOG_LIMIT: usize = 4096;
@@ -37,15 +37,9 @@ pub enum StopCause {
     PostStartFailed,
     /// `--timeout` passed.
     Timeout(Duration),
-}
-
-impl StopCause {
-    pub fn signal(r: Received) -> StopCause {
-        StopCause::Signal {
-            signal: r.signal,
-            sender: procs::describe_sender(r.sender),
-        }
-    }
+    /// vigil could not go on supervising (its signals could not be read,
+    /// its clock or its waits misbehaved): why.
+    Fault(String),
 }
 
 #[derive(Debug)]
@@ -182,14 +176,14 @@ impl Report {
     /// Whether the ending deserves a warning: a SIGKILL, a failed hook, a
     /// deadline hit, an OOM kill, or an exit the user did not expect.
     pub fn abnormal(&self) -> bool {
-        let timed_out = matches!(
+        let forced = matches!(
             self.stop,
             Some(Stop {
-                cause: StopCause::Timeout(_),
+                cause: StopCause::Timeout(_) | StopCause::Fault(_),
                 ..
             })
         );
-        timed_out
+        forced
             || self.grace_killed.is_some()
             || self.drain_killed.is_some()
             || self.hooks.iter().any(hooks::Record::failed)
@@ -314,6 +308,7 @@ impl Report {
             }
             StopCause::PostStartFailed => write!(f, "; stop: the post-start hook failed")?,
             StopCause::Timeout(after) => write!(f, "; stop: --timeout ({}) passed", secs(*after))?,
+            StopCause::Fault(why) => write!(f, "; stop: vigil could not go on: {why}")?,
         }
         match self.stop_signal_sent {
             Some(sent) => write!(f, " (sent {})", signals::name(sent))?,

@@ -437,7 +437,7 @@ impl Rewrites {
 }
 
 /// Where forwarded signals go: the child, or (`-g`) its whole process group.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
     Process(i32),
     Group(i32),

@@ -94,7 +94,7 @@ pub fn display_command(argv: &[OsString]) -> String {
         .iter()
         .map(|w| w.to_string_lossy().into_owned())
         .collect();
-    crate::logging::one_line(&shell_words::join(words))
+    crate::text::one_line(&shell_words::join(words))
 }
 
 /// Starts the process in a process group of its own and returns its pid.

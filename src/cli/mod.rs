@@ -1,0 +1,695 @@
+//! The command line and the environment: everything vigil is told, checked
+//! and turned into one `Config` before anything starts.
+//!
+//! Every option is declared once, in `options::OPTIONS`; this module reads
+//! the command line and the variables by that table. Parsing is getopt's,
+//! as tini's is, except that it stops at the first word that is not an
+//! option: short options cluster (`-sgv`), a short option's value may be
+//! attached (`-pTERM`, `-e3`, `-e=3`), long ones take `--name VALUE` or
+//! `--name=VALUE`, and a value may start with `-` (so `--grace-period -1s`
+//! is a bad duration, named as such, not an unknown option).
+//!
+//! Precedence: command line, then `VIGIL_*`, then `TINI_*`, then the default.
+//! Every bad value becomes one line naming it, and exit status 2.
+
+mod help;
+pub mod options;
+mod values;
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use options::{Default, Id, Kind, Opt, Repeat, OPTIONS};
+use values::{From, Value};
+
+use crate::signals::Rewrites;
+
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The commit and the target this binary was built from and for (build.rs).
+const BUILD: &str = concat!(
+    "commit ",
+    env!("VIGIL_COMMIT"),
+    ", built for ",
+    env!("VIGIL_TARGET")
+);
+
+/// Where the exit report goes by default, when the file exists (Kubernetes
+/// creates it and shows its content as the termination message).
+const DEFAULT_TERMINATION_LOG: &str = "/dev/termination-log";
+
+/// Everything vigil needs to run.
+#[derive(Debug)]
+pub struct Config {
+    pub command: Vec<OsString>,
+    pub subreaper: bool,
+    pub parent_death_signal: Option<i32>,
+    /// 0 errors, 1 warnings, 2 info, 3 debug, 4 trace (tini's scale).
+    pub verbosity: u8,
+    pub warn_on_reap: bool,
+    pub signal_group: bool,
+    pub expected_codes: Vec<i32>,
+    pub rewrites: Rewrites,
+    pub post_start: Option<Vec<OsString>>,
+    pub post_start_timeout: Option<Duration>,
+    pub pre_stop: Option<Vec<OsString>>,
+    pub pre_stop_sleep: Duration,
+    pub grace_period: Option<Duration>,
+    pub drain_timeout: Duration,
+    pub termination_log: Option<PathBuf>,
+    /// `--timeout`: run the stop sequence this long after the start.
+    pub timeout: Option<Duration>,
+}
+
+impl Config {
+    /// `-e`: 0 when `status` (an exit code or 128+N) is listed, else
+    /// `status` itself.
+    pub fn status_after_e(&self, status: i32) -> i32 {
+        if self.expected_codes.contains(&status) {
+            0
+        } else {
+            status
+        }
+    }
+}
+
+/// What the command line asks for.
+#[derive(Debug)]
+pub enum Action {
+    Run(Box<Config>),
+    /// Help, version or license: print this on stdout and exit 0.
+    Print(String),
+}
+
+/// A usage error: one line, naming the bad value.
+#[derive(Debug, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+/// Parses the command line (`args`, the program's name first) and the
+/// environment (`vars`: only the variables in the table are looked at).
+pub fn parse(
+    args: impl IntoIterator<Item = OsString>,
+    vars: impl IntoIterator<Item = (OsString, OsString)>,
+) -> Result<Action, UsageError> {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let invoked_as_docker_init = args
+        .first()
+        .and_then(|a| Path::new(a).file_name())
+        .is_some_and(|name| name == "docker-init");
+    let given = match scan(args.get(1..).unwrap_or_default())? {
+        Scanned::Help => return Ok(Action::Print(help::render())),
+        Scanned::Given(given) => given,
+    };
+    if given.has(Id::Version) {
+        return Ok(Action::Print(if invoked_as_docker_init {
+            // The form `docker info` parses for its init version.
+            format!("tini version {VERSION} - vigil\n")
+        } else {
+            // The first line is what scripts match; the second traces the
+            // binary back to its source and build.
+            format!("vigil version {VERSION}\n{BUILD}\n")
+        }));
+    }
+    if given.has(Id::License) {
+        return Ok(Action::Print(include_str!("../../LICENSE").to_string()));
+    }
+    let env = Env::keep_known(vars);
+    build(given, &env).map(|config| Action::Run(Box::new(config)))
+}
+
+/// What the command line said, option by option in the order given, and
+/// the command.
+#[derive(Debug, Default)]
+struct Given {
+    values: Vec<(Id, Value)>,
+    command: Vec<OsString>,
+}
+
+enum Scanned {
+    Given(Given),
+    /// `-h` or `--help` came before anything wrong.
+    Help,
+}
+
+/// How the command line calls an option in messages: `-p` or `--timeout`.
+fn flag_name(opt: &Opt) -> String {
+    match (opt.long, opt.short) {
+        (Some(long), _) => format!("--{long}"),
+        (None, Some(short)) => format!("-{short}"),
+        (None, None) => String::new(),
+    }
+}
+
+/// A command-line mistake, with the pointer to `--help`.
+fn usage(message: String) -> UsageError {
+    UsageError(format!("{message} (see vigil --help)"))
+}
+
+/// Reads the options, up to `--` or the first word that is not one.
+fn scan(args: &[OsString]) -> Result<Scanned, UsageError> {
+    let mut given = Given::default();
+    let mut rest = args;
+    while let Some((arg, after)) = rest.split_first() {
+        let bytes = arg.as_bytes();
+        if bytes == b"--" {
+            rest = after;
+            break;
+        }
+        if let Some(long) = bytes.strip_prefix(b"--") {
+            rest = after;
+            let (name, inline) = match long.iter().position(|&b| b == b'=') {
+                Some(eq) => (long.get(..eq).unwrap_or_default(), long.get(eq + 1..)),
+                None => (long, None),
+            };
+            let opt = OPTIONS
+                .iter()
+                .find(|o| o.long.is_some_and(|l| l.as_bytes() == name))
+                .ok_or_else(|| usage(format!("unknown option '{}'", arg.to_string_lossy())))?;
+            let value = match (opt.kind.takes_value(), inline) {
+                (true, Some(value)) => Some(OsStr::from_bytes(value)),
+                (true, None) => Some(next_value(opt, &mut rest)?),
+                (false, Some(value)) => {
+                    return Err(usage(format!(
+                        "{} takes no value, but was given '{}'",
+                        flag_name(opt),
+                        OsStr::from_bytes(value).to_string_lossy()
+                    )))
+                }
+                (false, None) => None,
+            };
+            if given.take(opt, value)? {
+                return Ok(Scanned::Help);
+            }
+        } else if let Some(cluster) = bytes.strip_prefix(b"-").filter(|c| !c.is_empty()) {
+            rest = after;
+            let mut letters = cluster;
+            while let Some((&letter, after)) = letters.split_first() {
+                letters = after;
+                let opt = OPTIONS
+                    .iter()
+                    .find(|o| letter.is_ascii() && o.short == Some(char::from(letter)))
+                    .ok_or_else(|| {
+                        let shown = if letter.is_ascii() {
+                            char::from(letter).to_string()
+                        } else {
+                            String::from_utf8_lossy(letters).into_owned()
+                        };
+                        usage(format!("unknown option '-{shown}'"))
+                    })?;
+                let value = if !opt.kind.takes_value() {
+                    None
+                } else if letters.is_empty() {
+                    Some(next_value(opt, &mut rest)?)
+                } else {
+                    // `-pTERM`, and `-e=3` as `-e 3`.
+                    let attached = letters.strip_prefix(b"=").unwrap_or(letters);
+                    letters = &[];
+                    Some(OsStr::from_bytes(attached))
+                };
+                if given.take(opt, value)? {
+                    return Ok(Scanned::Help);
+                }
+            }
+        } else {
+            // The first word that is not an option: the command starts here.
+            break;
+        }
+    }
+    given.command = rest.to_vec();
+    Ok(Scanned::Given(given))
+}
+
+/// The value of an option given as the next word (`-p TERM`, `--timeout
+/// 5s`); whatever that word is, even one that starts with `-`.
+fn next_value<'a>(opt: &Opt, rest: &mut &'a [OsString]) -> Result<&'a OsStr, UsageError> {
+    let (value, after) = rest.split_first().ok_or_else(|| {
+        usage(format!(
+            "{} needs a value: {}",
+            flag_name(opt),
+            opt.value_name
+        ))
+    })?;
+    *rest = after;
+    Ok(value)
+}
+
+impl Given {
+    /// Records one use of `opt`, its value checked; `true` when it asks for
+    /// the help.
+    fn take(&mut self, opt: &Opt, raw: Option<&OsStr>) -> Result<bool, UsageError> {
+        if opt.kind == Kind::PrintHelp {
+            return Ok(true);
+        }
+        if opt.repeat == Repeat::Once && self.has(opt.id) {
+            return Err(usage(format!(
+                "{} is given twice: give it once",
+                flag_name(opt)
+            )));
+        }
+        let value = values::read(opt.kind, raw.unwrap_or_default(), From::CommandLine)
+            .map_err(|why| usage(format!("{}: {why}", flag_name(opt))))?;
+        self.values.push((opt.id, value));
+        Ok(false)
+    }
+
+    fn has(&self, id: Id) -> bool {
+        self.values.iter().any(|(i, _)| *i == id)
+    }
+
+    /// Every value given for `id`, in order.
+    fn all(&self, id: Id) -> impl Iterator<Item = &Value> {
+        self.values
+            .iter()
+            .filter(move |(i, _)| *i == id)
+            .map(|(_, v)| v)
+    }
+
+    /// The value of `id` after the precedence: the command line, then
+    /// vigil's variable, then tini's, then the table's default. A level
+    /// given on the command line counts its uses; rewrites add up; of any
+    /// other option given twice, the last counts.
+    fn resolve(&self, id: Id, env: &Env) -> Result<Option<Value>, UsageError> {
+        let Some(opt) = options::get(id) else {
+            return Ok(None);
+        };
+        let uses = self.all(id).count();
+        if uses > 0 {
+            return Ok(match opt.kind {
+                Kind::Level => {
+                    let level = values::DEFAULT_VERBOSITY.saturating_add(uses as u8);
+                    Some(Value::Level(level.min(values::MAX_VERBOSITY)))
+                }
+                Kind::Rewrite => Some(Value::Rewrite(
+                    self.all(id)
+                        .flat_map(|v| match v {
+                            Value::Rewrite(rules) => rules.clone(),
+                            _ => Vec::new(),
+                        })
+                        .collect(),
+                )),
+                _ => self.all(id).last().cloned(),
+            });
+        }
+        if let Some(value) = env.value(opt)? {
+            return Ok(Some(value));
+        }
+        match opt.default {
+            Default::Value(text) => values::read(opt.kind, OsStr::new(text), From::Vigil)
+                .map(Some)
+                .map_err(|why| UsageError(format!("the default of {}: {why}", flag_name(opt)))),
+            Default::None | Default::Note(_) => Ok(None),
+        }
+    }
+}
+
+/// The environment variables the table names, kept from the environment.
+struct Env(Vec<(OsString, OsString)>);
+
+impl Env {
+    fn keep_known(vars: impl IntoIterator<Item = (OsString, OsString)>) -> Env {
+        let known = |name: &OsStr| {
+            OPTIONS
+                .iter()
+                .any(|o| [o.env, o.tini_env].contains(&name.to_str()))
+        };
+        Env(vars.into_iter().filter(|(name, _)| known(name)).collect())
+    }
+
+    fn get(&self, name: &str) -> Option<&OsStr> {
+        self.0
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_os_str())
+    }
+
+    /// The value of `opt` from its variables: vigil's own, where an empty
+    /// one counts as unset (unless the table says empty means something),
+    /// else tini's, which counts when set at all and is read as tini reads
+    /// it (never a usage error: tini accepts anything there).
+    fn value(&self, opt: &Opt) -> Result<Option<Value>, UsageError> {
+        if let Some(name) = opt.env {
+            match self.get(name) {
+                Some(raw) if raw.is_empty() && !opt.empty_env_is_value => {}
+                Some(raw) => {
+                    return values::read(opt.kind, raw, From::Vigil)
+                        .map(Some)
+                        .map_err(|why| UsageError(format!("{name}: {why}")));
+                }
+                None => {}
+            }
+        }
+        let tini = opt.tini_env.and_then(|name| self.get(name));
+        Ok(tini.and_then(|raw| {
+            let text = raw.to_string_lossy();
+            values::read(opt.kind, OsStr::new(text.as_ref()), From::Tini).ok()
+        }))
+    }
+}
+
+fn build(given: Given, env: &Env) -> Result<Config, UsageError> {
+    if given.command.is_empty() {
+        return Err(UsageError(
+            "no command given: usage is vigil [OPTIONS] [--] COMMAND [ARG...]".into(),
+        ));
+    }
+    let value = |id| given.resolve(id, env);
+    let switch = |id| Ok::<_, UsageError>(matches!(value(id)?, Some(Value::Switch(true))));
+    let duration = |id| {
+        Ok::<_, UsageError>(match value(id)? {
+            Some(Value::Duration(d)) => Some(d),
+            _ => None,
+        })
+    };
+    let command = |id| {
+        Ok::<_, UsageError>(match value(id)? {
+            Some(Value::Command(words)) => Some(words),
+            _ => None,
+        })
+    };
+    let mut rewrites = Rewrites::default();
+    if let Some(Value::Rewrite(rules)) = value(Id::Rewrite)? {
+        rules.into_iter().for_each(|rule| rewrites.add(rule));
+    }
+    let termination_log = match value(Id::TerminationLog)? {
+        Some(Value::Path(path)) => (!path.is_empty()).then(|| PathBuf::from(path)),
+        _ => Path::new(DEFAULT_TERMINATION_LOG)
+            .exists()
+            .then(|| PathBuf::from(DEFAULT_TERMINATION_LOG)),
+    };
+    Ok(Config {
+        subreaper: switch(Id::Subreaper)?,
+        signal_group: switch(Id::Group)?,
+        warn_on_reap: switch(Id::WarnOnReap)?,
+        parent_death_signal: match value(Id::ParentDeathSignal)? {
+            Some(Value::Signal(signal)) => Some(signal),
+            _ => None,
+        },
+        verbosity: match value(Id::Verbose)? {
+            Some(Value::Level(level)) => level,
+            _ => values::DEFAULT_VERBOSITY,
+        },
+        expected_codes: given
+            .all(Id::Expect)
+            .filter_map(|v| match v {
+                Value::ExitCode(code) => Some(*code),
+                _ => None,
+            })
+            .collect(),
+        rewrites,
+        post_start: command(Id::PostStart)?,
+        post_start_timeout: duration(Id::PostStartTimeout)?,
+        pre_stop: command(Id::PreStop)?,
+        pre_stop_sleep: duration(Id::PreStopSleep)?.unwrap_or_default(),
+        grace_period: duration(Id::GracePeriod)?,
+        drain_timeout: duration(Id::DrainTimeout)?.unwrap_or_default(),
+        termination_log,
+        // 0 means no timeout, as with coreutils `timeout`.
+        timeout: duration(Id::Timeout)?.filter(|d| !d.is_zero()),
+        command: given.command,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect()
+    }
+
+    fn parse_strs(args: &[&str], env: &[(&str, &str)]) -> Result<Action, UsageError> {
+        let args = std::iter::once("vigil")
+            .chain(args.iter().copied())
+            .map(OsString::from);
+        parse(args, vars(env))
+    }
+
+    fn run(args: &[&str], env: &[(&str, &str)]) -> Result<Config, UsageError> {
+        match parse_strs(args, env)? {
+            Action::Run(c) => Ok(*c),
+            Action::Print(p) => panic!("printed {p}"),
+        }
+    }
+
+    fn printed(args: &[&str]) -> Option<String> {
+        match parse_strs(args, &[]) {
+            Ok(Action::Print(text)) => Some(text),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn every_id_has_one_row_and_every_name_one_option() {
+        use std::collections::HashSet;
+        let ids = [
+            Id::Subreaper,
+            Id::ParentDeathSignal,
+            Id::Verbose,
+            Id::WarnOnReap,
+            Id::Group,
+            Id::Expect,
+            Id::License,
+            Id::Version,
+            Id::Help,
+            Id::Rewrite,
+            Id::PostStart,
+            Id::PostStartTimeout,
+            Id::PreStop,
+            Id::PreStopSleep,
+            Id::GracePeriod,
+            Id::DrainTimeout,
+            Id::Timeout,
+            Id::TerminationLog,
+        ];
+        assert_eq!(ids.len(), OPTIONS.len());
+        for id in ids {
+            assert_eq!(OPTIONS.iter().filter(|o| o.id == id).count(), 1, "{id:?}");
+        }
+        let mut names = HashSet::new();
+        for o in OPTIONS {
+            assert!(o.short.is_some() || o.long.is_some(), "{:?}", o.id);
+            assert_eq!(o.kind.takes_value(), !o.value_name.is_empty(), "{:?}", o.id);
+            for name in [o.short.map(String::from), o.long.map(String::from)]
+                .into_iter()
+                .flatten()
+                .chain(o.env.map(String::from))
+                .chain(o.tini_env.map(String::from))
+            {
+                assert!(names.insert(name.clone()), "{name} twice");
+            }
+            // A default must read as a value of the option's kind.
+            if let Default::Value(text) = o.default {
+                assert!(values::read(o.kind, OsStr::new(text), From::Vigil).is_ok());
+            }
+        }
+    }
+
+    #[test]
+    fn stops_at_the_first_word() {
+        let c = run(&["-v", "sh", "-c", "exit 3", "-v"], &[]).unwrap();
+        assert_eq!(c.command, ["sh", "-c", "exit 3", "-v"]);
+        assert_eq!(c.verbosity, 2);
+        let c = run(&["--", "ls", "-l"], &[]).unwrap();
+        assert_eq!(c.command, ["ls", "-l"]);
+        let c = run(&["-", "x"], &[]).unwrap();
+        assert_eq!(c.command, ["-", "x"]);
+        let c = run(&["-v", "--", "-x"], &[]).unwrap();
+        assert_eq!(c.command, ["-x"]);
+    }
+
+    #[test]
+    fn tini_options() {
+        let c = run(
+            &[
+                "-s", "-g", "-w", "-p", "SIGUSR1", "-e", "3", "-e", "4", "-vvv", "--", "x",
+            ],
+            &[],
+        )
+        .unwrap();
+        assert!(c.subreaper && c.signal_group && c.warn_on_reap);
+        assert_eq!(c.parent_death_signal, Some(10));
+        assert_eq!(c.expected_codes, [3, 4]);
+        assert_eq!(c.verbosity, 4);
+    }
+
+    #[test]
+    fn values_attached_and_clustered() {
+        let c = run(&["-ve3", "-pTERM", "-gp", "HUP", "--timeout=5s", "x"], &[]).unwrap();
+        assert_eq!(c.verbosity, 2);
+        assert_eq!(c.expected_codes, [3]);
+        assert!(c.signal_group);
+        assert_eq!(c.parent_death_signal, Some(1));
+        assert_eq!(c.timeout, Some(Duration::from_secs(5)));
+        let c = run(&["-e=3", "-e-0", "--drain-timeout", "-0", "x"], &[]);
+        assert!(c.is_err(), "-0 is no duration");
+        let c = run(&["-e=3", "-e", "-0", "x"], &[]).unwrap();
+        assert_eq!(c.expected_codes, [3, 0]);
+    }
+
+    #[test]
+    fn repeated_tini_options_are_accepted() {
+        let c = run(&["-s", "-s", "-gg", "-w", "-w", "-v", "-v", "--", "x"], &[]).unwrap();
+        assert!(c.subreaper && c.signal_group && c.warn_on_reap);
+        assert_eq!(c.verbosity, 3);
+        // The last -p wins, as with getopt; each is checked.
+        let c = run(&["-p", "SIGHUP", "-p", "SIGKILL", "x"], &[]).unwrap();
+        assert_eq!(c.parent_death_signal, Some(9));
+        assert!(run(&["-p", "SIGNOPE", "-p", "SIGKILL", "x"], &[]).is_err());
+        let c = run(&["-e", "3", "-e", "3", "x"], &[]).unwrap();
+        assert_eq!(c.expected_codes, [3, 3]);
+        assert!(printed(&["-l", "-l"]).is_some());
+        // vigil's own long options are given once.
+        assert!(run(&["--timeout", "1s", "--timeout", "2s", "x"], &[]).is_err());
+    }
+
+    #[test]
+    fn help_version_and_license() {
+        let help = printed(&["-h", "-x"]).unwrap();
+        assert!(help.contains("Usage: vigil [OPTIONS] [--] COMMAND [ARG...]"));
+        assert_eq!(printed(&["--help"]), Some(help.clone()));
+        // An error before the help is an error.
+        assert!(parse_strs(&["-x", "-h"], &[]).is_err());
+        assert!(printed(&["--version", "-l"])
+            .unwrap()
+            .starts_with("vigil version"));
+        assert!(printed(&["-l", "--version", "cmd"])
+            .unwrap()
+            .starts_with("vigil version"));
+        assert!(printed(&["-l"]).unwrap().contains("MIT License"));
+        assert!(parse_strs(&["--version", "-x"], &[]).is_err());
+        assert!(parse_strs(&["--version=1"], &[]).is_err());
+        assert!(parse_strs(&["--help=x"], &[]).is_err());
+    }
+
+    #[test]
+    fn environment_precedence() {
+        let c = run(&["x"], &[("TINI_SUBREAPER", ""), ("TINI_VERBOSITY", "3")]).unwrap();
+        assert!(c.subreaper);
+        assert_eq!(c.verbosity, 3);
+        let c = run(
+            &["x"],
+            &[
+                ("TINI_SUBREAPER", ""),
+                ("VIGIL_SUBREAPER", "off"),
+                ("VIGIL_VERBOSITY", "0"),
+                ("TINI_VERBOSITY", "3"),
+            ],
+        )
+        .unwrap();
+        assert!(!c.subreaper);
+        assert_eq!(c.verbosity, 0);
+        let c = run(
+            &["--grace-period", "3s", "x"],
+            &[
+                ("VIGIL_GRACE_PERIOD", "9s"),
+                ("VIGIL_DRAIN_TIMEOUT", "500ms"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(c.grace_period, Some(Duration::from_secs(3)));
+        assert_eq!(c.drain_timeout, Duration::from_millis(500));
+        let c = run(
+            &["x"],
+            &[
+                ("VIGIL_REWRITE", "TERM:QUIT, USR1:0"),
+                ("VIGIL_PRE_STOP", "echo 'a b'"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(c.rewrites.apply(15), Some(3));
+        assert_eq!(c.rewrites.apply(10), None);
+        assert_eq!(c.pre_stop.unwrap(), ["echo", "a b"]);
+        let c = run(&["x"], &[("VIGIL_TERMINATION_LOG", "")]).unwrap();
+        assert_eq!(c.termination_log, None);
+        // Empty means unset: the default stands.
+        let c = run(&["x"], &[("VIGIL_DRAIN_TIMEOUT", "")]).unwrap();
+        assert_eq!(c.drain_timeout, Duration::from_secs(2));
+        // -v on the command line wins over every variable.
+        let c = run(&["-v", "x"], &[("VIGIL_VERBOSITY", "0")]).unwrap();
+        assert_eq!(c.verbosity, 2);
+    }
+
+    #[test]
+    fn usage_errors_name_the_value() {
+        type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+        let cases: &[Case] = &[
+            (&["-x", "cmd"], &[], "-x"),
+            (&["-vx", "cmd"], &[], "-x"),
+            (&["--grace", "cmd"], &[], "--grace"),
+            (&["-p", "SIGFOO", "cmd"], &[], "SIGFOO"),
+            (&["-p"], &[], "-p needs a value"),
+            (&["-e", "256", "cmd"], &[], "256"),
+            (&["-e", "-1", "cmd"], &[], "-1"),
+            (&["--post-start-timeout", "-1s", "cmd"], &[], "-1s"),
+            (&["-e", "abc", "cmd"], &[], "abc"),
+            (&[], &[], "no command"),
+            (&["-v"], &[], "no command"),
+            (&["--grace-period", "5x", "cmd"], &[], "5x"),
+            (&["--rewrite", "TERM:", "cmd"], &[], "TERM:"),
+            (&["--rewrite", "99:1", "cmd"], &[], "99"),
+            (&["--pre-stop", "sh -c 'oops", "cmd"], &[], "oops"),
+            (&["--pre-stop", "", "cmd"], &[], "empty"),
+            (
+                &["--timeout", "1s", "--timeout", "1s", "cmd"],
+                &[],
+                "--timeout",
+            ),
+            (&["cmd"], &[("VIGIL_SUBREAPER", "maybe")], "VIGIL_SUBREAPER"),
+            (&["cmd"], &[("VIGIL_VERBOSITY", "9")], "VIGIL_VERBOSITY"),
+            (&["cmd"], &[("VIGIL_GRACE_PERIOD", "soon")], "soon"),
+            (&["cmd"], &[("VIGIL_REWRITE", "TERM")], "VIGIL_REWRITE"),
+        ];
+        for (args, vars, needle) in cases {
+            let err = run(args, vars).expect_err(needle);
+            assert!(err.0.contains(needle), "{args:?}: {}", err.0);
+            assert!(!err.0.contains('\n'), "{args:?}: {}", err.0);
+        }
+    }
+
+    #[test]
+    fn a_value_that_is_not_utf8_names_its_option() {
+        use std::os::unix::ffi::OsStringExt;
+        let args = [
+            OsString::from("vigil"),
+            OsString::from("--grace-period"),
+            OsString::from_vec(b"5\xffs".to_vec()),
+            OsString::from("x"),
+        ];
+        let err = parse(args, Vec::new()).unwrap_err();
+        assert!(
+            err.0.contains("--grace-period") && err.0.contains("UTF-8"),
+            "{}",
+            err.0
+        );
+        // A path may be any bytes.
+        let args = [
+            OsString::from("vigil"),
+            OsString::from("--termination-log"),
+            OsString::from_vec(b"/tmp/\xff".to_vec()),
+            OsString::from("x"),
+        ];
+        assert!(parse(args, Vec::new()).is_ok());
+    }
+
+    #[test]
+    fn version_forms() {
+        let print = |argv0: &str| match parse([argv0, "--version"].map(OsString::from), Vec::new())
+        {
+            Ok(Action::Print(p)) => p,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            print("/usr/bin/vigil"),
+            format!("vigil version {VERSION}\n{BUILD}\n")
+        );
+        assert_eq!(
+            print("/sbin/docker-init"),
+            format!("tini version {VERSION} - vigil\n")
+        );
+    }
+}

@@ -1,0 +1,237 @@
+//! Reading one value of each `Kind`, wherever it comes from (the command
+//! line, a variable, the table's default). Every error names the bad text
+//! and says what is accepted; the caller adds which option or variable it
+//! came from.
+
+use std::ffi::{OsStr, OsString};
+use std::time::Duration;
+
+use super::options::Kind;
+use crate::hooks;
+use crate::signals::{self, Rewrites};
+
+/// The verbosity tini starts from: warnings and errors.
+pub const DEFAULT_VERBOSITY: u8 = 1;
+pub const MAX_VERBOSITY: u8 = 4;
+
+/// The longest duration vigil takes: longer ones mean nothing for a
+/// container, and deadlines far beyond it would overflow the clock.
+const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// One value, read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Value {
+    Switch(bool),
+    Level(u8),
+    Signal(i32),
+    ExitCode(i32),
+    Duration(Duration),
+    Command(Vec<OsString>),
+    Path(OsString),
+    Rewrite(Vec<(i32, i32)>),
+}
+
+/// Where a value comes from, which decides how some kinds read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum From {
+    CommandLine,
+    /// vigil's own `VIGIL_*` variable, or the table's default.
+    Vigil,
+    /// tini's `TINI_*` variable, read as tini reads it.
+    Tini,
+}
+
+/// Reads `raw` as a value of `kind`. Only a path may be any bytes; every
+/// other value must be UTF-8.
+pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
+    if kind == Kind::Path {
+        return Ok(Value::Path(raw.to_owned()));
+    }
+    let text = raw.to_str().ok_or_else(|| {
+        format!(
+            "'{}' is not valid UTF-8 (the bad bytes shown as U+FFFD)",
+            raw.to_string_lossy()
+        )
+    })?;
+    Ok(match kind {
+        Kind::Switch => match from {
+            // On the command line a switch has no value; tini's variables
+            // switch on by being set at all.
+            From::CommandLine | From::Tini => Value::Switch(true),
+            From::Vigil => Value::Switch(parse_bool(text)?),
+        },
+        Kind::Level => match from {
+            From::CommandLine => Value::Level(1),
+            From::Vigil => Value::Level(parse_verbosity(text)?),
+            From::Tini => Value::Level(atoi(text)),
+        },
+        Kind::Signal => Value::Signal(signals::parse(text)?),
+        Kind::ExitCode => Value::ExitCode(parse_exit_code(text)?),
+        Kind::Duration => Value::Duration(parse_duration(text)?),
+        Kind::Command => Value::Command(hooks::parse_command(text)?),
+        Kind::Path => Value::Path(raw.to_owned()),
+        Kind::Rewrite => match from {
+            From::CommandLine => Value::Rewrite(vec![Rewrites::parse_rule(text)?]),
+            From::Vigil | From::Tini => Value::Rewrite(
+                text.split(',')
+                    .map(str::trim)
+                    .filter(|rule| !rule.is_empty())
+                    .map(Rewrites::parse_rule)
+                    .collect::<Result<_, _>>()?,
+            ),
+        },
+        Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense => Value::Switch(true),
+    })
+}
+
+/// C's `atoi`, which tini uses for `TINI_VERBOSITY`: leading digits, else 0.
+fn atoi(text: &str) -> u8 {
+    let digits = text
+        .trim_start()
+        .bytes()
+        .take_while(u8::is_ascii_digit)
+        .count();
+    text.trim_start()
+        .get(..digits)
+        .and_then(|d| d.parse::<u32>().ok())
+        .map_or(0, |n| n.min(u32::from(MAX_VERBOSITY)) as u8)
+}
+
+/// An exit code as tini reads it (C's `strtol`, base 10, nothing after
+/// the number): leading blanks and a sign are allowed, `3 ` and `0x3` are
+/// not. tini also takes an empty value as 0; vigil calls that a usage error.
+pub fn parse_exit_code(text: &str) -> Result<i32, String> {
+    // `str::parse` takes an optional sign and digits only, like strtol
+    // after its leading blanks.
+    let number = text.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    match number.parse::<i32>() {
+        Ok(code) if (0..=255).contains(&code) => Ok(code),
+        _ => Err(format!(
+            "'{text}' is not an exit code: use a number from 0 to 255"
+        )),
+    }
+}
+
+fn parse_bool(text: &str) -> Result<bool, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(format!(
+            "'{text}' is not a switch: use 1/0, true/false, yes/no or on/off"
+        )),
+    }
+}
+
+fn parse_verbosity(text: &str) -> Result<u8, String> {
+    match text.trim().parse::<u8>() {
+        Ok(v) if v <= MAX_VERBOSITY => Ok(v),
+        _ => Err(format!(
+            "'{text}' is not a verbosity: use a number from 0 to {MAX_VERBOSITY}"
+        )),
+    }
+}
+
+/// Parses a duration: `500ms`, `5s`, `1.5s`, `2m`, `1h`; a bare number is
+/// seconds. Integer arithmetic only: floats would bring the float
+/// formatting and parsing code into the binary.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let bad = || {
+        format!("'{text}' is not a duration: use a number with a unit ms, s, m or h (500ms, 5s, 2m); a bare number means seconds")
+    };
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let nanos_per_unit: u128 = match unit {
+        "" | "s" => 1_000_000_000,
+        "ms" => 1_000_000,
+        "m" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        _ => return Err(bad()),
+    };
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    if whole.is_empty() || (number.contains('.') && fraction.is_empty()) || fraction.len() > 9 {
+        return Err(bad());
+    }
+    let digits = |s: &str| -> Result<u128, String> {
+        if s.is_empty() {
+            return Ok(0);
+        }
+        s.parse::<u128>().map_err(|_| bad())
+    };
+    let scale = 10u128.pow(fraction.len() as u32);
+    let fraction_nanos = digits(fraction)? * nanos_per_unit / scale;
+    let nanos = digits(whole)?
+        .checked_mul(nanos_per_unit)
+        .and_then(|n| n.checked_add(fraction_nanos))
+        .ok_or_else(bad)?;
+    if nanos > MAX_DURATION.as_nanos() {
+        return Err(format!("'{text}' is too long: at most 8760h (a year)"));
+    }
+    let secs = u64::try_from(nanos / 1_000_000_000).map_err(|_| bad())?;
+    Ok(Duration::new(secs, (nanos % 1_000_000_000) as u32))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_read_as_tini_reads_them() {
+        for (text, code) in [
+            ("3", 3),
+            ("+3", 3),
+            (" 3", 3),
+            ("003", 3),
+            ("-0", 0),
+            ("255", 255),
+        ] {
+            assert_eq!(parse_exit_code(text), Ok(code), "{text:?}");
+        }
+        for text in ["", "3 ", "0x3", "256", "-1", "3a", "1e2", "99999999999"] {
+            assert!(parse_exit_code(text).is_err(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("5").unwrap(), Duration::from_secs(5));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
+        assert_eq!(parse_duration("0.25m").unwrap(), Duration::from_secs(15));
+        for bad in [
+            "",
+            "5x",
+            "s",
+            "-1s",
+            "1.s",
+            ".5",
+            "1e3",
+            "1.2.3s",
+            "99999999999999999999999h",
+        ] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn tini_verbosity_is_atoi() {
+        assert_eq!(atoi("3"), 3);
+        assert_eq!(atoi(" 2x"), 2);
+        assert_eq!(atoi("x"), 0);
+        assert_eq!(atoi("99"), MAX_VERBOSITY);
+        assert_eq!(atoi(""), 0);
+    }
+
+    #[test]
+    fn rewrites_from_a_variable_are_a_list() {
+        assert_eq!(
+            read(Kind::Rewrite, OsStr::new("TERM:QUIT, USR1:0,"), From::Vigil),
+            Ok(Value::Rewrite(vec![(15, 3), (10, 0)]))
+        );
+        assert!(read(Kind::Rewrite, OsStr::new("TERM"), From::Vigil).is_err());
+    }
+}

@@ -1,0 +1,149 @@
+//! Every deadline vigil keeps, in one table. Handlers set them; the loop
+//! alone clears them, as it hands each one that has passed to its handler
+//! (`Supervisor::on_time`), so a handler cannot forget to and leave the loop
+//! waking up for it over and over.
+
+use std::fmt;
+use std::time::Instant;
+
+/// Every kind of deadline, in the order they are handled when several
+/// have passed at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deadline {
+    /// `--grace-period` after the first stop signal: SIGKILL to everything.
+    Grace,
+    /// `--post-start-timeout`: the hook has failed.
+    PostStart,
+    /// `--pre-stop-sleep` is over: the stop sequence goes on.
+    PreStopSleep,
+    /// `--drain-timeout` is over: SIGKILL to what is left.
+    Drain,
+    /// `--timeout` is over: the stop sequence starts as for SIGTERM.
+    Timeout,
+}
+
+const ALL: [Deadline; 5] = [
+    Deadline::Grace,
+    Deadline::PostStart,
+    Deadline::PreStopSleep,
+    Deadline::Drain,
+    Deadline::Timeout,
+];
+
+impl fmt::Display for Deadline {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Deadline::Grace => "grace period",
+            Deadline::PostStart => "post-start timeout",
+            Deadline::PreStopSleep => "pre-stop sleep",
+            Deadline::Drain => "drain timeout",
+            Deadline::Timeout => "--timeout",
+        })
+    }
+}
+
+/// The pending deadlines: at most one of each kind.
+#[derive(Debug, Default)]
+pub struct Deadlines {
+    at: [Option<Instant>; ALL.len()],
+    /// Set by `take_due`, in the handling order: the kinds handled in this
+    /// turn of the loop, so that one that comes due again at once is caught
+    /// rather than handled in a loop (see `take_due`).
+    handled: [bool; ALL.len()],
+}
+
+/// What `take_due` found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Due {
+    /// This deadline has passed; it is cleared now.
+    Passed(Deadline),
+    /// This one was handled in this turn already and is due again: its
+    /// handler set it again without moving it into the future. Cleared.
+    Stuck(Deadline),
+}
+
+impl Deadlines {
+    fn slot(deadline: Deadline) -> usize {
+        ALL.iter().position(|d| *d == deadline).unwrap_or(0)
+    }
+
+    pub fn set(&mut self, deadline: Deadline, at: Instant) {
+        if let Some(slot) = self.at.get_mut(Self::slot(deadline)) {
+            *slot = Some(at);
+        }
+    }
+
+    pub fn clear(&mut self, deadline: Deadline) {
+        if let Some(slot) = self.at.get_mut(Self::slot(deadline)) {
+            *slot = None;
+        }
+    }
+
+    pub fn get(&self, deadline: Deadline) -> Option<Instant> {
+        self.at.get(Self::slot(deadline)).copied().flatten()
+    }
+
+    /// The earliest pending deadline; `None` means none is pending.
+    pub fn next(&self) -> Option<Instant> {
+        self.at.iter().flatten().min().copied()
+    }
+
+    /// Starts a turn of the loop: nothing has been handled in it yet.
+    pub fn new_turn(&mut self) {
+        self.handled = [false; ALL.len()];
+    }
+
+    /// The first deadline, in handling order, that has passed at `now`,
+    /// cleared from the table.
+    pub fn take_due(&mut self, now: Instant) -> Option<Due> {
+        let i = self
+            .at
+            .iter()
+            .position(|at| at.is_some_and(|at| at <= now))?;
+        let deadline = *ALL.get(i)?;
+        self.at.get_mut(i)?.take();
+        let handled = self.handled.get_mut(i)?;
+        if *handled {
+            return Some(Due::Stuck(deadline));
+        }
+        *handled = true;
+        Some(Due::Passed(deadline))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn passed_deadlines_come_in_handling_order_and_are_cleared() {
+        let now = Instant::now();
+        let mut d = Deadlines::default();
+        d.set(Deadline::Drain, now);
+        d.set(Deadline::Grace, now - Duration::from_millis(5));
+        d.set(Deadline::Timeout, now + Duration::from_secs(1));
+        assert_eq!(d.next(), Some(now - Duration::from_millis(5)));
+        d.new_turn();
+        assert_eq!(d.take_due(now), Some(Due::Passed(Deadline::Grace)));
+        assert_eq!(d.take_due(now), Some(Due::Passed(Deadline::Drain)));
+        assert_eq!(d.take_due(now), None);
+        assert_eq!(d.next(), Some(now + Duration::from_secs(1)));
+    }
+
+    #[test]
+    fn a_deadline_set_again_in_the_past_is_stuck() {
+        let now = Instant::now();
+        let mut d = Deadlines::default();
+        d.new_turn();
+        d.set(Deadline::Drain, now);
+        assert_eq!(d.take_due(now), Some(Due::Passed(Deadline::Drain)));
+        d.set(Deadline::Drain, now);
+        assert_eq!(d.take_due(now), Some(Due::Stuck(Deadline::Drain)));
+        assert_eq!(d.get(Deadline::Drain), None);
+        // In the next turn, the same deadline is news again.
+        d.new_turn();
+        d.set(Deadline::Drain, now);
+        assert_eq!(d.take_due(now), Some(Due::Passed(Deadline::Drain)));
+    }
+}

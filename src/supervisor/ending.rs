@@ -1,0 +1,253 @@
+//! How things end: reaping (the child, the hooks, orphans), the drain of
+//! what the child left behind, the grace deadline's SIGKILL, and vigil's
+//! exit status.
+
+use super::deadlines::Deadline;
+use super::stop::StopStep;
+use super::system::System;
+use super::{DrainPhase, Grace, Hook, State, StopPhase, StopReason, Supervisor};
+use crate::hooks::{Cancel, KillReason};
+use crate::logging;
+use crate::procs::{self, Proc};
+use crate::reap::{Ending, Event, Next};
+use crate::signals::Target;
+use crate::text::secs;
+
+impl<S: System> Supervisor<S> {
+    /// Reaps everything that has exited (SIGCHLDs coalesce: loop until the
+    /// kernel has nothing more).
+    pub(super) fn reap(&mut self) {
+        loop {
+            match self.sys.reap() {
+                Next::Event(Event::Ended(pid, ending)) => self.on_ended(pid, ending),
+                Next::Event(Event::Stopped(pid)) => {
+                    if pid == self.child {
+                        self.stop_job();
+                    }
+                }
+                Next::Nothing => {
+                    if let State::Draining {
+                        phase: DrainPhase::Killing,
+                        ..
+                    } = self.state
+                    {
+                        // Something may have forked after the last SIGKILL.
+                        let known = self.known_groups();
+                        self.sys.signal_all(&[libc::SIGKILL], &known);
+                    }
+                    return;
+                }
+                Next::NoChildren => {
+                    if let State::Draining { ending, .. } = self.state {
+                        self.state = State::Exit(self.exit_status(ending));
+                    }
+                    return;
+                }
+            }
+            if let State::Exit(_) = self.state {
+                return;
+            }
+        }
+    }
+
+    fn on_ended(&mut self, pid: i32, ending: Ending) {
+        if pid == self.child {
+            return self.child_ended(ending);
+        }
+        if self.post_start.as_ref().is_some_and(|h| h.pid == pid) {
+            return self.post_start_ended(ending);
+        }
+        if self.pre_stop.as_ref().is_some_and(|h| h.pid == pid) {
+            return self.pre_stop_ended(ending);
+        }
+        self.report.orphans_reaped += 1;
+        if self.config.warn_on_reap {
+            log::warn!("reaped orphaned zombie pid {pid}, which {ending}");
+        } else {
+            log::debug!("reaped pid {pid}, which {ending}");
+        }
+    }
+
+    fn post_start_ended(&mut self, ending: Ending) {
+        self.deadlines.clear(Deadline::PostStart);
+        let Some(hook) = self.post_start.take() else {
+            return;
+        };
+        let record = hook.finish(ending, self.sys.now());
+        if record.failed() {
+            self.post_start_failed(record);
+        } else {
+            log::info!("{record}");
+            self.report.hooks.push(record);
+        }
+    }
+
+    /// The pre-stop hook is done, well or not: the stop sequence goes on,
+    /// unless the child exited or the grace deadline passed meanwhile.
+    fn pre_stop_ended(&mut self, ending: Ending) {
+        let Some(hook) = self.pre_stop.take() else {
+            return;
+        };
+        let record = hook.finish(ending, self.sys.now());
+        if record.failed() {
+            log::warn!("{record}; going on with the stop");
+        } else {
+            log::info!("{record}");
+        }
+        self.report.hooks.push(record);
+        self.step_over(StopStep::PreStopHook);
+    }
+
+    /// The child is gone: drain what it left behind.
+    fn child_ended(&mut self, ending: Ending) {
+        log::info!("child pid {} {ending}", self.child);
+        self.report.ending = Some(ending);
+        self.report.ended_at = Some(self.sys.now());
+        // Nothing of the stop sequence or the timeout is left to do.
+        self.deadlines.clear(Deadline::PreStopSleep);
+        self.deadlines.clear(Deadline::Timeout);
+        // A post-start hook has nothing left to do: vigil ends it. A
+        // pre-stop hook still running is ended by the drain (or the grace
+        // deadline, or the kernel when PID 1 exits). Either way vigil ended
+        // it: cancelled, not failed.
+        let cancelled = KillReason::Cancelled(Cancel::ChildExited);
+        self.kill_hook(Hook::PostStart, cancelled);
+        if let Some(hook) = &mut self.pre_stop {
+            hook.ending_for(cancelled);
+        }
+        if self.config.drain_timeout.is_zero() || !self.sys.any_children() {
+            // Nothing left, or told to behave like tini: exit at once (as
+            // PID 1, the kernel then kills whatever is left).
+            self.state = State::Exit(self.exit_status(ending));
+            return;
+        }
+        if !self.sys.procs_listed() {
+            log::warn!("/proc is not mounted for this PID namespace: left-over processes can be signalled but not listed");
+        }
+        let known = self.known_groups();
+        let phase = if self.grace == Grace::Expired {
+            self.sys.signal_all(&[libc::SIGKILL], &known);
+            DrainPhase::Killing
+        } else {
+            // SIGCONT too: a stopped process would not act on its SIGTERM
+            // until the SIGKILL at the deadline.
+            let left = self.sys.signal_all(&[libc::SIGTERM, libc::SIGCONT], &known);
+            if !left.is_empty() {
+                log::info!("draining: SIGTERM to {}", procs::list(&left));
+            }
+            self.report.drained = Some(left.len());
+            let mut deadline = self.sys.now() + self.config.drain_timeout;
+            if let Some(grace) = self.deadlines.get(Deadline::Grace) {
+                deadline = deadline.min(grace);
+            }
+            self.deadlines.set(Deadline::Drain, deadline);
+            DrainPhase::Terminating
+        };
+        self.state = State::Draining { ending, phase };
+    }
+
+    /// Process groups vigil knows of without /proc: the child's and the
+    /// hooks'.
+    fn known_groups(&self) -> Vec<Target> {
+        let mut groups = vec![Target::Group(self.child)];
+        for hook in [&self.post_start, &self.pre_stop].into_iter().flatten() {
+            groups.push(Target::Group(hook.pid));
+        }
+        groups
+    }
+
+    /// vigil's exit status for the child's ending: its status (the code, or
+    /// 128+N for death by signal N), or 0 when that status is listed with
+    /// `-e` (128+N included, as in tini). After `--timeout`, 124 as with
+    /// coreutils `timeout`. After a failed post-start hook never 0: the
+    /// child's own failure stands, a success becomes 1.
+    pub(super) fn exit_status(&self, ending: Ending) -> i32 {
+        let status = ending.status();
+        match self.stop {
+            Some(StopReason::Timeout) => 124,
+            Some(StopReason::PostStartFailed) => status.max(1),
+            Some(StopReason::Signal | StopReason::Fault) | None => {
+                self.config.status_after_e(status)
+            }
+        }
+    }
+
+    /// The grace period is over: everything still alive gets SIGKILL, and
+    /// the log says who that was.
+    pub(super) fn grace_expired(&mut self) {
+        self.grace = Grace::Expired;
+        let mut groups = self.known_groups();
+        groups.push(Target::Process(self.child));
+        let cancelled = KillReason::Cancelled(Cancel::GraceDeadline);
+        for hook in [&mut self.post_start, &mut self.pre_stop]
+            .into_iter()
+            .flatten()
+        {
+            hook.ending_for(cancelled);
+        }
+        self.deadlines.clear(Deadline::PostStart);
+        self.deadlines.clear(Deadline::PreStopSleep);
+        let period = self.config.grace_period.unwrap_or_default();
+        let why = format!("grace period ({}) over", secs(period));
+        // Before the kill: its warning may wait for room in stderr.
+        self.report.grace_killed_at = Some(self.sys.now());
+        let victims = self.kill_everything_left(&why, &groups);
+        self.report.grace_killed = Some(victims);
+        match self.state {
+            // The stop sequence is overtaken: no stop signal after SIGKILL.
+            State::Stopping { signal, .. } => {
+                self.state = State::Stopping {
+                    signal,
+                    phase: StopPhase::AwaitingExit,
+                }
+            }
+            State::Draining { ending, .. } => self.killed_in_drain(ending),
+            State::Running | State::Exit(_) => {}
+        }
+    }
+
+    /// The drain is cut short (its timeout, a stop signal): SIGKILL to what
+    /// is left.
+    pub(super) fn end_drain(&mut self, why: String) {
+        if let State::Draining { ending, .. } = self.state {
+            self.deadlines.clear(Deadline::Drain);
+            let left = self.kill_everything_left(&why, &self.known_groups());
+            self.report.drain_killed = Some((why, left));
+            self.killed_in_drain(ending);
+        }
+    }
+
+    /// Everything vigil can reach got SIGKILL during the drain: wait for the
+    /// kernel to finish them, unless vigil cannot tell when that is.
+    fn killed_in_drain(&mut self, ending: Ending) {
+        self.deadlines.clear(Deadline::Drain);
+        self.state = if self.sys.can_reach_all() {
+            State::Draining {
+                ending,
+                phase: DrainPhase::Killing,
+            }
+        } else {
+            // Without /proc a left-over in a session of its own is out of
+            // sight and out of reach: waiting for it would be forever.
+            log::warn!("without /proc vigil cannot list or reach processes outside the child's and the hooks' process groups: exiting, any such process is left running");
+            State::Exit(self.exit_status(ending))
+        };
+    }
+
+    /// A deadline passed: SIGKILL to everything left, and a warning that
+    /// lists it (pid and name) and says which deadline it was.
+    fn kill_everything_left(&mut self, why: &str, groups: &[Target]) -> Vec<Proc> {
+        let left = self.sys.signal_all(&[libc::SIGKILL], groups);
+        // Everything is being killed: from here on the log may wait for
+        // room in stderr, so that this warning and the report get through.
+        logging::final_lines();
+        if !self.sys.can_reach_all() {
+            log::warn!("{why}: SIGKILL to the child's and the hooks' process groups");
+        } else if left.is_empty() {
+            log::warn!("{why}: SIGKILL to everything left");
+        } else {
+            log::warn!("{why}: SIGKILL to {}", procs::list(&left));
+        }
+        left
+    }
+}

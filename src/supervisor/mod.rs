@@ -1,0 +1,454 @@
+//! The supervisor: vigil's state machine and its event loop.
+//!
+//! ```text
+//! starting ──spawned──▶ running ──SIGTERM/SIGINT, failed post-start, --timeout──▶ stopping
+//!                          │                                                          │
+//!                          └──────────────── child exits ───────────┬─────────────────┘
+//!                                                                   ▼
+//!                                       draining ──nothing left──▶ exit
+//! ```
+//!
+//! Everything that happens is either a signal read from the signalfd
+//! (SIGCHLD included) or a deadline passing. With no deadline pending the
+//! loop sleeps in a blocking read of the signalfd, so an idle vigil never
+//! wakes up.
+//!
+//! Where to look:
+//! - what happens on each signal, SIGTERM included: `on_signal` and
+//!   `on_stop_signal`, here;
+//! - the stop sequence and its order (`STOP_SEQUENCE`): `stop.rs`;
+//! - the child's end, the drain and the grace deadline's SIGKILL: `ending.rs`;
+//! - the deadlines: `deadlines.rs`, handled by `on_deadline`, here;
+//! - what touches the kernel (the seam the unit tests replace): `system.rs`;
+//! - start-up and the exit report: `setup.rs`.
+
+mod deadlines;
+mod ending;
+mod setup;
+mod stop;
+mod system;
+#[cfg(test)]
+mod tests;
+
+use std::time::Duration;
+
+use crate::cli::Config;
+use crate::hooks::{self, Hook, KillReason};
+use crate::reap::Ending;
+use crate::report::{Report, StopCause};
+use crate::signals::{self, Received, Sender, Target};
+use deadlines::{Deadline, Deadlines, Due};
+use stop::StopStep;
+use system::System;
+
+pub use setup::run;
+
+/// Where the container is in its life. Starting is `setup::start`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// The child runs; signals are forwarded.
+    Running,
+    /// A stop began; the child still runs.
+    Stopping { signal: i32, phase: StopPhase },
+    /// The child has exited; what it left behind is being ended.
+    Draining { ending: Ending, phase: DrainPhase },
+    /// Nothing is left: vigil exits with this status.
+    Exit(i32),
+}
+
+/// Where the stop sequence is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StopPhase {
+    /// Waiting for what this step started (the pre-stop hook, the pre-stop
+    /// sleep) to be over.
+    Waiting(StopStep),
+    /// The sequence is done: the stop signal was forwarded, or the grace
+    /// deadline overtook the sequence and SIGKILLed everything. Only the
+    /// child's exit is awaited.
+    AwaitingExit,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DrainPhase {
+    /// The others got SIGTERM; SIGKILL at the drain deadline.
+    Terminating,
+    /// The others got SIGKILL; waiting for the kernel to finish them.
+    Killing,
+}
+
+/// The grace period, which starts at the first stop signal and runs beside
+/// the state: when it passes, everything gets SIGKILL whatever the state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Grace {
+    NotStarted,
+    /// Its deadline is pending (`Deadline::Grace`).
+    Running,
+    Expired,
+}
+
+/// Why the stop sequence began: policy (the exit status) reads this; the
+/// report describes the stop in its own words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StopReason {
+    Signal,
+    PostStartFailed,
+    Timeout,
+    /// vigil itself could not go on (see `Health`).
+    Fault,
+}
+
+/// Whether the loop's waiting works. A fault is logged once and starts the
+/// stop sequence; from then on the loop paces itself, so that nothing spins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Health {
+    Good,
+    /// Waits for a deadline keep ending before it: every wait now lasts at
+    /// least `FAULT_PACE`, unless a signal comes.
+    Unsteady,
+    /// Signals cannot be read: the loop sleeps `FAULT_PACE` at a time and
+    /// reaps each time, since no SIGCHLD will say when.
+    Deaf,
+}
+
+/// The shortest turn of the loop after a fault.
+const FAULT_PACE: Duration = Duration::from_millis(100);
+
+/// How many turns in a row may end with nothing done (no signal, no
+/// deadline passed) before the loop calls it a fault. One such turn can
+/// happen (a wait interrupted by being stopped and continued); a run of
+/// them means the wait or the clock is broken.
+const WASTED_TURNS: u32 = 10;
+
+struct Supervisor<S: System> {
+    config: Config,
+    sys: S,
+    child: i32,
+    state: State,
+    grace: Grace,
+    /// Set when the stop sequence begins.
+    stop: Option<StopReason>,
+    deadlines: Deadlines,
+    health: Health,
+    /// Turns in a row that did nothing (see `WASTED_TURNS`).
+    wasted: u32,
+    /// Hooks live here rather than in the state: one may outlive the state
+    /// it started in (a pre-stop hook still running when the child exits),
+    /// and must still be recognised and reported when it is reaped.
+    post_start: Option<hooks::Running>,
+    pre_stop: Option<hooks::Running>,
+    /// vigil stopped itself because the child was stopped (Ctrl-Z).
+    job_stopped: bool,
+    /// vigil's parent at start, to recognise the `-p` signal when it dies.
+    parent: i32,
+    /// vigil made the child's group the terminal's foreground group, and
+    /// takes the terminal back when it exits.
+    gave_terminal: bool,
+    report: Report,
+}
+
+impl<S: System> Supervisor<S> {
+    /// A supervisor for a child that has just been started; `setup::start`
+    /// makes the real one, the unit tests theirs.
+    fn new(config: Config, sys: S, child: i32, report: Report) -> Supervisor<S> {
+        let parent = sys.parent();
+        let mut deadlines = Deadlines::default();
+        if let Some(after) = config.timeout {
+            deadlines.set(Deadline::Timeout, sys.now() + after);
+        }
+        Supervisor {
+            config,
+            sys,
+            child,
+            state: State::Running,
+            grace: Grace::NotStarted,
+            stop: None,
+            deadlines,
+            health: Health::Good,
+            wasted: 0,
+            post_start: None,
+            pre_stop: None,
+            job_stopped: false,
+            parent,
+            gave_terminal: false,
+            report,
+        }
+    }
+
+    /// The event loop: one turn at a time until the state is `Exit`.
+    fn run(mut self) -> i32 {
+        loop {
+            if let State::Exit(status) = self.state {
+                return self.finish(status);
+            }
+            self.turn();
+        }
+    }
+
+    /// One turn of the loop: wait for a signal or the next deadline, and
+    /// handle what came. The clock is read only when a deadline is pending
+    /// (or after a fault): the forwarding of a signal to an idle vigil is
+    /// one read and one kill.
+    fn turn(&mut self) {
+        let next = self.deadlines.next();
+        let mut wait = next.map(|at| at.saturating_duration_since(self.sys.now()));
+        if self.health > Health::Good {
+            wait = Some(wait.map_or(FAULT_PACE, |w| w.max(FAULT_PACE)));
+        }
+        let mut progress = false;
+        if self.health == Health::Deaf {
+            self.sys.sleep(wait.unwrap_or(FAULT_PACE).min(FAULT_PACE));
+            self.reap();
+            progress = true;
+        } else {
+            match self.sys.next_signal(wait) {
+                Ok(Some(received)) => {
+                    self.on_signal(received);
+                    progress = true;
+                }
+                Ok(None) => {}
+                Err(e) => self.fault(format!("cannot read signals: {e}"), Health::Deaf),
+            }
+        }
+        if next.is_some() || self.health > Health::Good {
+            let now = self.sys.now();
+            progress |= self.on_time(now);
+        }
+        self.wasted = if progress { 0 } else { self.wasted + 1 };
+        if self.wasted >= WASTED_TURNS {
+            self.wasted = 0;
+            self.fault(
+                format!("{WASTED_TURNS} waits in a row for the next deadline ended before it"),
+                Health::Unsteady,
+            );
+        }
+    }
+
+    /// Handles every deadline that has passed at `now`, each cleared by the
+    /// table as it is handed over. Handling one may set or end others, so
+    /// the table is asked afresh after each. Whether any was handled.
+    fn on_time(&mut self, now: std::time::Instant) -> bool {
+        let mut handled = false;
+        self.deadlines.new_turn();
+        while !matches!(self.state, State::Exit(_)) {
+            match self.deadlines.take_due(now) {
+                Some(Due::Passed(deadline)) => {
+                    handled = true;
+                    self.on_deadline(deadline);
+                }
+                Some(Due::Stuck(deadline)) => self.fault(
+                    format!("the {deadline} deadline was set again without moving"),
+                    Health::Unsteady,
+                ),
+                None => break,
+            }
+        }
+        handled
+    }
+
+    fn on_deadline(&mut self, deadline: Deadline) {
+        match deadline {
+            Deadline::Grace => self.grace_expired(),
+            Deadline::PostStart => {
+                if let Some(hook) = &self.post_start {
+                    log::warn!("post-start hook pid {} timed out: killing it", hook.pid);
+                }
+                self.kill_hook(Hook::PostStart, KillReason::TimedOut);
+            }
+            Deadline::PreStopSleep => self.step_over(StopStep::PreStopSleep),
+            Deadline::Drain => {
+                let why = format!(
+                    "drain timeout ({}) over",
+                    crate::text::secs(self.config.drain_timeout)
+                );
+                self.end_drain(why);
+            }
+            Deadline::Timeout => {
+                let after = self.config.timeout.unwrap_or_default();
+                log::warn!(
+                    "--timeout ({}) passed: stopping as if SIGTERM had arrived",
+                    crate::text::secs(after)
+                );
+                self.begin_stop(libc::SIGTERM, StopReason::Timeout, |_| {
+                    StopCause::Timeout(after)
+                });
+            }
+        }
+    }
+
+    /// vigil cannot go on as it should: says so once per kind of trouble,
+    /// and stops the container, as if SIGTERM had arrived.
+    fn fault(&mut self, why: String, health: Health) {
+        if health > self.health {
+            log::error!("{why}: stopping");
+            self.health = health;
+        }
+        if self.state == State::Running {
+            self.begin_stop(libc::SIGTERM, StopReason::Fault, |_| StopCause::Fault(why));
+        }
+    }
+
+    fn on_signal(&mut self, mut r: Received) {
+        if r.signal == libc::SIGPIPE && r.sender == Sender::Vigil {
+            // vigil's own write to a closed pipe (its stderr, most likely):
+            // not news for the child, and not to be logged, since logging it
+            // to that same pipe would raise the next one.
+            return;
+        }
+        if self.is_parent_death(r) {
+            r.sender = Sender::ParentDeath;
+        }
+        if r.signal == libc::SIGCHLD {
+            log::trace!("received SIGCHLD {}", r.sender);
+        } else {
+            log::info!(
+                "received {} {}",
+                signals::name(r.signal),
+                self.sys.describe(r.sender)
+            );
+        }
+        match r.signal {
+            libc::SIGCHLD => self.reap(),
+            // Ignored, as tini does. Being blocked, they still reach the
+            // signalfd: the kernel discards an ignored signal only when it
+            // is not blocked.
+            libc::SIGTTIN | libc::SIGTTOU => {}
+            libc::SIGCONT if self.job_stopped => self.resume_job(),
+            libc::SIGTERM | libc::SIGINT => self.on_stop_signal(r),
+            _ => {
+                self.forward(r);
+            }
+        }
+    }
+
+    /// Whether `r` is the `-p` signal sent because vigil's parent died. The
+    /// kernel sends it in the dying parent's name, and vigil sends it to
+    /// itself when the parent died before `-p` took effect; either way,
+    /// vigil's parent has changed since start. (As PID 1 the parent is
+    /// outside the namespace, pid 0 before and after: there it cannot be
+    /// told from another signal sent from outside.)
+    fn is_parent_death(&self, r: Received) -> bool {
+        if self.config.parent_death_signal != Some(r.signal) {
+            return false;
+        }
+        let from_parent = match r.sender {
+            Sender::Vigil => true,
+            Sender::Process { pid, .. } => self.parent > 0 && pid == self.parent as u32,
+            _ => false,
+        };
+        from_parent && self.sys.parent() != self.parent
+    }
+
+    /// SIGTERM or SIGINT: the first one starts the stop sequence; later
+    /// ones are forwarded at once.
+    fn on_stop_signal(&mut self, r: Received) {
+        match self.state {
+            State::Running => {
+                self.begin_stop(r.signal, StopReason::Signal, |sys| StopCause::Signal {
+                    signal: r.signal,
+                    sender: sys.describe(r.sender),
+                })
+            }
+            State::Stopping { .. } => self.forward_later_stop(r),
+            // Whoever sends a stop signal now wants vigil gone: the drain is
+            // cut short.
+            State::Draining {
+                phase: DrainPhase::Terminating,
+                ..
+            } => {
+                let why = format!("{} during the drain", signals::name(r.signal));
+                self.end_drain(why);
+            }
+            State::Draining {
+                phase: DrainPhase::Killing,
+                ..
+            }
+            | State::Exit(_) => {
+                log::debug!(
+                    "already killing what is left; {} changes nothing",
+                    signals::name(r.signal)
+                )
+            }
+        }
+    }
+
+    /// Where forwarded signals go: the child, or (`-g`) its process group.
+    fn target(&self) -> Target {
+        if self.config.signal_group {
+            Target::Group(self.child)
+        } else {
+            Target::Process(self.child)
+        }
+    }
+
+    /// The hook of that kind, if it runs.
+    fn hook_mut(&mut self, hook: Hook) -> &mut Option<hooks::Running> {
+        match hook {
+            Hook::PostStart => &mut self.post_start,
+            Hook::PreStop { .. } => &mut self.pre_stop,
+        }
+    }
+
+    /// Starts a hook through the seam; the record of one that could not run.
+    fn start_hook(&mut self, hook: Hook, argv: &[std::ffi::OsString]) -> Result<(), hooks::Record> {
+        let started = self.sys.now();
+        let sys = &mut self.sys;
+        let running = hooks::start(hook, argv, self.child, started, |spec| sys.spawn(spec))?;
+        *self.hook_mut(hook) = Some(running);
+        Ok(())
+    }
+
+    /// Kills a running hook's whole process group, saying why for its record.
+    fn kill_hook(&mut self, hook: Hook, reason: KillReason) {
+        if let Hook::PostStart = hook {
+            self.deadlines.clear(Deadline::PostStart);
+        }
+        let Some(running) = self.hook_mut(hook) else {
+            return;
+        };
+        running.ending_for(reason);
+        let group = Target::Group(running.pid);
+        self.sys.send(group, libc::SIGKILL);
+    }
+
+    /// The post-start hook, started beside the child.
+    fn start_post_start(&mut self) {
+        let Some(argv) = self.config.post_start.clone() else {
+            return;
+        };
+        match self.start_hook(Hook::PostStart, &argv) {
+            Ok(()) => {
+                if let Some(timeout) = self.config.post_start_timeout {
+                    let at = self.sys.now() + timeout;
+                    self.deadlines.set(Deadline::PostStart, at);
+                }
+            }
+            Err(record) => self.post_start_failed(record),
+        }
+    }
+
+    fn post_start_failed(&mut self, record: hooks::Record) {
+        log::warn!("{record}; stopping as if SIGTERM had arrived");
+        self.report.hooks.push(record);
+        if let State::Running = self.state {
+            self.begin_stop(libc::SIGTERM, StopReason::PostStartFailed, |_| {
+                StopCause::PostStartFailed
+            });
+        }
+    }
+
+    /// Job control (not as PID 1): the child was stopped, by Ctrl-Z say; vigil
+    /// stops too, so that the shell that started vigil gets its prompt back.
+    fn stop_job(&mut self) {
+        log::info!("child pid {} stopped: stopping vigil too", self.child);
+        self.job_stopped = true;
+        self.sys.stop_self();
+    }
+
+    /// vigil was continued (`fg`, `bg`): continue the child's group, and
+    /// give it the terminal back if vigil is in the foreground.
+    fn resume_job(&mut self) {
+        self.job_stopped = false;
+        self.sys.give_terminal(self.child);
+        self.sys.send(Target::Group(self.child), libc::SIGCONT);
+    }
+}

@@ -1,0 +1,199 @@
+//! The stop sequence: what vigil does between the first stop signal (or a
+//! failed post-start hook, or `--timeout`) and the child's exit.
+
+use std::time::Duration;
+
+use super::deadlines::Deadline;
+use super::system::System;
+use super::{Grace, State, StopPhase, StopReason, Supervisor};
+use crate::hooks::{Cancel, Hook, KillReason};
+use crate::report::{Forward, LaterStop, Stop, StopCause};
+use crate::signals::{self, Received, Sender};
+use crate::text::secs;
+
+/// One step of the stop sequence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopStep {
+    /// `--pre-stop`: run the hook, and wait for it.
+    PreStopHook,
+    /// `--pre-stop-sleep`: wait.
+    PreStopSleep,
+    /// Forward the stop signal (after `--rewrite`); the sequence is done.
+    ForwardSignal,
+}
+
+/// The order of the stop sequence, written here and only here: each step
+/// either starts something to wait for or is skipped (not configured, or
+/// the hook could not start), and when what it started is over the
+/// sequence goes on with the step after it in this list.
+const STOP_SEQUENCE: [StopStep; 3] = [
+    StopStep::PreStopHook,
+    StopStep::PreStopSleep,
+    StopStep::ForwardSignal,
+];
+
+impl<S: System> Supervisor<S> {
+    /// Starts the stop sequence: the grace deadline starts, a post-start
+    /// hook still running is cancelled, and `STOP_SEQUENCE` runs from its
+    /// first step. A running `--timeout` has nothing left to do.
+    ///
+    /// The cause is worked out for the report only after that: with no hook
+    /// and no pre-stop sleep the stop signal is forwarded at once, and the
+    /// child should not wait while vigil names the sender (which reads /proc
+    /// and allocates).
+    pub(super) fn begin_stop(
+        &mut self,
+        signal: i32,
+        reason: StopReason,
+        cause: impl FnOnce(&S) -> StopCause,
+    ) {
+        self.stop = Some(reason);
+        self.deadlines.clear(Deadline::Timeout);
+        // A grace deadline counts from the stop signal's arrival; without
+        // one, only the report wants the time, and it can wait until the
+        // signal is on its way.
+        let mut at = None;
+        if let Some(period) = self.config.grace_period {
+            let now = self.sys.now();
+            self.grace = Grace::Running;
+            self.deadlines.set(Deadline::Grace, now + period);
+            at = Some(now);
+            log::info!("stopping: grace period {}", secs(period));
+        } else {
+            log::info!("stopping");
+        }
+        self.kill_hook(Hook::PostStart, KillReason::Cancelled(Cancel::Stop));
+        self.run_stop_sequence(signal, 0);
+        let at = at.unwrap_or_else(|| self.sys.now());
+        self.report.stop = Some(Stop {
+            cause: cause(&self.sys),
+            at,
+        });
+    }
+
+    /// What the sequence waited for in `step` is over (the pre-stop hook
+    /// ended, the pre-stop sleep passed): go on with the next step. Nothing
+    /// happens unless the sequence is waiting on that very step: the grace
+    /// deadline may have overtaken it, or the child exited meanwhile.
+    pub(super) fn step_over(&mut self, step: StopStep) {
+        if let State::Stopping {
+            signal,
+            phase: StopPhase::Waiting(waiting),
+        } = self.state
+        {
+            if waiting == step {
+                let next = STOP_SEQUENCE
+                    .iter()
+                    .position(|s| *s == step)
+                    .map_or(STOP_SEQUENCE.len(), |i| i + 1);
+                self.run_stop_sequence(signal, next);
+            }
+        }
+    }
+
+    /// Runs `STOP_SEQUENCE` from the step at index `from` until a step
+    /// starts something to wait for.
+    fn run_stop_sequence(&mut self, signal: i32, from: usize) {
+        for step in STOP_SEQUENCE.into_iter().skip(from) {
+            if self.start_step(step, signal) {
+                self.state = State::Stopping {
+                    signal,
+                    phase: StopPhase::Waiting(step),
+                };
+                return;
+            }
+        }
+        self.state = State::Stopping {
+            signal,
+            phase: StopPhase::AwaitingExit,
+        };
+    }
+
+    /// Starts one step; whether the sequence must wait for it.
+    fn start_step(&mut self, step: StopStep, signal: i32) -> bool {
+        match step {
+            StopStep::PreStopHook => {
+                let Some(argv) = self.config.pre_stop.clone() else {
+                    return false;
+                };
+                match self.start_hook(Hook::PreStop { signal }, &argv) {
+                    Ok(()) => true,
+                    Err(record) => {
+                        log::warn!("{record}; going on with the stop");
+                        self.report.hooks.push(record);
+                        false
+                    }
+                }
+            }
+            StopStep::PreStopSleep => {
+                let sleep = self.config.pre_stop_sleep;
+                if sleep == Duration::ZERO {
+                    return false;
+                }
+                log::info!(
+                    "waiting {} before forwarding {}",
+                    secs(sleep),
+                    signals::name(signal)
+                );
+                let at = self.sys.now() + sleep;
+                self.deadlines.set(Deadline::PreStopSleep, at);
+                true
+            }
+            StopStep::ForwardSignal => {
+                // Who sent the stop signal is in the report's stop cause.
+                let r = Received {
+                    signal,
+                    sender: Sender::Vigil,
+                };
+                self.report.stop_signal_sent = self.forward(r).map(|f| f.sent);
+                false
+            }
+        }
+    }
+
+    /// A stop signal during the stop sequence: forwarded at once, and kept
+    /// for the report with its sender.
+    pub(super) fn forward_later_stop(&mut self, r: Received) {
+        if let Some(forward) = self.forward(r) {
+            self.report.later_stop = Some(LaterStop {
+                forward,
+                sender: self.sys.describe(r.sender),
+            });
+        }
+    }
+
+    /// Forwards a signal to the child (or its group), after `--rewrite`,
+    /// and keeps it for the report. Returns what was sent.
+    pub(super) fn forward(&mut self, r: Received) -> Option<Forward> {
+        let signal = r.signal;
+        if !matches!(self.state, State::Running | State::Stopping { .. }) {
+            log::debug!(
+                "the child has exited; {} not forwarded",
+                signals::name(signal)
+            );
+            return None;
+        }
+        let Some(to) = self.config.rewrites.apply(signal) else {
+            log::info!("dropped {} (--rewrite)", signals::name(signal));
+            return None;
+        };
+        let target = self.target();
+        if to == signal {
+            log::debug!("forwarding {} to {target}", signals::name(to));
+        } else {
+            log::debug!(
+                "forwarding {} as {} to {target}",
+                signals::name(signal),
+                signals::name(to)
+            );
+        }
+        self.sys.send(target, to);
+        let forward = Forward {
+            received: r,
+            sent: to,
+            at: self.sys.now(),
+        };
+        self.report.forwards.record(forward);
+        Some(forward)
+    }
+}

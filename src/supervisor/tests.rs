@@ -1,0 +1,692 @@
+//! The state machine's transitions, driven through a fake `System`: every
+//! state × event pair the contract names, without forking. The fake's
+//! clock moves only when a wait times out; the signals, reaps and spawns it
+//! returns are queued by each test; what vigil did is recorded.
+//!
+//! (The same behaviour, end to end with real processes, is in tests/.)
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::io;
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::cli::{self, Action};
+use crate::hooks::{Cancel, Outcome};
+use crate::procs::Proc;
+use crate::reap::{Event, Next};
+use crate::spawn::{Spawn, SpawnError};
+
+const CHILD: i32 = 100;
+
+/// A hook's argv and the variables it was given.
+type Started = (Vec<OsString>, Vec<(&'static str, String)>);
+
+/// A world that does what the test queued and records what vigil asked of it.
+#[derive(Default)]
+struct Fake {
+    now: Option<Instant>,
+    /// When set, a wait that times out does not move the clock (a broken
+    /// clock or poll).
+    frozen: bool,
+    signals: VecDeque<io::Result<Option<Received>>>,
+    reaps: VecDeque<Next>,
+    /// `any_children`.
+    children: bool,
+    /// What `signal_all` says /proc listed.
+    left: Vec<Proc>,
+    /// `can_reach_all`.
+    unreachable: bool,
+    next_pid: i32,
+    spawn_fails: bool,
+    // What vigil did:
+    sent: Vec<(Target, i32)>,
+    signalled_all: Vec<Vec<i32>>,
+    spawned: Vec<Started>,
+    waits: Vec<Option<Duration>>,
+    sleeps: Vec<Duration>,
+    stopped_self: u32,
+    terminal_given: Vec<i32>,
+}
+
+impl Fake {
+    fn clock(&self) -> Instant {
+        self.now.unwrap_or_else(Instant::now)
+    }
+}
+
+impl System for Fake {
+    fn now(&self) -> Instant {
+        self.clock()
+    }
+
+    fn next_signal(&mut self, timeout: Option<Duration>) -> io::Result<Option<Received>> {
+        self.waits.push(timeout);
+        if let Some(next) = self.signals.pop_front() {
+            return next;
+        }
+        let timeout = timeout.expect("the loop would block forever: nothing is queued");
+        if !self.frozen {
+            self.now = Some(self.clock() + timeout);
+        }
+        Ok(None)
+    }
+
+    fn sleep(&mut self, duration: Duration) {
+        self.sleeps.push(duration);
+        if !self.frozen {
+            self.now = Some(self.clock() + duration);
+        }
+    }
+
+    fn send(&mut self, target: Target, signal: i32) {
+        self.sent.push((target, signal));
+    }
+
+    fn signal_all(&mut self, signals: &[i32], _known: &[Target]) -> Vec<Proc> {
+        self.signalled_all.push(signals.to_vec());
+        self.left.clone()
+    }
+
+    fn can_reach_all(&self) -> bool {
+        !self.unreachable
+    }
+
+    fn procs_listed(&self) -> bool {
+        !self.unreachable
+    }
+
+    fn reap(&mut self) -> Next {
+        self.reaps.pop_front().unwrap_or(Next::Nothing)
+    }
+
+    fn any_children(&mut self) -> bool {
+        self.children
+    }
+
+    fn spawn(&mut self, spec: Spawn<'_>) -> Result<i32, SpawnError> {
+        if self.spawn_fails {
+            return Err(SpawnError {
+                program: spec.argv[0].to_string_lossy().into_owned(),
+                error: io::Error::from_raw_os_error(libc::ENOENT),
+                shell_error: None,
+            });
+        }
+        self.spawned.push((spec.argv.to_vec(), spec.env));
+        self.next_pid += 1;
+        Ok(200 + self.next_pid)
+    }
+
+    fn describe(&self, sender: Sender) -> Cow<'static, str> {
+        Cow::Owned(sender.to_string())
+    }
+
+    fn parent(&self) -> i32 {
+        1
+    }
+
+    fn stop_self(&mut self) {
+        self.stopped_self += 1;
+    }
+
+    fn give_terminal(&mut self, pgid: i32) {
+        self.terminal_given.push(pgid);
+    }
+
+    fn reclaim_terminal(&mut self, _given_to: i32) {}
+
+    fn oom_kills(&self) -> u64 {
+        0
+    }
+}
+
+/// A supervisor whose child (pid 100) has just started, with these options.
+fn supervisor(args: &[&str]) -> Supervisor<Fake> {
+    let argv = std::iter::once("vigil")
+        .chain(["--termination-log="])
+        .chain(args.iter().copied())
+        .chain(["child"])
+        .map(OsString::from);
+    let Ok(Action::Run(config)) = cli::parse(argv, Vec::new()) else {
+        panic!("bad test options {args:?}");
+    };
+    let fake = Fake {
+        now: Some(Instant::now()),
+        ..Fake::default()
+    };
+    let mut s = Supervisor::new(*config, fake, CHILD, Report::default());
+    s.start_post_start();
+    s
+}
+
+fn from_outside(signal: i32) -> Received {
+    Received {
+        signal,
+        sender: Sender::Process { pid: 0, uid: 0 },
+    }
+}
+
+fn exited(code: i32) -> Ending {
+    Ending::Exited(code)
+}
+
+fn killed(signal: i32) -> Ending {
+    Ending::Killed {
+        signal,
+        core_dumped: false,
+    }
+}
+
+impl Supervisor<Fake> {
+    /// A process ended and SIGCHLD said so.
+    fn ended(&mut self, pid: i32, ending: Ending) {
+        self.sys
+            .reaps
+            .push_back(Next::Event(Event::Ended(pid, ending)));
+        self.on_signal(Received {
+            signal: libc::SIGCHLD,
+            sender: Sender::Kernel,
+        });
+    }
+
+    /// Moves the clock to just past the next deadline and runs one turn.
+    fn next_deadline_passes(&mut self) {
+        assert!(self.deadlines.next().is_some(), "no deadline pending");
+        self.turn();
+    }
+
+    /// The signals sent to the child itself, in order.
+    fn sent_to_child(&self) -> Vec<i32> {
+        self.sys
+            .sent
+            .iter()
+            .filter(|(t, _)| matches!(t, Target::Process(CHILD) | Target::Group(CHILD)))
+            .map(|(_, s)| *s)
+            .collect()
+    }
+
+    fn stopping(&self) -> Option<StopPhase> {
+        match self.state {
+            State::Stopping { phase, .. } => Some(phase),
+            _ => None,
+        }
+    }
+}
+
+// Running.
+
+#[test]
+fn running_forwards_a_signal_at_once() {
+    let mut s = supervisor(&[]);
+    s.on_signal(from_outside(libc::SIGUSR1));
+    assert_eq!(s.sys.sent, [(Target::Process(CHILD), libc::SIGUSR1)]);
+    assert_eq!(s.state, State::Running);
+    let mut g = supervisor(&["-g", "--rewrite", "USR1:HUP", "--rewrite", "USR2:0"]);
+    g.on_signal(from_outside(libc::SIGUSR1));
+    g.on_signal(from_outside(libc::SIGUSR2));
+    g.on_signal(from_outside(libc::SIGTTIN));
+    assert_eq!(g.sys.sent, [(Target::Group(CHILD), libc::SIGHUP)]);
+}
+
+#[test]
+fn running_stop_signal_without_a_sequence_is_forwarded_at_once() {
+    let mut s = supervisor(&[]);
+    s.on_signal(from_outside(libc::SIGTERM));
+    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+    assert_eq!(s.stopping(), Some(StopPhase::AwaitingExit));
+    assert_eq!(s.stop, Some(StopReason::Signal));
+    assert!(matches!(
+        s.report.stop.as_ref().map(|stop| &stop.cause),
+        Some(StopCause::Signal {
+            signal: libc::SIGTERM,
+            ..
+        })
+    ));
+    assert_eq!(s.deadlines.next(), None, "no grace period, no deadline");
+}
+
+#[test]
+fn the_stop_sequence_runs_hook_then_sleep_then_signal() {
+    let mut s = supervisor(&[
+        "--pre-stop",
+        "drain-it now",
+        "--pre-stop-sleep",
+        "1s",
+        "--grace-period",
+        "30s",
+    ]);
+    s.on_signal(from_outside(libc::SIGINT));
+    assert_eq!(
+        s.stopping(),
+        Some(StopPhase::Waiting(StopStep::PreStopHook))
+    );
+    let (argv, env) = &s.sys.spawned[0];
+    assert_eq!(argv, &["drain-it", "now"]);
+    assert!(env.contains(&("VIGIL_SIGNAL", "SIGINT".to_string())));
+    assert!(
+        s.sent_to_child().is_empty(),
+        "the signal waits for the hook"
+    );
+    let hook = s.pre_stop.as_ref().unwrap().pid;
+    s.ended(hook, exited(0));
+    assert_eq!(
+        s.stopping(),
+        Some(StopPhase::Waiting(StopStep::PreStopSleep))
+    );
+    assert!(
+        s.sent_to_child().is_empty(),
+        "the signal waits for the sleep"
+    );
+    s.next_deadline_passes();
+    assert_eq!(s.sent_to_child(), [libc::SIGINT]);
+    assert_eq!(s.stopping(), Some(StopPhase::AwaitingExit));
+    assert!(s.deadlines.get(Deadline::Grace).is_some());
+}
+
+#[test]
+fn a_pre_stop_hook_that_fails_or_cannot_start_does_not_stop_the_sequence() {
+    let mut s = supervisor(&["--pre-stop", "false"]);
+    s.on_signal(from_outside(libc::SIGTERM));
+    let hook = s.pre_stop.as_ref().unwrap().pid;
+    s.ended(hook, exited(1));
+    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+    assert!(s.report.hooks[0].failed());
+
+    let mut s = supervisor(&["--pre-stop", "missing"]);
+    s.sys.spawn_fails = true;
+    s.on_signal(from_outside(libc::SIGTERM));
+    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+    assert!(matches!(s.report.hooks[0].outcome, Outcome::CouldNotRun(_)));
+}
+
+// Stopping.
+
+#[test]
+fn stopping_a_later_stop_signal_is_forwarded_at_once_in_each_phase() {
+    for args in [
+        &["--pre-stop", "hook"][..],
+        &["--pre-stop-sleep", "5s"],
+        &[],
+    ] {
+        let mut s = supervisor(args);
+        s.on_signal(from_outside(libc::SIGINT));
+        let phase = s.stopping();
+        let before = s.sent_to_child();
+        s.on_signal(from_outside(libc::SIGTERM));
+        let mut want = before.clone();
+        want.push(libc::SIGTERM);
+        assert_eq!(s.sent_to_child(), want, "{args:?}");
+        assert_eq!(s.stopping(), phase, "{args:?}: the phase stays");
+        assert!(s.report.later_stop.is_some());
+    }
+}
+
+#[test]
+fn stopping_the_child_exit_in_each_phase_starts_the_drain() {
+    for args in [
+        &["--pre-stop", "hook"][..],
+        &["--pre-stop-sleep", "5s"],
+        &[],
+    ] {
+        let mut s = supervisor(args);
+        s.sys.children = true;
+        s.on_signal(from_outside(libc::SIGTERM));
+        s.ended(CHILD, killed(libc::SIGTERM));
+        assert!(
+            matches!(
+                s.state,
+                State::Draining {
+                    phase: DrainPhase::Terminating,
+                    ..
+                }
+            ),
+            "{args:?}: {:?}",
+            s.state
+        );
+        assert_eq!(s.sys.signalled_all, [vec![libc::SIGTERM, libc::SIGCONT]]);
+        // Nothing of the stop sequence follows the child's exit.
+        assert_eq!(s.deadlines.get(Deadline::PreStopSleep), None, "{args:?}");
+        assert!(s.deadlines.get(Deadline::Drain).is_some());
+        if let Some(hook) = &s.pre_stop {
+            assert_eq!(
+                hook.killed_for,
+                Some(KillReason::Cancelled(Cancel::ChildExited))
+            );
+        }
+        s.sys.reaps.push_back(Next::NoChildren);
+        s.reap();
+        assert_eq!(s.state, State::Exit(143), "{args:?}");
+    }
+}
+
+#[test]
+fn a_child_that_leaves_nothing_behind_exits_at_once() {
+    let mut s = supervisor(&["-e", "3"]);
+    s.ended(CHILD, exited(3));
+    assert_eq!(s.state, State::Exit(0), "-e 3");
+    let mut s = supervisor(&[]);
+    s.ended(CHILD, killed(libc::SIGSEGV));
+    assert_eq!(s.state, State::Exit(139));
+    assert!(s.sys.signalled_all.is_empty());
+    // --drain-timeout 0 is tini's way: exit at once whatever is left.
+    let mut s = supervisor(&["--drain-timeout", "0"]);
+    s.sys.children = true;
+    s.ended(CHILD, exited(0));
+    assert_eq!(s.state, State::Exit(0));
+}
+
+// Deadlines.
+
+#[test]
+fn the_grace_deadline_kills_everything_and_overtakes_the_sequence() {
+    let mut s = supervisor(&["--pre-stop", "slow-hook", "--grace-period", "2s"]);
+    s.sys.left = vec![Proc {
+        pid: CHILD,
+        name: "app".into(),
+    }];
+    s.on_signal(from_outside(libc::SIGTERM));
+    s.next_deadline_passes();
+    assert_eq!(s.grace, Grace::Expired);
+    assert_eq!(s.sys.signalled_all, [vec![libc::SIGKILL]]);
+    assert_eq!(s.stopping(), Some(StopPhase::AwaitingExit));
+    assert_eq!(
+        s.pre_stop.as_ref().unwrap().killed_for,
+        Some(KillReason::Cancelled(Cancel::GraceDeadline))
+    );
+    // The hook's end no longer forwards the stop signal.
+    let hook = s.pre_stop.as_ref().unwrap().pid;
+    s.ended(hook, killed(libc::SIGKILL));
+    assert!(!s.sent_to_child().contains(&libc::SIGTERM));
+    assert!(s.report.grace_killed.is_some());
+    // The child's exit now goes straight to killing what is left.
+    s.sys.children = true;
+    s.ended(CHILD, killed(libc::SIGKILL));
+    assert_eq!(
+        s.state,
+        State::Draining {
+            ending: killed(libc::SIGKILL),
+            phase: DrainPhase::Killing
+        }
+    );
+}
+
+#[test]
+fn the_grace_deadline_during_the_drain_ends_it() {
+    let mut s = supervisor(&["--grace-period", "1s", "--drain-timeout", "10s"]);
+    s.sys.children = true;
+    s.on_signal(from_outside(libc::SIGTERM));
+    s.ended(CHILD, exited(0));
+    // The drain deadline is the grace deadline, the earlier of the two.
+    assert_eq!(
+        s.deadlines.get(Deadline::Drain),
+        s.deadlines.get(Deadline::Grace)
+    );
+    s.next_deadline_passes();
+    assert_eq!(s.grace, Grace::Expired);
+    assert!(matches!(
+        s.state,
+        State::Draining {
+            phase: DrainPhase::Killing,
+            ..
+        }
+    ));
+    assert_eq!(s.deadlines.next(), None);
+}
+
+#[test]
+fn the_drain_deadline_kills_what_is_left_and_vigil_waits_for_it() {
+    let mut s = supervisor(&["--drain-timeout", "2s"]);
+    s.sys.children = true;
+    s.sys.left = vec![Proc {
+        pid: 300,
+        name: "daemon".into(),
+    }];
+    s.ended(CHILD, exited(0));
+    s.next_deadline_passes();
+    assert_eq!(
+        s.sys.signalled_all,
+        [vec![libc::SIGTERM, libc::SIGCONT], vec![libc::SIGKILL]]
+    );
+    let (why, killed_list) = s.report.drain_killed.clone().unwrap();
+    assert!(why.contains("drain timeout (2.00s)"), "{why}");
+    assert_eq!(killed_list[0].pid, 300);
+    // A reaping round with nothing to reap SIGKILLs again (a late fork).
+    s.reap();
+    assert_eq!(s.sys.signalled_all.len(), 3);
+    s.sys.reaps.push_back(Next::NoChildren);
+    s.reap();
+    assert_eq!(s.state, State::Exit(0));
+}
+
+#[test]
+fn a_stop_signal_during_the_drain_kills_what_is_left_at_once() {
+    let mut s = supervisor(&[]);
+    s.sys.children = true;
+    s.ended(CHILD, exited(0));
+    s.on_signal(from_outside(libc::SIGINT));
+    assert!(matches!(
+        s.state,
+        State::Draining {
+            phase: DrainPhase::Killing,
+            ..
+        }
+    ));
+    assert_eq!(
+        s.report.drain_killed.as_ref().unwrap().0,
+        "SIGINT during the drain"
+    );
+    assert_eq!(s.deadlines.get(Deadline::Drain), None);
+    // Another one changes nothing.
+    s.on_signal(from_outside(libc::SIGTERM));
+    assert_eq!(s.sys.signalled_all.len(), 2);
+}
+
+#[test]
+fn without_proc_vigil_exits_after_the_drain_kill() {
+    let mut s = supervisor(&[]);
+    s.sys.children = true;
+    s.sys.unreachable = true;
+    s.ended(CHILD, exited(5));
+    s.next_deadline_passes();
+    assert_eq!(s.state, State::Exit(5));
+}
+
+#[test]
+fn timeout_stops_as_for_sigterm_and_exits_124() {
+    let mut s = supervisor(&["--timeout", "3s", "--grace-period", "1s"]);
+    assert!(s.deadlines.get(Deadline::Timeout).is_some());
+    s.next_deadline_passes();
+    assert_eq!(s.stop, Some(StopReason::Timeout));
+    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+    assert!(s.deadlines.get(Deadline::Grace).is_some());
+    s.ended(CHILD, exited(0));
+    assert_eq!(s.state, State::Exit(124));
+}
+
+#[test]
+fn timeout_is_over_once_a_stop_began_or_the_child_exited() {
+    let mut s = supervisor(&["--timeout", "3s"]);
+    s.on_signal(from_outside(libc::SIGTERM));
+    assert_eq!(s.deadlines.get(Deadline::Timeout), None);
+    s.ended(CHILD, killed(libc::SIGTERM));
+    assert_eq!(s.state, State::Exit(143), "the signal's status, not 124");
+    let mut s = supervisor(&["--timeout", "3s"]);
+    s.sys.children = true;
+    s.ended(CHILD, exited(0));
+    assert_eq!(s.deadlines.get(Deadline::Timeout), None);
+}
+
+// Post-start.
+
+#[test]
+fn a_failed_post_start_stops_and_the_status_is_never_0() {
+    let mut s = supervisor(&["--post-start", "check"]);
+    let hook = s.post_start.as_ref().unwrap().pid;
+    s.ended(hook, exited(2));
+    assert_eq!(s.stop, Some(StopReason::PostStartFailed));
+    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+    s.ended(CHILD, exited(0));
+    assert_eq!(s.state, State::Exit(1));
+    // The child's own failure stands, even one listed with -e.
+    let mut s = supervisor(&["--post-start", "check", "-e", "7"]);
+    let hook = s.post_start.as_ref().unwrap().pid;
+    s.ended(hook, exited(2));
+    s.ended(CHILD, exited(7));
+    assert_eq!(s.state, State::Exit(7));
+}
+
+#[test]
+fn a_post_start_that_cannot_start_stops_at_once() {
+    let argv = [
+        "vigil",
+        "--termination-log=",
+        "--post-start",
+        "nope",
+        "child",
+    ];
+    let Ok(Action::Run(config)) = cli::parse(argv.map(OsString::from), Vec::new()) else {
+        panic!()
+    };
+    let fake = Fake {
+        now: Some(Instant::now()),
+        spawn_fails: true,
+        ..Fake::default()
+    };
+    let mut s = Supervisor::new(*config, fake, CHILD, Report::default());
+    s.start_post_start();
+    assert_eq!(s.stop, Some(StopReason::PostStartFailed));
+    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+}
+
+#[test]
+fn the_post_start_timeout_kills_the_hook_and_stops() {
+    let mut s = supervisor(&["--post-start", "slow", "--post-start-timeout", "1s"]);
+    let hook = s.post_start.as_ref().unwrap().pid;
+    s.next_deadline_passes();
+    assert_eq!(s.sys.sent, [(Target::Group(hook), libc::SIGKILL)]);
+    assert_eq!(s.stop, None, "the stop waits for the hook's end");
+    s.ended(hook, killed(libc::SIGKILL));
+    assert!(matches!(s.report.hooks[0].outcome, Outcome::TimedOut));
+    assert_eq!(s.stop, Some(StopReason::PostStartFailed));
+}
+
+#[test]
+fn a_post_start_still_running_at_the_stop_is_cancelled() {
+    let mut s = supervisor(&["--post-start", "slow", "--post-start-timeout", "9s"]);
+    let hook = s.post_start.as_ref().unwrap().pid;
+    s.on_signal(from_outside(libc::SIGTERM));
+    assert_eq!(s.sys.sent[0], (Target::Group(hook), libc::SIGKILL));
+    assert_eq!(s.deadlines.get(Deadline::PostStart), None);
+    s.ended(hook, killed(libc::SIGKILL));
+    assert!(!s.report.hooks[0].failed());
+    assert_eq!(s.stop, Some(StopReason::Signal));
+}
+
+// Reaping and job control.
+
+#[test]
+fn orphans_are_counted() {
+    let mut s = supervisor(&[]);
+    s.sys.reaps.extend([
+        Next::Event(Event::Ended(401, exited(0))),
+        Next::Event(Event::Ended(402, killed(9))),
+    ]);
+    s.on_signal(Received {
+        signal: libc::SIGCHLD,
+        sender: Sender::Kernel,
+    });
+    assert_eq!(s.report.orphans_reaped, 2);
+    assert_eq!(s.state, State::Running);
+}
+
+#[test]
+fn a_stopped_child_stops_vigil_and_sigcont_resumes_it() {
+    let mut s = supervisor(&[]);
+    s.sys.reaps.push_back(Next::Event(Event::Stopped(CHILD)));
+    s.reap();
+    assert_eq!(s.sys.stopped_self, 1);
+    s.on_signal(from_outside(libc::SIGCONT));
+    assert_eq!(s.sys.terminal_given, [CHILD]);
+    assert_eq!(s.sys.sent, [(Target::Group(CHILD), libc::SIGCONT)]);
+}
+
+// Nothing spins.
+
+/// Runs turns until vigil exits, at most `max`.
+fn turns_until_exit(s: &mut Supervisor<Fake>, max: usize) -> usize {
+    for turn in 1..=max {
+        s.turn();
+        if let State::Exit(_) = s.state {
+            return turn;
+        }
+    }
+    panic!("still {:?} after {max} turns", s.state);
+}
+
+#[test]
+fn a_persistent_signalfd_error_stops_the_container_without_spinning() {
+    let mut s = supervisor(&[]);
+    for _ in 0..3 {
+        s.sys
+            .signals
+            .push_back(Err(io::Error::from_raw_os_error(libc::EBADF)));
+    }
+    // The child ends (SIGTERM forwarded) and is found by the reaping that
+    // the paced loop now does by itself.
+    s.sys.reaps.extend([
+        Next::Nothing,
+        Next::Event(Event::Ended(CHILD, killed(libc::SIGTERM))),
+    ]);
+    turns_until_exit(&mut s, 10);
+    assert_eq!(s.sys.waits.len(), 1, "the signalfd is not read again");
+    assert_eq!(s.health, Health::Deaf);
+    assert_eq!(s.stop, Some(StopReason::Fault));
+    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+    assert!(!s.sys.sleeps.is_empty());
+    assert!(
+        s.sys.sleeps.iter().all(|d| *d >= FAULT_PACE),
+        "{:?}",
+        s.sys.sleeps
+    );
+    assert_eq!(s.state, State::Exit(143));
+}
+
+#[test]
+fn a_deadline_that_never_comes_stops_the_container_without_spinning() {
+    let mut s = supervisor(&["--timeout", "60s"]);
+    s.sys.frozen = true;
+    for _ in 0..WASTED_TURNS {
+        s.turn();
+    }
+    assert_eq!(s.health, Health::Unsteady);
+    assert_eq!(s.stop, Some(StopReason::Fault));
+    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+    // From now on every wait is paced, even for a deadline due "now".
+    let waits = s.sys.waits.len();
+    for _ in 0..5 {
+        s.turn();
+    }
+    assert!(s.sys.waits[waits..]
+        .iter()
+        .all(|w| w.is_some_and(|w| w >= FAULT_PACE)));
+}
+
+#[test]
+fn after_a_fault_the_loop_still_ends_when_the_child_does() {
+    let mut s = supervisor(&[]);
+    s.fault("injected".into(), Health::Unsteady);
+    s.sys.signals.push_back(Ok(Some(Received {
+        signal: libc::SIGCHLD,
+        sender: Sender::Kernel,
+    })));
+    s.sys
+        .reaps
+        .push_back(Next::Event(Event::Ended(CHILD, exited(0))));
+    let turns = turns_until_exit(&mut s, 3);
+    assert_eq!(turns, 1);
+    assert!(matches!(
+        s.report.stop.as_ref().map(|stop| &stop.cause),
+        Some(StopCause::Fault(why)) if why == "injected"
+    ));
+}

@@ -1,0 +1,51 @@
+//! How vigil writes facts into its one-line messages: durations, and text
+//! from outside (a command, a process name) with its control characters
+//! escaped. Shared by the modules that describe things (`hooks`, `procs`,
+//! `report`, `spawn`) and by `logging`, which depends on none of them.
+
+use std::time::Duration;
+
+/// A duration for messages: `1.50s` (integer arithmetic: floats would bring
+/// the float formatting code into the binary).
+pub fn secs(d: Duration) -> String {
+    format!("{}.{:02}s", d.as_secs(), d.subsec_millis() / 10)
+}
+
+/// Escapes control characters (a newline in a command's argument, say), so
+/// that every message stays one line starting `vigil:`.
+pub fn one_line(text: &str) -> String {
+    // A control character is below 0x20, 0x7f, or U+0080..U+009F (0xc2
+    // then a second byte): a text without those bytes, the usual case, is
+    // let through without decoding it character by character.
+    let suspect = |b: &u8| *b < 0x20 || *b == 0x7f || *b == 0xc2;
+    if !text.as_bytes().iter().any(suspect) || !text.chars().any(char::is_control) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| match c {
+            '\n' => "\\n".to_string(),
+            '\t' => "\\t".to_string(),
+            '\r' => "\\r".to_string(),
+            c if c.is_control() => c.escape_unicode().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_print_without_floats() {
+        assert_eq!(secs(Duration::from_millis(1509)), "1.50s");
+        assert_eq!(secs(Duration::from_millis(20)), "0.02s");
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(one_line("a\nb\tc"), "a\\nb\\tc");
+        assert_eq!(one_line("plain é"), "plain é");
+        assert_eq!(one_line("\u{85}"), "\\u{85}");
+    }
+}
