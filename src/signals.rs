@@ -415,8 +415,13 @@ impl Rewrites {
                 "'{text}' is not FROM:TO: both sides need a signal (TO may be 0 to drop it)"
             ));
         }
-        let from = parse(from)?;
-        let to = if to.trim() == "0" { 0 } else { parse(to)? };
+        let in_rule = |why: String| format!("in '{text}': {why}");
+        let from = parse(from).map_err(in_rule)?;
+        let to = if to.trim() == "0" {
+            0
+        } else {
+            parse(to).map_err(in_rule)?
+        };
         Ok((from, to))
     }
 
