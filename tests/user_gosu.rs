@@ -45,7 +45,7 @@ use std::fmt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// True once `--user` is part of vigil's command line: a vigil that then
@@ -218,18 +218,22 @@ fn busybox_bin() -> PathBuf {
     which("busybox")
 }
 
-/// The root directories, made once per test run.
-fn roots() -> &'static Vec<(World, TempDir)> {
-    static ROOTS: OnceLock<Vec<(World, TempDir)>> = OnceLock::new();
-    ROOTS.get_or_init(|| WORLDS.iter().map(|&w| (w, make_root(w))).collect())
-}
+/// The root directories, one per world, removed when the test ends (also
+/// when it fails: the test owns them, no static does).
+struct Lab(Vec<(World, TempDir)>);
 
-fn root_of(world: World) -> &'static Path {
-    roots()
-        .iter()
-        .find(|(w, _)| *w == world)
-        .map(|(_, d)| d.path())
-        .unwrap()
+impl Lab {
+    fn new() -> Lab {
+        Lab(WORLDS.iter().map(|&w| (w, make_root(w))).collect())
+    }
+
+    fn root(&self, world: World) -> &Path {
+        self.0
+            .iter()
+            .find(|(w, _)| *w == world)
+            .map(|(_, d)| d.path())
+            .unwrap()
+    }
 }
 
 fn make_root(world: World) -> TempDir {
@@ -349,8 +353,8 @@ struct Run {
     replay: String,
 }
 
-fn run(case: &Case, runner: Runner) -> Run {
-    let root = root_of(case.world);
+fn run(lab: &Lab, case: &Case, runner: Runner) -> Run {
+    let root = lab.root(case.world);
     let mut prefix: Vec<String> = vec![which("unshare").display().to_string()];
     if runner == Runner::VigilPid1 {
         prefix.extend(["--pid".into(), "--fork".into()]);
@@ -358,8 +362,10 @@ fn run(case: &Case, runner: Runner) -> Run {
     prefix.push(format!("--mount-proc={}/proc", root.display()));
     prefix.push(which("chroot").display().to_string());
     if case.as_user {
-        prefix.push(format!("--userspec={USER_ID}:{USER_ID}"));
-        prefix.push(format!("--groups={USER_ID}"));
+        // `+`: numbers, not names, which chroot would look up in the new
+        // root (where the entry named 1000 has uid 2000).
+        prefix.push(format!("--userspec=+{USER_ID}:+{USER_ID}"));
+        prefix.push(format!("--groups=+{USER_ID}"));
     }
     prefix.push(root.display().to_string());
     let (program, mut args): (&str, Vec<&str>) = match runner {
@@ -436,39 +442,40 @@ fn quote(s: &str) -> String {
 /// the outcomes differ in exactly the documented way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Difference {
-    /// An entry whose home field is empty or missing: vigil sets HOME to
-    /// `/`, gosu to the empty string.
+    /// An empty home field gives `HOME=/`; gosu sets HOME to the empty
+    /// string.
     EmptyHome,
-    /// A line of /etc/passwd that starts with `#` is a comment to vigil
-    /// (as to glibc); gosu reads it as an entry, so `#root:x:0:0::/x:` ahead
-    /// of root's entry is the one `0` finds, and `#bob` is a user.
+    /// `#` starts a comment in /etc/passwd, as for glibc; gosu reads such a
+    /// line as an entry (`#root:x:0:0::/x:/bin/sh` ahead of root's entry is
+    /// the one `gosu 0` finds, and `#bob` is a user).
     Comments,
-    /// An entry whose uid or gid is not a number, or that lacks fields, is
-    /// skipped by vigil (as by glibc); gosu reads the bad or missing number
-    /// as 0, root (`badid:x:12ab:...` runs as uid 0; a group `x:x:x7:bob`
-    /// gives bob group 0), and a negative one as a huge id.
+    /// Malformed entries are skipped, as by glibc: a uid or gid that is not
+    /// a number, or missing fields. gosu reads a bad or missing number as 0
+    /// (`badid:x:12ab:...` runs as root, a group `bad:x:x7:alice` gives
+    /// alice group 0) and `-2` as uid 4294967294.
     MalformedEntries,
-    /// A line of 64 KiB or more in /etc/passwd: gosu fails for every spec
-    /// ("bufio.Scanner: token too long"), vigil reads it (lines of up to
-    /// 16 MiB; /etc/group lines are long in both).
+    /// Long lines are read (up to 16 MiB, both files); a line of 64 KiB or
+    /// more in /etc/passwd makes gosu fail for every spec ("bufio.Scanner:
+    /// token too long").
     LongLines,
-    /// A spec that is wrong whatever the files say (a number out of
-    /// 0-2147483647) is a usage error, status 2; gosu exits 1.
+    /// A number out of 0-2147483647 is a usage error, status 2, before
+    /// anything is read; gosu exits 1.
     UsageStatus,
-    /// A second `:` in the spec is a usage error (status 2); gosu 1.14
-    /// ignores everything from it on (`root:root:x` is `root:root`; newer
-    /// gosu fails on it).
+    /// A second `:` is a usage error (status 2); gosu 1.14 ignores
+    /// everything from it on (`root:root:x` is `root:root`; newer gosu
+    /// fails).
     ExtraColon,
-    /// An empty spec (`""`, `":"`) is a usage error (status 2), as every
-    /// empty value on vigil's command line is, and an empty `VIGIL_USER`
-    /// counts as unset; to gosu it means the caller's own user.
+    /// An empty spec (`''`, `:`) is a usage error (status 2), as every empty
+    /// value on vigil's command line is, while an empty `VIGIL_USER` counts
+    /// as unset; `gosu ''` means the caller's own user.
     EmptySpec,
-    /// Not root, a spec naming vigil's own uid and gid is accepted (the
-    /// child keeps vigil's groups); gosu fails on its setgroups (EPERM).
+    /// Not root, vigil's own ids are accepted (the child keeps vigil's
+    /// groups: without CAP_SETGID they cannot change); gosu fails on its
+    /// setgroups whenever it is not root.
     NotRootSameIds,
-    /// A setuid-root vigil started by root runs, as root gains nothing from
-    /// the bit; gosu refuses whenever its file has the bit. Started by
-    /// anyone else, both refuse.
+    /// A setuid vigil started by root runs: vigil refuses when its real and
+    /// effective ids differ (started by another user, as gosu refuses), but
+    /// root gains nothing from the bit; gosu looks at its file's mode.
     SetuidRunByRoot,
 }
 
@@ -852,7 +859,7 @@ fn user_gives_gosus_results() {
              checking gosu's half only; set VIGIL_USER_WIRED in tests/user_gosu.rs once it is",
         );
     }
-    roots();
+    let lab = Lab::new();
     let started = Instant::now();
     let next = AtomicUsize::new(0);
     let failures = Mutex::new(Vec::new());
@@ -863,7 +870,7 @@ fn user_gives_gosus_results() {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(case) = cases.get(i) else { break };
-                let gosu = run(case, Runner::Gosu);
+                let gosu = run(&lab, case, Runner::Gosu);
                 runs.fetch_add(1, Ordering::Relaxed);
                 let mut problems = Vec::new();
                 if let Err(why) = check_gosu(case, &gosu) {
@@ -879,7 +886,7 @@ fn user_gives_gosus_results() {
                         if runner == Runner::VigilEnv && case.spec.is_empty() {
                             continue;
                         }
-                        let vigil = run(case, runner);
+                        let vigil = run(&lab, case, runner);
                         runs.fetch_add(1, Ordering::Relaxed);
                         if let Err(why) = check_vigil(case, &gosu, &vigil) {
                             problems.push(format!(
