@@ -39,6 +39,8 @@ mod spawn;
 mod supervisor;
 mod sys;
 mod text;
+#[allow(dead_code)] // until --user is wired in (issue 18)
+mod user;
 
 use std::ffi::OsString;
 use std::io::Write;
