@@ -11,8 +11,6 @@
 
 use std::fmt;
 
-use crate::procs::Role;
-
 /// How a process ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ending {
@@ -59,9 +57,9 @@ impl fmt::Display for Ending {
 pub enum Event {
     /// The process is gone and reaped.
     Ended(i32, Ending),
-    /// The process was stopped by a signal (only asked for outside PID 1,
-    /// for job control).
-    Stopped(i32),
+    /// The process was stopped, by this signal: SIGSTOP, or SIGTSTP,
+    /// SIGTTIN, SIGTTOU from the terminal.
+    Stopped(i32, i32),
 }
 
 /// The result of one `waitpid` round.
@@ -78,21 +76,18 @@ pub enum Next {
 /// retried; any error other than ECHILD is logged and treated as "nothing
 /// now" so that the next SIGCHLD tries again: vigil never gives up reaping.
 ///
-/// Outside PID 1, stopped children are reported too: job control (Ctrl-Z)
-/// then stops vigil along with its child.
-pub fn next(role: Role) -> Next {
-    let flags = libc::WNOHANG
-        | match role {
-            Role::Pid1 => 0,
-            Role::Subreaper => libc::WUNTRACED,
-        };
+/// Stopped children are reported too: Ctrl-Z either stops vigil along with
+/// its child (a job-control shell above vigil can resume both) or is undone
+/// (nobody could resume the child).
+pub fn next() -> Next {
+    let flags = libc::WNOHANG | libc::WUNTRACED;
     loop {
         let mut status: libc::c_int = 0;
         // SAFETY: waitpid writes one c_int into `status`, which is live.
         let pid = unsafe { libc::waitpid(-1, &mut status, flags) };
         if pid > 0 {
             if libc::WIFSTOPPED(status) {
-                return Next::Event(Event::Stopped(pid));
+                return Next::Event(Event::Stopped(pid, libc::WSTOPSIG(status)));
             }
             let ending = if libc::WIFSIGNALED(status) {
                 Ending::Killed {

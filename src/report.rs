@@ -20,7 +20,7 @@ use crate::hooks;
 use crate::procs::{self, Proc};
 use crate::reap::Ending;
 use crate::signals::{self, Received};
-use crate::text::secs;
+use crate::text::{duration, secs};
 
 /// Kubernetes reads at most this much of the termination log.
 pub const TERMINATION_LOG_LIMIT: usize = 4096;
@@ -118,6 +118,8 @@ pub struct Report {
     /// Every signal forwarded, the last of each number.
     pub forwards: Forwards,
     pub grace_period: Option<Duration>,
+    /// The grace period was not the user's but `--timeout`'s default.
+    pub grace_by_default: bool,
     /// Set when the grace deadline passed: who was SIGKILLed then.
     pub grace_killed: Option<Vec<Proc>>,
     /// When that SIGKILL was sent: a child it killed ended then, even if
@@ -307,7 +309,16 @@ impl Report {
                 write!(f, "; stop: {} {sender}", signals::name(*signal))?
             }
             StopCause::PostStartFailed => write!(f, "; stop: the post-start hook failed")?,
-            StopCause::Timeout(after) => write!(f, "; stop: --timeout ({}) passed", secs(*after))?,
+            StopCause::Timeout(after) => {
+                write!(f, "; stop: --timeout ({}) passed", duration(*after))?;
+                if let (true, Some(period)) = (self.grace_by_default, self.grace_period) {
+                    write!(
+                        f,
+                        ", grace period {} (the default after --timeout)",
+                        duration(period)
+                    )?;
+                }
+            }
             StopCause::Fault(why) => write!(f, "; stop: vigil could not go on: {why}")?,
         }
         match self.stop_signal_sent {
@@ -442,7 +453,7 @@ impl fmt::Display for Report {
             self.write_stop(f, stop)?;
         }
         if let Some(killed) = &self.grace_killed {
-            let period = self.grace_period.map(secs).unwrap_or_default();
+            let period = self.grace_period.map(duration).unwrap_or_default();
             write!(
                 f,
                 "; grace period {period} over, SIGKILL to: {}",
@@ -583,7 +594,7 @@ mod tests {
         );
         for needle in [
             "; stop: SIGTERM from pid 0 (outside this PID namespace) (sent SIGTERM), child ended 1.00s later",
-            "; grace period 1.00s over, SIGKILL to: 2 (sleep)",
+            "; grace period 1s over, SIGKILL to: 2 (sleep)",
         ] {
             assert!(text.contains(needle), "{needle} not in {text}");
         }

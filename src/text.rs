@@ -11,6 +11,21 @@ pub fn secs(d: Duration) -> String {
     format!("{}.{:02}s", d.as_secs(), d.subsec_millis() / 10)
 }
 
+/// A duration someone chose (an option's value), exactly: `5s`, `1.5s`,
+/// `250ms`, `1ms`, never rounded to a precision it was not given in (a
+/// `--timeout 1ms` is not `0.00s`).
+pub fn duration(d: Duration) -> String {
+    let nanos = d.subsec_nanos();
+    if nanos == 0 {
+        return format!("{}s", d.as_secs());
+    }
+    if d.as_secs() == 0 && nanos % 1_000_000 == 0 {
+        return format!("{}ms", nanos / 1_000_000);
+    }
+    let fraction = format!("{nanos:09}");
+    format!("{}.{}s", d.as_secs(), fraction.trim_end_matches('0'))
+}
+
 /// Escapes control characters (a newline in a command's argument, say), so
 /// that every message stays one line starting `vigil:`.
 pub fn one_line(text: &str) -> String {
@@ -40,6 +55,16 @@ mod tests {
     fn durations_print_without_floats() {
         assert_eq!(secs(Duration::from_millis(1509)), "1.50s");
         assert_eq!(secs(Duration::from_millis(20)), "0.02s");
+    }
+
+    #[test]
+    fn chosen_durations_print_exactly() {
+        assert_eq!(duration(Duration::from_secs(5)), "5s");
+        assert_eq!(duration(Duration::from_millis(1)), "1ms");
+        assert_eq!(duration(Duration::from_millis(250)), "250ms");
+        assert_eq!(duration(Duration::from_millis(1500)), "1.5s");
+        assert_eq!(duration(Duration::from_micros(1_000_250)), "1.00025s");
+        assert_eq!(duration(Duration::ZERO), "0s");
     }
 
     #[test]

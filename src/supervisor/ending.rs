@@ -11,7 +11,9 @@ use crate::logging;
 use crate::procs::{self, Proc};
 use crate::reap::{Ending, Event, Next};
 use crate::signals::Target;
-use crate::text::secs;
+use crate::text::duration;
+
+use std::time::Duration;
 
 impl<S: System> Supervisor<S> {
     /// Reaps everything that has exited (SIGCHLDs coalesce: loop until the
@@ -20,9 +22,9 @@ impl<S: System> Supervisor<S> {
         loop {
             match self.sys.reap() {
                 Next::Event(Event::Ended(pid, ending)) => self.on_ended(pid, ending),
-                Next::Event(Event::Stopped(pid)) => {
+                Next::Event(Event::Stopped(pid, signal)) => {
                     if pid == self.child {
-                        self.stop_job();
+                        self.child_stopped(signal);
                     }
                 }
                 Next::Nothing => {
@@ -175,6 +177,10 @@ impl<S: System> Supervisor<S> {
     /// The grace period is over: everything still alive gets SIGKILL, and
     /// the log says who that was.
     pub(super) fn grace_expired(&mut self) {
+        let period = match self.grace {
+            Grace::Running(period) => period,
+            Grace::NotStarted | Grace::Expired => Duration::ZERO,
+        };
         self.grace = Grace::Expired;
         let mut groups = self.known_groups();
         groups.push(Target::Process(self.child));
@@ -187,8 +193,7 @@ impl<S: System> Supervisor<S> {
         }
         self.deadlines.clear(Deadline::PostStart);
         self.deadlines.clear(Deadline::PreStopSleep);
-        let period = self.config.grace_period.unwrap_or_default();
-        let why = format!("grace period ({}) over", secs(period));
+        let why = format!("grace period ({}) over", duration(period));
         // Before the kill: its warning may wait for room in stderr.
         self.report.grace_killed_at = Some(self.sys.now());
         let victims = self.kill_everything_left(&why, &groups);

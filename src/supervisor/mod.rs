@@ -81,8 +81,8 @@ enum DrainPhase {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Grace {
     NotStarted,
-    /// Its deadline is pending (`Deadline::Grace`).
-    Running,
+    /// This long; its deadline is pending (`Deadline::Grace`).
+    Running(Duration),
     Expired,
 }
 
@@ -138,6 +138,8 @@ struct Supervisor<S: System> {
     pre_stop: Option<hooks::Running>,
     /// vigil stopped itself because the child was stopped (Ctrl-Z).
     job_stopped: bool,
+    /// The child was stopped and vigil has not continued it since.
+    child_is_stopped: bool,
     /// vigil's parent at start, to recognise the `-p` signal when it dies.
     parent: i32,
     /// vigil made the child's group the terminal's foreground group, and
@@ -168,6 +170,7 @@ impl<S: System> Supervisor<S> {
             post_start: None,
             pre_stop: None,
             job_stopped: false,
+            child_is_stopped: false,
             parent,
             gave_terminal: false,
             report,
@@ -258,7 +261,7 @@ impl<S: System> Supervisor<S> {
             Deadline::Drain => {
                 let why = format!(
                     "drain timeout ({}) over",
-                    crate::text::secs(self.config.drain_timeout)
+                    crate::text::duration(self.config.drain_timeout)
                 );
                 self.end_drain(why);
             }
@@ -266,7 +269,7 @@ impl<S: System> Supervisor<S> {
                 let after = self.config.timeout.unwrap_or_default();
                 log::warn!(
                     "--timeout ({}) passed: stopping as if SIGTERM had arrived",
-                    crate::text::secs(after)
+                    crate::text::duration(after)
                 );
                 self.begin_stop(libc::SIGTERM, StopReason::Timeout, |_| {
                     StopCause::Timeout(after)
@@ -436,12 +439,41 @@ impl<S: System> Supervisor<S> {
         }
     }
 
-    /// Job control (not as PID 1): the child was stopped, by Ctrl-Z say; vigil
-    /// stops too, so that the shell that started vigil gets its prompt back.
-    fn stop_job(&mut self) {
-        log::info!("child pid {} stopped: stopping vigil too", self.child);
-        self.job_stopped = true;
-        self.sys.stop_self();
+    /// The child was stopped. With a job-control shell above vigil that can
+    /// resume it (Ctrl-Z in an interactive shell), vigil stops too, so that
+    /// the shell gets its prompt back; `fg` or `bg` continue vigil, which
+    /// continues the child. Otherwise nobody could resume vigil, and its
+    /// deadlines and stop signals must keep working: vigil stays up. A
+    /// child stopped by the terminal (Ctrl-Z: SIGTSTP, or SIGTTIN/SIGTTOU)
+    /// is then continued, since nobody could resume it either; one stopped
+    /// by SIGSTOP was stopped on purpose and stays stopped until the stop
+    /// sequence sends SIGCONT with its signal.
+    fn child_stopped(&mut self, signal: i32) {
+        self.child_is_stopped = true;
+        if self.gave_terminal && self.sys.job_control_above() {
+            log::info!("child pid {} stopped: stopping vigil too", self.child);
+            self.job_stopped = true;
+            self.sys.stop_self();
+        } else if matches!(signal, libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU) {
+            log::info!(
+                "child pid {} stopped by {}, and nothing above vigil can resume it: continuing it",
+                self.child,
+                signals::name(signal)
+            );
+            self.continue_child();
+        } else {
+            log::info!(
+                "child pid {} stopped by {}: left stopped (a stop sends SIGCONT with its signal)",
+                self.child,
+                signals::name(signal)
+            );
+        }
+    }
+
+    /// Sends SIGCONT to the child's group.
+    fn continue_child(&mut self) {
+        self.child_is_stopped = false;
+        self.sys.send(Target::Group(self.child), libc::SIGCONT);
     }
 
     /// vigil was continued (`fg`, `bg`): continue the child's group, and
@@ -449,6 +481,6 @@ impl<S: System> Supervisor<S> {
     fn resume_job(&mut self) {
         self.job_stopped = false;
         self.sys.give_terminal(self.child);
-        self.sys.send(Target::Group(self.child), libc::SIGCONT);
+        self.continue_child();
     }
 }

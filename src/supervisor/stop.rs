@@ -9,7 +9,12 @@ use super::{Grace, State, StopPhase, StopReason, Supervisor};
 use crate::hooks::{Cancel, Hook, KillReason};
 use crate::report::{Forward, LaterStop, Stop, StopCause};
 use crate::signals::{self, Received, Sender};
-use crate::text::secs;
+use crate::text::duration;
+
+/// The grace period of a stop that `--timeout` started when no
+/// `--grace-period` is set: `docker stop`'s default wait, so that a job
+/// that ignores SIGTERM still ends.
+pub const TIMEOUT_GRACE: Duration = Duration::from_secs(10);
 
 /// One step of the stop sequence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,12 +58,23 @@ impl<S: System> Supervisor<S> {
         // one, only the report wants the time, and it can wait until the
         // signal is on its way.
         let mut at = None;
-        if let Some(period) = self.config.grace_period {
+        // `--timeout` promises a bounded job: without a grace period of the
+        // user's, the stop it starts gets docker stop's.
+        let period = match (self.config.grace_period, reason) {
+            (Some(period), _) => Some(period),
+            (None, StopReason::Timeout) => {
+                self.report.grace_period = Some(TIMEOUT_GRACE);
+                self.report.grace_by_default = true;
+                Some(TIMEOUT_GRACE)
+            }
+            (None, _) => None,
+        };
+        if let Some(period) = period {
             let now = self.sys.now();
-            self.grace = Grace::Running;
+            self.grace = Grace::Running(period);
             self.deadlines.set(Deadline::Grace, now + period);
             at = Some(now);
-            log::info!("stopping: grace period {}", secs(period));
+            log::info!("stopping: grace period {}", duration(period));
         } else {
             log::info!("stopping");
         }
@@ -132,7 +148,7 @@ impl<S: System> Supervisor<S> {
                 }
                 log::info!(
                     "waiting {} before forwarding {}",
-                    secs(sleep),
+                    duration(sleep),
                     signals::name(signal)
                 );
                 let at = self.sys.now() + sleep;
@@ -146,6 +162,7 @@ impl<S: System> Supervisor<S> {
                     sender: Sender::Vigil,
                 };
                 self.report.stop_signal_sent = self.forward(r).map(|f| f.sent);
+                self.continue_if_stopped();
                 false
             }
         }
@@ -155,10 +172,19 @@ impl<S: System> Supervisor<S> {
     /// for the report with its sender.
     pub(super) fn forward_later_stop(&mut self, r: Received) {
         if let Some(forward) = self.forward(r) {
+            self.continue_if_stopped();
             self.report.later_stop = Some(LaterStop {
                 forward,
                 sender: self.sys.describe(r.sender),
             });
+        }
+    }
+
+    /// A stopped child would hold its stop signal until the SIGKILL at the
+    /// grace deadline: SIGCONT lets it act on it now.
+    fn continue_if_stopped(&mut self) {
+        if self.child_is_stopped {
+            self.continue_child();
         }
     }
 

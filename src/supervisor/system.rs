@@ -43,6 +43,12 @@ pub trait System {
     fn describe(&self, sender: Sender) -> Cow<'static, str>;
     /// vigil's parent right now.
     fn parent(&self) -> i32;
+    /// Whether a job-control shell above vigil could resume it if it
+    /// stopped: vigil is not PID 1, and its parent sits in another process
+    /// group of the same session (a shell that put vigil in a job of its
+    /// own). A non-interactive `sh -c` shares vigil's group; a container
+    /// runtime is outside the namespace.
+    fn job_control_above(&self) -> bool;
     /// Job control: stop vigil itself (the child was stopped by Ctrl-Z).
     fn stop_self(&mut self);
     /// Gives the terminal to `pgid`, if vigil holds it.
@@ -91,7 +97,7 @@ impl System for Os {
     }
 
     fn reap(&mut self) -> Next {
-        reap::next(self.role)
+        reap::next()
     }
 
     fn any_children(&mut self) -> bool {
@@ -109,6 +115,18 @@ impl System for Os {
     fn parent(&self) -> i32 {
         // SAFETY: getppid takes no arguments and cannot fail.
         unsafe { libc::getppid() }
+    }
+
+    fn job_control_above(&self) -> bool {
+        if self.role == Role::Pid1 {
+            return false;
+        }
+        // SAFETY: getppid, getpgrp, getpgid and getsid take integers only.
+        unsafe {
+            let parent = libc::getppid();
+            let group = libc::getpgid(parent);
+            group > 0 && group != libc::getpgrp() && libc::getsid(parent) == libc::getsid(0)
+        }
     }
 
     fn stop_self(&mut self) {

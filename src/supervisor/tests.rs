@@ -38,6 +38,8 @@ struct Fake {
     left: Vec<Proc>,
     /// `can_reach_all`.
     unreachable: bool,
+    /// `job_control_above`.
+    job_control: bool,
     next_pid: i32,
     spawn_fails: bool,
     // What vigil did:
@@ -124,6 +126,10 @@ impl System for Fake {
 
     fn parent(&self) -> i32 {
         1
+    }
+
+    fn job_control_above(&self) -> bool {
+        self.job_control
     }
 
     fn stop_self(&mut self) {
@@ -449,7 +455,7 @@ fn the_drain_deadline_kills_what_is_left_and_vigil_waits_for_it() {
         [vec![libc::SIGTERM, libc::SIGCONT], vec![libc::SIGKILL]]
     );
     let (why, killed_list) = s.report.drain_killed.clone().unwrap();
-    assert!(why.contains("drain timeout (2.00s)"), "{why}");
+    assert!(why.contains("drain timeout (2s)"), "{why}");
     assert_eq!(killed_list[0].pid, 300);
     // A reaping round with nothing to reap SIGKILLs again (a late fork).
     s.reap();
@@ -601,14 +607,73 @@ fn orphans_are_counted() {
 }
 
 #[test]
-fn a_stopped_child_stops_vigil_and_sigcont_resumes_it() {
+fn ctrl_z_under_a_job_control_shell_stops_vigil_and_sigcont_resumes_it() {
     let mut s = supervisor(&[]);
-    s.sys.reaps.push_back(Next::Event(Event::Stopped(CHILD)));
+    s.gave_terminal = true;
+    s.sys.job_control = true;
+    s.sys
+        .reaps
+        .push_back(Next::Event(Event::Stopped(CHILD, libc::SIGTSTP)));
     s.reap();
     assert_eq!(s.sys.stopped_self, 1);
     s.on_signal(from_outside(libc::SIGCONT));
     assert_eq!(s.sys.terminal_given, [CHILD]);
     assert_eq!(s.sys.sent, [(Target::Group(CHILD), libc::SIGCONT)]);
+}
+
+#[test]
+fn with_nobody_to_resume_it_vigil_never_stops_itself() {
+    // A terminal stop (Ctrl-Z as PID 1, or in a pty without a job-control
+    // shell) is undone at once.
+    for (terminal, job_control) in [(true, false), (false, true), (false, false)] {
+        let mut s = supervisor(&[]);
+        s.gave_terminal = terminal;
+        s.sys.job_control = job_control;
+        s.sys
+            .reaps
+            .push_back(Next::Event(Event::Stopped(CHILD, libc::SIGTSTP)));
+        s.reap();
+        assert_eq!(s.sys.stopped_self, 0);
+        assert_eq!(s.sys.sent, [(Target::Group(CHILD), libc::SIGCONT)]);
+    }
+    // A SIGSTOP was meant: the child stays stopped, and the stop signal
+    // comes with SIGCONT so that it can act on it.
+    let mut s = supervisor(&[]);
+    s.sys
+        .reaps
+        .push_back(Next::Event(Event::Stopped(CHILD, libc::SIGSTOP)));
+    s.reap();
+    assert!(s.sys.sent.is_empty());
+    s.on_signal(from_outside(libc::SIGTERM));
+    assert_eq!(
+        s.sys.sent,
+        [
+            (Target::Process(CHILD), libc::SIGTERM),
+            (Target::Group(CHILD), libc::SIGCONT)
+        ]
+    );
+}
+
+#[test]
+fn timeout_ends_a_stopped_child_within_the_default_grace() {
+    let mut s = supervisor(&["--timeout", "2s"]);
+    s.sys.children = true;
+    s.sys
+        .reaps
+        .push_back(Next::Event(Event::Stopped(CHILD, libc::SIGSTOP)));
+    s.reap();
+    s.next_deadline_passes();
+    assert_eq!(s.sent_to_child(), [libc::SIGTERM, libc::SIGCONT]);
+    assert_eq!(s.grace, Grace::Running(stop::TIMEOUT_GRACE));
+    assert!(s.report.grace_by_default);
+    // A child that ignores SIGTERM is SIGKILLed at the default grace.
+    s.next_deadline_passes();
+    assert_eq!(s.grace, Grace::Expired);
+    assert_eq!(s.sys.signalled_all, [vec![libc::SIGKILL]]);
+    s.ended(CHILD, killed(libc::SIGKILL));
+    s.sys.reaps.push_back(Next::NoChildren);
+    s.reap();
+    assert_eq!(s.state, State::Exit(124));
 }
 
 // Nothing spins.
