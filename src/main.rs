@@ -38,6 +38,7 @@ mod signals;
 mod spawn;
 mod supervisor;
 mod sys;
+mod termlog;
 mod text;
 #[allow(dead_code)] // until --user is wired in (issue 18)
 mod user;
@@ -70,11 +71,14 @@ fn run(args: Vec<OsString>) -> c_int {
     let inherited = match signals::block_all() {
         Ok(inherited) => inherited,
         Err(e) => {
-            logging::say(&format!("error: cannot block signals: {e}"));
+            logging::say(&format!(
+                "error: cannot block signals: {}",
+                text::os_error(&e)
+            ));
             return 1;
         }
     };
-    let config = match cli::parse(args, std::env::vars_os()) {
+    let config = match cli::parse(&args, std::env::vars_os()) {
         Ok(cli::Action::Run(config)) => *config,
         Ok(cli::Action::Print(text)) => {
             let _ = std::io::stdout().write_all(text.as_bytes());
@@ -83,7 +87,12 @@ fn run(args: Vec<OsString>) -> c_int {
         }
         Err(cli::UsageError(message)) => {
             // The same level word as every other error line.
-            logging::say(&format!("error: {message}"));
+            let line = format!("error: {message}");
+            logging::say(&line);
+            let var = std::env::var_os("VIGIL_TERMINATION_LOG");
+            if let Some(path) = cli::termination_log_after(&args, var) {
+                termlog::write(&path, &format!("vigil: {line}"), true);
+            }
             return 2;
         }
     };

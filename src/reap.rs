@@ -107,7 +107,7 @@ pub fn next() -> Next {
             Some(libc::EINTR) => continue,
             Some(libc::ECHILD) => return Next::NoChildren,
             _ => {
-                log::error!("waitpid failed: {err}");
+                log::error!("waitpid failed: {}", crate::text::os_error(&err));
                 return Next::Nothing;
             }
         }

@@ -11,9 +11,6 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::fs::OpenOptions;
-use std::io::Write;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::hooks;
@@ -21,9 +18,6 @@ use crate::procs::{self, Proc};
 use crate::reap::Ending;
 use crate::signals::{self, Received};
 use crate::text::{duration, secs};
-
-/// Kubernetes reads at most this much of the termination log.
-pub const TERMINATION_LOG_LIMIT: usize = 4096;
 
 /// What started the stop sequence.
 #[derive(Clone, Debug)]
@@ -195,17 +189,22 @@ impl Report {
 
     /// Endings a shell reports to nobody: a child killed by SIGPIPE (its
     /// reader went away, as in `vigil -- yes | head -1`), or by a SIGINT
-    /// that came from the terminal it held (Ctrl-C), not through vigil.
+    /// that came from the terminal it held (Ctrl-C), not through vigil. A
+    /// shell that was the child ends with the status of such a death, 141
+    /// or 130, as its own exit code: the same ending, said by the shell.
     fn quiet_ending(&self) -> bool {
-        match self.ending {
-            Some(Ending::Killed {
-                signal: libc::SIGPIPE,
-                ..
-            }) => true,
-            Some(Ending::Killed {
-                signal: libc::SIGINT,
-                ..
-            }) => self.child_had_terminal && self.forwards.last(libc::SIGINT).is_none(),
+        let signal = match self.ending {
+            Some(Ending::Killed { signal, .. }) => signal,
+            Some(Ending::Exited(code))
+                if code == 128 + libc::SIGPIPE || code == 128 + libc::SIGINT =>
+            {
+                code - 128
+            }
+            _ => return false,
+        };
+        match signal {
+            libc::SIGPIPE => true,
+            libc::SIGINT => self.child_had_terminal && self.forwards.last(libc::SIGINT).is_none(),
             _ => false,
         }
     }
@@ -404,34 +403,6 @@ fn processes(n: u64) -> String {
     }
 }
 
-/// Writes one message (the exit report, or why the child could not start)
-/// to the termination log, cut to what Kubernetes reads. A failure is a
-/// warning: it never changes the exit status.
-pub fn write_termination_log(path: &Path, message: &str) {
-    let mut text = message.to_string();
-    if text.len() > TERMINATION_LOG_LIMIT - 1 {
-        let mut cut = TERMINATION_LOG_LIMIT - 4;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
-        text.push_str("...");
-    }
-    text.push('\n');
-    let written = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)
-        .and_then(|mut f| f.write_all(text.as_bytes()));
-    if let Err(e) = written {
-        log::warn!(
-            "could not write the termination log {}: {e}",
-            path.display()
-        );
-    }
-}
-
 impl fmt::Display for Report {
     /// How the child ended and vigil's exit status come first, so that a
     /// cut report (a log reader's narrow column, the termination message)
@@ -627,6 +598,22 @@ mod tests {
     }
 
     #[test]
+    fn a_shell_that_says_141_or_130_is_as_quiet_as_the_death_it_reports() {
+        let mut r = base();
+        r.ending = Some(Ending::Exited(141));
+        r.status = 141;
+        assert_eq!(r.audience(), Audience::Verbose);
+        r.ending = Some(Ending::Exited(130));
+        r.status = 130;
+        assert_eq!(r.audience(), Audience::Warning, "no terminal: not Ctrl-C");
+        r.child_had_terminal = true;
+        assert_eq!(r.audience(), Audience::Verbose);
+        r.ending = Some(Ending::Exited(142));
+        r.status = 142;
+        assert_eq!(r.audience(), Audience::Warning);
+    }
+
+    #[test]
     fn a_forwarded_signal_that_killed_the_child_names_its_sender() {
         let mut r = base();
         r.forwards.record(Forward {
@@ -737,15 +724,5 @@ mod tests {
         let text = list_procs(&many);
         assert!(text.starts_with("1 (worker), 2 (worker)"), "{text}");
         assert!(text.ends_with(" and 980 more"), "{text}");
-    }
-
-    #[test]
-    fn termination_log_is_capped() {
-        let path = std::env::temp_dir().join(format!("vigil-tlog-{}", std::process::id()));
-        write_termination_log(&path, &"é".repeat(5000));
-        let written = std::fs::read_to_string(&path).unwrap();
-        std::fs::remove_file(&path).unwrap();
-        assert!(written.len() <= TERMINATION_LOG_LIMIT, "{}", written.len());
-        assert!(written.ends_with("...\n"));
     }
 }

@@ -467,7 +467,11 @@ pub fn send(target: Target, signal: i32) {
     let err = io::Error::last_os_error();
     match err.raw_os_error() {
         Some(libc::ESRCH) => {}
-        _ => log::warn!("could not send {} to {target}: {err}", name(signal)),
+        _ => log::warn!(
+            "could not send {} to {target}: {}",
+            name(signal),
+            crate::text::os_error(&err)
+        ),
     }
 }
 

@@ -60,24 +60,16 @@ impl fmt::Display for SpawnError {
             f,
             "cannot run {:?}: {}",
             self.program,
-            os_error_text(&self.error)
+            crate::text::os_error(&self.error)
         )?;
         if let Some(e) = &self.shell_error {
             write!(
                 f,
                 " (a file without #! runs with {SHELL}, which failed: {})",
-                os_error_text(e)
+                crate::text::os_error(e)
             )?;
         }
         Ok(())
-    }
-}
-
-/// An OS error's text without Rust's ` (os error N)` suffix.
-fn os_error_text(error: &io::Error) -> String {
-    match error.raw_os_error() {
-        Some(n) => nix::errno::Errno::from_raw(n).desc().to_string(),
-        None => error.to_string(),
     }
 }
 

@@ -26,6 +26,15 @@ pub fn duration(d: Duration) -> String {
     format!("{}.{}s", d.as_secs(), fraction.trim_end_matches('0'))
 }
 
+/// An OS error's text as the C library words it, without Rust's ` (os
+/// error N)` suffix, so that every message words errors alike.
+pub fn os_error(error: &std::io::Error) -> String {
+    match error.raw_os_error() {
+        Some(n) => nix::errno::Errno::from_raw(n).desc().to_string(),
+        None => error.to_string(),
+    }
+}
+
 /// Escapes control characters (a newline in a command's argument, say), so
 /// that every message stays one line starting `vigil:`.
 pub fn one_line(text: &str) -> String {

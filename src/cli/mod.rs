@@ -89,10 +89,9 @@ pub struct UsageError(pub String);
 /// Parses the command line (`args`, the program's name first) and the
 /// environment (`vars`: only the variables in the table are looked at).
 pub fn parse(
-    args: impl IntoIterator<Item = OsString>,
+    args: &[OsString],
     vars: impl IntoIterator<Item = (OsString, OsString)>,
 ) -> Result<Action, UsageError> {
-    let args: Vec<OsString> = args.into_iter().collect();
     let invoked_as_docker_init = args
         .first()
         .and_then(|a| Path::new(a).file_name())
@@ -116,6 +115,57 @@ pub fn parse(
     }
     let env = Env::keep_known(vars);
     build(given, &env).map(|config| Action::Run(Box::new(config)))
+}
+
+/// Where the termination log goes when the command line or the
+/// environment could not be read: the same precedence, read leniently (the
+/// first `--termination-log` among the options, `VIGIL_TERMINATION_LOG`,
+/// the default), so that Kubernetes can show why the container never
+/// started.
+pub fn termination_log_after(args: &[OsString], var: Option<OsString>) -> Option<PathBuf> {
+    let mut given = None;
+    let mut words = args
+        .get(1..)
+        .unwrap_or_default()
+        .iter()
+        .map(|a| a.as_bytes());
+    while let Some(word) = words.next() {
+        if word == b"--termination-log" {
+            given = words.next().map(OsStr::from_bytes);
+            break;
+        }
+        if let Some(value) = word.strip_prefix(b"--termination-log=") {
+            given = Some(OsStr::from_bytes(value));
+            break;
+        }
+        if word == b"--" || !word.starts_with(b"-") || word == b"-" {
+            break;
+        }
+        // An option whose value is the next word: skip that word too.
+        let takes_next = match word.strip_prefix(b"--") {
+            Some(long) => OPTIONS
+                .iter()
+                .any(|o| o.kind.takes_value() && o.long.is_some_and(|l| l.as_bytes() == long)),
+            None => word.last().is_some_and(|&last| {
+                OPTIONS
+                    .iter()
+                    .any(|o| o.kind.takes_value() && o.short == Some(char::from(last)))
+            }),
+        };
+        if takes_next {
+            words.next();
+        }
+    }
+    match given.map(OsStr::to_os_string).or(var) {
+        Some(path) => (!path.is_empty()).then(|| PathBuf::from(path)),
+        None => default_termination_log(),
+    }
+}
+
+fn default_termination_log() -> Option<PathBuf> {
+    Path::new(DEFAULT_TERMINATION_LOG)
+        .exists()
+        .then(|| PathBuf::from(DEFAULT_TERMINATION_LOG))
 }
 
 /// What the command line said, option by option in the order given, and
@@ -374,9 +424,7 @@ fn build(given: Given, env: &Env) -> Result<Config, UsageError> {
     }
     let termination_log = match value(Id::TerminationLog)? {
         Some(Value::Path(path)) => (!path.is_empty()).then(|| PathBuf::from(path)),
-        _ => Path::new(DEFAULT_TERMINATION_LOG)
-            .exists()
-            .then(|| PathBuf::from(DEFAULT_TERMINATION_LOG)),
+        _ => default_termination_log(),
     };
     Ok(Config {
         subreaper: switch(Id::Subreaper)?,
@@ -423,10 +471,11 @@ mod tests {
     }
 
     fn parse_strs(args: &[&str], env: &[(&str, &str)]) -> Result<Action, UsageError> {
-        let args = std::iter::once("vigil")
+        let args: Vec<OsString> = std::iter::once("vigil")
             .chain(args.iter().copied())
-            .map(OsString::from);
-        parse(args, vars(env))
+            .map(OsString::from)
+            .collect();
+        parse(&args, vars(env))
     }
 
     fn run(args: &[&str], env: &[(&str, &str)]) -> Result<Config, UsageError> {
@@ -660,7 +709,7 @@ mod tests {
             OsString::from_vec(b"5\xffs".to_vec()),
             OsString::from("x"),
         ];
-        let err = parse(args, Vec::new()).unwrap_err();
+        let err = parse(&args, Vec::new()).unwrap_err();
         assert!(
             err.0.contains("--grace-period") && err.0.contains("UTF-8"),
             "{}",
@@ -673,12 +722,40 @@ mod tests {
             OsString::from_vec(b"/tmp/\xff".to_vec()),
             OsString::from("x"),
         ];
-        assert!(parse(args, Vec::new()).is_ok());
+        assert!(parse(&args, Vec::new()).is_ok());
+    }
+
+    #[test]
+    fn the_termination_log_of_a_usage_error() {
+        let args = |words: &[&str]| -> Vec<OsString> {
+            std::iter::once("vigil")
+                .chain(words.iter().copied())
+                .map(OsString::from)
+                .collect()
+        };
+        let at = |words: &[&str], var: Option<&str>| {
+            termination_log_after(&args(words), var.map(OsString::from))
+        };
+        assert_eq!(
+            at(&["-x", "--termination-log", "/t/a", "cmd"], Some("/t/b")),
+            Some(PathBuf::from("/t/a"))
+        );
+        assert_eq!(
+            at(&["--termination-log=/t/a", "-x"], None),
+            Some(PathBuf::from("/t/a"))
+        );
+        assert_eq!(at(&["-x"], Some("/t/b")), Some(PathBuf::from("/t/b")));
+        assert_eq!(at(&["-x"], Some("")), None);
+        // After the command, a word is the command's.
+        assert_eq!(
+            at(&["cmd", "--termination-log", "/t/a"], Some("/t/b")),
+            Some(PathBuf::from("/t/b"))
+        );
     }
 
     #[test]
     fn version_forms() {
-        let print = |argv0: &str| match parse([argv0, "--version"].map(OsString::from), Vec::new())
+        let print = |argv0: &str| match parse(&[argv0, "--version"].map(OsString::from), Vec::new())
         {
             Ok(Action::Print(p)) => p,
             other => panic!("{other:?}"),

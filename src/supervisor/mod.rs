@@ -209,7 +209,10 @@ impl<S: System> Supervisor<S> {
                     progress = true;
                 }
                 Ok(None) => {}
-                Err(e) => self.fault(format!("cannot read signals: {e}"), Health::Deaf),
+                Err(e) => self.fault(
+                    format!("cannot read signals: {}", crate::text::os_error(&e)),
+                    Health::Deaf,
+                ),
             }
         }
         if next.is_some() || self.health > Health::Good {

@@ -10,16 +10,20 @@ use crate::cgroup::OomCounter;
 use crate::cli::Config;
 use crate::logging;
 use crate::procs::Role;
-use crate::report::{self, Audience, Report};
+use crate::report::{Audience, Report};
 use crate::signals::{Inherited, SignalFd};
 use crate::spawn::{self, Spawn};
+use crate::termlog;
 
 /// Runs the command under supervision and returns vigil's exit status.
 pub fn run(config: Config, inherited: Inherited) -> i32 {
     let signals = match SignalFd::open() {
         Ok(signals) => signals,
         Err(e) => {
-            log::error!("cannot read signals (signalfd): {e}");
+            log::error!(
+                "cannot read signals (signalfd): {}",
+                crate::text::os_error(&e)
+            );
             return 1;
         }
     };
@@ -59,7 +63,7 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     .map_err(|e| {
         log::error!("{e}");
         if let Some(path) = &config.termination_log {
-            report::write_termination_log(path, &e.to_string());
+            termlog::write(path, &e.to_string(), true);
         }
         // tini's child exits 126/127 after a failed exec, and `-e` maps
         // that status like any other: so does vigil's.
@@ -117,7 +121,7 @@ impl<S: System> Supervisor<S> {
                 log::log!(target: target, level, "exit report: {text}");
             }
             if let Some(path) = &self.config.termination_log {
-                report::write_termination_log(path, &text);
+                termlog::write(path, &text, logged);
             }
         }
         if self.gave_terminal {
@@ -142,7 +146,7 @@ fn become_subreaper() {
     if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
         log::warn!(
             "cannot register as a child subreaper: {}; orphans will not be reaped by vigil",
-            std::io::Error::last_os_error()
+            crate::text::os_error(&std::io::Error::last_os_error())
         );
     }
 }
@@ -157,7 +161,7 @@ fn set_parent_death_signal(signal: i32) {
         if libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong, 0, 0, 0) != 0 {
             log::warn!(
                 "cannot set the parent death signal: {}",
-                std::io::Error::last_os_error()
+                crate::text::os_error(&std::io::Error::last_os_error())
             );
             return;
         }

@@ -149,12 +149,13 @@ impl System for Fake {
 
 /// A supervisor whose child (pid 100) has just started, with these options.
 fn supervisor(args: &[&str]) -> Supervisor<Fake> {
-    let argv = std::iter::once("vigil")
+    let argv: Vec<OsString> = std::iter::once("vigil")
         .chain(["--termination-log="])
         .chain(args.iter().copied())
         .chain(["child"])
-        .map(OsString::from);
-    let Ok(Action::Run(config)) = cli::parse(argv, Vec::new()) else {
+        .map(OsString::from)
+        .collect();
+    let Ok(Action::Run(config)) = cli::parse(&argv, Vec::new()) else {
         panic!("bad test options {args:?}");
     };
     let fake = Fake {
@@ -551,7 +552,7 @@ fn a_post_start_that_cannot_start_stops_at_once() {
         "nope",
         "child",
     ];
-    let Ok(Action::Run(config)) = cli::parse(argv.map(OsString::from), Vec::new()) else {
+    let Ok(Action::Run(config)) = cli::parse(&argv.map(OsString::from), Vec::new()) else {
         panic!()
     };
     let fake = Fake {
