@@ -76,6 +76,92 @@ pub fn final_lines() {
     PATIENT_UNTIL.get_or_init(|| Instant::now() + PATIENCE);
 }
 
+/// How long vigil waits at most, at exit, for its stdout and stderr pipes
+/// to be read empty. Container engines stop copying a container's output
+/// shortly after it exits (Docker: 2 s) and drop what is still in the pipe;
+/// under a flood of output the last lines, vigil's report among them, are
+/// what gets dropped. Waiting until the pipes are empty leaves the engine
+/// only the last buffer to copy. Bounded, so that a slow reader cannot hold
+/// up the container's end for long.
+const CATCH_UP: Duration = Duration::from_secs(3);
+
+/// A reader that takes nothing out of the pipe for this long is taken for
+/// none at all (a pipe nobody reads), and vigil exits at once.
+const STALLED: Duration = Duration::from_millis(500);
+
+/// At exit: waits while vigil's stdout or stderr is a pipe that still holds
+/// unread data and someone is reading it (see `CATCH_UP`, `STALLED`).
+pub fn let_readers_catch_up() {
+    let pipes = own_pipes();
+    if pipes.is_empty() {
+        return;
+    }
+    let start = Instant::now();
+    let mut least = usize::MAX;
+    let mut since = start;
+    loop {
+        let unread: usize = pipes.iter().map(|&fd| unread(fd)).sum();
+        let now = Instant::now();
+        if unread == 0 || now - start >= CATCH_UP {
+            return;
+        }
+        if unread < least {
+            least = unread;
+            since = now;
+        } else if now - since >= STALLED {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// vigil's stdout and stderr, those that are pipes, each pipe once (with
+/// `2>&1` both are the same pipe).
+fn own_pipes() -> Vec<libc::c_int> {
+    let mut seen: Vec<(u64, u64)> = Vec::new();
+    let mut pipes = Vec::new();
+    for fd in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
+        // SAFETY: fstat writes one stat into `st`, which is live; an
+        // all-zero stat is a valid value to start from.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: as above; fd is a plain integer.
+        if unsafe { libc::fstat(fd, &mut st) } != 0 || st.st_mode & libc::S_IFMT != libc::S_IFIFO {
+            continue;
+        }
+        // dev_t and ino_t are narrower than u64 on some 32-bit C libraries.
+        #[allow(clippy::unnecessary_cast)]
+        let id = (st.st_dev as u64, st.st_ino as u64);
+        if !seen.contains(&id) {
+            seen.push(id);
+            pipes.push(fd);
+        }
+    }
+    pipes
+}
+
+/// Bytes in a pipe that nobody has read yet (FIONREAD works on either end);
+/// 0 when the pipe has no reader left, since then nobody ever will.
+fn unread(fd: libc::c_int) -> usize {
+    let mut fds = [libc::pollfd {
+        fd,
+        events: libc::POLLOUT,
+        revents: 0,
+    }];
+    // SAFETY: poll reads and writes the one pollfd in `fds`, which is live.
+    let ready = unsafe { libc::poll(fds.as_mut_ptr(), 1, 0) };
+    if ready < 0 || fds[0].revents & libc::POLLERR != 0 {
+        return 0;
+    }
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int into `n`, which is live.
+    let r = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) };
+    if r == 0 {
+        usize::try_from(n).unwrap_or(0)
+    } else {
+        0
+    }
+}
+
 /// Writes a usage or start-up message straight to stderr, before logging is
 /// set up. Errors are ignored: there is nobody else to tell.
 pub fn say(message: &str) {

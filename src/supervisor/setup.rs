@@ -127,6 +127,7 @@ impl<S: System> Supervisor<S> {
         if self.gave_terminal {
             self.sys.reclaim_terminal(self.child);
         }
+        self.sys.let_readers_catch_up();
         std::mem::forget(self);
         status
     }

@@ -57,6 +57,8 @@ pub trait System {
     fn reclaim_terminal(&mut self, given_to: i32);
     /// OOM kills in vigil's memory cgroup since vigil started.
     fn oom_kills(&self) -> u64;
+    /// At exit: lets whoever reads vigil's output pipes catch up.
+    fn let_readers_catch_up(&mut self);
 }
 
 /// The real world.
@@ -145,5 +147,9 @@ impl System for Os {
 
     fn oom_kills(&self) -> u64 {
         self.oom.kills_since_start()
+    }
+
+    fn let_readers_catch_up(&mut self) {
+        crate::logging::let_readers_catch_up();
     }
 }

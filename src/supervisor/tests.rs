@@ -145,6 +145,8 @@ impl System for Fake {
     fn oom_kills(&self) -> u64 {
         0
     }
+
+    fn let_readers_catch_up(&mut self) {}
 }
 
 /// A supervisor whose child (pid 100) has just started, with these options.
