@@ -41,9 +41,22 @@ pub struct SpawnError {
 }
 
 impl SpawnError {
-    /// The shell's statuses: 127 when the command was not found, 126 when it
-    /// was found but could not be executed.
+    /// Whether the process could not even be made: `fork` (or the exec
+    /// after it) ran out of processes or memory. At a container's process
+    /// limit (the pids cgroup, `docker run --pids-limit`) this is EAGAIN.
+    /// Nothing is wrong with the program then, and 126 would say there is.
+    pub fn is_fork_failure(&self) -> bool {
+        matches!(self.error.raw_os_error(), Some(libc::EAGAIN | libc::ENOMEM))
+    }
+
+    /// vigil's status when the child could not be started: 1 when it could
+    /// not be made at all (vigil itself failed, as tini, dumb-init and
+    /// catatonit say), else the shell's statuses: 127 when the command was
+    /// not found, 126 when it was found but could not be executed.
     pub fn status(&self) -> i32 {
+        if self.is_fork_failure() {
+            return 1;
+        }
         match self.error.raw_os_error() {
             Some(libc::ENOENT) | Some(libc::ENOTDIR) => 127,
             _ => 126,
@@ -56,6 +69,14 @@ impl fmt::Display for SpawnError {
     /// double quotes (escaped as Rust escapes a string, so a quote or a
     /// newline in it cannot blur where it ends), then the C library's text.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_fork_failure() {
+            return write!(
+                f,
+                "could not start {:?}: {} (no new process could be made: the container's process limit, or its memory, may be used up)",
+                self.program,
+                crate::text::os_error(&self.error)
+            );
+        }
         write!(
             f,
             "cannot run {:?}: {}",
@@ -271,6 +292,20 @@ mod tests {
             r#"cannot run "a\"b\nc": Exec format error (a file without #! runs with /bin/sh, which failed: No such file or directory)"#
         );
         assert_eq!(e.status(), 126);
+        let e = SpawnError {
+            program: "sh".into(),
+            error: io::Error::from_raw_os_error(libc::EAGAIN),
+            shell_error: None,
+        };
+        assert!(
+            e.to_string().starts_with(r#"could not start "sh": "#),
+            "{e}"
+        );
+        assert!(
+            e.to_string().contains("(no new process could be made"),
+            "{e}"
+        );
+        assert_eq!(e.status(), 1);
     }
 
     #[test]

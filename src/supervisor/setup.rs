@@ -66,8 +66,13 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
             termlog::write(path, &e.to_string(), true);
         }
         // tini's child exits 126/127 after a failed exec, and `-e` maps
-        // that status like any other: so does vigil's.
-        config.status_after_e(e.status())
+        // that status like any other: so does vigil's. A process that could
+        // not be made at all is vigil's own failure: 1, whatever `-e` says.
+        if e.is_fork_failure() {
+            e.status()
+        } else {
+            config.status_after_e(e.status())
+        }
     })?;
     log::info!("started {command} as pid {child}");
     warm_up_clock();
