@@ -97,5 +97,8 @@ fn run(args: Vec<OsString>) -> c_int {
         }
     };
     logging::init(config.verbosity, procs::log_prefix());
+    for warning in &config.warnings {
+        log::warn!("{warning}");
+    }
     supervisor::run(config, inherited)
 }

@@ -417,6 +417,18 @@ impl Rewrites {
         }
         let in_rule = |why: String| format!("in '{text}': {why}");
         let from = parse(from).map_err(in_rule)?;
+        let never = match from {
+            libc::SIGKILL | libc::SIGSTOP => "the kernel lets no one catch it",
+            libc::SIGCHLD => "vigil keeps it to reap",
+            libc::SIGTTIN | libc::SIGTTOU => "vigil ignores it, as tini does",
+            _ => "",
+        };
+        if !never.is_empty() {
+            return Err(format!(
+                "in '{text}': vigil never forwards {} ({never}), so it cannot be rewritten",
+                name(from)
+            ));
+        }
         let to = if to.trim() == "0" {
             0
         } else {
@@ -513,7 +525,18 @@ mod tests {
         assert_eq!(r.apply(15), Some(3));
         assert_eq!(r.apply(10), None);
         assert_eq!(r.apply(2), Some(2));
-        for bad in ["TERM", "TERM:", ":QUIT", "99:1", "TERM:FOO"] {
+        for bad in [
+            "TERM",
+            "TERM:",
+            ":QUIT",
+            "99:1",
+            "TERM:FOO",
+            "KILL:TERM",
+            "STOP:0",
+            "CHLD:HUP",
+            "TTIN:0",
+            "TTOU:INT",
+        ] {
             assert!(Rewrites::parse_rule(bad).is_err(), "{bad}");
         }
     }

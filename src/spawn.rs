@@ -197,6 +197,24 @@ fn script_path(program: &OsStr, path: Option<&OsStr>) -> Option<OsString> {
     })
 }
 
+/// Why `program` cannot be run as things stand, if it cannot: checked at
+/// start for the hooks, so that a misspelt or missing hook program is said
+/// when the container starts, not when it is being stopped.
+pub fn unrunnable(program: &OsStr) -> Option<String> {
+    let path = std::env::var_os("PATH");
+    match script_path(program, path.as_deref()) {
+        Some(file) if is_executable_file(Path::new(&file)) => None,
+        Some(file) if Path::new(&file).exists() => Some("it is not an executable file".into()),
+        Some(_) => Some("there is no such file".into()),
+        None => Some(format!(
+            "it is not in PATH ({})",
+            path.as_deref()
+                .unwrap_or(OsStr::new(DEFAULT_PATH))
+                .to_string_lossy()
+        )),
+    }
+}
+
 /// One `fork` + `execvp` of `program ARGS...`, argv[0] being `program`.
 fn start(
     spec: &Spawn<'_>,

@@ -60,6 +60,9 @@ pub struct Config {
     pub termination_log: Option<PathBuf>,
     /// `--timeout`: run the stop sequence this long after the start.
     pub timeout: Option<Duration>,
+    /// Mistakes that do not stop vigil (a misspelt variable), to be logged
+    /// once logging is set up.
+    pub warnings: Vec<String>,
 }
 
 impl Config {
@@ -113,8 +116,10 @@ pub fn parse(
     if given.has(Id::License) {
         return Ok(Action::Print(include_str!("../../LICENSE").to_string()));
     }
-    let env = Env::keep_known(vars);
-    build(given, &env).map(|config| Action::Run(Box::new(config)))
+    let (env, unknown) = Env::keep_known(vars);
+    let mut config = build(given, &env)?;
+    config.warnings = unknown.iter().map(|name| unknown_variable(name)).collect();
+    Ok(Action::Run(Box::new(config)))
 }
 
 /// Where the termination log goes when the command line or the
@@ -356,14 +361,30 @@ impl Given {
 /// The environment variables the table names, kept from the environment.
 struct Env(Vec<(OsString, OsString)>);
 
+/// Variables vigil sets itself, for its hooks: a vigil started by a hook
+/// sees them, and they are no one's mistake.
+const HOOK_VARIABLES: [&str; 3] = ["VIGIL_HOOK", "VIGIL_CHILD_PID", "VIGIL_SIGNAL"];
+
 impl Env {
-    fn keep_known(vars: impl IntoIterator<Item = (OsString, OsString)>) -> Env {
-        let known = |name: &OsStr| {
-            OPTIONS
+    /// The variables the table names, and the names of the `VIGIL_*` ones
+    /// it does not (a misspelt variable is otherwise silently ignored).
+    fn keep_known(vars: impl IntoIterator<Item = (OsString, OsString)>) -> (Env, Vec<String>) {
+        let mut known = Vec::new();
+        let mut unknown = Vec::new();
+        for (name, value) in vars {
+            let Some(text) = name.to_str() else {
+                continue;
+            };
+            if OPTIONS
                 .iter()
-                .any(|o| [o.env, o.tini_env].contains(&name.to_str()))
-        };
-        Env(vars.into_iter().filter(|(name, _)| known(name)).collect())
+                .any(|o| o.env == Some(text) || o.tini_env == Some(text))
+            {
+                known.push((name, value));
+            } else if text.starts_with("VIGIL_") && !HOOK_VARIABLES.contains(&text) {
+                unknown.push(text.to_string());
+            }
+        }
+        (Env(known), unknown)
     }
 
     fn get(&self, name: &str) -> Option<&OsStr> {
@@ -396,6 +417,52 @@ impl Env {
             values::read(opt.kind, OsStr::new(text.as_ref()), From::Tini).ok()
         }))
     }
+}
+
+/// The warning for a `VIGIL_*` variable vigil does not know, with the
+/// variable it most likely meant.
+fn unknown_variable(name: &str) -> String {
+    let nearest = OPTIONS
+        .iter()
+        .filter_map(|o| o.env)
+        .map(|known| (likeness(name, known), known))
+        .filter(|(distance, _)| *distance <= 3)
+        .min();
+    match nearest {
+        Some((_, known)) => {
+            format!("{name} is not a vigil variable and is ignored: did you mean {known}?")
+        }
+        None => format!("{name} is not a vigil variable and is ignored (vigil --help lists them)"),
+    }
+}
+
+/// How far apart two names are: 0 when one starts with the other
+/// (`VIGIL_GRACE` for `VIGIL_GRACE_PERIOD`), else the number of letters to
+/// insert, delete or change (Levenshtein).
+fn likeness(a: &str, b: &str) -> usize {
+    if a.len() > "VIGIL_".len() && (b.starts_with(a) || a.starts_with(b)) {
+        return 0;
+    }
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = i;
+        let mut left = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let up = row.get(j + 1).copied().unwrap_or(usize::MAX);
+            let cost = if ca == *cb { diagonal } else { diagonal + 1 };
+            let here = cost.min(up + 1).min(left + 1);
+            diagonal = up;
+            if let Some(cell) = row.get_mut(j) {
+                *cell = left;
+            }
+            left = here;
+        }
+        if let Some(last) = row.last_mut() {
+            *last = left;
+        }
+    }
+    row.last().copied().unwrap_or(usize::MAX)
 }
 
 fn build(given: Given, env: &Env) -> Result<Config, UsageError> {
@@ -456,6 +523,7 @@ fn build(given: Given, env: &Env) -> Result<Config, UsageError> {
         // 0 means no timeout, as with coreutils `timeout`.
         timeout: duration(Id::Timeout)?.filter(|d| !d.is_zero()),
         command: given.command,
+        warnings: Vec::new(),
     })
 }
 
@@ -751,6 +819,29 @@ mod tests {
             at(&["cmd", "--termination-log", "/t/a"], Some("/t/b")),
             Some(PathBuf::from("/t/b"))
         );
+    }
+
+    #[test]
+    fn misspelt_variables_are_named_with_the_nearest_one() {
+        let Ok(Action::Run(c)) = parse_strs(
+            &["x"],
+            &[
+                ("VIGIL_TIMOUT", "1m"),
+                ("VIGIL_GRACE", "5s"),
+                ("VIGIL_HOOK", "pre-stop"),
+                ("VIGIL_ZZZZZZZZZZ", "1"),
+                ("TINI_WHATEVER", "1"),
+            ],
+        ) else {
+            panic!()
+        };
+        assert_eq!(c.warnings.len(), 3, "{:?}", c.warnings);
+        assert!(c.warnings[0].contains("VIGIL_TIMOUT") && c.warnings[0].contains("VIGIL_TIMEOUT"));
+        assert!(c.warnings[1].contains("did you mean VIGIL_GRACE_PERIOD?"));
+        assert!(c.warnings[2].ends_with("(vigil --help lists them)"));
+        assert_eq!(likeness("VIGIL_TIMOUT", "VIGIL_TIMEOUT"), 1);
+        assert_eq!(likeness("abc", "abc"), 0);
+        assert_eq!(likeness("kitten", "sitting"), 3);
     }
 
     #[test]

@@ -14,6 +14,9 @@ pub enum Deadline {
     Grace,
     /// `--post-start-timeout`: the hook has failed.
     PostStart,
+    /// The pre-stop hook has run for a while: say so at the default
+    /// verbosity, in case the engine's own timeout cuts the stop short.
+    PreStopSlow,
     /// `--pre-stop-sleep` is over: the stop sequence goes on.
     PreStopSleep,
     /// `--drain-timeout` is over: SIGKILL to what is left.
@@ -22,9 +25,10 @@ pub enum Deadline {
     Timeout,
 }
 
-const ALL: [Deadline; 5] = [
+const ALL: [Deadline; 6] = [
     Deadline::Grace,
     Deadline::PostStart,
+    Deadline::PreStopSlow,
     Deadline::PreStopSleep,
     Deadline::Drain,
     Deadline::Timeout,
@@ -35,6 +39,7 @@ impl fmt::Display for Deadline {
         f.write_str(match self {
             Deadline::Grace => "grace period",
             Deadline::PostStart => "post-start timeout",
+            Deadline::PreStopSlow => "slow pre-stop hook notice",
             Deadline::PreStopSleep => "pre-stop sleep",
             Deadline::Drain => "drain timeout",
             Deadline::Timeout => "--timeout",

@@ -87,6 +87,7 @@ impl<S: System> Supervisor<S> {
     /// The pre-stop hook is done, well or not: the stop sequence goes on,
     /// unless the child exited or the grace deadline passed meanwhile.
     fn pre_stop_ended(&mut self, ending: Ending) {
+        self.deadlines.clear(Deadline::PreStopSlow);
         let Some(hook) = self.pre_stop.take() else {
             return;
         };

@@ -113,6 +113,12 @@ enum Health {
 /// The shortest turn of the loop after a fault.
 const FAULT_PACE: Duration = Duration::from_millis(100);
 
+/// A pre-stop hook still running after this long is mentioned at the
+/// default verbosity: an engine that SIGKILLs the container at its own
+/// timeout (`docker stop -t 3`) leaves vigil no time to report, and the log
+/// should still say what the stop was waiting for.
+const PRE_STOP_SLOW: Duration = Duration::from_secs(2);
+
 /// How many turns in a row may end with nothing done (no signal, no
 /// deadline passed) before the loop calls it a fault. One such turn can
 /// happen (a wait interrupted by being stopped and continued); a run of
@@ -259,6 +265,16 @@ impl<S: System> Supervisor<S> {
                     log::warn!("post-start hook pid {} timed out: killing it", hook.pid);
                 }
                 self.kill_hook(Hook::PostStart, KillReason::TimedOut);
+            }
+            Deadline::PreStopSlow => {
+                if let Some(hook) = &self.pre_stop {
+                    log::warn!(
+                        target: crate::logging::NOTICE,
+                        "pre-stop hook pid {} still running after {}",
+                        hook.pid,
+                        crate::text::duration(PRE_STOP_SLOW)
+                    );
+                }
             }
             Deadline::PreStopSleep => self.step_over(StopStep::PreStopSleep),
             Deadline::Drain => {

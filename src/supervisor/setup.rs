@@ -46,6 +46,20 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     if let Some(signal) = config.parent_death_signal {
         set_parent_death_signal(signal);
     }
+    for (hook, argv) in [
+        ("post-start", &config.post_start),
+        ("pre-stop", &config.pre_stop),
+    ] {
+        let Some(program) = argv.as_ref().and_then(|argv| argv.first()) else {
+            continue;
+        };
+        if let Some(why) = spawn::unrunnable(program) {
+            log::warn!(
+                "the {hook} hook cannot run {:?}: {why}; it will fail when its time comes",
+                program.to_string_lossy()
+            );
+        }
+    }
     if config.post_start.is_none() && config.post_start_timeout.is_some() {
         log::warn!("a post-start timeout is set, but no post-start hook: it has nothing to time");
     }

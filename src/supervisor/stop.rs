@@ -133,7 +133,11 @@ impl<S: System> Supervisor<S> {
                     return false;
                 };
                 match self.start_hook(Hook::PreStop { signal }, &argv) {
-                    Ok(()) => true,
+                    Ok(()) => {
+                        let at = self.sys.now() + super::PRE_STOP_SLOW;
+                        self.deadlines.set(Deadline::PreStopSlow, at);
+                        true
+                    }
                     Err(record) => {
                         log::warn!("{record}; going on with the stop");
                         self.report.hooks.push(record);

@@ -294,6 +294,30 @@ fn the_stop_sequence_runs_hook_then_sleep_then_signal() {
 }
 
 #[test]
+fn a_slow_pre_stop_hook_is_mentioned_once_and_nothing_else_changes() {
+    let mut s = supervisor(&["--pre-stop", "slow-hook", "--grace-period", "30s"]);
+    s.on_signal(from_outside(libc::SIGTERM));
+    assert_eq!(
+        s.deadlines.next(),
+        s.deadlines.get(Deadline::PreStopSlow),
+        "the notice comes first"
+    );
+    s.next_deadline_passes();
+    assert_eq!(s.deadlines.get(Deadline::PreStopSlow), None);
+    assert_eq!(
+        s.stopping(),
+        Some(StopPhase::Waiting(StopStep::PreStopHook))
+    );
+    assert!(s.sent_to_child().is_empty());
+    // A hook that ends first leaves nothing to mention.
+    let mut s = supervisor(&["--pre-stop", "quick-hook"]);
+    s.on_signal(from_outside(libc::SIGTERM));
+    let hook = s.pre_stop.as_ref().unwrap().pid;
+    s.ended(hook, exited(0));
+    assert_eq!(s.deadlines.next(), None);
+}
+
+#[test]
 fn a_pre_stop_hook_that_fails_or_cannot_start_does_not_stop_the_sequence() {
     let mut s = supervisor(&["--pre-stop", "false"]);
     s.on_signal(from_outside(libc::SIGTERM));
