@@ -17,6 +17,7 @@ use std::process::{Command, Stdio};
 use nix::unistd::AccessFlags;
 
 use crate::signals::Inherited;
+use crate::text::os_error_text;
 
 /// How to start one process.
 pub struct Spawn<'a> {
@@ -70,14 +71,6 @@ impl fmt::Display for SpawnError {
             )?;
         }
         Ok(())
-    }
-}
-
-/// An OS error's text without Rust's ` (os error N)` suffix.
-fn os_error_text(error: &io::Error) -> String {
-    match error.raw_os_error() {
-        Some(n) => nix::errno::Errno::from_raw(n).desc().to_string(),
-        None => error.to_string(),
     }
 }
 

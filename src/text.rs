@@ -1,14 +1,25 @@
-//! How vigil writes facts into its one-line messages: durations, and text
-//! from outside (a command, a process name) with its control characters
-//! escaped. Shared by the modules that describe things (`hooks`, `procs`,
-//! `report`, `spawn`) and by `logging`, which depends on none of them.
+//! How vigil writes facts into its one-line messages: durations, OS
+//! errors, and text from outside (a command, a process name) with its
+//! control characters escaped. Shared by the modules that describe things
+//! (`hooks`, `procs`, `report`, `spawn`, `user`) and by `logging`, which
+//! depends on none of them.
 
+use std::io;
 use std::time::Duration;
 
 /// A duration for messages: `1.50s` (integer arithmetic: floats would bring
 /// the float formatting code into the binary).
 pub fn secs(d: Duration) -> String {
     format!("{}.{:02}s", d.as_secs(), d.subsec_millis() / 10)
+}
+
+/// An OS error's text without Rust's ` (os error N)` suffix: `No such file
+/// or directory`, as the C library says it.
+pub fn os_error_text(error: &io::Error) -> String {
+    match error.raw_os_error() {
+        Some(n) => nix::errno::Errno::from_raw(n).desc().to_string(),
+        None => error.to_string(),
+    }
 }
 
 /// Escapes control characters (a newline in a command's argument, say), so
@@ -40,6 +51,14 @@ mod tests {
     fn durations_print_without_floats() {
         assert_eq!(secs(Duration::from_millis(1509)), "1.50s");
         assert_eq!(secs(Duration::from_millis(20)), "0.02s");
+    }
+
+    #[test]
+    fn os_errors_without_the_number() {
+        let e = io::Error::from_raw_os_error(libc::ENOENT);
+        assert_eq!(os_error_text(&e), "No such file or directory");
+        let other = io::Error::other("plain");
+        assert_eq!(os_error_text(&other), "plain");
     }
 
     #[test]
