@@ -60,6 +60,8 @@ pub struct Config {
     pub termination_log: Option<PathBuf>,
     /// `--timeout`: run the stop sequence this long after the start.
     pub timeout: Option<Duration>,
+    /// `--user`: whom the child and the hooks run as (looked up at start).
+    pub user: Option<crate::user::Spec>,
 }
 
 impl Config {
@@ -407,6 +409,10 @@ fn build(given: Given, env: &Env) -> Result<Config, UsageError> {
         termination_log,
         // 0 means no timeout, as with coreutils `timeout`.
         timeout: duration(Id::Timeout)?.filter(|d| !d.is_zero()),
+        user: match value(Id::User)? {
+            Some(Value::User(spec)) => Some(spec),
+            _ => None,
+        },
         command: given.command,
     })
 }
@@ -465,6 +471,7 @@ mod tests {
             Id::DrainTimeout,
             Id::Timeout,
             Id::TerminationLog,
+            Id::User,
         ];
         assert_eq!(ids.len(), OPTIONS.len());
         for id in ids {

@@ -59,7 +59,7 @@ use std::path::Path;
 use libc::{gid_t, uid_t};
 
 pub use files::{resolve, LookupError};
-pub use switch::{refuse_setid, SetIdError, Switch, SwitchFailure};
+pub use switch::{refuse_setid, Switch, SwitchFailure};
 
 /// The largest uid or gid a spec may name: runc's (and so gosu's and
 /// Docker's) bound, which keeps ids positive in a signed 32-bit integer.
@@ -81,13 +81,6 @@ pub struct Spec {
     user: Option<Id>,
     /// None: no group given (`USER` or `USER:`).
     group: Option<Id>,
-}
-
-impl Spec {
-    /// The value as given, for messages.
-    pub fn text(&self) -> &OsStr {
-        &self.text
-    }
 }
 
 /// A `--user` value that is wrong whatever the files say: a usage error.

@@ -115,19 +115,9 @@ impl Switch {
         }
     }
 
-    pub fn identity(&self) -> &Identity {
-        &self.identity
-    }
-
     /// The child's HOME (gosu replaces whatever HOME vigil had).
     pub fn home(&self) -> &OsStr {
         &self.identity.home
-    }
-
-    /// Whether the child's ids change (false: vigil is not privileged and
-    /// the spec named its own ids).
-    pub fn changes_ids(&self) -> bool {
-        self.change
     }
 
     /// The terminal rule (spec 2a, TIOCSTI, CVE-2016-2779): whether each
@@ -224,6 +214,29 @@ impl Switch {
             groups: self.identity.groups.len(),
             error: io::Error::from_raw_os_error(code & 0xfff),
         })
+    }
+}
+
+impl fmt::Display for Switch {
+    /// For the log at start: `user "app": uid 1000, gid 1000, 2
+    /// supplementary groups, HOME=/home/app`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let id = &self.identity;
+        write!(f, "user {}: ", quote(self.spec.as_bytes()))?;
+        if !self.change {
+            write!(f, "vigil's own ids, kept (no privilege to set groups), ")?;
+        } else {
+            write!(f, "uid {}, gid {}, ", id.uid, id.gid)?;
+            match id.groups.len() {
+                1 => write!(f, "1 supplementary group, ")?,
+                n => write!(f, "{n} supplementary groups, ")?,
+            }
+        }
+        write!(f, "HOME={}", quote(id.home.as_bytes()))?;
+        if self.new_session {
+            write!(f, "; in a session of its own, without vigil's terminal")?;
+        }
+        Ok(())
     }
 }
 
