@@ -270,6 +270,14 @@ pub fn prepare(spec: &Spec, pid1: bool) -> Result<Switch, UserError> {
             current,
         }
     })?;
+    if switch::other_user(&identity, change, current) && !switch::may_signal_others() {
+        log::warn!(
+            "vigil lacks CAP_KILL, so it cannot signal uid {}: signals will not be forwarded \
+             to the child, and neither a grace period nor the drain can end it (keep \
+             CAP_KILL, or run without --user)",
+            identity.uid
+        );
+    }
     Ok(Switch::new(
         spec.text.clone(),
         identity,

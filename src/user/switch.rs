@@ -29,12 +29,26 @@ pub struct Switch {
 }
 
 /// Whether vigil holds CAP_SETUID and CAP_SETGID (what setuid, setgid and
-/// setgroups need), read with the raw capget call: root in a container may
-/// lack them (`--cap-drop`), and a user namespace may grant them to a
-/// non-zero uid. When capget itself fails, being uid 0 is the answer.
+/// setgroups need): root in a container may lack them (`--cap-drop`), and
+/// a user namespace may grant them to a non-zero uid.
 pub(super) fn may_switch() -> bool {
     const CAP_SETGID: u32 = 6;
     const CAP_SETUID: u32 = 7;
+    has_capabilities(&[CAP_SETUID, CAP_SETGID])
+}
+
+/// Whether vigil holds CAP_KILL, without which it cannot signal a process
+/// of another uid: no forwarding, and neither the grace period nor the
+/// drain can end the child (`--cap-drop KILL`; Kubernetes' `drop: [ALL]`
+/// with only SETUID and SETGID added back).
+pub(super) fn may_signal_others() -> bool {
+    const CAP_KILL: u32 = 5;
+    has_capabilities(&[CAP_KILL])
+}
+
+/// Whether all of `caps` are in vigil's effective set, read with the raw
+/// capget call. When capget itself fails, being uid 0 is the answer.
+fn has_capabilities(caps: &[u32]) -> bool {
     const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
     #[repr(C)]
     struct Header {
@@ -61,9 +75,10 @@ pub(super) fn may_switch() -> bool {
         // SAFETY: geteuid takes no arguments and cannot fail.
         return unsafe { libc::geteuid() } == 0;
     }
-    let [low, _] = data;
-    let needed = (1 << CAP_SETUID) | (1 << CAP_SETGID);
-    low.effective & needed == needed
+    let [low, high] = data;
+    let effective = u64::from(low.effective) | u64::from(high.effective) << 32;
+    caps.iter()
+        .all(|&cap| cap < 64 && effective & 1 << cap != 0)
 }
 
 // The raw set*id calls with 32-bit ids. x86 and arm also have the 16-bit
@@ -105,8 +120,8 @@ impl Switch {
         current: Ids,
         pid1: bool,
     ) -> Switch {
-        let other_user = change && identity.uid != current.uid;
-        let new_session = other_user && !pid1 && has_controlling_terminal();
+        let new_session =
+            other_user(&identity, change, current) && !pid1 && has_controlling_terminal();
         Switch {
             spec,
             identity,
@@ -297,6 +312,11 @@ impl fmt::Display for SwitchFailure {
         }
         Ok(())
     }
+}
+
+/// Whether the processes vigil starts run as another uid than vigil's own.
+pub(super) fn other_user(identity: &Identity, change: bool, current: Ids) -> bool {
+    change && identity.uid != current.uid
 }
 
 /// Whether vigil has a controlling terminal: /dev/tty opens (it names the
