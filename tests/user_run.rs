@@ -105,7 +105,8 @@ fn an_unknown_user_or_group_starts_nothing_and_is_one_line() {
 
 #[test]
 fn bad_specs_are_usage_errors_and_an_empty_variable_is_unset() {
-    let cases: &[(&[&str], &[(&str, &str)], &str)] = &[
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+    let cases: &[Case] = &[
         (&["--user", ""], &[], "empty"),
         (&["--user", ":"], &[], "empty"),
         (&["--user", "a:b:c"], &[], "more than one ':'"),
