@@ -254,6 +254,9 @@ impl fmt::Display for UserError {
     }
 }
 
+/// Looks the spec up in this system's /etc/passwd and /etc/group and
+/// checks that vigil may become the result. Call it once, before the first
+/// fork; the `Switch` serves the child and both hooks.
 ///
 /// `pid1`: whether vigil is PID 1 of its PID namespace, for the terminal
 /// rule ([`Switch::new_session`]).
