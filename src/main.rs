@@ -40,7 +40,6 @@ mod supervisor;
 mod sys;
 mod termlog;
 mod text;
-#[allow(dead_code)] // until --user is wired in (issue 18)
 mod user;
 
 use std::ffi::OsString;
@@ -78,6 +77,12 @@ fn run(args: Vec<OsString>) -> c_int {
             return 1;
         }
     };
+    // Installed setuid or setgid, vigil would run anything as anyone for
+    // whoever can start it: refuse before reading a word of its input.
+    if let Err(e) = user::refuse_setid() {
+        logging::say(&format!("error: {e}"));
+        return 1;
+    }
     let config = match cli::parse(&args, std::env::vars_os()) {
         Ok(cli::Action::Run(config)) => *config,
         Ok(cli::Action::Print(text)) => {

@@ -1,10 +1,11 @@
 //! Starting a process (the child, or a hook) so that it sees what it would
-//! have seen without vigil.
+//! have seen without vigil, as the `--user` identity if one is given.
 //!
 //! std's `Command` hands the parent's *current* signal mask to the child, and
 //! vigil blocks everything: a child started naively would ignore SIGTERM
 //! forever. The `pre_exec` closure, which std runs last before exec, puts
-//! back the mask and dispositions vigil was started with.
+//! back the mask and dispositions vigil was started with, then switches
+//! user (groups, gid, uid: last, since the steps before may need root).
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
@@ -17,6 +18,8 @@ use std::process::{Command, Stdio};
 use nix::unistd::AccessFlags;
 
 use crate::signals::Inherited;
+use crate::text::os_error;
+use crate::user::{Switch, SwitchFailure};
 
 /// How to start one process.
 pub struct Spawn<'a> {
@@ -38,6 +41,9 @@ pub struct SpawnError {
     pub error: io::Error,
     /// Why the `/bin/sh` fallback for a file without `#!` failed too.
     pub shell_error: Option<io::Error>,
+    /// The `--user` switch failed in the forked child: nothing was
+    /// executed (`error` is then the switch's OS error).
+    pub switch_failed: Option<SwitchFailure>,
 }
 
 impl SpawnError {
@@ -46,15 +52,17 @@ impl SpawnError {
     /// limit (the pids cgroup, `docker run --pids-limit`) this is EAGAIN.
     /// Nothing is wrong with the program then, and 126 would say there is.
     pub fn is_fork_failure(&self) -> bool {
-        matches!(self.error.raw_os_error(), Some(libc::EAGAIN | libc::ENOMEM))
+        self.switch_failed.is_none()
+            && matches!(self.error.raw_os_error(), Some(libc::EAGAIN | libc::ENOMEM))
     }
 
-    /// vigil's status when the child could not be started: 1 when it could
-    /// not be made at all (vigil itself failed, as tini, dumb-init and
-    /// catatonit say), else the shell's statuses: 127 when the command was
-    /// not found, 126 when it was found but could not be executed.
+    /// vigil's status when the child could not be started: 1 when vigil
+    /// itself failed before the child ran (no process could be made, as
+    /// tini, dumb-init and catatonit say; or the user switch failed), else
+    /// the shell's statuses: 127 when the command was not found, 126 when
+    /// it was found but could not be executed.
     pub fn status(&self) -> i32 {
-        if self.is_fork_failure() {
+        if self.is_fork_failure() || self.switch_failed.is_some() {
             return 1;
         }
         match self.error.raw_os_error() {
@@ -69,25 +77,28 @@ impl fmt::Display for SpawnError {
     /// double quotes (escaped as Rust escapes a string, so a quote or a
     /// newline in it cannot blur where it ends), then the C library's text.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(failure) = &self.switch_failed {
+            return write!(f, "cannot run {:?} {failure}", self.program);
+        }
         if self.is_fork_failure() {
             return write!(
                 f,
                 "could not start {:?}: {} (no new process could be made: the container's process limit, or its memory, may be used up)",
                 self.program,
-                crate::text::os_error(&self.error)
+                os_error(&self.error)
             );
         }
         write!(
             f,
             "cannot run {:?}: {}",
             self.program,
-            crate::text::os_error(&self.error)
+            os_error(&self.error)
         )?;
         if let Some(e) = &self.shell_error {
             write!(
                 f,
                 " (a file without #! runs with {SHELL}, which failed: {})",
-                crate::text::os_error(e)
+                os_error(e)
             )?;
         }
         Ok(())
@@ -114,32 +125,58 @@ pub fn display_command(argv: &[OsString]) -> String {
 /// The `Child` handle is dropped without waiting: vigil's own `waitpid(-1)`
 /// loop reaps it.
 ///
+/// With `user` (`--user`, for the child and the hooks alike), it runs as
+/// that identity with its HOME, and, when the terminal rule says so
+/// ([`Switch::new_session`]), in a session of its own: a process group of
+/// its own too, so signals to its group reach it as before.
+///
 /// An executable file without `#!` (execve fails with ENOEXEC) is run as
 /// `/bin/sh FILE ARGS...`, as glibc's `execvp` does, and with it tini,
 /// dumb-init and catatonit. musl's `execvp` does not, so vigil does it here.
 /// (On a glibc build glibc has done it already; when it found no `/bin/sh`
 /// it reports ENOENT, which is turned into what a musl build reports.)
-pub fn spawn(spec: Spawn<'_>, inherited: Inherited) -> Result<i32, SpawnError> {
+pub fn spawn(
+    spec: Spawn<'_>,
+    inherited: Inherited,
+    user: Option<&Switch>,
+) -> Result<i32, SpawnError> {
     let Some((program, args)) = spec.argv.split_first() else {
         return Err(SpawnError {
             program: String::new(),
             error: io::Error::from_raw_os_error(libc::ENOENT),
             shell_error: None,
+            switch_failed: None,
         });
     };
-    let fail = |error, shell_error| SpawnError {
-        program: program.to_string_lossy().into_owned(),
-        error,
-        shell_error,
+    let fail = |error: io::Error, shell_error: Option<io::Error>| {
+        // The switch runs before exec: if it failed, that is the story.
+        let switch_failed = user.and_then(|u| {
+            u.failure(&error)
+                .or_else(|| shell_error.as_ref().and_then(|e| u.failure(e)))
+        });
+        match switch_failed {
+            Some(failure) => SpawnError {
+                program: program.to_string_lossy().into_owned(),
+                error: io::Error::from_raw_os_error(failure.error.raw_os_error().unwrap_or(0)),
+                shell_error: None,
+                switch_failed: Some(failure),
+            },
+            None => SpawnError {
+                program: program.to_string_lossy().into_owned(),
+                error,
+                shell_error,
+                switch_failed: None,
+            },
+        }
     };
     let path = std::env::var_os("PATH");
-    match start(&spec, program.as_os_str(), args, inherited) {
+    let start = |program: &OsStr, args: &[OsString]| start(&spec, program, args, inherited, user);
+    match start(program.as_os_str(), args) {
         Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) => {
             let script = script_path(program, path.as_deref()).unwrap_or_else(|| program.clone());
             let mut shell_args = vec![script];
             shell_args.extend(args.iter().cloned());
-            start(&spec, OsStr::new(SHELL), &shell_args, inherited)
-                .map_err(|shell_error| fail(e, Some(shell_error)))
+            start(OsStr::new(SHELL), &shell_args).map_err(|shell_error| fail(e, Some(shell_error)))
         }
         // glibc's execvp tried /bin/sh itself, and found none: say what a
         // musl build says.
@@ -221,28 +258,49 @@ fn start(
     program: &OsStr,
     args: &[OsString],
     inherited: Inherited,
+    user: Option<&Switch>,
 ) -> io::Result<i32> {
     let mut command = Command::new(program);
     command
         .args(args)
         .envs(spec.env.iter().map(|(k, v)| (k, v)));
-    command.process_group(0);
+    let new_session = user.is_some_and(Switch::new_session);
+    // std makes the process group before the `pre_exec` closure runs, and
+    // a group leader cannot call setsid (EPERM): a new session makes its
+    // own group instead.
+    if !new_session {
+        command.process_group(0);
+    }
     if spec.null_stdin {
         command.stdin(Stdio::null());
     }
-    let take_terminal = spec.take_terminal;
+    if let Some(user) = user {
+        command.env("HOME", user.home());
+    }
+    // Never hand the terminal to a process in another session.
+    let take_terminal = spec.take_terminal && !new_session;
+    // Cloned here, in the parent: the closure must own what it reads.
+    let user = user.cloned();
     // SAFETY: the closure runs in the forked child before exec, so it must be
-    // async-signal-safe: it only makes raw syscalls (tcsetpgrp is an ioctl,
-    // the others are rt_sigaction and rt_sigprocmask) and does not allocate.
-    // While it runs every signal is still blocked, so SIGTTOU from tcsetpgrp
-    // cannot stop the child.
+    // async-signal-safe: it only makes raw syscalls (setsid; tcsetpgrp is an
+    // ioctl; rt_sigaction and rt_sigprocmask; setgroups, setgid, setuid)
+    // and does not allocate. While it runs every signal is still blocked
+    // until restore_in_child, so SIGTTOU from tcsetpgrp cannot stop the
+    // child.
     unsafe {
         command.pre_exec(move || {
+            if new_session && libc::setsid() < 0 {
+                return Err(io::Error::last_os_error());
+            }
             if take_terminal {
                 // ENOTTY and ENXIO are fine: there often is no terminal.
                 libc::tcsetpgrp(libc::STDIN_FILENO, libc::getpid());
             }
-            inherited.restore_in_child()
+            inherited.restore_in_child()?;
+            match &user {
+                Some(user) => user.apply_in_child(),
+                None => Ok(()),
+            }
         });
     }
     let child = command.spawn()?;
@@ -294,6 +352,7 @@ mod tests {
             program: "/no such".into(),
             error: io::Error::from_raw_os_error(libc::ENOENT),
             shell_error: None,
+            switch_failed: None,
         };
         assert_eq!(
             e.to_string(),
@@ -304,6 +363,7 @@ mod tests {
             program: "a\"b\nc".into(),
             error: io::Error::from_raw_os_error(libc::ENOEXEC),
             shell_error: Some(io::Error::from_raw_os_error(libc::ENOENT)),
+            switch_failed: None,
         };
         assert_eq!(
             e.to_string(),
@@ -314,6 +374,7 @@ mod tests {
             program: "sh".into(),
             error: io::Error::from_raw_os_error(libc::EAGAIN),
             shell_error: None,
+            switch_failed: None,
         };
         assert!(
             e.to_string().starts_with(r#"could not start "sh": "#),

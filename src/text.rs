@@ -1,8 +1,10 @@
-//! How vigil writes facts into its one-line messages: durations, and text
-//! from outside (a command, a process name) with its control characters
-//! escaped. Shared by the modules that describe things (`hooks`, `procs`,
-//! `report`, `spawn`) and by `logging`, which depends on none of them.
+//! How vigil writes facts into its one-line messages: durations, OS
+//! errors, and text from outside (a command, a process name) with its
+//! control characters escaped. Shared by the modules that describe things
+//! (`hooks`, `procs`, `report`, `spawn`, `user`) and by `logging`, which
+//! depends on none of them.
 
+use std::io;
 use std::time::Duration;
 
 /// A duration for messages: `1.50s` (integer arithmetic: floats would bring
@@ -28,7 +30,7 @@ pub fn duration(d: Duration) -> String {
 
 /// An OS error's text as the C library words it, without Rust's ` (os
 /// error N)` suffix, so that every message words errors alike.
-pub fn os_error(error: &std::io::Error) -> String {
+pub fn os_error(error: &io::Error) -> String {
     match error.raw_os_error() {
         Some(n) => nix::errno::Errno::from_raw(n).desc().to_string(),
         None => error.to_string(),
@@ -74,6 +76,14 @@ mod tests {
         assert_eq!(duration(Duration::from_millis(1500)), "1.5s");
         assert_eq!(duration(Duration::from_micros(1_000_250)), "1.00025s");
         assert_eq!(duration(Duration::ZERO), "0s");
+    }
+
+    #[test]
+    fn os_errors_without_the_number() {
+        let e = io::Error::from_raw_os_error(libc::ENOENT);
+        assert_eq!(os_error(&e), "No such file or directory");
+        let other = io::Error::other("plain");
+        assert_eq!(os_error(&other), "plain");
     }
 
     #[test]

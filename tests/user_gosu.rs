@@ -50,7 +50,7 @@ use std::time::Instant;
 
 /// True once `--user` is part of vigil's command line: a vigil that then
 /// rejects it fails the test rather than skipping the vigil half.
-const VIGIL_USER_WIRED: bool = false;
+const VIGIL_USER_WIRED: bool = true;
 
 /// The HOME every run starts with; gosu and vigil must replace it.
 const WRONG_HOME: &str = "/wrong/home";

@@ -60,6 +60,8 @@ pub struct Config {
     pub termination_log: Option<PathBuf>,
     /// `--timeout`: run the stop sequence this long after the start.
     pub timeout: Option<Duration>,
+    /// `--user`: whom the child and the hooks run as (looked up at start).
+    pub user: Option<crate::user::Spec>,
     /// Mistakes that do not stop vigil (a misspelt variable), to be logged
     /// once logging is set up.
     pub warnings: Vec<String>,
@@ -522,6 +524,10 @@ fn build(given: Given, env: &Env) -> Result<Config, UsageError> {
         termination_log,
         // 0 means no timeout, as with coreutils `timeout`.
         timeout: duration(Id::Timeout)?.filter(|d| !d.is_zero()),
+        user: match value(Id::User)? {
+            Some(Value::User(spec)) => Some(spec),
+            _ => None,
+        },
         command: given.command,
         warnings: Vec::new(),
     })
@@ -582,6 +588,7 @@ mod tests {
             Id::DrainTimeout,
             Id::Timeout,
             Id::TerminationLog,
+            Id::User,
         ];
         assert_eq!(ids.len(), OPTIONS.len());
         for id in ids {

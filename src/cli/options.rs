@@ -32,6 +32,7 @@ pub enum Id {
     DrainTimeout,
     Timeout,
     TerminationLog,
+    User,
 }
 
 /// What an option takes, which decides how its value (from the command
@@ -56,6 +57,9 @@ pub enum Kind {
     Path,
     /// `FROM:TO` signal rewrites; in the environment, comma separated.
     Rewrite,
+    /// `USER[:GROUP]`, each a name or a number; any bytes (names in
+    /// /etc/passwd need not be UTF-8).
+    User,
     /// Prints something and exits 0: help at once, where it is met (as
     /// getopt-style tools do); the version and the license after the whole
     /// command line has been read.
@@ -233,6 +237,8 @@ pub const OPTIONS: &[Opt] = &[
         ..long(Id::TerminationLog, "termination-log", "PATH", Kind::Path, "VIGIL_TERMINATION_LOG",
             "Where the exit report is written; empty disables")
     },
+    long(Id::User, "user", "USER[:GROUP]", Kind::User, "VIGIL_USER",
+        "Run the child and the hooks as USER (name or uid), with GROUP, else USER's groups"),
     Opt {
         short: Some('h'),
         long: Some("help"),

@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::options::Kind;
 use crate::hooks;
 use crate::signals::{self, Rewrites};
+use crate::user;
 
 /// The verbosity tini starts from: warnings and errors.
 pub const DEFAULT_VERBOSITY: u8 = 1;
@@ -29,6 +30,7 @@ pub enum Value {
     Command(Vec<OsString>),
     Path(OsString),
     Rewrite(Vec<(i32, i32)>),
+    User(user::Spec),
 }
 
 /// Where a value comes from, which decides how some kinds read it.
@@ -41,11 +43,18 @@ pub enum From {
     Tini,
 }
 
-/// Reads `raw` as a value of `kind`. Only a path may be any bytes; every
-/// other value must be UTF-8.
+/// Reads `raw` as a value of `kind`. Only a path and a user may be any
+/// bytes; every other value must be UTF-8.
 pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
-    if kind == Kind::Path {
-        return Ok(Value::Path(raw.to_owned()));
+    match kind {
+        Kind::Path => return Ok(Value::Path(raw.to_owned())),
+        // Only the shape here: the files are read before the fork.
+        Kind::User => {
+            return user::parse_spec(raw)
+                .map(Value::User)
+                .map_err(|e| e.to_string())
+        }
+        _ => {}
     }
     let text = raw.to_str().ok_or_else(|| {
         format!(
@@ -70,6 +79,7 @@ pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
         Kind::Duration => Value::Duration(parse_duration(text)?),
         Kind::Command => Value::Command(hooks::parse_command(text)?),
         Kind::Path => Value::Path(raw.to_owned()),
+        Kind::User => Value::User(user::parse_spec(raw).map_err(|e| e.to_string())?),
         Kind::Rewrite => match from {
             From::CommandLine => Value::Rewrite(vec![Rewrites::parse_rule(text)?]),
             From::Vigil | From::Tini => Value::Rewrite(

@@ -14,6 +14,7 @@ use crate::report::{Audience, Report};
 use crate::signals::{Inherited, SignalFd};
 use crate::spawn::{self, Spawn};
 use crate::termlog;
+use crate::user;
 
 /// Runs the command under supervision and returns vigil's exit status.
 pub fn run(config: Config, inherited: Inherited) -> i32 {
@@ -63,8 +64,29 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     if config.post_start.is_none() && config.post_start_timeout.is_some() {
         log::warn!("a post-start timeout is set, but no post-start hook: it has nothing to time");
     }
+    // --user: every lookup before the first fork, so that an unknown user
+    // is one line and nothing starts.
+    let user = match config
+        .user
+        .as_ref()
+        .map(|spec| user::prepare(spec, role == Role::Pid1))
+    {
+        Some(Err(e)) => {
+            log::error!("{e}");
+            if let Some(path) = &config.termination_log {
+                termlog::write(path, &e.to_string(), true);
+            }
+            return Err(1);
+        }
+        Some(Ok(switch)) => {
+            log::info!("the child and the hooks run as {switch}");
+            Some(switch)
+        }
+        None => None,
+    };
     let command = spawn::display_command(&config.command);
-    let gave_terminal = spawn::owns_terminal();
+    let gave_terminal =
+        spawn::owns_terminal() && !user.as_ref().is_some_and(user::Switch::new_session);
     let child = spawn::spawn(
         Spawn {
             argv: &config.command,
@@ -73,6 +95,7 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
             null_stdin: false,
         },
         inherited,
+        user.as_ref(),
     )
     .map_err(|e| {
         log::error!("{e}");
@@ -95,6 +118,7 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
         signals,
         inherited,
         oom: OomCounter::start(role),
+        user,
     };
     let report = Report {
         command,

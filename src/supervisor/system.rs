@@ -14,6 +14,7 @@ use crate::procs::{self, Proc, Role};
 use crate::reap::{self, Next};
 use crate::signals::{self, Inherited, Received, Sender, SignalFd, Target};
 use crate::spawn::{self, Spawn, SpawnError};
+use crate::user::Switch;
 
 pub trait System {
     /// The monotonic clock.
@@ -67,6 +68,8 @@ pub struct Os {
     pub signals: SignalFd,
     pub inherited: Inherited,
     pub oom: OomCounter,
+    /// `--user`: the hooks run as the child does.
+    pub user: Option<Switch>,
 }
 
 impl System for Os {
@@ -107,7 +110,7 @@ impl System for Os {
     }
 
     fn spawn(&mut self, spec: Spawn<'_>) -> Result<i32, SpawnError> {
-        spawn::spawn(spec, self.inherited)
+        spawn::spawn(spec, self.inherited, self.user.as_ref())
     }
 
     fn describe(&self, sender: Sender) -> Cow<'static, str> {

@@ -113,6 +113,7 @@ impl System for Fake {
                 program: spec.argv[0].to_string_lossy().into_owned(),
                 error: io::Error::from_raw_os_error(libc::ENOENT),
                 shell_error: None,
+                switch_failed: None,
             });
         }
         self.spawned.push((spec.argv.to_vec(), spec.env));

@@ -1,0 +1,354 @@
+//! Reading /etc/passwd and /etc/group, and resolving a spec against them
+//! by runc's `GetExecUser` rules (what gosu, and so Docker's `--user`,
+//! does). vigil is static and has no NSS, so both files are read here,
+//! directly, one line at a time.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::ops::ControlFlow;
+use std::os::unix::ffi::OsStringExt;
+use std::path::{Path, PathBuf};
+
+use libc::{gid_t, uid_t};
+
+use super::{quote, Id, Identity, Ids, Spec};
+use crate::text::os_error;
+
+/// The longest line read from /etc/passwd or /etc/group. A group with
+/// tens of thousands of members fits many times over; the bound is there so
+/// that a file that never ends a line (a link to /dev/zero) cannot take
+/// vigil's memory.
+pub const MAX_LINE: usize = 16 << 20;
+
+/// The kernel's limit on supplementary groups (`NGROUPS_MAX` in
+/// linux/limits.h; C libraries' own constant is often older and smaller).
+pub const MAX_GROUPS: usize = 65536;
+
+/// A lookup that failed: the spec names something the image does not have.
+#[derive(Debug)]
+pub enum LookupError {
+    UnknownUser {
+        name: Vec<u8>,
+        file: PathBuf,
+        file_exists: bool,
+    },
+    UnknownGroup {
+        name: Vec<u8>,
+        file: PathBuf,
+        file_exists: bool,
+    },
+    /// The file exists but could not be read (not a missing file: that
+    /// just has no entries).
+    Read {
+        file: PathBuf,
+        error: io::Error,
+    },
+    LineTooLong {
+        file: PathBuf,
+    },
+    TooManyGroups {
+        name: Vec<u8>,
+        count: usize,
+    },
+}
+
+impl fmt::Display for LookupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LookupError::UnknownUser {
+                name,
+                file,
+                file_exists,
+            } => unknown(f, "user", name, file, *file_exists),
+            LookupError::UnknownGroup {
+                name,
+                file,
+                file_exists,
+            } => unknown(f, "group", name, file, *file_exists),
+            LookupError::Read { file, error } => {
+                write!(f, "cannot read {}: {}", file.display(), os_error(error))
+            }
+            LookupError::LineTooLong { file } => write!(
+                f,
+                "{} has a line longer than {} MiB",
+                file.display(),
+                MAX_LINE >> 20
+            ),
+            LookupError::TooManyGroups { name, count } => write!(
+                f,
+                "user {} is in {count} groups; the kernel allows {MAX_GROUPS}",
+                quote(name)
+            ),
+        }
+    }
+}
+
+fn unknown(
+    f: &mut fmt::Formatter<'_>,
+    what: &str,
+    name: &[u8],
+    file: &Path,
+    exists: bool,
+) -> fmt::Result {
+    if exists {
+        write!(
+            f,
+            "there is no {what} {} in {}",
+            quote(name),
+            file.display()
+        )
+    } else {
+        write!(
+            f,
+            "there is no {what} {}: {} does not exist",
+            quote(name),
+            file.display()
+        )
+    }
+}
+
+/// Resolves a spec against the files under `root` (`/` in real use; a
+/// test's directory in the unit tests), with `current` as the fallback ids.
+///
+/// This follows runc's `GetExecUser` step by step, so that every spec gets
+/// gosu's result: first the passwd entry, then, if a group was given or an
+/// entry with a name was found, one pass over /etc/group.
+pub fn resolve(spec: &Spec, root: &Path, current: Ids) -> Result<Identity, LookupError> {
+    let passwd = root.join("etc/passwd");
+    let mut found: Option<(Vec<u8>, uid_t, gid_t, Vec<u8>)> = None;
+    let passwd_exists = scan(&passwd, |line| {
+        let Some(entry) = PasswdEntry::parse(line) else {
+            return ControlFlow::Continue(());
+        };
+        let hit = match &spec.user {
+            None => entry.uid == current.uid,
+            Some(Id::Number(n)) => entry.uid == *n,
+            Some(Id::Name(name)) => entry.name == name.as_slice(),
+        };
+        if hit {
+            found = Some((
+                entry.name.to_vec(),
+                entry.uid,
+                entry.gid,
+                entry.home.to_vec(),
+            ));
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    })?;
+    let (mut identity, name) = match (found, &spec.user) {
+        (Some((name, uid, gid, home)), _) => (
+            Identity {
+                uid,
+                gid,
+                groups: Vec::new(),
+                home: home_or_root(home),
+            },
+            name,
+        ),
+        (None, Some(Id::Name(name))) => {
+            return Err(LookupError::UnknownUser {
+                name: name.clone(),
+                file: passwd,
+                file_exists: passwd_exists,
+            })
+        }
+        (None, user) => (
+            Identity {
+                uid: match user {
+                    Some(Id::Number(n)) => *n,
+                    _ => current.uid,
+                },
+                gid: current.gid,
+                groups: Vec::new(),
+                home: OsString::from("/"),
+            },
+            Vec::new(),
+        ),
+    };
+    // runc looks at /etc/group only for an explicit group or for the
+    // memberships of a name it found (an entry without a name has none).
+    if spec.group.is_none() && name.is_empty() {
+        return Ok(identity);
+    }
+    let group = root.join("etc/group");
+    match &spec.group {
+        Some(wanted) => {
+            let mut gid = None;
+            let group_exists = scan(&group, |line| {
+                let Some(entry) = GroupEntry::parse(line) else {
+                    return ControlFlow::Continue(());
+                };
+                let hit = match wanted {
+                    Id::Number(n) => entry.gid == *n,
+                    Id::Name(name) => entry.name == name.as_slice(),
+                };
+                if hit {
+                    gid = Some(entry.gid);
+                    return ControlFlow::Break(());
+                }
+                ControlFlow::Continue(())
+            })?;
+            identity.gid = match (gid, wanted) {
+                (Some(gid), _) => gid,
+                (None, Id::Number(n)) => *n,
+                (None, Id::Name(name)) => {
+                    return Err(LookupError::UnknownGroup {
+                        name: name.clone(),
+                        file: group,
+                        file_exists: group_exists,
+                    })
+                }
+            };
+        }
+        None => {
+            let mut groups = Vec::new();
+            scan(&group, |line| {
+                if let Some(entry) = GroupEntry::parse(line) {
+                    if entry.has_member(&name) {
+                        groups.push(entry.gid);
+                    }
+                }
+                ControlFlow::Continue(())
+            })?;
+            if groups.len() > MAX_GROUPS {
+                return Err(LookupError::TooManyGroups {
+                    name,
+                    count: groups.len(),
+                });
+            }
+            identity.groups = groups;
+        }
+    }
+    Ok(identity)
+}
+
+/// An entry's home directory, or `/` when the field is empty or missing.
+/// (gosu sets HOME to the empty string then; an empty HOME sends `cd` and
+/// `~` nowhere useful, and the contract says "the entry's home, or /".)
+fn home_or_root(home: Vec<u8>) -> OsString {
+    if home.is_empty() {
+        OsString::from("/")
+    } else {
+        OsString::from_vec(home)
+    }
+}
+
+/// One /etc/passwd entry: `name:password:uid:gid:gecos:home:shell`.
+struct PasswdEntry<'a> {
+    name: &'a [u8],
+    uid: uid_t,
+    gid: gid_t,
+    home: &'a [u8],
+}
+
+impl<'a> PasswdEntry<'a> {
+    /// None for a malformed entry: fewer than four fields, or a uid or gid
+    /// that is not a number. (runc reads a bad number as 0, which would
+    /// make `badname:x:1o00:...` root; glibc skips such a line, as vigil
+    /// does.) A missing home is empty.
+    fn parse(line: &'a [u8]) -> Option<PasswdEntry<'a>> {
+        let mut fields = line.split(|&b| b == b':');
+        let name = fields.next()?;
+        let _password = fields.next()?;
+        let uid = file_id(fields.next()?)?;
+        let gid = file_id(fields.next()?)?;
+        let _gecos = fields.next();
+        let home = fields.next().unwrap_or_default();
+        Some(PasswdEntry {
+            name,
+            uid,
+            gid,
+            home,
+        })
+    }
+}
+
+/// One /etc/group entry: `name:password:gid:member,member,...`.
+struct GroupEntry<'a> {
+    name: &'a [u8],
+    gid: gid_t,
+    members: &'a [u8],
+}
+
+impl<'a> GroupEntry<'a> {
+    /// None for a malformed entry: fewer than three fields, or a gid that
+    /// is not a number. A missing member list is empty.
+    fn parse(line: &'a [u8]) -> Option<GroupEntry<'a>> {
+        let mut fields = line.split(|&b| b == b':');
+        let name = fields.next()?;
+        let _password = fields.next()?;
+        let gid = file_id(fields.next()?)?;
+        let members = fields.next().unwrap_or_default();
+        Some(GroupEntry { name, gid, members })
+    }
+
+    /// Members are compared whole and exactly, as runc compares them (a
+    /// blank after a comma is part of the next name).
+    fn has_member(&self, name: &[u8]) -> bool {
+        !name.is_empty() && self.members.split(|&b| b == b',').any(|m| m == name)
+    }
+}
+
+/// A uid or gid field: decimal digits (an optional `+`, leading zeros, as
+/// C's and Go's number parsers take them). Not `(uid_t)-1`, which the
+/// kernel's set*id calls reject.
+fn file_id(field: &[u8]) -> Option<u32> {
+    let digits = field.strip_prefix(b"+").unwrap_or(field);
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let value = digits.iter().try_fold(0u32, |v, &d| {
+        v.checked_mul(10)?.checked_add(u32::from(d - b'0'))
+    })?;
+    (value != u32::MAX).then_some(value)
+}
+
+/// Calls `each` with every line of `file` that may hold an entry: trimmed
+/// of blanks at both ends (a CR of a DOS line end too), neither empty nor
+/// a comment (`#`), until `each` breaks. Returns whether the file exists:
+/// a missing file (or a missing directory on the way) has no entries.
+fn scan(file: &Path, mut each: impl FnMut(&[u8]) -> ControlFlow<()>) -> Result<bool, LookupError> {
+    let read_error = |error| LookupError::Read {
+        file: file.to_path_buf(),
+        error,
+    };
+    let f = match File::open(file) {
+        Ok(f) => f,
+        Err(e)
+            if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) =>
+        {
+            return Ok(false)
+        }
+        Err(e) => return Err(read_error(e)),
+    };
+    let mut reader = BufReader::new(f);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        // read_until retries EINTR itself.
+        let limit = (MAX_LINE as u64).saturating_add(1);
+        let n = (&mut reader)
+            .take(limit)
+            .read_until(b'\n', &mut line)
+            .map_err(read_error)?;
+        if n == 0 {
+            return Ok(true);
+        }
+        // MAX_LINE bytes and the newline may come in; more is too long.
+        if line.len() > MAX_LINE && !line.ends_with(b"\n") {
+            return Err(LookupError::LineTooLong {
+                file: file.to_path_buf(),
+            });
+        }
+        let entry = line.trim_ascii();
+        if entry.is_empty() || entry.starts_with(b"#") {
+            continue;
+        }
+        if each(entry).is_break() {
+            return Ok(true);
+        }
+    }
+}

@@ -1,0 +1,556 @@
+//! Becoming the spec's identity: whether vigil may (capabilities), the
+//! forked child's set*id calls, what a failure of those looks like to the
+//! parent, the terminal rule, and the refusal to run installed setuid.
+
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+
+use libc::{gid_t, uid_t};
+
+use super::{quote, Identity, Ids};
+use crate::text::os_error;
+
+/// What the spawn path needs to start a process as the spec's identity,
+/// all of it computed before the fork.
+#[derive(Clone, Debug)]
+pub struct Switch {
+    /// The spec as given, for messages.
+    spec: OsString,
+    identity: Identity,
+    /// False when vigil is not privileged and the spec names the ids it
+    /// already has: the child then keeps vigil's ids and groups (it could
+    /// not set groups without CAP_SETGID) and only HOME changes.
+    change: bool,
+    /// The terminal rule (spec 2a): start each process in a session of its
+    /// own, without vigil's controlling terminal.
+    new_session: bool,
+}
+
+/// Whether vigil holds CAP_SETUID and CAP_SETGID (what setuid, setgid and
+/// setgroups need): root in a container may lack them (`--cap-drop`), and
+/// a user namespace may grant them to a non-zero uid.
+pub(super) fn may_switch() -> bool {
+    const CAP_SETGID: u32 = 6;
+    const CAP_SETUID: u32 = 7;
+    has_capabilities(&[CAP_SETUID, CAP_SETGID])
+}
+
+/// Whether vigil holds CAP_KILL, without which it cannot signal a process
+/// of another uid: no forwarding, and neither the grace period nor the
+/// drain can end the child (`--cap-drop KILL`; Kubernetes' `drop: [ALL]`
+/// with only SETUID and SETGID added back).
+pub(super) fn may_signal_others() -> bool {
+    const CAP_KILL: u32 = 5;
+    has_capabilities(&[CAP_KILL])
+}
+
+/// Whether all of `caps` are in vigil's effective set, read with the raw
+/// capget call. When capget itself fails, being uid 0 is the answer.
+fn has_capabilities(caps: &[u32]) -> bool {
+    const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: libc::c_int,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy, Default)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    let mut header = Header {
+        version: LINUX_CAPABILITY_VERSION_3,
+        pid: 0,
+    };
+    let mut data = [Data::default(); 2];
+    // SAFETY: capget reads `header` and, for version 3, writes two `Data`
+    // records (the kernel's `__user_cap_data_struct`: three u32, the same
+    // on every architecture) into `data`, which has room for them.
+    let r = unsafe { libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()) };
+    if r != 0 {
+        // SAFETY: geteuid takes no arguments and cannot fail.
+        return unsafe { libc::geteuid() } == 0;
+    }
+    let [low, high] = data;
+    let effective = u64::from(low.effective) | u64::from(high.effective) << 32;
+    caps.iter()
+        .all(|&cap| cap < 64 && effective & 1 << cap != 0)
+}
+
+// The raw set*id calls with 32-bit ids. x86 and arm also have the 16-bit
+// calls of their first ABI under the plain names.
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64",
+    target_arch = "s390x",
+    target_arch = "powerpc64"
+))]
+use libc::{SYS_setgid as SYS_SETGID, SYS_setgroups as SYS_SETGROUPS, SYS_setuid as SYS_SETUID};
+#[cfg(any(target_arch = "x86", target_arch = "arm"))]
+use libc::{
+    SYS_setgid32 as SYS_SETGID, SYS_setgroups32 as SYS_SETGROUPS, SYS_setuid32 as SYS_SETUID,
+};
+#[cfg(not(any(
+    target_arch = "x86",
+    target_arch = "arm",
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64",
+    target_arch = "s390x",
+    target_arch = "powerpc64"
+)))]
+compile_error!(
+    "which setuid/setgid/setgroups system calls take 32-bit ids has not been checked on \
+     this architecture: see src/user.rs"
+);
+
+impl Switch {
+    /// `current`: vigil's own ids; `pid1`: whether vigil is PID 1 of its
+    /// PID namespace. Decides the terminal rule once, here, before any
+    /// fork.
+    pub(super) fn new(
+        spec: OsString,
+        identity: Identity,
+        change: bool,
+        current: Ids,
+        pid1: bool,
+    ) -> Switch {
+        let new_session =
+            other_user(&identity, change, current) && !pid1 && has_controlling_terminal();
+        Switch {
+            spec,
+            identity,
+            change,
+            new_session,
+        }
+    }
+
+    /// The child's HOME (gosu replaces whatever HOME vigil had).
+    pub fn home(&self) -> &OsStr {
+        &self.identity.home
+    }
+
+    /// The terminal rule (spec 2a, TIOCSTI, CVE-2016-2779): whether each
+    /// process started as this identity must get a session of its own,
+    /// without vigil's controlling terminal, and must not be given the
+    /// terminal's foreground.
+    ///
+    /// A process may push input into its *controlling* terminal with the
+    /// TIOCSTI ioctl (where `dev.tty.legacy_tiocsti` still allows it, as on
+    /// most kernels before 6.2 and many after): whatever it types is read
+    /// after vigil exits by the shell that started vigil, as that shell's
+    /// user. So when vigil is not PID 1, has a controlling terminal and the
+    /// child runs as another uid, the child calls setsid() before exec: a
+    /// new session has no controlling terminal, and the one it had cannot
+    /// be taken back by an unprivileged process (TIOCSCTTY refuses a
+    /// terminal that is another session's). It still reads and writes the
+    /// terminal through the descriptors it inherits; Ctrl-C and Ctrl-Z then
+    /// go to vigil's group, and vigil forwards them (a forwarded SIGTSTP is
+    /// discarded by the kernel for a group without a parent in its session,
+    /// so Ctrl-Z does nothing then).
+    ///
+    /// Checked: vigil's *controlling terminal*, found by opening /dev/tty,
+    /// not whether stdin is a terminal: a child whose stdin is /dev/null
+    /// can still open /dev/tty. Whether vigil's parent shares it cannot
+    /// always be seen (the parent may be outside vigil's PID namespace), so
+    /// any controlling terminal counts as shared. As PID 1 vigil keeps job
+    /// control: that is a container's own terminal, which nobody reads
+    /// after the container ends. The same uid (root as root with other
+    /// groups, or ids vigil could not change) is no other user.
+    pub fn new_session(&self) -> bool {
+        self.new_session
+    }
+
+    /// Becomes the identity: supplementary groups, then gid, then uid (each
+    /// step needs the privilege the next one gives up).
+    ///
+    /// For the forked child only, between fork and exec (a `pre_exec`
+    /// closure; it may run after the others there): it makes raw system
+    /// calls and nothing else, so it is async-signal-safe, allocates
+    /// nothing and takes no lock. The C library's wrappers are avoided on
+    /// purpose: musl's and glibc's `setuid` broadcast to every thread of
+    /// the process with signals, which has no business in a forked child
+    /// and which a raw call, affecting the calling thread alone (the only
+    /// one there is), does not need. As root, setuid sets the real,
+    /// effective and saved uid and the kernel drops the capabilities;
+    /// setgid sets all three gids.
+    ///
+    /// On failure (EPERM: the privilege went missing; EINVAL: an id that
+    /// the user namespace does not map) it returns an error whose code
+    /// says which step failed and why (std passes only that code to the
+    /// parent, as the spawn's error); [`Switch::failure`] reads it there.
+    pub fn apply_in_child(&self) -> io::Result<()> {
+        if !self.change {
+            return Ok(());
+        }
+        let groups = &self.identity.groups;
+        // SAFETY: setgroups reads `groups.len()` gids from the vector's
+        // buffer, which lives (unchanged) as long as `self`; setgid and
+        // setuid take plain integers. None of them touches other memory.
+        // The ids go as full-width arguments; the kernel reads 32 bits.
+        unsafe {
+            if libc::syscall(SYS_SETGROUPS, groups.len(), groups.as_ptr()) != 0 {
+                return Err(Step::Groups.failed());
+            }
+            if libc::syscall(SYS_SETGID, self.identity.gid as libc::c_long) != 0 {
+                return Err(Step::Gid.failed());
+            }
+            if libc::syscall(SYS_SETUID, self.identity.uid as libc::c_long) != 0 {
+                return Err(Step::Uid.failed());
+            }
+        }
+        Ok(())
+    }
+
+    /// The spawn's error, read in the parent: whether it came from
+    /// [`Switch::apply_in_child`] (which step, and the OS error), rather
+    /// than from exec.
+    pub fn failure(&self, error: &io::Error) -> Option<SwitchFailure> {
+        let code = error.raw_os_error()?;
+        if code & !0xffff != FAILURE_TAG {
+            return None;
+        }
+        let step = match (code >> 12) & 0xf {
+            1 => Step::Groups,
+            2 => Step::Gid,
+            3 => Step::Uid,
+            _ => return None,
+        };
+        Some(SwitchFailure {
+            spec: self.spec.clone(),
+            step,
+            uid: self.identity.uid,
+            gid: self.identity.gid,
+            groups: self.identity.groups.len(),
+            error: io::Error::from_raw_os_error(code & 0xfff),
+        })
+    }
+}
+
+impl fmt::Display for Switch {
+    /// For the log at start: `user "app": uid 1000, gid 1000, 2
+    /// supplementary groups, HOME=/home/app`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let id = &self.identity;
+        write!(f, "user {}: ", quote(self.spec.as_bytes()))?;
+        if !self.change {
+            write!(f, "vigil's own ids, kept (no privilege to set groups), ")?;
+        } else {
+            write!(f, "uid {}, gid {}, ", id.uid, id.gid)?;
+            match id.groups.len() {
+                1 => write!(f, "1 supplementary group, ")?,
+                n => write!(f, "{n} supplementary groups, ")?,
+            }
+        }
+        write!(f, "HOME={}", quote(id.home.as_bytes()))?;
+        if self.new_session {
+            write!(f, "; in a session of its own, without vigil's terminal")?;
+        }
+        Ok(())
+    }
+}
+
+/// std hands the parent nothing but the `i32` error code a `pre_exec`
+/// closure returns, the same channel that carries exec's errno: a failed
+/// set*id call would read as "cannot run: Operation not permitted", as if
+/// the program could not be executed. So `apply_in_child` returns a code
+/// no errno can be (errnos are below 4096): this tag, the step in bits
+/// 12-15, the errno in bits 0-11.
+const FAILURE_TAG: i32 = 0x5655_0000;
+
+/// A step of the switch, in the order it is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Groups = 1,
+    Gid = 2,
+    Uid = 3,
+}
+
+impl Step {
+    /// The tagged error for this step, from errno. Async-signal-safe: an
+    /// `io::Error` from an OS code is a plain value, not an allocation.
+    fn failed(self) -> io::Error {
+        let errno = io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EINVAL);
+        io::Error::from_raw_os_error(FAILURE_TAG | (self as i32) << 12 | (errno & 0xfff))
+    }
+}
+
+/// A switch that failed in the child, after the fork: nothing was
+/// executed. (Rare: `prepare` checked the privilege. EINVAL is an id the
+/// user namespace does not map, as in a rootless container; EPERM a
+/// security module or a seccomp filter.)
+#[derive(Debug)]
+pub struct SwitchFailure {
+    spec: OsString,
+    pub step: Step,
+    uid: uid_t,
+    gid: gid_t,
+    groups: usize,
+    pub error: io::Error,
+}
+
+impl fmt::Display for SwitchFailure {
+    /// `as user "app": setuid(1000) failed: Invalid argument`, to follow
+    /// `cannot run "PROG"`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "as user {}: ", quote(self.spec.as_bytes()))?;
+        match self.step {
+            Step::Groups => write!(f, "setgroups ({} groups)", self.groups)?,
+            Step::Gid => write!(f, "setgid({})", self.gid)?,
+            Step::Uid => write!(f, "setuid({})", self.uid)?,
+        }
+        write!(f, " failed: {}", os_error(&self.error))?;
+        if self.error.raw_os_error() == Some(libc::EINVAL) && self.step != Step::Groups {
+            write!(f, " (an id this user namespace does not map?)")?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether the processes vigil starts run as another uid than vigil's own.
+pub(super) fn other_user(identity: &Identity, change: bool, current: Ids) -> bool {
+    change && identity.uid != current.uid
+}
+
+/// Whether vigil has a controlling terminal: /dev/tty opens (it names the
+/// caller's controlling terminal) or fails with ENXIO (there is none).
+/// Any other failure (no /dev/tty in the image) cannot tell, and counts as
+/// a terminal: the rule then errs on the safe side, and a new session
+/// without a terminal changes nothing the child can see.
+fn has_controlling_terminal() -> bool {
+    let path = c"/dev/tty";
+    // SAFETY: `path` is a NUL-terminated string; open and close take no
+    // other memory. O_NOCTTY: opening it must not change anything.
+    unsafe {
+        let fd = libc::open(
+            path.as_ptr(),
+            libc::O_RDONLY | libc::O_NOCTTY | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        );
+        if fd >= 0 {
+            libc::close(fd);
+            return true;
+        }
+    }
+    io::Error::last_os_error().raw_os_error() != Some(libc::ENXIO)
+}
+
+/// vigil installed setuid or setgid: its real and effective ids differ.
+#[derive(Debug, PartialEq, Eq)]
+pub enum SetIdError {
+    Setuid { real: uid_t, effective: uid_t },
+    Setgid { real: gid_t, effective: gid_t },
+}
+
+impl fmt::Display for SetIdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (what, ids, real, effective, chmod) = match *self {
+            SetIdError::Setuid { real, effective } => ("setuid", "uid", real, effective, "u-s"),
+            SetIdError::Setgid { real, effective } => ("setgid", "gid", real, effective, "g-s"),
+        };
+        write!(
+            f,
+            "vigil is installed {what} (real {ids} {real}, effective {ids} {effective}), which \
+             would let anyone who can start it run anything as any user; it refuses to run \
+             (chmod {chmod})"
+        )
+    }
+}
+
+/// Refuses a setuid or setgid vigil, as gosu refuses to run so installed:
+/// `--user` (and the hooks) would then run anything as anyone for whoever
+/// can start vigil. Recognised by real and effective ids that differ,
+/// which is what such an install gives an unprivileged caller (a root
+/// caller gains nothing from it). Call it first thing, before the command
+/// line is read.
+pub fn refuse_setid() -> Result<(), SetIdError> {
+    // SAFETY: these take no arguments and cannot fail.
+    let (ruid, euid, rgid, egid) = unsafe {
+        (
+            libc::getuid(),
+            libc::geteuid(),
+            libc::getgid(),
+            libc::getegid(),
+        )
+    };
+    check_setid(ruid, euid, rgid, egid)
+}
+
+fn check_setid(ruid: uid_t, euid: uid_t, rgid: gid_t, egid: gid_t) -> Result<(), SetIdError> {
+    if ruid != euid {
+        Err(SetIdError::Setuid {
+            real: ruid,
+            effective: euid,
+        })
+    } else if rgid != egid {
+        Err(SetIdError::Setgid {
+            real: rgid,
+            effective: egid,
+        })
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn switch(uid: uid_t, gid: gid_t, groups: Vec<gid_t>, change: bool) -> Switch {
+        let identity = Identity {
+            uid,
+            gid,
+            groups,
+            home: "/".into(),
+        };
+        let root = Ids { uid: 0, gid: 0 };
+        Switch::new("app".into(), identity, change, root, true)
+    }
+
+    #[test]
+    fn setid_installs_are_refused() {
+        assert_eq!(check_setid(0, 0, 0, 0), Ok(()));
+        assert_eq!(check_setid(1000, 1000, 1000, 1000), Ok(()));
+        assert_eq!(
+            check_setid(1000, 0, 1000, 1000),
+            Err(SetIdError::Setuid {
+                real: 1000,
+                effective: 0
+            })
+        );
+        assert_eq!(
+            check_setid(1000, 1000, 1000, 0),
+            Err(SetIdError::Setgid {
+                real: 1000,
+                effective: 0
+            })
+        );
+        assert_eq!(
+            check_setid(1000, 0, 1000, 1000).unwrap_err().to_string(),
+            "vigil is installed setuid (real uid 1000, effective uid 0), which would let anyone \
+             who can start it run anything as any user; it refuses to run (chmod u-s)"
+        );
+        // The test process itself is not setuid.
+        assert_eq!(refuse_setid(), Ok(()));
+    }
+
+    /// The terminal rule's inputs other than the terminal: as PID 1, for
+    /// the same uid, and for ids that do not change, there is no new
+    /// session whatever the terminal.
+    #[test]
+    fn new_session_only_for_another_user_outside_pid1() {
+        let identity = |uid| Identity {
+            uid,
+            gid: 5,
+            groups: Vec::new(),
+            home: "/".into(),
+        };
+        let root = Ids { uid: 0, gid: 0 };
+        let new = |uid, change, pid1| {
+            Switch::new("x".into(), identity(uid), change, root, pid1).new_session()
+        };
+        assert!(!new(1000, true, true), "PID 1 keeps job control");
+        assert!(!new(0, true, false), "root as root with other groups");
+        assert!(!new(1000, false, false), "ids that do not change");
+        // Another user outside PID 1: a new session exactly when there is
+        // a controlling terminal (the test may run with or without one).
+        assert_eq!(new(1000, true, false), has_controlling_terminal());
+    }
+
+    /// The child side, for real, in a forked child (the test runs as root,
+    /// as the whole suite does; skipped otherwise).
+    #[test]
+    fn apply_in_child_sets_groups_gid_uid() {
+        use std::os::unix::process::CommandExt;
+        if !may_switch() {
+            eprintln!("skipped: needs root");
+            return;
+        }
+        let child_switch = switch(4321, 4322, vec![7, 4323, 7], true);
+        let mut command = std::process::Command::new("sh");
+        command.args(["-c", "grep -E '^(Uid|Gid|Groups):' /proc/self/status"]);
+        // SAFETY: apply_in_child is async-signal-safe (raw system calls).
+        unsafe {
+            command.pre_exec(move || child_switch.apply_in_child());
+        }
+        let out = command.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let fields: Vec<Vec<&str>> = text
+            .lines()
+            .map(|l| l.split_whitespace().skip(1).collect())
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                vec!["4321"; 4],
+                vec!["4322"; 4],
+                vec!["7", "7", "4323"] // the kernel sorts the list
+            ],
+            "{text}"
+        );
+        // Without the privilege nothing changes (and nothing fails).
+        assert!(switch(4321, 4322, vec![7], false).apply_in_child().is_ok());
+    }
+
+    /// A failed set*id call reaches the parent as the spawn's error, which
+    /// `failure` tells from an exec error: EINVAL for `(uid_t)-1`, which
+    /// no file can name.
+    #[test]
+    fn apply_in_child_failures_are_told_from_exec_errors() {
+        use std::os::unix::process::CommandExt;
+        if !may_switch() {
+            eprintln!("skipped: needs root");
+            return;
+        }
+        let bad = switch(u32::MAX, 0, Vec::new(), true);
+        let in_child = bad.clone();
+        let mut command = std::process::Command::new("true");
+        // SAFETY: apply_in_child is async-signal-safe (raw system calls).
+        unsafe {
+            command.pre_exec(move || in_child.apply_in_child());
+        }
+        let e = command.spawn().unwrap_err();
+        let failure = bad.failure(&e).expect("a switch failure");
+        assert_eq!(failure.step, Step::Uid);
+        assert_eq!(failure.error.raw_os_error(), Some(libc::EINVAL));
+        assert_eq!(
+            failure.to_string(),
+            r#"as user "app": setuid(4294967295) failed: Invalid argument (an id this user namespace does not map?)"#
+        );
+        // An exec error is not one.
+        let e = std::process::Command::new("/nonexistent")
+            .spawn()
+            .unwrap_err();
+        assert!(bad.failure(&e).is_none());
+        let e = io::Error::from_raw_os_error(libc::EPERM);
+        assert!(bad.failure(&e).is_none());
+    }
+
+    #[test]
+    fn failure_codes_round_trip() {
+        let s = switch(7, 8, vec![1, 2, 3], true);
+        for (step, text) in [
+            (Step::Groups, "setgroups (3 groups)"),
+            (Step::Gid, "setgid(8)"),
+            (Step::Uid, "setuid(7)"),
+        ] {
+            let code = FAILURE_TAG | (step as i32) << 12 | libc::EPERM;
+            let f = s.failure(&io::Error::from_raw_os_error(code)).unwrap();
+            assert_eq!(f.step, step);
+            assert_eq!(
+                f.to_string(),
+                format!(r#"as user "app": {text} failed: Operation not permitted"#)
+            );
+        }
+        let unknown_step = FAILURE_TAG | 9 << 12 | libc::EPERM;
+        assert!(s
+            .failure(&io::Error::from_raw_os_error(unknown_step))
+            .is_none());
+    }
+}
