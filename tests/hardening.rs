@@ -4,7 +4,7 @@
 //! Counts here are modest so that the file runs in well under a minute;
 //! `scripts/stress.sh` runs the same storms at full size and prints figures.
 //!
-//! Helpers (examples/): `sigcount` (the child: counts every signal it gets,
+//! Programs (tests/programs/): `sigcount` (the child: counts every signal it gets,
 //! with the time of the last one), `storm` (sends signals as fast as it can
 //! and says when it sent the last one of each kind), `orphans` (makes
 //! orphans in bursts), `marker` (proves it ran).

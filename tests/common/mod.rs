@@ -21,8 +21,8 @@
 //! ```
 #![allow(dead_code)]
 
-// The raw signal syscalls (and `sig_bit`) the helpers in examples/ use too.
-#[path = "../../examples/support/rawsig.rs"]
+// The raw signal syscalls (and `sig_bit`) the test programs use too.
+#[path = "../programs/support/rawsig.rs"]
 mod rawsig;
 
 pub use rawsig::{set_sigmask, sig_bit};
@@ -54,17 +54,17 @@ pub fn vigil_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_vigil"))
 }
 
-/// Path of a test helper program built from `examples/NAME.rs`, beside the
-/// vigil binary (target/x86_64-unknown-linux-musl/debug/examples/NAME). `cargo test` builds examples, but
-/// `cargo test --test X` does not: when a helper is missing or older than
-/// one of its sources (NAME.rs and what it includes from
-/// examples/support/), this runs `cargo build --examples` once per test
-/// binary.
+/// Path of a test program built from `tests/programs/NAME.rs` (a Cargo
+/// example), beside the vigil binary (target/TARGET/debug/examples/NAME).
+/// `cargo test` builds examples, but `cargo test --test X` does not: when a
+/// program is missing or older than one of its sources (NAME.rs and what it
+/// includes from tests/programs/support/), this runs `cargo build
+/// --examples` once per test binary.
 pub fn example(name: &str) -> PathBuf {
     static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
     let dir = vigil_bin().parent().unwrap().join("examples");
     let bin = dir.join(name);
-    let src_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let src_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified());
     let stale = |bin: &Path| -> bool {
         let (Ok(built), Some(sources)) = (modified(bin), dep_info_sources(bin)) else {
@@ -108,7 +108,7 @@ pub fn example(name: &str) -> PathBuf {
     }
     assert!(
         bin.exists(),
-        "test helper {} missing (is examples/{name}.rs there?)",
+        "test program {} missing (is tests/programs/{name}.rs there, and in Cargo.toml?)",
         bin.display()
     );
     bin
