@@ -32,7 +32,7 @@
 
 mod common;
 
-use common::{example, set_sigmask, vigil_bin, TempDir};
+use common::{set_sigmask, test_program, vigil_bin, TempDir};
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -857,8 +857,8 @@ fn relocate(case: &Case, marker: &Path, hook_marker: &Path, bin: &Path) -> Case 
 /// such as a termination log written over COMMAND, reaches the build).
 fn hook_bin() -> TempDir {
     let bin = TempDir::new("fuzzbin");
-    std::fs::copy(example("marker"), bin.join("hookmark")).unwrap();
-    std::fs::copy(example("marker"), bin.join("marker")).unwrap();
+    std::fs::copy(test_program("marker"), bin.join("hookmark")).unwrap();
+    std::fs::copy(test_program("marker"), bin.join("marker")).unwrap();
     bin
 }
 

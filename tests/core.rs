@@ -223,7 +223,7 @@ fn pid1_reaps_10000_orphans_and_leaves_no_zombie() {
     let done = dir.join("done");
     let run = Vigil::pid1()
         .args(["-w", "--"])
-        .arg(example("orphans"))
+        .arg(test_program("orphans"))
         .args([
             "--count",
             "10000",
@@ -508,7 +508,7 @@ fn pid1_child_inherits_env_cwd_and_stdin() {
         .cwd(&work)
         .stdin_bytes("line one\nline two\n")
         .arg("--")
-        .arg(example("sigrec"))
+        .arg(test_program("sigrec"))
         .arg("--report")
         .arg(&rep)
         .args(["--read-stdin", "--once"])
@@ -534,9 +534,9 @@ fn pid1_child_inherits_env_cwd_and_stdin() {
 fn child_signal_state(v: Vigil, through_vigil: bool) -> (u64, u64) {
     let dir = TempDir::new("sigstate");
     let v = if through_vigil {
-        v.arg("--").arg(example("sigrec"))
+        v.arg("--").arg(test_program("sigrec"))
     } else {
-        v.program(example("sigrec"))
+        v.program(test_program("sigrec"))
     };
     let out = v.arg("--report").arg(dir.path()).arg("--once").run();
     assert_eq!(out.status, Exit::Code(0), "{out}");
@@ -630,7 +630,7 @@ fn assert_plain_reaps_orphans(v: Vigil) {
     let done = dir.join("done");
     let run = v
         .arg("--")
-        .arg(example("orphans"))
+        .arg(test_program("orphans"))
         .args([
             "--count",
             "20",

@@ -629,7 +629,12 @@ fn oom_kill_is_reported_as_the_oom_killer() {
     };
     let out = cg
         .pid1()
-        .args(["--", example("memhog").to_str().unwrap(), "--max-mb", "512"])
+        .args([
+            "--",
+            test_program("memhog").to_str().unwrap(),
+            "--max-mb",
+            "512",
+        ])
         .run();
     assert_eq!(out.code(), Some(137), "{out}");
     eprintln!("exit report for an OOM kill:\n{}", exit_line(&out));
@@ -788,7 +793,7 @@ fn a_grandchilds_oom_kill_is_reported() {
             return;
         }
     };
-    let hog = example("memhog");
+    let hog = test_program("memhog");
     let script = format!("'{}' --max-mb 512; echo hog=$?", hog.display());
     let out = cg.pid1().args(["--", "sh", "-c", &script]).run();
     assert_eq!(out.code(), Some(0), "{out}");

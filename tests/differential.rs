@@ -348,7 +348,7 @@ fn shell_quote(s: &str) -> String {
 /// sigrec's command words, recording into the run's directory.
 fn sigrec_words(fork: bool, end: Option<(&str, i32)>) -> Vec<String> {
     let mut w = vec![
-        example("sigrec").display().to_string(),
+        test_program("sigrec").display().to_string(),
         "--out".into(),
         "{RUN}/c".into(),
         "--max-secs".into(),
@@ -1435,7 +1435,7 @@ fn same_command_line_same_result_as_tini() {
         cases.retain(|c| c.label == only);
     }
     // Build the helpers and the fixtures before the threads start.
-    example("sigrec");
+    test_program("sigrec");
     fixtures();
 
     let started = Instant::now();

@@ -69,7 +69,7 @@ struct Storm {
 /// `storm` can.
 fn storm(pid: i32, count: u64, sigs: &[i32]) -> Storm {
     let list: Vec<String> = sigs.iter().map(|s| s.to_string()).collect();
-    let out = Command::new(example("storm"))
+    let out = Command::new(test_program("storm"))
         .arg("--pid")
         .arg(pid.to_string())
         .arg("--count")
@@ -151,7 +151,7 @@ const UMOUNT_PROC: &str = "umount -l /proc && exec \"$@\"";
 fn start_counter(v: Vigil, out: &Path) -> Running {
     let run = v
         .arg("--")
-        .arg(example("sigcount"))
+        .arg(test_program("sigcount"))
         .arg("--out")
         .arg(out)
         .arg("--die-on")
@@ -300,7 +300,7 @@ fn orphans_in(vigil_pid: i32, args: &[&str]) {
         .arg(vigil_pid.to_string())
         .arg("--pid")
         .arg("--")
-        .arg(example("orphans"))
+        .arg(test_program("orphans"))
         .args(args)
         .stdin(Stdio::null())
         .status()
@@ -1178,7 +1178,7 @@ fn start_with_leftover(
 ) -> (Running, i32) {
     let script = format!(
         "setsid {leftover} & exec '{}' --out '{}' --die-on 15",
-        example("sigcount").display(),
+        test_program("sigcount").display(),
         out.display()
     );
     let run = Vigil::wrapped(prefix)
@@ -1314,7 +1314,7 @@ fn nobody_bins() -> TempDir {
     std::fs::set_permissions(bins.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::copy(vigil_bin(), bins.join("vigil")).unwrap();
     for name in ["orphans", "sigcount", "marker"] {
-        std::fs::copy(example(name), bins.join(name)).unwrap();
+        std::fs::copy(test_program(name), bins.join(name)).unwrap();
     }
     bins
 }
@@ -1418,7 +1418,7 @@ fn read_only_cwd_and_termination_log() {
         .args(["-v", "--termination-log", "tlog", "--post-start"])
         .arg(format!(
             "'{}' '{}' 0",
-            example("marker").display(),
+            test_program("marker").display(),
             rw.join("hook").display()
         ));
     let run = start_counter(v, &out);
