@@ -25,6 +25,8 @@
 //!
 //! - `vigil`: the `Vigil` builder, the `Running` vigil, a finished `Output`;
 //! - `children`: the shell children most tests give vigil;
+//! - `engine`: Docker and podman, for the end-to-end tests;
+//! - `command`: other commands, run with a deadline;
 //! - `recorder`: the signal-recording test programs (`sigrec`, `sigcount`);
 //! - `programs`: where vigil, the test programs and PATH commands are;
 //! - `proc`: processes through /proc (state, parents, zombies, namespaces);
@@ -44,6 +46,8 @@ mod rawsig;
 
 mod capture;
 mod children;
+mod command;
+mod engine;
 mod files;
 mod guard;
 mod log;
@@ -61,6 +65,8 @@ mod wait;
 #[allow(unused_imports)]
 pub use self::{
     children::*,
+    command::*,
+    engine::*,
     files::*,
     guard::*,
     log::*,

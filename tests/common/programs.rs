@@ -94,3 +94,11 @@ pub fn which(name: &str) -> PathBuf {
         .find(|p| p.is_file())
         .unwrap_or_else(|| panic!("{name} not found in PATH"))
 }
+
+/// This machine's static musl target (`x86_64-unknown-linux-musl`,
+/// `aarch64-unknown-linux-musl`): what vigil ships as here, and what the
+/// tests build for (scripts/host-target.sh). Taken from the architecture
+/// the tests themselves were built for, never written out.
+pub fn host_musl_target() -> String {
+    format!("{}-unknown-linux-musl", std::env::consts::ARCH)
+}

@@ -1,7 +1,7 @@
-//! Seeded randomness for generated test cases, and the seed's one line in
-//! the log.
+//! Seeded randomness for generated test cases: the same sequence for the
+//! same seed, and the seed printed so that a failing run can be replayed.
 
-use std::io::Write;
+use super::say_uncaptured;
 
 /// splitmix64: a small PRNG that gives the same sequence everywhere, so a
 /// printed seed replays a run of generated cases exactly.
@@ -28,13 +28,6 @@ impl SplitMix64 {
     pub fn pick<T: Clone>(&mut self, items: &[T]) -> T {
         items[self.below(items.len())].clone()
     }
-}
-
-/// Writes a line to stderr past libtest's output capture (which takes only
-/// what `print!` and `eprint!` write), so that it shows in CI logs of a
-/// passing run too.
-pub fn say_uncaptured(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// The seed for a run of generated cases: `$VAR` when set (to replay a
