@@ -1,4 +1,4 @@
-//! Issue 10: drop-in fidelity, checked against tini itself.
+//! Drop-in fidelity, checked against tini itself.
 //!
 //! Each case is one command line, run under `tini-static` and under vigil,
 //! both as PID 1 of a new PID namespace and as a plain process (not PID 1),
@@ -8,7 +8,7 @@
 //! stderr is not compared: the two inits word their messages differently
 //! (and vigil's exit report is its own).
 //!
-//! The cases are a fixed list (the issue's table, exec failures, usage
+//! The cases are a fixed list (the contract's examples, exec failures, usage
 //! errors, every catchable signal killing the child, parent-death signals,
 //! the differences below) plus cases from a seeded random grammar over
 //! tini's whole option surface: `-s -g -w -v` repeated and clustered, `-e`
@@ -820,18 +820,18 @@ fn strip_empty_e(opts: &[String]) -> Vec<String> {
 fn fixed_cases() -> Vec<Case> {
     use Difference::*;
     let mut v = vec![
-        // The issue's table.
+        // The command lines the contract names.
         Case::new(
-            "issue: -e 143, killed by SIGTERM",
+            "-e 143, killed by SIGTERM",
             &["-e", "143", "--", "sh", "-c", "kill -TERM $$"],
         ),
         Case::new(
-            "issue: script without #!",
+            "script without #!",
             &["--", "{FIX}/noshebang", "a", "b c"],
         ),
-        Case::new("issue: -s -s", &["-s", "-s", "--", "true"]),
-        Case::new("issue: -g -g", &["-g", "-g", "--", "true"]),
-        Case::new("issue: -w -w", &["-w", "-w", "--", "true"]),
+        Case::new("-s -s", &["-s", "-s", "--", "true"]),
+        Case::new("-g -g", &["-g", "-g", "--", "true"]),
+        Case::new("-w -w", &["-w", "-w", "--", "true"]),
         // Repeats and clusters of every flag.
         Case::new(
             "-sgw -sgw -vvv",

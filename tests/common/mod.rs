@@ -24,7 +24,10 @@
 //! test file needs):
 //!
 //! - `vigil`: the `Vigil` builder, the `Running` vigil, a finished `Output`;
-//! - `children`: the shell children most tests give vigil;
+//! - `children`: the children most tests give vigil;
+//! - `wrappers`: vigil as PID 1 behind a shell that sets something up first;
+//! - `timing`: how long vigil took, and the checks on it;
+//! - `cgroup`: a memory or pids cgroup made for one test;
 //! - `engine`: Docker and podman, for the end-to-end tests;
 //! - `command`: other commands, run with a deadline;
 //! - `recorder`: the signal-recording test programs (`sigrec`, `sigcount`);
@@ -45,6 +48,7 @@
 mod rawsig;
 
 mod capture;
+mod cgroup;
 mod children;
 mod command;
 mod engine;
@@ -57,13 +61,16 @@ mod pty;
 mod recorder;
 mod rng;
 mod start_state;
+mod timing;
 mod vigil;
 mod wait;
+mod wrappers;
 
 // Everything a test needs is `common::NAME`; a test binary uses only part
 // of it.
 #[allow(unused_imports)]
 pub use self::{
+    cgroup::*,
     children::*,
     command::*,
     engine::*,
@@ -76,8 +83,10 @@ pub use self::{
     rawsig::{set_sigmask, sig_bit},
     recorder::*,
     rng::*,
+    timing::*,
     vigil::*,
     wait::*,
+    wrappers::*,
 };
 
 use std::time::Duration;

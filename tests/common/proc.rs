@@ -242,3 +242,13 @@ pub fn nspid(pid: i32) -> Vec<i32> {
         })
         .unwrap_or_default()
 }
+
+/// (VmRSS, VmHWM) in kB.
+pub fn memory(pid: i32) -> (u64, u64) {
+    let kb = |k: &str| -> u64 {
+        status_field(pid, k)
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no {k} for pid {pid}"))
+    };
+    (kb("VmRSS"), kb("VmHWM"))
+}

@@ -5,7 +5,8 @@
 
 use super::capture::Capture;
 use super::start_state::{remove_vigil_env, set_signal_state};
-use super::{children, comm, descendants, kill, sig_bit, stat, vigil_bin, wait_until};
+use super::{children, comm, descendants, kill, nspid, pidns_members, sig_bit, stat};
+use super::{vigil_bin, wait_until};
 use super::{ProcGuard, TIMEOUT};
 use std::ffi::{OsStr, OsString};
 use std::fmt;
@@ -332,6 +333,13 @@ impl Running {
         found.unwrap_or_else(|| panic!("vigil (pid {v}) has no child\n{}", self.describe()))
     }
 
+    /// The host pid of the process that is `ns_pid` in vigil's namespace.
+    pub fn host_pid(&self, ns_pid: i32) -> Option<i32> {
+        pidns_members(self.vigil_pid())
+            .into_iter()
+            .find(|&p| nspid(p).last() == Some(&ns_pid))
+    }
+
     /// Is this vigil PID 1 of its own namespace?
     pub fn is_pid1(&self) -> bool {
         self.pid1
@@ -486,5 +494,33 @@ impl Drop for Running {
     fn drop(&mut self) {
         self.guard.kill_all();
         let _ = self.child.wait();
+    }
+}
+
+/// How one of vigil's own options is given to it.
+#[derive(Clone, Copy, Debug)]
+pub enum Via {
+    /// `--grace-period 1s`
+    Flag,
+    /// `VIGIL_GRACE_PERIOD=1s`
+    Env,
+}
+
+/// The variable that stands for a long option: `--grace-period` ->
+/// `VIGIL_GRACE_PERIOD`.
+pub fn var_of(flag: &str) -> String {
+    format!(
+        "VIGIL_{}",
+        flag.trim_start_matches("--")
+            .to_uppercase()
+            .replace('-', "_")
+    )
+}
+
+/// Adds one of vigil's own options, on the command line or through its variable.
+pub fn opt(v: Vigil, via: Via, flag: &str, value: &str) -> Vigil {
+    match via {
+        Via::Flag => v.arg(flag).arg(value),
+        Via::Env => v.env(var_of(flag), value),
     }
 }
