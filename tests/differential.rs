@@ -288,6 +288,15 @@ impl Case {
             expect: Expect::Same,
         }
     }
+    /// A case whose child is `sigrec` (its words in `argv`), driven as
+    /// `rec` says.
+    fn recording(label: impl Into<String>, argv: Vec<String>, rec: Rec) -> Case {
+        Case {
+            argv,
+            rec: Some(rec),
+            ..Case::new(label, &[])
+        }
+    }
     fn ignoring(mut self, sigs: &[i32]) -> Case {
         self.ignore = sigs.to_vec();
         self
@@ -825,10 +834,7 @@ fn fixed_cases() -> Vec<Case> {
             "-e 143, killed by SIGTERM",
             &["-e", "143", "--", "sh", "-c", "kill -TERM $$"],
         ),
-        Case::new(
-            "script without #!",
-            &["--", "{FIX}/noshebang", "a", "b c"],
-        ),
+        Case::new("script without #!", &["--", "{FIX}/noshebang", "a", "b c"]),
         Case::new("-s -s", &["-s", "-s", "--", "true"]),
         Case::new("-g -g", &["-g", "-g", "--", "true"]),
         Case::new("-w -w", &["-w", "-w", "--", "true"]),
@@ -1045,11 +1051,10 @@ fn fixed_cases() -> Vec<Case> {
                 sigrec_words(true, Some(("--exit-on", libc::SIGUSR1))),
             ]
             .concat();
-            let mut c = Case {
-                label: format!("{label} {what}"),
+            let mut c = Case::recording(
+                format!("{label} {what}"),
                 argv,
-                env: Vec::new(),
-                rec: Some(Rec {
+                Rec {
                     fork: true,
                     group,
                     signals: signals.iter().copied().filter(|&s| s != 10).collect(),
@@ -1057,13 +1062,8 @@ fn fixed_cases() -> Vec<Case> {
                     exits_on_end: true,
                     kill_grandchild: true,
                     ..Rec::default()
-                }),
-                ignore: Vec::new(),
-                block: Vec::new(),
-                cont_after_stop: false,
-                status: None,
-                expect: Expect::Same,
-            };
+                },
+            );
             if let Some(val) = env {
                 c = c.env("TINI_KILL_PROCESS_GROUP", val);
             }
@@ -1077,16 +1077,17 @@ fn fixed_cases() -> Vec<Case> {
             sigrec_words(false, Some(("--exit-on", libc::SIGUSR1))),
         ]
         .concat();
-        let mut c = Case::new(format!("not forwarded: signal {sig}"), &[]);
-        c.argv = argv;
-        c.rec = Some(Rec {
-            signals: vec![sig],
-            end: Some(libc::SIGUSR1),
-            exits_on_end: true,
-            dropped_by: &[Init::Tini, Init::Vigil],
-            ..Rec::default()
-        });
-        v.push(c);
+        v.push(Case::recording(
+            format!("not forwarded: signal {sig}"),
+            argv,
+            Rec {
+                signals: vec![sig],
+                end: Some(libc::SIGUSR1),
+                exits_on_end: true,
+                dropped_by: &[Init::Tini, Init::Vigil],
+                ..Rec::default()
+            },
+        ));
     }
     // Signals tini does not block.
     for &sig in GLIBC_RESERVED.iter().chain(FAULT_SIGNALS) {
@@ -1096,23 +1097,17 @@ fn fixed_cases() -> Vec<Case> {
         ]
         .concat();
         v.push(
-            Case {
-                label: format!("unblocked signal {sig}"),
+            Case::recording(
+                format!("unblocked signal {sig}"),
                 argv,
-                env: Vec::new(),
-                rec: Some(Rec {
+                Rec {
                     signals: vec![sig],
                     end: Some(libc::SIGUSR1),
                     exits_on_end: true,
                     dropped_by: &[Init::Tini],
                     ..Rec::default()
-                }),
-                ignore: Vec::new(),
-                block: Vec::new(),
-                cont_after_stop: false,
-                status: None,
-                expect: Expect::Same,
-            }
+                },
+            )
             .differs(UnblockedSignals),
         );
     }
@@ -1128,44 +1123,35 @@ fn fixed_cases() -> Vec<Case> {
             sigrec_words(false, Some(("--exit-on", sig))),
         ]
         .concat();
-        v.push(Case {
-            label: format!("{}, parent dies", opts.join(" ")),
+        v.push(Case::recording(
+            format!("{}, parent dies", opts.join(" ")),
             argv,
-            env: Vec::new(),
-            rec: Some(Rec {
+            Rec {
                 kill_parent: true,
                 parent_death: Some(sig),
                 ..Rec::default()
-            }),
-            ignore: Vec::new(),
-            block: Vec::new(),
-            cont_after_stop: false,
-            status: None,
-            expect: Expect::Same,
-        });
+            },
+        ));
     }
     // A grandchild left behind when the child exits (both exit on
     // SIGUSR1 and SIGTERM; only the child gets the SIGUSR1).
-    v.push(Case {
-        label: "leftover grandchild".into(),
-        argv: [
-            words(&[&["--"]]),
-            sigrec_words(true, Some(("--exit-on", libc::SIGUSR1))),
-            words(&[&["--exit-on", "15"]]),
-        ]
-        .concat(),
-        env: Vec::new(),
-        rec: Some(Rec {
-            fork: true,
-            end: Some(libc::SIGUSR1),
-            ..Rec::default()
-        }),
-        ignore: Vec::new(),
-        block: Vec::new(),
-        cont_after_stop: false,
-        status: None,
-        expect: Expect::Differs(Drain),
-    });
+    v.push(
+        Case::recording(
+            "leftover grandchild",
+            [
+                words(&[&["--"]]),
+                sigrec_words(true, Some(("--exit-on", libc::SIGUSR1))),
+                words(&[&["--exit-on", "15"]]),
+            ]
+            .concat(),
+            Rec {
+                fork: true,
+                end: Some(libc::SIGUSR1),
+                ..Rec::default()
+            },
+        )
+        .differs(Drain),
+    );
     v
 }
 

@@ -13,7 +13,6 @@ use std::thread;
 use std::time::Duration;
 
 const SIGRT_40: i32 = 40;
-
 const SIGRT_MAX: i32 = 64;
 
 /// vigil running `sigrec --out REC` (plus `rec_args`), recorder ready.
