@@ -28,9 +28,10 @@ const DOCKER: Engine = Engine::Docker;
 
 /// The stop timeout given to Docker in the stop-timing tests.
 const STOP_TIMEOUT: u64 = 4;
-/// "Well within the stop timeout": what a stop under vigil may take at most,
-/// `docker stop`'s own round trip through the daemon included (0.1-0.6 s
-/// measured here, on two busy cores).
+/// "Well within the stop timeout": what a stop under vigil may take at most.
+/// Half the timeout leaves room for `docker stop`'s own round trip through
+/// the daemon on a busy machine (docs/docker.md has the times), and is far
+/// from the whole timeout that a dropped SIGTERM costs.
 const FAST: Duration = Duration::from_millis(STOP_TIMEOUT * 1000 / 2);
 
 /// Docker's test image, or None after printing why the test is skipped.
@@ -441,9 +442,9 @@ fn thousand_orphans_leave_no_zombies() {
     let Some(h) = harness(T) else { return };
     let _cpu = heavy();
     // Each `(sleep 3 &)` leaves an orphan: the subshell exits at once, and
-    // its `sleep` is re-parented to PID 1, where it exits 3 s later (after
-    // the loop, which takes about a second, so that in the control they die
-    // after `exec sleep` has replaced the reaping shell).
+    // its `sleep` is re-parented to PID 1, where it exits 3 s later: after
+    // the loop has made them all, so that in the control they die after
+    // `exec sleep` has replaced the reaping shell.
     let script = "i=0; while [ $i -lt 1000 ]; do (sleep 3 &); i=$((i+1)); done; echo spawned; exec sleep 1000";
     let (with, without) = with_and_without_vigil(
         h,
@@ -552,9 +553,9 @@ fn busy_stderr_keeps_the_final_lines() {
         // `write` it started before its SIGKILL, and the kernel lets that
         // write go on copying while the pipe has room (it only looks at
         // the pending signal when the pipe is full), so up to one stdio
-        // buffer (4 KiB: 372 of these 11-byte lines, as measured under
-        // load) can land between the two vigil lines; with `--tail 20`
-        // CI once missed a warning that was there.
+        // buffer of these lines can land between the two vigil lines (how
+        // many, measured: docs/benchmarks.md); with `--tail 20` CI once
+        // missed a warning that was there.
         let logs = ctr.logs_tail(2000);
         let lines: Vec<&str> = logs.lines().collect();
         let find = |needle: &str| {

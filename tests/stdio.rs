@@ -223,8 +223,7 @@ fn stderr_pipe_with_one_free_page_and_a_long_log_line() {
 /// The final lines wait for room about a second *in all* (spec section 7),
 /// not a second each: on a full pipe that nobody reads, the grace warning
 /// waits out the second and the exit report does not start another, so
-/// vigil exits about 1 s after its 1 s grace deadline. (With a second per
-/// line the stop took 3 s.)
+/// vigil exits about 1 s after its 1 s grace deadline.
 #[test]
 fn final_lines_wait_about_a_second_in_all_on_a_full_pipe() {
     let dir = TempDir::new("patience");

@@ -27,10 +27,11 @@ const KINDS: &[i32] = &[1, 10, 12, 14, 28, 33, 34, 40, 64];
 /// Per storm. 9 kinds (+ SIGCHLD noise): 2000 of each.
 const STORM: u64 = 20_000;
 
-/// A leak of 10 bytes or more per signal shows over 2 x STORM signals
-/// (400 kB). The slack covers the peak of the backlog vigil reads in one go
-/// (about 16 bytes per queued realtime signal, at most 8,000 per storm),
-/// which varies from one storm to the next.
+/// How much vigil's memory may grow from the first storm to the third. A
+/// leak of 10 bytes or more per signal shows over 2 x STORM signals
+/// (400 kB); the slack covers the peak of the backlog of queued realtime
+/// signals vigil reads in one go, which varies from one storm to the next
+/// (its size: docs/benchmarks.md).
 const MEMORY_SLACK_KB: u64 = 384;
 
 fn is_rt(sig: i32) -> bool {
