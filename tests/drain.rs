@@ -14,7 +14,7 @@ mod common;
 use common::*;
 use std::time::{Duration, Instant};
 
-/// Child exits on SIGUSR1 and leaves an orphan (see above).
+/// Child exits on SIGUSR1 and leaves an orphan (see the module doc).
 fn start_with_orphan(v: Vigil, dir: &TempDir, orphan_exits_on_term: bool) -> Running {
     let mut args = vec!["--fork", "rec2", "--exit-on", "10"];
     if orphan_exits_on_term {
