@@ -25,6 +25,7 @@ use common::*;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -32,6 +33,14 @@ const DOCKER: Engine = Engine::Docker;
 const PODMAN: Engine = Engine::Podman;
 /// How long building one of the project's images may take.
 const BUILD_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The tests that build images take turns: their builds share the
+/// builder's cache, and one test's clean-up (its images removed with their
+/// untagged parents) could take a cached layer from under another's build.
+fn one_build_at_a_time() -> MutexGuard<'static, ()> {
+    static BUILDS: Mutex<()> = Mutex::new(());
+    BUILDS.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -146,6 +155,7 @@ fn offline_image_from_dist() {
         Ok(b) => b,
         Err(why) => return skip(T, "VIGIL_E2E_REQUIRE", &why),
     };
+    let _builds = one_build_at_a_time();
     let run_id = run_id();
     let image = ImageGuard::new(DOCKER, format!("vigil-e2e-images:dist-{run_id}"));
     let user = ImageGuard::new(DOCKER, format!("vigil-e2e-images:user-{run_id}"));
@@ -362,6 +372,7 @@ fn dockerfile_example_final_stage_runs() {
     let Some(h) = TestImage::get(DOCKER, T) else {
         return;
     };
+    let _builds = one_build_at_a_time();
     let _cpu = timing();
     let example =
         fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Dockerfile.example"))
@@ -475,6 +486,7 @@ fn dockerfile_example_offline_route() {
         Ok(b) => b,
         Err(why) => return skip(T, "VIGIL_E2E_REQUIRE", &why),
     };
+    let _builds = one_build_at_a_time();
     let run_id = run_id();
     let demo = ImageGuard::new(DOCKER, format!("vigil-e2e-images:demo-{run_id}"));
     let bb = ImageGuard::new(DOCKER, format!("vigil-e2e-images:busybox-{run_id}"));
