@@ -385,7 +385,8 @@ static int cmd_burst(int argc, char **argv) {
         }
         if (now_ns() > deadline) break;
         /* do not spin: on 2 CPUs a spinning poller may share PID 1's CPU and
-         * halve its reaping rate. 50 us is well below the total (tens of ms). */
+         * halve its reaping rate. The pause is short next to a whole burst
+         * (docs/benchmarks.md), so the end is still seen promptly. */
         sleep_ns(50000);
     }
     int64_t t_last = now_ns();

@@ -36,7 +36,15 @@ import time
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(BENCH_DIR)
-DEFAULT_VIGIL = os.path.join(REPO, "target/x86_64-unknown-linux-musl/release/vigil")
+
+def host_musl_target():
+    """This machine's static musl target (x86_64-unknown-linux-musl,
+    aarch64-unknown-linux-musl): what vigil ships as here, as
+    scripts/host-target.sh names it."""
+    return f"{platform.machine()}-unknown-linux-musl"
+
+
+DEFAULT_VIGIL = os.path.join(REPO, "target", host_musl_target(), "release", "vigil")
 UNSHARE = ["unshare", "--pid", "--fork", "--mount-proc"]
 
 
@@ -817,13 +825,13 @@ def ci_text(ci, threshold):
     return t
 
 
-# The size of Debian's static catatonit 0.1.7, the smallest static C init
-# measured: the issue's target for vigil's binary.
+# The size of Debian's static catatonit 0.1.7, the smallest static C init:
+# vigil's binary-size target (docs/benchmarks.md, "Targets").
 BINARY_TARGET = 699_160
 
 
 def evaluate_targets(res, names, raw_bare=None):
-    """The issue's targets: vigil against the best of the others in the same run."""
+    """The targets (docs/benchmarks.md): vigil against the best of the others in the same run."""
     if "vigil" not in res:
         return []
     v = res["vigil"]
@@ -1185,7 +1193,7 @@ def main():
             inits.append(i)
         elif i.name == "vigil":
             sys.exit(f"bench: no vigil at {i.path}: build it (cargo build --release --target "
-                     "x86_64-unknown-linux-musl), or pass --vigil PATH, or leave it out with --inits")
+                     f"{host_musl_target()}), or pass --vigil PATH, or leave it out with --inits")
         else:
             skipped.append(i.name)
             log(f"bench: {i.name} not found at {i.path}: skipped")

@@ -22,7 +22,7 @@
 #   bash scripts/qemu-check.sh aarch64 s390x
 #
 # The children are this machine's own programs (sh, sleep, and the sigrec
-# test helper from examples/): only vigil runs emulated. Must run as root
+# test program from tests/programs/): only vigil runs emulated. Must run as root
 # (unshare). Ends with "N passed, M failed"; exit 1 when anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -5,24 +5,23 @@
 #   scripts/stress.sh [--signals N] [--orphans N] [--burst B] [--vigil PATH] [--no-build]
 #
 # Defaults are modest (a few seconds, for .ci/run): 20,000 signals and 2,000
-# orphans. The full-size run of issue 7 is
+# orphans. The full-size run is
 #
 #   scripts/stress.sh --signals 100000 --orphans 100000
 #
-# and --vigil target/x86_64-unknown-linux-musl/release/vigil (aarch64-... on
-# arm64) runs it against
-# the static release build instead of the debug one.
+# and --vigil target/$(bash scripts/host-target.sh)/release/vigil runs it
+# against the static release build instead of the debug one.
 #
 # What it does (root needed: PID namespace, nsenter):
 #   - starts `unshare --pid --fork --mount-proc VIGIL -v -- sigcount ...`;
-#     sigcount (examples/sigcount.rs) counts every signal it receives and
+#     sigcount (tests/programs/sigcount.rs) counts every signal it receives and
 #     the time of the last one of each kind;
-#   - signal storm: examples/storm.rs sends N signals to vigil, as fast as
+#   - signal storm: tests/programs/storm.rs sends N signals to vigil, as fast as
 #     it can, cycling through HUP USR1 USR2 WINCH 33 RTMIN RTMIN+6 RTMAX
 #     (and SIGCHLD, which vigil must swallow). Realtime signals queue: each
 #     one must reach the child. Classic ones coalesce: the last one of each
 #     kind must reach the child after it was sent;
-#   - orphan storm: examples/orphans.rs, run inside the namespace with
+#   - orphan storm: tests/programs/orphans.rs, run inside the namespace with
 #     nsenter, makes N orphans in bursts of B; they are re-parented to vigil,
 #     which must reap them all (the exit report counts them), leave no
 #     zombie, and go on reaping afterwards (one more orphan);

@@ -11,11 +11,12 @@
 # Needs root (PID namespace, nsenter) and valgrind (Debian: apt-get install
 # valgrind).
 #
-# It runs the host's glibc debug build (target/x86_64-unknown-linux-gnu/debug/vigil, with symbols) as
+# It runs the host's glibc debug build (target/HOST/debug/vigil, HOST being
+# rustc's host such as x86_64-unknown-linux-gnu; with symbols) as
 #   unshare --pid --fork --mount-proc -- valgrind --error-exitcode=99
 #       --leak-check=no VIGIL -v -- sigcount ...
 # so vigil (inside valgrind) is PID 1. Each round sends N signals of mixed
-# kinds (examples/storm.rs) and makes N orphans (examples/orphans.rs via
+# kinds (tests/programs/storm.rs) and makes N orphans (tests/programs/orphans.rs via
 # nsenter), waits until the child has them all and no zombie is left, and
 # samples VmRSS/VmHWM of the valgrind process. At the end SIGTERM must stop
 # vigil with status 143 (99 would be valgrind reporting errors), and the

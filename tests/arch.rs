@@ -24,6 +24,6 @@ fn tests_run_the_static_musl_build() {
         bin.display()
     );
     let version = Vigil::plain().arg("--version").run();
-    let musl = format!("built for {}-unknown-linux-musl", std::env::consts::ARCH);
+    let musl = format!("built for {}", host_musl_target());
     assert!(version.stdout.contains(&musl), "{version}\n{hint}");
 }

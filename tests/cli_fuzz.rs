@@ -1,6 +1,6 @@
-//! Issue 7: the command line and every VIGIL_*/TINI_* variable, fuzzed.
+//! The command line and every VIGIL_*/TINI_* variable, fuzzed.
 //!
-//! A property test with a seeded PRNG of its own (no dependencies): each case
+//! A property test with a seeded PRNG (no dependencies): each case
 //! builds an argument vector from a grammar of valid and invalid pieces
 //! (options, signal names and numbers, durations, FROM:TO rules, hook
 //! commands, quotes, unicode, empty and very long strings, non-UTF-8 bytes)
@@ -32,45 +32,45 @@
 
 mod common;
 
-use common::{example, set_sigmask, vigil_bin, TempDir};
+use common::{
+    run_with_deadline, seed_from_env, set_sigmask, test_program, usage_error_in, vigil_bin,
+    CmdFailed, SplitMix64, TempDir,
+};
 use std::ffi::OsString;
+use std::ops::{Deref, DerefMut};
 use std::os::unix::ffi::OsStringExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::Duration;
 
-/// splitmix64: small, good enough, and the same everywhere. `tame` makes
-/// the grammar below pick valid pieces only (half of the cases), so that
-/// whole command lines that vigil accepts are common too.
+/// The shared seeded PRNG, and whether the grammar below picks valid pieces
+/// only (`tame`, half of the cases), so that whole command lines that vigil
+/// accepts are common too.
 struct Rng {
-    state: u64,
+    mix: SplitMix64,
     tame: bool,
 }
 
 impl Rng {
     fn new(seed: u64) -> Rng {
         Rng {
-            state: seed,
+            mix: SplitMix64::new(seed),
             tame: false,
         }
     }
-    fn next(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+}
+
+impl Deref for Rng {
+    type Target = SplitMix64;
+    fn deref(&self) -> &SplitMix64 {
+        &self.mix
     }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
+}
+
+impl DerefMut for Rng {
+    fn deref_mut(&mut self) -> &mut SplitMix64 {
+        &mut self.mix
     }
 }
 
@@ -200,7 +200,8 @@ fn signal(r: &mut Rng, for_rewrite_target: bool) -> String {
 }
 
 fn duration(r: &mut Rng) -> String {
-    r.pick(&words(DURATIONS, r.tame)).to_string()
+    let durations = words(DURATIONS, r.tame);
+    r.pick(&durations).to_string()
 }
 
 fn exit_code(r: &mut Rng) -> String {
@@ -609,10 +610,7 @@ fn run_case(case: &Case, dir: &Path, bin: &Path) -> Result<Ran, String> {
     cmd.args(&case.args)
         .env_clear()
         .env("PATH", bin)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .current_dir(dir);
     for (k, v) in &case.env {
         cmd.env(k, v);
     }
@@ -620,30 +618,16 @@ fn run_case(case: &Case, dir: &Path, bin: &Path) -> Result<Ran, String> {
     unsafe {
         cmd.pre_exec(|| set_sigmask(!0));
     }
-    let child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start vigil: {e}"))?;
-    let pid = child.id() as i32;
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(CASE_TIMEOUT) {
-        Ok(Ok(o)) => Ok(Ran {
+    match run_with_deadline(&mut cmd, CASE_TIMEOUT) {
+        Ok(o) => Ok(Ran {
             status: o.status,
             stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
         }),
-        Ok(Err(e)) => Err(format!("waiting for vigil: {e}")),
-        Err(_) => {
-            let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            // Not reaped yet (the waiting thread still holds it): the pid is ours.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            let _ = rx.recv_timeout(Duration::from_secs(5));
-            Err(format!(
-                "vigil hung for {CASE_TIMEOUT:?} (stat: {})",
-                state.trim()
-            ))
+        Err(CmdFailed::Spawn(e)) => Err(format!("cannot start vigil: {e}")),
+        Err(CmdFailed::Wait(e)) => Err(format!("waiting for vigil: {e}")),
+        Err(CmdFailed::TimedOut { stat }) => {
+            Err(format!("vigil hung for {CASE_TIMEOUT:?} (stat: {stat})"))
         }
     }
 }
@@ -737,16 +721,7 @@ fn judge(
     }
     match status {
         2 => {
-            if lines.len() != 1 {
-                return Err(format!(
-                    "a usage error must be exactly one stderr line, got {}",
-                    lines.len()
-                ));
-            }
-            let l = lines[0];
-            if !l.starts_with("vigil: error: ") {
-                return Err(format!("bad usage-error line {l:?}"));
-            }
+            usage_error_in(&ran.stderr)?;
             if hook_marker.exists() {
                 return Err("a hook ran although the command line was rejected".into());
             }
@@ -857,24 +832,14 @@ fn relocate(case: &Case, marker: &Path, hook_marker: &Path, bin: &Path) -> Case 
 /// such as a termination log written over COMMAND, reaches the build).
 fn hook_bin() -> TempDir {
     let bin = TempDir::new("fuzzbin");
-    std::fs::copy(example("marker"), bin.join("hookmark")).unwrap();
-    std::fs::copy(example("marker"), bin.join("marker")).unwrap();
+    std::fs::copy(test_program("marker"), bin.join("hookmark")).unwrap();
+    std::fs::copy(test_program("marker"), bin.join("marker")).unwrap();
     bin
-}
-
-fn seed_from_env() -> u64 {
-    match std::env::var("VIGIL_FUZZ_SEED") {
-        Ok(s) => s.trim().parse().expect("VIGIL_FUZZ_SEED must be a number"),
-        Err(_) => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(7),
-    }
 }
 
 #[test]
 fn fuzz_command_line_and_environment() {
-    let seed = seed_from_env();
+    let seed = seed_from_env("VIGIL_FUZZ_SEED");
     let cases: usize = std::env::var("VIGIL_FUZZ_CASES")
         .ok()
         .and_then(|s| s.parse().ok())

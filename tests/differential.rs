@@ -1,4 +1,4 @@
-//! Issue 10: drop-in fidelity, checked against tini itself.
+//! Drop-in fidelity, checked against tini itself.
 //!
 //! Each case is one command line, run under `tini-static` and under vigil,
 //! both as PID 1 of a new PID namespace and as a plain process (not PID 1),
@@ -8,7 +8,7 @@
 //! stderr is not compared: the two inits word their messages differently
 //! (and vigil's exit report is its own).
 //!
-//! The cases are a fixed list (the issue's table, exec failures, usage
+//! The cases are a fixed list (the contract's examples, exec failures, usage
 //! errors, every catchable signal killing the child, parent-death signals,
 //! the differences below) plus cases from a seeded random grammar over
 //! tini's whole option surface: `-s -g -w -v` repeated and clustered, `-e`
@@ -288,6 +288,15 @@ impl Case {
             expect: Expect::Same,
         }
     }
+    /// A case whose child is `sigrec` (its words in `argv`), driven as
+    /// `rec` says.
+    fn recording(label: impl Into<String>, argv: Vec<String>, rec: Rec) -> Case {
+        Case {
+            argv,
+            rec: Some(rec),
+            ..Case::new(label, &[])
+        }
+    }
     fn ignoring(mut self, sigs: &[i32]) -> Case {
         self.ignore = sigs.to_vec();
         self
@@ -348,7 +357,7 @@ fn shell_quote(s: &str) -> String {
 /// sigrec's command words, recording into the run's directory.
 fn sigrec_words(fork: bool, end: Option<(&str, i32)>) -> Vec<String> {
     let mut w = vec![
-        example("sigrec").display().to_string(),
+        test_program("sigrec").display().to_string(),
         "--out".into(),
         "{RUN}/c".into(),
         "--max-secs".into(),
@@ -820,18 +829,15 @@ fn strip_empty_e(opts: &[String]) -> Vec<String> {
 fn fixed_cases() -> Vec<Case> {
     use Difference::*;
     let mut v = vec![
-        // The issue's table.
+        // The command lines the contract names.
         Case::new(
-            "issue: -e 143, killed by SIGTERM",
+            "-e 143, killed by SIGTERM",
             &["-e", "143", "--", "sh", "-c", "kill -TERM $$"],
         ),
-        Case::new(
-            "issue: script without #!",
-            &["--", "{FIX}/noshebang", "a", "b c"],
-        ),
-        Case::new("issue: -s -s", &["-s", "-s", "--", "true"]),
-        Case::new("issue: -g -g", &["-g", "-g", "--", "true"]),
-        Case::new("issue: -w -w", &["-w", "-w", "--", "true"]),
+        Case::new("script without #!", &["--", "{FIX}/noshebang", "a", "b c"]),
+        Case::new("-s -s", &["-s", "-s", "--", "true"]),
+        Case::new("-g -g", &["-g", "-g", "--", "true"]),
+        Case::new("-w -w", &["-w", "-w", "--", "true"]),
         // Repeats and clusters of every flag.
         Case::new(
             "-sgw -sgw -vvv",
@@ -1045,11 +1051,10 @@ fn fixed_cases() -> Vec<Case> {
                 sigrec_words(true, Some(("--exit-on", libc::SIGUSR1))),
             ]
             .concat();
-            let mut c = Case {
-                label: format!("{label} {what}"),
+            let mut c = Case::recording(
+                format!("{label} {what}"),
                 argv,
-                env: Vec::new(),
-                rec: Some(Rec {
+                Rec {
                     fork: true,
                     group,
                     signals: signals.iter().copied().filter(|&s| s != 10).collect(),
@@ -1057,13 +1062,8 @@ fn fixed_cases() -> Vec<Case> {
                     exits_on_end: true,
                     kill_grandchild: true,
                     ..Rec::default()
-                }),
-                ignore: Vec::new(),
-                block: Vec::new(),
-                cont_after_stop: false,
-                status: None,
-                expect: Expect::Same,
-            };
+                },
+            );
             if let Some(val) = env {
                 c = c.env("TINI_KILL_PROCESS_GROUP", val);
             }
@@ -1077,16 +1077,17 @@ fn fixed_cases() -> Vec<Case> {
             sigrec_words(false, Some(("--exit-on", libc::SIGUSR1))),
         ]
         .concat();
-        let mut c = Case::new(format!("not forwarded: signal {sig}"), &[]);
-        c.argv = argv;
-        c.rec = Some(Rec {
-            signals: vec![sig],
-            end: Some(libc::SIGUSR1),
-            exits_on_end: true,
-            dropped_by: &[Init::Tini, Init::Vigil],
-            ..Rec::default()
-        });
-        v.push(c);
+        v.push(Case::recording(
+            format!("not forwarded: signal {sig}"),
+            argv,
+            Rec {
+                signals: vec![sig],
+                end: Some(libc::SIGUSR1),
+                exits_on_end: true,
+                dropped_by: &[Init::Tini, Init::Vigil],
+                ..Rec::default()
+            },
+        ));
     }
     // Signals tini does not block.
     for &sig in GLIBC_RESERVED.iter().chain(FAULT_SIGNALS) {
@@ -1096,23 +1097,17 @@ fn fixed_cases() -> Vec<Case> {
         ]
         .concat();
         v.push(
-            Case {
-                label: format!("unblocked signal {sig}"),
+            Case::recording(
+                format!("unblocked signal {sig}"),
                 argv,
-                env: Vec::new(),
-                rec: Some(Rec {
+                Rec {
                     signals: vec![sig],
                     end: Some(libc::SIGUSR1),
                     exits_on_end: true,
                     dropped_by: &[Init::Tini],
                     ..Rec::default()
-                }),
-                ignore: Vec::new(),
-                block: Vec::new(),
-                cont_after_stop: false,
-                status: None,
-                expect: Expect::Same,
-            }
+                },
+            )
             .differs(UnblockedSignals),
         );
     }
@@ -1128,44 +1123,35 @@ fn fixed_cases() -> Vec<Case> {
             sigrec_words(false, Some(("--exit-on", sig))),
         ]
         .concat();
-        v.push(Case {
-            label: format!("{}, parent dies", opts.join(" ")),
+        v.push(Case::recording(
+            format!("{}, parent dies", opts.join(" ")),
             argv,
-            env: Vec::new(),
-            rec: Some(Rec {
+            Rec {
                 kill_parent: true,
                 parent_death: Some(sig),
                 ..Rec::default()
-            }),
-            ignore: Vec::new(),
-            block: Vec::new(),
-            cont_after_stop: false,
-            status: None,
-            expect: Expect::Same,
-        });
+            },
+        ));
     }
     // A grandchild left behind when the child exits (both exit on
     // SIGUSR1 and SIGTERM; only the child gets the SIGUSR1).
-    v.push(Case {
-        label: "leftover grandchild".into(),
-        argv: [
-            words(&[&["--"]]),
-            sigrec_words(true, Some(("--exit-on", libc::SIGUSR1))),
-            words(&[&["--exit-on", "15"]]),
-        ]
-        .concat(),
-        env: Vec::new(),
-        rec: Some(Rec {
-            fork: true,
-            end: Some(libc::SIGUSR1),
-            ..Rec::default()
-        }),
-        ignore: Vec::new(),
-        block: Vec::new(),
-        cont_after_stop: false,
-        status: None,
-        expect: Expect::Differs(Drain),
-    });
+    v.push(
+        Case::recording(
+            "leftover grandchild",
+            [
+                words(&[&["--"]]),
+                sigrec_words(true, Some(("--exit-on", libc::SIGUSR1))),
+                words(&[&["--exit-on", "15"]]),
+            ]
+            .concat(),
+            Rec {
+                fork: true,
+                end: Some(libc::SIGUSR1),
+                ..Rec::default()
+            },
+        )
+        .differs(Drain),
+    );
     v
 }
 
@@ -1435,7 +1421,7 @@ fn same_command_line_same_result_as_tini() {
         cases.retain(|c| c.label == only);
     }
     // Build the helpers and the fixtures before the threads start.
-    example("sigrec");
+    test_program("sigrec");
     fixtures();
 
     let started = Instant::now();

@@ -1,62 +1,72 @@
-//! End-to-end tests of the release artefacts in real container engines:
+//! The container images the project ships, end to end in real engines:
 //!
 //! - the offline image (`Dockerfile`): built from dist/ with no registry,
 //!   it holds only /vigil, says its version, and another image can
 //!   `COPY --from=` it and run under it;
-//! - the offline route of `Dockerfile.example`, exactly as its comments
-//!   give it (a local busybox image, then the build with build args);
+//! - `Dockerfile.example`: its `ENV` lines are settings vigil accepts (no
+//!   engine needed), its final stage runs as written, and its offline
+//!   route works exactly as its comments give it (a local busybox image,
+//!   then the build with build args);
 //! - podman's `--init --init-path` with the dist binary (podman's own init
 //!   is catatonit).
 //!
-//! They need dist/ (`bash scripts/release.sh`), Debian's busybox-static, and
-//! a Docker engine or podman. What is missing is a plain `SKIPPED:` line on
-//! stderr, or a failure with `VIGIL_E2E_REQUIRE=1` (CI sets it where an
-//! engine answers); podman with `VIGIL_E2E_REQUIRE_PODMAN=1`. Everything they
-//! make is labelled `vigil-e2e` and removed at the end (see tests/docker.rs
-//! for the sweep after a killed run).
+//! The engines are driven through the shared harness (tests/common/engine.rs,
+//! which also says how a killed run is swept up). Most of these tests need
+//! dist/ (`bash scripts/release.sh`), Debian's busybox-static, and a Docker
+//! engine or podman; what is missing is a plain `SKIPPED:` line on stderr,
+//! or a failure with `VIGIL_E2E_REQUIRE=1` (CI sets it where an engine
+//! answers), for podman with `VIGIL_E2E_REQUIRE_PODMAN=1`.
 //!
 //!     cargo test --test images -- --nocapture
 
-use std::io::Write;
+mod common;
+
+use common::*;
+use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard};
+use std::thread;
 use std::time::{Duration, Instant};
 
-const LABEL: &str = "vigil-e2e";
+const DOCKER: Engine = Engine::Docker;
+const PODMAN: Engine = Engine::Podman;
+/// How long building one of the project's images may take.
+const BUILD_TIMEOUT: Duration = Duration::from_secs(600);
 
-fn note(test: &str, msg: impl std::fmt::Display) {
-    let _ = writeln!(std::io::stderr().lock(), "images e2e: {test}: {msg}");
+/// The tests that build images take turns: their builds share the
+/// builder's cache, and one test's clean-up (its images removed with their
+/// untagged parents) could take a cached layer from under another's build.
+fn one_build_at_a_time() -> MutexGuard<'static, ()> {
+    static BUILDS: Mutex<()> = Mutex::new(());
+    BUILDS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Runs a command for at most `secs` (coreutils `timeout`), output captured.
-fn run(program: &str, args: &[&str], secs: u64) -> Output {
-    Command::new("timeout")
-        .arg("-s")
-        .arg("KILL")
-        .arg(secs.to_string())
-        .arg(program)
-        .args(args)
-        .current_dir(repo())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"))
-}
-
-fn text(o: &Output) -> String {
+/// A command's status and output, for a failure message.
+fn show(o: &Output) -> String {
     format!(
         "status {:?}\n--- stdout\n{}--- stderr\n{}",
         o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
+        text(&o.stdout),
+        text(&o.stderr)
     )
 }
 
+/// A command's stdout, trimmed.
 fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
+    text(&o.stdout).trim().to_string()
+}
+
+/// `sh -c SCRIPT` in the repository, at most ENGINE_TIMEOUT.
+fn sh(script: &str) -> Output {
+    run_cmd(
+        Command::new("sh").args(["-c", script]).current_dir(repo()),
+        ENGINE_TIMEOUT,
+    )
 }
 
 /// Docker's name for this machine's architecture, and the dist/ binary for it.
@@ -69,33 +79,11 @@ fn host_arch() -> (&'static str, PathBuf) {
     (docker, repo().join("dist").join(format!("vigil-{dist}")))
 }
 
-/// Why a test cannot run here: a skip line, or a failure when required.
-fn skip(test: &str, require_var: &str, why: &str) {
-    if std::env::var(require_var).is_ok_and(|v| v == "1") {
-        panic!("{test}: cannot run ({require_var}=1): {why}");
-    }
-    note(test, format!("SKIPPED: {why}"));
-}
-
-fn static_busybox() -> Option<PathBuf> {
-    ["/bin/busybox", "/usr/bin/busybox"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| {
-            p.exists()
-                && Command::new("file")
-                    .arg("-L")
-                    .arg(p)
-                    .output()
-                    .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("statically linked"))
-        })
-}
-
-/// What the Docker tests need, or why they cannot run.
+/// What the Docker tests of the dist/ images need, or why they cannot run.
 fn docker_ready() -> Result<PathBuf, String> {
-    if !run("docker", &["info"], 60).status.success() {
-        return Err("no Docker engine answers".into());
-    }
+    DOCKER.version().map_err(|why| match why {
+        NotReady::Skip(why) | NotReady::Broken(why) => why,
+    })?;
     for arch in ["x86_64", "aarch64", "i686", "armv7", "riscv64", "s390x"] {
         if !repo().join("dist").join(format!("vigil-{arch}")).exists() {
             return Err(format!(
@@ -103,72 +91,62 @@ fn docker_ready() -> Result<PathBuf, String> {
             ));
         }
     }
-    static_busybox().ok_or_else(|| "no static busybox (Debian's busybox-static)".into())
+    static_busybox()
 }
 
-/// Removes the images and containers a test made, even when it fails.
-struct Cleanup {
-    engine: &'static str,
-    images: Vec<String>,
-    containers: Vec<String>,
+fn static_busybox() -> Result<PathBuf, String> {
+    find_busybox().map_err(|why| match why {
+        NotReady::Skip(why) | NotReady::Broken(why) => why,
+    })
 }
 
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        for c in &self.containers {
-            let _ = run(self.engine, &["rm", "-f", "-v", c], 60);
-        }
-        for i in &self.images {
-            let _ = run(self.engine, &["image", "rm", "-f", i], 60);
-        }
-        // The intermediate stages the classic builder leaves behind
-        // untagged (they inherit the label of the local busybox image).
-        let filter = format!("label={LABEL}=images");
-        let _ = run(
-            self.engine,
-            &["image", "prune", "-f", "--filter", &filter],
-            60,
-        );
-    }
+/// `docker build` of the repository's `Dockerfile`: the image of dist/'s
+/// binary for this machine, labelled for clean-up.
+fn build_dist_image(image: &str) -> Output {
+    let (docker_arch, _) = host_arch();
+    DOCKER.cmd_within(
+        &[
+            "build",
+            "-q",
+            "--label",
+            &run_label(),
+            "--build-arg",
+            &format!("TARGETARCH={docker_arch}"),
+            "-t",
+            image,
+            ".",
+        ],
+        BUILD_TIMEOUT,
+    )
 }
 
 /// A local busybox image made as Dockerfile.example's comments say:
 /// bin/busybox and the applets its `app` stage uses, imported from a tar.
-fn import_busybox(engine: &str, busybox: &Path, dir: &Path, image: &str, extra: &[&str]) {
-    let bin = dir.join("bb/bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    std::fs::copy(busybox, bin.join("busybox")).unwrap();
-    for applet in ["sh", "mkdir", "cp", "echo"].iter().chain(extra) {
-        std::os::unix::fs::symlink("busybox", bin.join(applet)).unwrap();
-    }
-    let script = format!(
-        "tar -C '{}' -c . | {engine} import --change 'LABEL {LABEL}=images' - {image}",
-        dir.join("bb").display()
+fn import_busybox(engine: Engine, busybox: &Path, image: &str, extra: &[&str]) {
+    let dir = TempDir::new("images-busybox");
+    let applets: Vec<&str> = ["sh", "mkdir", "cp", "echo"]
+        .iter()
+        .chain(extra)
+        .copied()
+        .collect();
+    busybox_bin(&dir.join("bb"), busybox, &applets).unwrap();
+    let out = sh(&format!(
+        "tar -C '{}' -c . | {} import --change 'LABEL {}' - {image}",
+        dir.join("bb").display(),
+        engine.name(),
+        run_label()
+    ));
+    assert!(
+        out.status.success(),
+        "{} import: {}",
+        engine.name(),
+        show(&out)
     );
-    let out = run("sh", &["-c", &script], 120);
-    assert!(out.status.success(), "{engine} import: {}", text(&out));
 }
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vigil-images-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// `docker stop` of `name`; returns how long it took and the exit code.
-fn stop(engine: &str, name: &str, timeout: u64) -> (Duration, String) {
-    let started = Instant::now();
-    let out = run(engine, &["stop", "-t", &timeout.to_string(), name], 120);
-    assert!(out.status.success(), "{engine} stop: {}", text(&out));
-    let took = started.elapsed();
-    let code = run(
-        engine,
-        &["inspect", name, "--format", "{{.State.ExitCode}}"],
-        60,
-    );
-    (took, stdout(&code))
-}
+// ---------------------------------------------------------------------------
+// The offline image (Dockerfile)
+// ---------------------------------------------------------------------------
 
 #[test]
 fn offline_image_from_dist() {
@@ -177,52 +155,29 @@ fn offline_image_from_dist() {
         Ok(b) => b,
         Err(why) => return skip(T, "VIGIL_E2E_REQUIRE", &why),
     };
-    let run_id = std::process::id();
-    let image = format!("vigil-e2e-images:dist-{run_id}");
-    let user = format!("vigil-e2e-images:user-{run_id}");
-    let name = format!("vigil-e2e-images-{run_id}");
-    let mut cleanup = Cleanup {
-        engine: "docker",
-        images: vec![image.clone(), user.clone()],
-        containers: vec![name.clone()],
-    };
-    let (docker_arch, dist_bin) = host_arch();
+    let _builds = one_build_at_a_time();
+    let run_id = run_id();
+    let image = ImageGuard::new(DOCKER, format!("vigil-e2e-images:dist-{run_id}"));
+    let user = ImageGuard::new(DOCKER, format!("vigil-e2e-images:user-{run_id}"));
+    let (image, user) = (&image.name, &user.name);
+    let (_, dist_bin) = host_arch();
 
     // Built from the repository, as the README says, with no registry.
     let started = Instant::now();
-    let out = run(
-        "docker",
-        &[
-            "build",
-            "-q",
-            "--label",
-            &format!("{LABEL}=images"),
-            "--build-arg",
-            &format!("TARGETARCH={docker_arch}"),
-            "-t",
-            &image,
-            ".",
-        ],
-        600,
-    );
-    assert!(out.status.success(), "docker build: {}", text(&out));
+    let out = build_dist_image(image);
+    assert!(out.status.success(), "docker build: {}", show(&out));
     note(
         T,
-        format!(
-            "built {image} from dist/ in {:.1}s",
-            started.elapsed().as_secs_f64()
-        ),
+        format!("built {image} from dist/ in {}", secs(started.elapsed())),
     );
 
     // Only /vigil in it (docker adds its own /dev, /etc, /proc, /sys mounts
     // and /.dockerenv to every container), and it is the dist binary.
-    let out = run("docker", &["create", "--name", &name, &image], 60);
-    assert!(out.status.success(), "docker create: {}", text(&out));
-    let listing = run(
-        "sh",
-        &["-c", &format!("docker export {name} | tar -t")],
-        120,
-    );
+    let created = Ctr::new(DOCKER, T);
+    let name = &created.name;
+    let out = DOCKER.cmd(&["create", "--name", name, "--label", &run_label(), image]);
+    assert!(out.status.success(), "docker create: {}", show(&out));
+    let listing = sh(&format!("docker export {name} | tar -t"));
     let files: Vec<String> = stdout(&listing)
         .lines()
         .filter(|f| {
@@ -232,91 +187,296 @@ fn offline_image_from_dist() {
         })
         .map(str::to_string)
         .collect();
-    assert_eq!(files, ["vigil"], "{}", text(&listing));
-    let exported = run(
-        "sh",
-        &[
-            "-c",
-            &format!("docker export {name} | tar -xO vigil | sha256sum"),
-        ],
-        120,
-    );
-    let local = run("sha256sum", &[&dist_bin.to_string_lossy()], 60);
+    assert_eq!(files, ["vigil"], "{}", show(&listing));
+    let exported = sh(&format!("docker export {name} | tar -xO vigil | sha256sum"));
+    let local = sh(&format!("sha256sum '{}'", dist_bin.display()));
     assert_eq!(
         stdout(&exported).split_whitespace().next(),
         stdout(&local).split_whitespace().next(),
         "the image's /vigil is not {}",
         dist_bin.display()
     );
-    let _ = run("docker", &["rm", "-f", &name], 60);
+    drop(created);
 
-    let out = run("docker", &["run", "--rm", &image, "--version"], 120);
-    let version = stdout(&out);
+    let (code, out, err, _) = Ctr::run_fg(DOCKER, T, &[], image, &["--version"]);
+    let version = out.trim();
     note(T, format!("docker run {image} --version: {version:?}"));
     assert!(
         version.starts_with(&format!("vigil version {}", env!("CARGO_PKG_VERSION")))
-            && version.ends_with(&format!(
-                "built for {}-unknown-linux-musl",
-                std::env::consts::ARCH
-            )),
-        "{}",
-        text(&out)
+            && version.ends_with(&format!("built for {}", host_musl_target())),
+        "status {code}\n{out}{err}"
     );
 
     // Another image takes vigil from it with COPY --from=, as documented.
-    let dir = temp_dir("user");
-    std::fs::create_dir_all(dir.join("bin")).unwrap();
-    std::fs::copy(&busybox, dir.join("bin/busybox")).unwrap();
-    for applet in ["sh", "sleep"] {
-        std::os::unix::fs::symlink("busybox", dir.join("bin").join(applet)).unwrap();
-    }
-    std::fs::write(
+    let dir = TempDir::new("images-user");
+    busybox_bin(dir.path(), &busybox, &["sh", "sleep"]).unwrap();
+    fs::write(
         dir.join("Dockerfile"),
         format!(
-            "FROM scratch\nCOPY --from={image} /vigil /vigil\nCOPY bin/ /bin/\nLABEL {LABEL}=images\n\
-             ENV PATH=/bin\nENTRYPOINT [\"/vigil\", \"--\"]\n"
+            "FROM scratch\nCOPY --from={image} /vigil /vigil\nCOPY bin/ /bin/\nLABEL {}\n\
+             ENV PATH=/bin\nENTRYPOINT [\"/vigil\", \"--\"]\n",
+            run_label()
         ),
     )
     .unwrap();
-    let out = run(
-        "docker",
-        &["build", "-q", "-t", &user, &dir.to_string_lossy()],
-        600,
+    let out = DOCKER.cmd_within(
+        &["build", "-q", "-t", user, &dir.path().to_string_lossy()],
+        BUILD_TIMEOUT,
     );
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
     assert!(
         out.status.success(),
         "docker build (COPY --from): {}",
-        text(&out)
+        show(&out)
     );
-    let out = run("docker", &["run", "--rm", &user, "sh", "-c", "exit 3"], 120);
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
-    let out = run(
-        "docker",
-        &[
-            "run",
-            "-d",
-            "--name",
-            &name,
-            "--label",
-            &format!("{LABEL}=images"),
-            &user,
-            "sh",
-            "-c",
-            "sleep 100 & wait",
-        ],
-        120,
+    let (code, out, err, _) = Ctr::run_fg(DOCKER, T, &[], user, &["sh", "-c", "exit 3"]);
+    assert_eq!(code, 3, "{out}{err}");
+    let ctr = Ctr::start(DOCKER, T, &[], user, &["sh", "-c", "sleep 100 & wait"]);
+    thread::sleep(Duration::from_millis(500));
+    let took = ctr.stop_within(10);
+    let code = ctr.exit_code();
+    note(T, format!("docker stop: exit {code} after {}", secs(took)));
+    assert_eq!(code, 143);
+    assert!(took < Duration::from_secs(5), "stop took {took:?}");
+}
+
+// ---------------------------------------------------------------------------
+// Dockerfile.example
+// ---------------------------------------------------------------------------
+
+/// The ENV lines of Dockerfile.example name only variables vigil reads, with
+/// values vigil accepts; the final stage is FROM scratch with vigil as
+/// ENTRYPOINT.
+#[test]
+fn dockerfile_example_is_consistent() {
+    let path = repo().join("Dockerfile.example");
+    let src = fs::read_to_string(&path).expect("Dockerfile.example");
+    // Join continuation lines, drop comments.
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for line in src.lines() {
+        let t = line.trim();
+        if t.starts_with('#') || (t.is_empty() && cur.is_empty()) {
+            continue;
+        }
+        if let Some(body) = t.strip_suffix('\\') {
+            cur.push_str(body);
+            cur.push(' ');
+        } else {
+            cur.push_str(t);
+            lines.push(std::mem::take(&mut cur));
+        }
+    }
+    let froms: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.to_uppercase().starts_with("FROM "))
+        .collect();
+    assert!(froms.len() >= 2, "expected a multi-stage build");
+    let last = froms.last().unwrap();
+    assert!(
+        last.split_whitespace().nth(1) == Some("scratch"),
+        "final stage: {last}"
     );
-    assert!(out.status.success(), "docker run -d: {}", text(&out));
-    std::thread::sleep(Duration::from_millis(500));
-    let (took, code) = stop("docker", &name, 10);
+    let final_stage_at = lines
+        .iter()
+        .rposition(|l| l.to_uppercase().starts_with("FROM "))
+        .unwrap();
+    let final_stage = &lines[final_stage_at..];
+    assert!(
+        final_stage
+            .iter()
+            .any(|l| l == r#"ENTRYPOINT ["/vigil", "--"]"#),
+        "the final stage needs ENTRYPOINT [\"/vigil\", \"--\"]"
+    );
+
+    // ENV KEY=VALUE pairs (values double-quoted or bare).
+    let mut env: Vec<(String, String)> = Vec::new();
+    for l in final_stage.iter().filter(|l| l.starts_with("ENV ")) {
+        let mut rest = l[4..].trim();
+        while !rest.is_empty() {
+            let eq = rest
+                .find('=')
+                .unwrap_or_else(|| panic!("ENV without '=': {l}"));
+            let key = rest[..eq].trim().to_string();
+            rest = &rest[eq + 1..];
+            let value;
+            if let Some(r) = rest.strip_prefix('"') {
+                let end = r
+                    .find('"')
+                    .unwrap_or_else(|| panic!("unterminated quote: {l}"));
+                value = r[..end].to_string();
+                rest = r[end + 1..].trim_start();
+            } else {
+                let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+                value = rest[..end].to_string();
+                rest = rest[end..].trim_start();
+            }
+            env.push((key, value));
+        }
+    }
+    let known = [
+        "VIGIL_REWRITE",
+        "VIGIL_POST_START",
+        "VIGIL_POST_START_TIMEOUT",
+        "VIGIL_PRE_STOP",
+        "VIGIL_PRE_STOP_SLEEP",
+        "VIGIL_GRACE_PERIOD",
+        "VIGIL_DRAIN_TIMEOUT",
+        "VIGIL_TERMINATION_LOG",
+        "VIGIL_SUBREAPER",
+        "VIGIL_KILL_PROCESS_GROUP",
+        "VIGIL_VERBOSITY",
+    ];
+    let vigil_env: Vec<&(String, String)> = env
+        .iter()
+        .filter(|(k, _)| k.starts_with("VIGIL_"))
+        .collect();
+    for want in [
+        "VIGIL_GRACE_PERIOD",
+        "VIGIL_PRE_STOP",
+        "VIGIL_DRAIN_TIMEOUT",
+    ] {
+        assert!(
+            vigil_env.iter().any(|(k, _)| k == want),
+            "Dockerfile.example should show {want}"
+        );
+    }
+    for (k, _) in &vigil_env {
+        assert!(
+            known.contains(&k.as_str()),
+            "Dockerfile.example sets {k}, which vigil does not read"
+        );
+    }
+    // vigil accepts the values: it starts `true` with them and exits 0.
+    let mut cmd = Command::new(vigil_bin());
+    for (k, v) in &vigil_env {
+        cmd.env(k, v);
+    }
+    cmd.env_remove("VIGIL_TERMINATION_LOG").args(["--", "true"]);
+    let out = run_cmd(&mut cmd, Duration::from_secs(30));
+    assert!(
+        out.status.success(),
+        "vigil rejects the Dockerfile.example settings {vigil_env:?}: {}",
+        text(&out.stderr)
+    );
+}
+
+/// Dockerfile.example's final stage, built as written on this engine: its
+/// two build stages (which need the network) are replaced by local files of
+/// the same content, a static vigil and a static busybox. The demo server
+/// runs as user 65534, and `docker stop` goes through the pre-stop hook and
+/// the 5 s pre-stop sleep, well within the 8 s grace period.
+#[test]
+fn dockerfile_example_final_stage_runs() {
+    const T: &str = "dockerfile_example";
+    let Some(h) = TestImage::get(DOCKER, T) else {
+        return;
+    };
+    let _builds = one_build_at_a_time();
+    let _cpu = timing();
+    let example =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Dockerfile.example"))
+            .expect("Dockerfile.example");
+    let lines: Vec<&str> = example.lines().collect();
+    let last_from = lines
+        .iter()
+        .rposition(|l| l.trim_start().to_uppercase().starts_with("FROM "))
+        .expect("a FROM line");
+    let final_stage = lines[last_from..].join("\n");
+    for from in [
+        "COPY --from=vigil /vigil /vigil",
+        "COPY --from=app /rootfs/ /",
+    ] {
+        assert!(
+            final_stage.contains(from),
+            "the final stage no longer has {from:?}; update this test"
+        );
+    }
+
+    let dir = std::env::temp_dir().join(format!("{LABEL}-{}-example", run_id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(dir.join("rootfs/bin")).unwrap();
+    fs::create_dir_all(dir.join("rootfs/www")).unwrap();
+    fs::copy(&h.vigil, dir.join("vigil")).unwrap();
+    fs::copy(&h.busybox, dir.join("rootfs/bin/busybox")).unwrap();
+    fs::write(
+        dir.join("rootfs/www/index.html"),
+        "hello from behind vigil\n",
+    )
+    .unwrap();
+    let label = run_label();
+    let dockerfile = format!(
+        "FROM scratch AS vigil\nLABEL {label}\nCOPY vigil /vigil\n\
+         FROM scratch AS app\nLABEL {label}\nCOPY rootfs /rootfs\n\
+         {final_stage}\n"
+    );
+    fs::write(dir.join("Dockerfile"), dockerfile).unwrap();
+    let image = ImageGuard::new(DOCKER, format!("{LABEL}:example-{}", run_id()));
+    let built = DOCKER.cmd(&[
+        "build",
+        "-q",
+        "--label",
+        &label,
+        "-t",
+        &image.name,
+        &dir.to_string_lossy(),
+    ]);
+    let _ = fs::remove_dir_all(&dir);
+    assert!(
+        built.status.success(),
+        "docker build: {}",
+        text(&built.stderr)
+    );
+
+    let ctr = Ctr::start(DOCKER, T, &[], &image.name, &[]);
+    let started = Instant::now();
+    let page = loop {
+        let out = DOCKER.cmd(&[
+            "exec",
+            &ctr.name,
+            "/bin/busybox",
+            "wget",
+            "-q",
+            "-O-",
+            "http://127.0.0.1:8080/",
+        ]);
+        if out.status.success() {
+            break text(&out.stdout);
+        }
+        if started.elapsed() > Duration::from_secs(20) {
+            panic!(
+                "the demo server never answered: {}\nlogs:\n{}",
+                text(&out.stderr),
+                ctr.logs()
+            );
+        }
+        thread::sleep(Duration::from_millis(100));
+    };
+    let user = ctr.inspect("{{.Config.User}}");
+    let took = ctr.stop();
+    let code = ctr.exit_code();
+    let logs = ctr.logs();
     note(
         T,
-        format!("docker stop: exit {code} after {:.2}s", took.as_secs_f64()),
+        format!("demo server answered {:?} as user {user}; docker stop took {} (pre-stop sleep 5s, grace 8s), exit {code}", page.trim(), secs(took)),
     );
-    assert_eq!(code, "143");
-    assert!(took < Duration::from_secs(5), "stop took {took:?}");
-    cleanup.containers.push(name);
+    assert!(page.contains("hello from behind vigil"));
+    assert!(
+        logs.contains("vigil-demo: draining"),
+        "the pre-stop hook's output is missing:\n{logs}"
+    );
+    assert_eq!(code, 143, "logs:\n{logs}");
+    assert!(
+        took >= Duration::from_millis(4900),
+        "stop took only {}: no pre-stop sleep?",
+        secs(took)
+    );
+    assert!(
+        took < Duration::from_secs(8),
+        "stop took {}: past the grace period",
+        secs(took)
+    );
+    must_report(T, &logs);
 }
 
 #[test]
@@ -326,112 +486,76 @@ fn dockerfile_example_offline_route() {
         Ok(b) => b,
         Err(why) => return skip(T, "VIGIL_E2E_REQUIRE", &why),
     };
-    let run_id = std::process::id();
-    let vigil = format!("vigil-e2e-images:example-vigil-{run_id}");
-    let bb = format!("vigil-e2e-images:busybox-{run_id}");
-    let demo = format!("vigil-e2e-images:demo-{run_id}");
-    let name = format!("vigil-e2e-images-demo-{run_id}");
-    let _cleanup = Cleanup {
-        engine: "docker",
-        images: vec![demo.clone(), bb.clone(), vigil.clone()],
-        containers: vec![name.clone()],
-    };
-    let (docker_arch, _) = host_arch();
-    let label = format!("{LABEL}=images");
-    let out = run(
-        "docker",
-        &[
-            "build",
-            "-q",
-            "--label",
-            &label,
-            "--build-arg",
-            &format!("TARGETARCH={docker_arch}"),
-            "-t",
-            &vigil,
-            ".",
-        ],
-        600,
-    );
-    assert!(out.status.success(), "docker build (vigil): {}", text(&out));
-    let dir = temp_dir("busybox");
-    import_busybox("docker", &busybox, &dir, &bb, &[]);
-    let _ = std::fs::remove_dir_all(&dir);
+    let _builds = one_build_at_a_time();
+    let run_id = run_id();
+    let demo = ImageGuard::new(DOCKER, format!("vigil-e2e-images:demo-{run_id}"));
+    let bb = ImageGuard::new(DOCKER, format!("vigil-e2e-images:busybox-{run_id}"));
+    let vigil = ImageGuard::new(DOCKER, format!("vigil-e2e-images:example-vigil-{run_id}"));
+    let (demo, bb, vigil) = (&demo.name, &bb.name, &vigil.name);
+    let out = build_dist_image(vigil);
+    assert!(out.status.success(), "docker build (vigil): {}", show(&out));
+    import_busybox(DOCKER, &busybox, bb, &[]);
     let started = Instant::now();
-    let out = run(
-        "docker",
+    let out = DOCKER.cmd_within(
         &[
             "build",
             "-q",
             "-f",
             "Dockerfile.example",
             "--label",
-            &label,
+            &run_label(),
             "--build-arg",
             &format!("VIGIL_IMAGE={vigil}"),
             "--build-arg",
             &format!("BUSYBOX_IMAGE={bb}"),
             "-t",
-            &demo,
+            demo,
             ".",
         ],
-        600,
+        BUILD_TIMEOUT,
     );
     assert!(
         out.status.success(),
         "docker build -f Dockerfile.example: {}",
-        text(&out)
+        show(&out)
     );
     note(
         T,
         format!(
-            "Dockerfile.example built offline in {:.1}s",
-            started.elapsed().as_secs_f64()
+            "Dockerfile.example built offline in {}",
+            secs(started.elapsed())
         ),
     );
 
-    let out = run(
-        "docker",
-        &["run", "-d", "--name", &name, "--label", &label, &demo],
-        120,
-    );
-    assert!(out.status.success(), "docker run: {}", text(&out));
+    let ctr = Ctr::start(DOCKER, T, &[], demo, &[]);
     let mut page = String::new();
     for _ in 0..100 {
-        let out = run(
-            "docker",
-            &[
-                "exec",
-                &name,
-                "/bin/busybox",
-                "wget",
-                "-qO-",
-                "http://127.0.0.1:8080/",
-            ],
-            60,
-        );
+        let out = DOCKER.cmd(&[
+            "exec",
+            &ctr.name,
+            "/bin/busybox",
+            "wget",
+            "-qO-",
+            "http://127.0.0.1:8080/",
+        ]);
         page = stdout(&out);
         if out.status.success() {
             break;
         }
-        std::thread::sleep(Duration::from_millis(200));
+        thread::sleep(Duration::from_millis(200));
     }
     assert_eq!(page, "hello from behind vigil");
     // The image's ENV: a pre-stop hook, then a 5 s pre-stop sleep, within
     // an 8 s grace period.
-    let (took, code) = stop("docker", &name, 10);
-    note(
-        T,
-        format!("docker stop: exit {code} after {:.2}s", took.as_secs_f64()),
-    );
-    assert_eq!(code, "143");
+    let took = ctr.stop_within(10);
+    let code = ctr.exit_code();
+    note(T, format!("docker stop: exit {code} after {}", secs(took)));
+    assert_eq!(code, 143);
     assert!(
         took >= Duration::from_secs(5) && took < Duration::from_secs(9),
         "stop took {took:?}"
     );
-    let logs = run("docker", &["logs", &name], 60);
-    let logs =
-        String::from_utf8_lossy(&logs.stderr).to_string() + &String::from_utf8_lossy(&logs.stdout);
+    let logs = ctr.logs();
     assert!(
         logs.contains("vigil-demo: draining, no longer ready"),
         "{logs}"
@@ -439,15 +563,9 @@ fn dockerfile_example_offline_route() {
     assert!(logs.contains("exit status 143"), "{logs}");
 }
 
-/// podman on this kind of machine: the OCI runtime cannot raise resource
-/// limits (no CAP_SYS_RESOURCE), and podman asks for RLIMIT_NOFILE and
-/// RLIMIT_NPROC of 1048576 by default; explicit lower `--ulimit`s avoid it.
-const PODMAN_ULIMITS: [&str; 4] = [
-    "--ulimit",
-    "nofile=1024:1024",
-    "--ulimit",
-    "nproc=1024:1024",
-];
+// ---------------------------------------------------------------------------
+// podman's --init-path
+// ---------------------------------------------------------------------------
 
 #[test]
 fn podman_init_path() {
@@ -461,60 +579,53 @@ fn podman_init_path() {
             &format!("{} missing: run scripts/release.sh", dist_bin.display()),
         );
     }
-    let Some(busybox) = static_busybox() else {
-        return skip(T, REQUIRE, "no static busybox (Debian's busybox-static)");
+    let busybox = match static_busybox() {
+        Ok(b) => b,
+        Err(why) => return skip(T, REQUIRE, &why),
     };
-    if Command::new("podman").arg("--version").output().is_err() {
-        return skip(T, REQUIRE, "no podman (Debian's podman)");
+    if let Err(NotReady::Skip(why) | NotReady::Broken(why)) = PODMAN.version() {
+        return skip(T, REQUIRE, &format!("{why} (Debian's podman)"));
     }
-    let run_id = std::process::id();
-    let image = format!("localhost/vigil-e2e-images:podman-{run_id}");
-    let name = format!("vigil-e2e-images-podman-{run_id}");
-    let _cleanup = Cleanup {
-        engine: "podman",
-        images: vec![image.clone()],
-        containers: vec![name.clone()],
-    };
-    let dir = temp_dir("podman");
-    import_busybox("podman", &busybox, &dir, &image, &["sleep", "kill", "cat"]);
-    let _ = std::fs::remove_dir_all(&dir);
+    let image = ImageGuard::new(
+        PODMAN,
+        format!("localhost/vigil-e2e-images:podman-{}", run_id()),
+    );
+    let image = &image.name;
+    import_busybox(PODMAN, &busybox, image, &["sleep", "kill", "cat"]);
     let bin = dist_bin.to_string_lossy().to_string();
-    let podman_run = |extra: &[&str], cmd: &[&str]| {
-        let mut args = vec!["run"];
-        args.extend(PODMAN_ULIMITS);
-        args.extend(["--init", "--init-path", &bin]);
-        args.extend(extra);
-        args.push(&image);
-        args.extend(cmd);
-        run("podman", &args, 120)
-    };
+    let init = ["--init", "--init-path", &bin];
 
     // podman mounts the init at /run/podman-init and runs it as PID 1.
-    let out = podman_run(&["--rm"], &["/bin/sh", "-c", "cat /proc/1/cmdline; exit 3"]);
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
-    assert!(
-        stdout(&out).starts_with("/run/podman-init\0--\0/bin/sh"),
-        "{}",
-        text(&out)
+    let (code, out, err, _) = Ctr::run_fg(
+        PODMAN,
+        T,
+        &init,
+        image,
+        &["/bin/sh", "-c", "cat /proc/1/cmdline; exit 3"],
     );
-    let out = podman_run(&["--rm"], &["/bin/sh", "-c", "kill -USR1 $$"]);
-    assert_eq!(out.status.code(), Some(138), "{}", text(&out));
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        out.trim().starts_with("/run/podman-init\0--\0/bin/sh"),
+        "{out}{err}"
+    );
+    let (code, out, err, _) =
+        Ctr::run_fg(PODMAN, T, &init, image, &["/bin/sh", "-c", "kill -USR1 $$"]);
+    assert_eq!(code, 138, "{out}{err}");
 
-    let out = podman_run(
-        &["-d", "--name", &name, "-e", "VIGIL_VERBOSITY=2"],
+    let ctr = Ctr::start(
+        PODMAN,
+        T,
+        &[&init[..], &["-e", "VIGIL_VERBOSITY=2"]].concat(),
+        image,
         &["/bin/sh", "-c", "sleep 100 & wait"],
     );
-    assert!(out.status.success(), "podman run -d: {}", text(&out));
-    std::thread::sleep(Duration::from_millis(500));
-    let (took, code) = stop("podman", &name, 10);
-    note(
-        T,
-        format!("podman stop: exit {code} after {:.2}s", took.as_secs_f64()),
-    );
-    assert_eq!(code, "143");
+    thread::sleep(Duration::from_millis(500));
+    let took = ctr.stop_within(10);
+    let code = ctr.exit_code();
+    note(T, format!("podman stop: exit {code} after {}", secs(took)));
+    assert_eq!(code, 143);
     assert!(took < Duration::from_secs(5), "stop took {took:?}");
-    let logs = run("podman", &["logs", &name], 60);
-    let logs = text(&logs);
+    let logs = ctr.logs();
     assert!(
         logs.contains("SIGTERM from pid 0 (outside this PID namespace)"),
         "{logs}"

@@ -1,4 +1,4 @@
-//! Test helper: a signal storm.
+//! Test program: a signal storm.
 //!
 //! Sends `--count N` signals to `--pid P` with kill(2), as fast as it can,
 //! cycling through `--signals LIST` (comma separated numbers). Prints, on

@@ -1,8 +1,8 @@
-//! What the test helpers in examples/ share: dying with a message, reading
+//! What the test programs share: dying with a message, reading
 //! `--option value` arguments, signal numbers, the clock.
 //!
 //! Each helper includes this file (`#[path = "support/common.rs"] mod
-//! common;`; cargo builds no example from examples/support/) and names
+//! common;`; Cargo.toml lists the programs, not support/) and names
 //! itself with a crate-level `const PROG: &str`, which starts its messages.
 #![allow(dead_code)]
 

@@ -1,4 +1,4 @@
-//! Test helper: a signal counter for storms.
+//! Test program: a signal counter for storms.
 //!
 //! Blocks every signal (raw `rt_sigprocmask`, so 32-34 too) and reads them
 //! from a signalfd, so it never misses a queued realtime signal and never

@@ -1,4 +1,4 @@
-//! Test helper: an orphan maker.
+//! Test program: an orphan maker.
 //!
 //! Creates `--count N` orphans in bursts of `--burst B`: for each burst it
 //! forks an intermediate process, which forks B grandchildren and exits, so

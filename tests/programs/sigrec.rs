@@ -1,4 +1,4 @@
-//! Test helper: a signal recorder.
+//! Test program: a signal recorder.
 //!
 //! Writes one line (the signal number) per received signal to `--out FILE`
 //! (or `$SIGREC_OUT`), with a raw `write(2)` from the handler, so every line

@@ -1,4 +1,4 @@
-//! Test helper: proves it ran, then exits with a chosen code.
+//! Test program: proves it ran, then exits with a chosen code.
 //!
 //! `marker FILE CODE [ARG...]` appends one line to FILE (its pid and its
 //! arguments), then exits with CODE (0-255). Nothing else: no output, no

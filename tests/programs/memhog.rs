@@ -1,4 +1,4 @@
-//! Test helper: a memory hog, to get a process OOM-killed in a memory cgroup.
+//! Test program: a memory hog, to get a process OOM-killed in a memory cgroup.
 //!
 //! Allocates memory in chunks and writes to every page (so the memory is
 //! really charged, not just reserved), until `--max-mb` is reached; then it
