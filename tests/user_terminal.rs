@@ -332,7 +332,7 @@ fn pid1_another_user_gets_ctrl_c_and_ctrl_z() {
         "{} --pid --fork --mount-proc {} -v --user nobody -- {} --out {} --exit-on 2\n",
         quoted(&which("unshare")),
         quoted(&vigil_bin()),
-        quoted(&example("sigrec")),
+        quoted(&test_program("sigrec")),
         quoted(&rec)
     ));
     let vigil = find_descendant(&sh, bash, "vigil", is_vigil);
