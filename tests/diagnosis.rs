@@ -130,7 +130,7 @@ fn a_process_called_exe_is_named_by_its_command_line() {
     assert_has(
         &exit_report_text(&out, true),
         &[&format!(
-            "; grace period 1.00s over, SIGKILL to: {pid} (sleep)"
+            "; grace period 1s over, SIGKILL to: {pid} (sleep)"
         )],
     );
 }
@@ -330,7 +330,7 @@ fn exit_report_grace_deadline() {
             "child was killed by SIGKILL (status 137) by vigil, at the grace deadline; exit status 137; command: sh -c 'trap ",
             &format!("; exec sleep 1000' (pid {pid}); stop: "),
             "; stop: SIGTERM from pid 0 (outside this PID namespace) (sent SIGTERM), child ended 1.",
-            &format!("; grace period 1.00s over, SIGKILL to: {pid} (sleep)"),
+            &format!("; grace period 1s over, SIGKILL to: {pid} (sleep)"),
         ],
     );
 }

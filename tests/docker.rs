@@ -564,7 +564,7 @@ fn busy_stderr_keeps_the_final_lines() {
                 .enumerate()
                 .find_map(|(i, l)| l.split_once(needle).map(|(_, rest)| (i, rest)))
         };
-        let grace = find("vigil: warning: grace period (1.00s) over: SIGKILL to ");
+        let grace = find("vigil: warning: grace period (1s) over: SIGKILL to ");
         let report = find("vigil: warning: exit report: ");
         let between = match (grace, report) {
             (Some((g, _)), Some((r, _))) => r.checked_sub(g + 1),

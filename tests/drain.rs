@@ -69,7 +69,7 @@ fn drain_timeout_kills_the_orphan(via: Via) {
         "the orphan did not get SIGTERM first\n{out}"
     );
     let killed =
-        format!("vigil: warning: drain timeout (1.00s) over: SIGKILL to {orphan} (sigrec)");
+        format!("vigil: warning: drain timeout (1s) over: SIGKILL to {orphan} (sigrec)");
     assert!(
         out.stderr.lines().any(|l| l.starts_with(&killed)),
         "no line starting {killed:?}\n{out}"

@@ -132,7 +132,7 @@ fn proc_unmounted_drain_timeout_still_kills() {
         wait_until(Duration::from_secs(5), || ended(leftover)),
         "the leftover that ignores SIGTERM survived"
     );
-    assert!(o.stderr.contains("drain timeout (1.00s) over"), "{o}");
+    assert!(o.stderr.contains("drain timeout (1s) over"), "{o}");
 }
 
 /// Runs vigil with /proc hidden (a tmpfs over it, in a mount namespace of
@@ -328,7 +328,7 @@ fn read_only_cwd_and_termination_log() {
     assert_eq!(o.status, Exit::Code(143), "{o}");
     assert!(
         o.stderr
-            .contains("vigil: warning: could not write the termination log tlog: Read-only file system (os error 30)"),
+            .contains("vigil: warning: could not write the termination log tlog: Read-only file system"),
         "{o}"
     );
     assert!(!ro.join("tlog").exists());
