@@ -1103,8 +1103,101 @@ fn examples() -> Vec<(&'static str, Record<'static>)> {
     all
 }
 
+/// Records of other events that the doc shows: (event, record).
+fn event_examples() -> Vec<(&'static str, Record<'static>)> {
+    let leak = |procs: Vec<Proc>| -> &'static Vec<Proc> { Box::leak(Box::new(procs)) };
+    let kill: &'static SignalSender<'static> = Box::leak(Box::new(SignalSender {
+        sender: Sender::Process { pid: 42, uid: 0 },
+        name: Some("kill"),
+    }));
+    let hook: &'static hooks::Record = Box::leak(Box::new(hooks::Record {
+        kind: HookKind::PreStop,
+        outcome: Outcome::Ended(Ending::Exited(7)),
+        took: ms(1_250),
+    }));
+    let orphan: &'static Ending = Box::leak(Box::new(Ending::Killed {
+        signal: 9,
+        core_dumped: false,
+    }));
+    vec![
+        (
+            "signal_received",
+            Record::new(
+                Level::Info,
+                "signal_received",
+                "received SIGTERM from pid 0 (outside this PID namespace)",
+            )
+            .at(t())
+            .field("signal", Signal(15))
+            .object("sender", &OUTSIDE),
+        ),
+        (
+            "signal_received",
+            Record::new(
+                Level::Info,
+                "signal_received",
+                "received SIGHUP from pid 42 (kill, uid 0)",
+            )
+            .at(t())
+            .field("signal", Signal(1))
+            .object("sender", kill),
+        ),
+        (
+            "hook_ended",
+            Record::new(
+                Level::Warning,
+                "hook_ended",
+                "pre-stop hook failed: exited with code 7 after 1.25s; going on with the stop",
+            )
+            .at(t())
+            .flatten(hook),
+        ),
+        (
+            "grace_deadline",
+            Record::new(
+                Level::Warning,
+                "grace_deadline",
+                "grace period (10.00s) over: SIGKILL to 7 (java), 31 (sh)",
+            )
+            .at(t())
+            .field("grace_period", Duration::from_secs(10))
+            .list("killed", leak(vec![proc(7, "java"), proc(31, "sh")]))
+            .field("listed", true),
+        ),
+        (
+            "drain_killed",
+            Record::new(
+                Level::Warning,
+                "drain_killed",
+                "drain timeout (2.00s) over: SIGKILL to 41 (postgres)",
+            )
+            .at(t())
+            .word("cause", "drain_timeout")
+            .field("drain_timeout", Duration::from_secs(2))
+            .list("killed", leak(vec![proc(41, "postgres")]))
+            .field("listed", true),
+        ),
+        (
+            "reaped",
+            Record::new(
+                Level::Warning,
+                "reaped",
+                "reaped orphaned zombie pid 55, which was killed by SIGKILL (status 137)",
+            )
+            .at(t())
+            .field("pid", 55)
+            .object("ending", orphan),
+        ),
+    ]
+}
+
 /// The examples whose logfmt form the doc shows too.
-const LOGFMT_EXAMPLES: [&str; 3] = ["grace deadline", "OOM kill of a grandchild", "timeout"];
+const LOGFMT_EXAMPLES: [&str; 4] = [
+    "grace deadline",
+    "OOM kill of a grandchild",
+    "timeout",
+    "grace_deadline",
+];
 
 fn logging_md() -> String {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/logging.md");
@@ -1115,7 +1208,7 @@ fn logging_md() -> String {
 fn the_examples_in_the_doc_are_what_vigil_writes() {
     let doc = logging_md();
     let mut missing = String::new();
-    for (name, record) in examples() {
+    for (name, record) in examples().into_iter().chain(event_examples()) {
         checked(&record);
         let mut wanted = vec![json_line(&record)];
         if LOGFMT_EXAMPLES.contains(&name) {
