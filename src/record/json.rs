@@ -1,7 +1,7 @@
 //! One record as one JSON object on one line, and the string escaping that
 //! logfmt's quoted values share.
 
-use super::{cut_points, text_bytes, write_plain, Record, Step, Text, Value, SCHEMA};
+use super::{cut_points, put, text_bytes, write_plain, Record, Step, Text, Value, SCHEMA};
 
 /// Writes a JSON object member by member. `first` says whether the object
 /// or list being written has no member yet (no comma before the next).
@@ -30,7 +30,7 @@ impl<'o> Writer<'o> {
             // Keys are the schema's constants, plain ASCII: escaped all the
             // same, so that no key can ever break the line.
             escape(self.out, key.as_bytes());
-            self.out.extend_from_slice(b"\":");
+            put(self.out, b"\":");
         }
     }
 
@@ -45,13 +45,13 @@ impl<'o> Writer<'o> {
     }
 
     pub(super) fn header(&mut self, record: &Record<'_>, step: &Step) {
-        self.out.extend_from_slice(b"{\"time\":\"");
+        put(self.out, b"{\"time\":\"");
         record.time.write_rfc3339(self.out);
-        self.out.extend_from_slice(b"\",\"level\":\"");
-        self.out.extend_from_slice(record.level.as_str().as_bytes());
-        self.out.extend_from_slice(b"\",\"event\":");
+        put(self.out, b"\",\"level\":\"");
+        put(self.out, record.level.as_str().as_bytes());
+        put(self.out, b"\",\"event\":");
         self.string(record.event.as_bytes(), usize::MAX);
-        self.out.extend_from_slice(b",\"msg\":");
+        put(self.out, b",\"msg\":");
         self.string(record.msg.as_bytes(), step.msg_max);
         self.first = false;
     }
@@ -115,22 +115,22 @@ impl<'o> Writer<'o> {
         }
         self.out.push(b'"');
         escape(self.out, key.as_bytes());
-        self.out.extend_from_slice(b"_more\":");
+        put(self.out, b"_more\":");
         super::write_uint(self.out, n as u64);
         self.first = false;
     }
 
     pub(super) fn trailer(&mut self, shortened: bool, vigil_pid: Option<u32>) {
         if shortened {
-            self.out.extend_from_slice(b",\"shortened\":true");
+            put(self.out, b",\"shortened\":true");
         }
         if let Some(pid) = vigil_pid {
-            self.out.extend_from_slice(b",\"vigil_pid\":");
+            put(self.out, b",\"vigil_pid\":");
             super::write_uint(self.out, pid.into());
         }
-        self.out.extend_from_slice(b",\"schema\":");
+        put(self.out, b",\"schema\":");
         super::write_uint(self.out, SCHEMA.into());
-        self.out.extend_from_slice(b"}\n");
+        put(self.out, b"}\n");
     }
 }
 
@@ -143,9 +143,9 @@ pub(super) fn write_text(out: &mut Vec<u8>, cut: &mut bool, bytes: &[u8], max: u
         Some((head, tail)) => {
             *cut = true;
             escape(out, bytes.get(..head).unwrap_or_default());
-            out.extend_from_slice(b" [... ");
+            put(out, b" [... ");
             super::write_uint(out, bytes.len() as u64);
-            out.extend_from_slice(b" bytes in all ...] ");
+            put(out, b" bytes in all ...] ");
             escape(out, bytes.get(tail..).unwrap_or_default());
         }
     }
@@ -162,7 +162,7 @@ pub(super) fn escape(out: &mut Vec<u8>, bytes: &[u8]) {
     for chunk in bytes.utf8_chunks() {
         escape_str(out, chunk.valid());
         for &b in chunk.invalid() {
-            out.extend_from_slice(b"\\\\x");
+            put(out, b"\\\\x");
             push_hex(out, b.into(), 2);
         }
     }
@@ -173,30 +173,48 @@ pub(super) fn is_special(c: char) -> bool {
     c < ' ' || ('\u{7f}'..='\u{9f}').contains(&c) || c == '\u{2028}' || c == '\u{2029}'
 }
 
+/// Escapes valid UTF-8, byte by byte: printable ASCII and most of the rest
+/// is copied in runs, and only the few sequences that need it are looked
+/// at (C1 controls are `0xc2 0x80..0x9f`, U+2028 and U+2029 `0xe2 0x80
+/// 0xa8/0xa9`).
 fn escape_str(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    let at = |i: usize| bytes.get(i).copied().unwrap_or(0);
     let mut start = 0;
-    for (i, c) in s.char_indices() {
-        let short: &[u8] = match c {
-            '"' => b"\\\"",
-            '\\' => b"\\\\",
-            '\n' => b"\\n",
-            '\r' => b"\\r",
-            '\t' => b"\\t",
-            '\u{8}' => b"\\b",
-            '\u{c}' => b"\\f",
-            c if is_special(c) => b"",
-            _ => continue,
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = at(i);
+        let (len, escape): (usize, &[u8]) = match b {
+            b'"' => (1, b"\\\""),
+            b'\\' => (1, b"\\\\"),
+            b'\n' => (1, b"\\n"),
+            b'\r' => (1, b"\\r"),
+            b'\t' => (1, b"\\t"),
+            0x08 => (1, b"\\b"),
+            0x0c => (1, b"\\f"),
+            0..=0x1f | 0x7f => (1, b""),
+            0xc2 if (0x80..=0x9f).contains(&at(i + 1)) => (2, b""),
+            0xe2 if at(i + 1) == 0x80 && matches!(at(i + 2), 0xa8 | 0xa9) => (3, b""),
+            _ => {
+                i += 1;
+                continue;
+            }
         };
-        out.extend_from_slice(s.get(start..i).unwrap_or_default().as_bytes());
-        if short.is_empty() {
-            out.extend_from_slice(b"\\u");
+        put(out, bytes.get(start..i).unwrap_or_default());
+        if escape.is_empty() {
+            let c = s
+                .get(i..i + len)
+                .and_then(|c| c.chars().next())
+                .unwrap_or('\0');
+            put(out, b"\\u");
             push_hex(out, c.into(), 4);
         } else {
-            out.extend_from_slice(short);
+            put(out, escape);
         }
-        start = i + c.len_utf8();
+        i += len;
+        start = i;
     }
-    out.extend_from_slice(s.get(start..).unwrap_or_default().as_bytes());
+    put(out, bytes.get(start..).unwrap_or_default());
 }
 
 /// `n` in `digits` lowercase hexadecimal digits.

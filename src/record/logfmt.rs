@@ -11,7 +11,9 @@
 //! which is what logfmt readers (Go's go-logfmt, and so Loki) unquote.
 
 use super::json::{is_special, write_text};
-use super::{cut_points, text_bytes, write_plain, write_uint, Record, Step, Text, Value, SCHEMA};
+use super::{
+    cut_points, put, text_bytes, write_plain, write_uint, Record, Step, Text, Value, SCHEMA,
+};
 
 pub(super) struct Writer<'o> {
     out: &'o mut Vec<u8>,
@@ -35,14 +37,14 @@ impl<'o> Writer<'o> {
     /// ` path.key=`: every pair but the first (`time`) starts with a space.
     fn key(&mut self, key: &str) {
         self.out.push(b' ');
-        self.out.extend_from_slice(&self.path);
-        self.out.extend_from_slice(key.as_bytes());
+        put(self.out, &self.path);
+        put(self.out, key.as_bytes());
         self.out.push(b'=');
     }
 
     fn string(&mut self, bytes: &[u8], max: usize) {
         if cut_points(bytes, max).is_none() && is_bare(bytes) {
-            self.out.extend_from_slice(bytes);
+            put(self.out, bytes);
             return;
         }
         self.out.push(b'"');
@@ -52,7 +54,7 @@ impl<'o> Writer<'o> {
 
     fn enter(&mut self, segment: &[u8]) {
         self.marks.push(self.path.len());
-        self.path.extend_from_slice(segment);
+        put(&mut self.path, segment);
         self.path.push(b'.');
     }
 
@@ -66,10 +68,10 @@ impl<'o> Writer<'o> {
     }
 
     pub(super) fn header(&mut self, record: &Record<'_>, step: &Step) {
-        self.out.extend_from_slice(b"time=");
+        put(self.out, b"time=");
         record.time.write_rfc3339(self.out);
-        self.out.extend_from_slice(b" level=");
-        self.out.extend_from_slice(record.level.as_str().as_bytes());
+        put(self.out, b" level=");
+        put(self.out, record.level.as_str().as_bytes());
         self.key("event");
         self.string(record.event.as_bytes(), usize::MAX);
         self.key("msg");
@@ -127,21 +129,21 @@ impl<'o> Writer<'o> {
 
     pub(super) fn more(&mut self, key: &str, n: usize) {
         self.out.push(b' ');
-        self.out.extend_from_slice(&self.path);
-        self.out.extend_from_slice(key.as_bytes());
-        self.out.extend_from_slice(b"_more=");
+        put(self.out, &self.path);
+        put(self.out, key.as_bytes());
+        put(self.out, b"_more=");
         write_uint(self.out, n as u64);
     }
 
     pub(super) fn trailer(&mut self, shortened: bool, vigil_pid: Option<u32>) {
         if shortened {
-            self.out.extend_from_slice(b" shortened=true");
+            put(self.out, b" shortened=true");
         }
         if let Some(pid) = vigil_pid {
-            self.out.extend_from_slice(b" vigil_pid=");
+            put(self.out, b" vigil_pid=");
             write_uint(self.out, pid.into());
         }
-        self.out.extend_from_slice(b" schema=");
+        put(self.out, b" schema=");
         write_uint(self.out, SCHEMA.into());
         self.out.push(b'\n');
     }

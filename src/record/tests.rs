@@ -1296,3 +1296,14 @@ fn the_doc_and_the_schema_agree() {
         );
     }
 }
+
+#[test]
+fn a_cut_never_runs_off_the_start() {
+    // Continuation bytes everywhere (not UTF-8): the cut points stay inside.
+    let bytes = [0x80u8; 10];
+    for max in 0..10 {
+        let (head, tail) = cut_points(&bytes, max).unwrap();
+        assert!(head <= tail && tail <= bytes.len(), "{max}: {head} {tail}");
+    }
+    assert_eq!(string_of(&Value::Bytes(&[0x80; 300])).len(), 4 * 300);
+}

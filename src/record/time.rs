@@ -4,6 +4,8 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use super::put;
+
 /// An instant as seconds and milliseconds since the Unix epoch. A clock set
 /// before 1970 reads as the epoch; one past the year 9999 (which RFC 3339
 /// cannot write) as its last millisecond.
@@ -63,13 +65,21 @@ impl Timestamp {
             (self.millis.into(), 3),
         ];
         let separators = [b'-', b'-', b'T', b':', b':', b'.', b'Z'];
-        for ((value, width), separator) in fields.into_iter().zip(separators) {
-            for place in (0..width).rev() {
-                let digit = value / 10u64.pow(place as u32) % 10;
-                out.push(b'0' + digit as u8);
+        let mut text = [0u8; 24];
+        let mut at = 0;
+        for ((mut value, width), separator) in fields.into_iter().zip(separators) {
+            for place in (at..at + width).rev() {
+                if let Some(digit) = text.get_mut(place) {
+                    *digit = b'0' + (value % 10) as u8;
+                }
+                value /= 10;
             }
-            out.push(separator);
+            if let Some(slot) = text.get_mut(at + width) {
+                *slot = separator;
+            }
+            at += width + 1;
         }
+        put(out, &text);
     }
 }
 
