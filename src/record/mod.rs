@@ -8,15 +8,24 @@
 //!
 //! Hand-written rather than serde: vigil is a static PID 1 whose size and
 //! start-up matter, and these records need only a small, fixed part of JSON
-//! (objects, arrays of objects, strings, integers, booleans and decimal
-//! seconds), which costs a few kilobytes of code where serde_json costs
-//! tens.
+//! (objects, lists of objects, strings, integers, booleans and decimal
+//! seconds), which a small writer covers without serde's generic machinery.
 //!
 //! A record is built once, at the call site, and borrows what it shows (the
 //! command, process names): its fields are a flat list in one `Vec`, so a
-//! field costs no allocation of its own. The `text` format is not encoded
-//! here: `logging` writes the text line as it always has, and the record
-//! carries those same words in `msg`.
+//! field costs no allocation of its own. Facts that appear in several
+//! events (a process, an ending, a hook, a signal's sender) implement
+//! `Fields` (in `facts`), so that each is written one way everywhere:
+//!
+//! ```ignore
+//! Record::new(Level::Warning, "grace_deadline", msg)
+//!     .field("grace_period", period)     // a Duration: seconds
+//!     .list("killed", &left)             // &[Proc]: [{pid, name}]
+//!     .field("listed", true)
+//! ```
+//!
+//! The `text` format is not encoded here: `logging` writes the text line as
+//! it always has, and the record carries those same words in `msg`.
 //!
 //! Every encoded line fits in `LINE_MAX` bytes, newline included, so that it
 //! is one `write` a pipe takes whole (`PIPE_BUF`), like a text line; the
