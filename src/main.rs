@@ -33,6 +33,8 @@ mod hooks;
 mod logging;
 mod procs;
 mod reap;
+#[allow(dead_code, unused_imports)] // until --log-format is wired in (issue 20)
+mod record;
 mod report;
 mod signals;
 mod spawn;
