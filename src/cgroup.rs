@@ -25,6 +25,7 @@
 //! /proc/self/mountinfo, which is slow to generate (on its own it cost as
 //! much as all the rest of vigil's start-up).
 
+use crate::logging::{self, Level};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -55,7 +56,12 @@ impl OomCounter {
         }
         match read_oom_kills(&file) {
             Some(at_start) => {
-                log::debug!("OOM kills so far in {}: {at_start}", path.display());
+                logging::emit(
+                    Level::Debug,
+                    "oom_counter",
+                    format_args!("OOM kills so far in {}: {at_start}", path.display()),
+                    |r| r.field("path", path.as_path()).field("oom_kills", at_start),
+                );
                 OomCounter::Since { file, at_start }
             }
             None => OomCounter::Unavailable,

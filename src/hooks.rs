@@ -6,7 +6,9 @@ use std::ffi::OsString;
 use std::fmt;
 use std::time::{Duration, Instant};
 
+use crate::logging::{self, Level};
 use crate::reap::Ending;
+use crate::record::{Fields, Obj};
 use crate::signals;
 use crate::spawn::{Spawn, SpawnError};
 
@@ -169,6 +171,48 @@ impl fmt::Display for Record {
     }
 }
 
+/// `{"hook": "pre-stop", "outcome": "failed", "ending": {...}, "duration":
+/// 0.5}`. `outcome` is `succeeded`, `failed` or `cancelled` (ended by vigil
+/// because something overtook it: not a failure); `reason` says why for a
+/// failure that is not an ending (`timed_out`, `could_not_run`, with
+/// `error`) and for a cancellation (`stop`, `grace_deadline`,
+/// `child_exited`).
+impl Fields for Record {
+    fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
+        o.word("hook", self.kind.as_str());
+        match &self.outcome {
+            Outcome::Ended(ending) => {
+                let outcome = if ending.succeeded() {
+                    "succeeded"
+                } else {
+                    "failed"
+                };
+                o.word("outcome", outcome);
+                if !ending.succeeded() {
+                    o.object("ending", ending);
+                }
+            }
+            Outcome::CouldNotRun(why) => {
+                o.word("outcome", "failed")
+                    .word("reason", "could_not_run")
+                    .field("error", why);
+            }
+            Outcome::TimedOut => {
+                o.word("outcome", "failed").word("reason", "timed_out");
+            }
+            Outcome::Cancelled(cancel) => {
+                let reason = match cancel {
+                    Cancel::Stop => "stop",
+                    Cancel::GraceDeadline => "grace_deadline",
+                    Cancel::ChildExited => "child_exited",
+                };
+                o.word("outcome", "cancelled").word("reason", reason);
+            }
+        }
+        o.field("duration", self.took);
+    }
+}
+
 /// Starts a hook with `spawn`, at `started`; an `Err` is the record of a
 /// hook that could not run.
 pub fn start(
@@ -196,7 +240,12 @@ pub fn start(
     };
     match spawn(spec) {
         Ok(pid) => {
-            log::info!("{} hook started: pid {pid}", kind.as_str());
+            logging::emit(
+                Level::Info,
+                "hook_started",
+                format_args!("{} hook started: pid {pid}", kind.as_str()),
+                |r| r.word("hook", kind.as_str()).field("pid", pid),
+            );
             Ok(Running {
                 kind,
                 pid,

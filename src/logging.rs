@@ -1,8 +1,13 @@
-//! Logging to stderr through `log` + `env_logger`, every line prefixed
-//! `vigil:` (or what `init` is given: `vigil[PID]:` under another vigil),
-//! never
-//! blocking while vigil supervises: a PID 1 stuck writing to a full pipe
-//! that nobody reads would stop reaping and forwarding.
+//! vigil's log: every line it writes goes to stderr through `emit`, as
+//! text (`vigil: warning: ...`, through `log` + `env_logger`, as ever) or,
+//! with `--log-format json|logfmt`, as one record per line (`record`). A
+//! record is built only when its line is shown, and only in the structured
+//! formats; the text line's words are its `msg`.
+//!
+//! Every line is prefixed `vigil:` (or `vigil[PID]:` under another vigil,
+//! which a record says with `vigil_pid`), and never blocks while vigil
+//! supervises: a PID 1 stuck writing to a full pipe that nobody reads
+//! would stop reaping and forwarding.
 //!
 //! The last lines are another matter: once the deadline warnings and the
 //! exit report are due there is little or nothing left to supervise, and
@@ -13,20 +18,23 @@
 //! not to hold up the container's exit.
 //!
 //! Every line is written whole, in one `write` of at most `PIPE_BUF` bytes
-//! (longer messages are cut to fit): a pipe takes such a write in one piece,
-//! so a vigil line is never split, nor mixed with the child's output.
+//! (longer messages are cut to fit, records shortened): a pipe takes such
+//! a write in one piece, so a vigil line is never split, nor mixed with the
+//! child's output.
 
+use std::cell::RefCell;
+use std::fmt;
 use std::io::{self, Write};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use crate::record::{self, Encoder, Format, Record, LINE_MAX};
 use crate::text::one_line;
 
 /// The log target of lines shown at the default verbosity without being
-/// warnings (the exit report of a container that stopped or failed without
-/// anything abnormal). Logged at `Warn` level, so that `-q`-like verbosity 0
+/// warnings (`Level::Notice`). Logged at `Warn` level, so that verbosity 0
 /// hides them, and printed without the `warning:` tag.
-pub const NOTICE: &str = "vigil::notice";
+const NOTICE: &str = "vigil::notice";
 
 /// What a pipe takes in one piece (POSIX `PIPE_BUF` on Linux): the longest
 /// line vigil writes, newline included.
@@ -38,16 +46,115 @@ const PATIENCE: Duration = Duration::from_secs(1);
 /// When the final lines stop waiting; unset while vigil supervises.
 static PATIENT_UNTIL: OnceLock<Instant> = OnceLock::new();
 
-/// tini's verbosity scale: 0 errors, 1 warnings (default), 2 info, 3
-/// debug, 4 trace. `prefix` starts every line (`vigil`, or `vigil[PID]`
-/// for a vigil under another one: `procs::log_prefix`).
-pub fn init(verbosity: u8, prefix: String) {
+/// How important a line is, which decides at what verbosity it is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// `vigil: error: ...`; shown at every verbosity.
+    Error,
+    /// `vigil: warning: ...`; shown by default.
+    Warning,
+    /// Shown by default, but not a warning: `vigil: ...` without a tag (the
+    /// exit report of a container that stopped as asked); level `info` in
+    /// a record.
+    Notice,
+    /// `-v`: the lifecycle, signals and their senders.
+    Info,
+    /// `-vv`: each reaped process, each forwarded signal.
+    Debug,
+    /// `-vvv`: everything.
+    Trace,
+}
+
+impl Level {
+    /// The least verbosity (tini's scale) at which the line is shown.
+    fn verbosity(self) -> u8 {
+        match self {
+            Level::Error => 0,
+            Level::Warning | Level::Notice => 1,
+            Level::Info => 2,
+            Level::Debug => 3,
+            Level::Trace => 4,
+        }
+    }
+
+    fn log_level(self) -> log::Level {
+        match self {
+            Level::Error => log::Level::Error,
+            Level::Warning | Level::Notice => log::Level::Warn,
+            Level::Info => log::Level::Info,
+            Level::Debug => log::Level::Debug,
+            Level::Trace => log::Level::Trace,
+        }
+    }
+
+    fn target(self) -> &'static str {
+        match self {
+            Level::Notice => NOTICE,
+            _ => "vigil",
+        }
+    }
+
+    /// The level a record says.
+    pub fn record_level(self) -> record::Level {
+        match self {
+            Level::Error => record::Level::Error,
+            Level::Warning => record::Level::Warning,
+            Level::Notice | Level::Info => record::Level::Info,
+            Level::Debug => record::Level::Debug,
+            Level::Trace => record::Level::Trace,
+        }
+    }
+
+    /// The text line's tag after the prefix.
+    fn tag(self) -> &'static str {
+        match self {
+            Level::Error => "error: ",
+            Level::Warning => "warning: ",
+            _ => "",
+        }
+    }
+}
+
+/// How logging was set up.
+struct Setup {
+    verbosity: u8,
+    /// `None` for text.
+    encoder: Option<Encoder>,
+}
+
+static SETUP: OnceLock<Setup> = OnceLock::new();
+
+thread_local! {
+    /// The line a record is encoded into, kept from one record to the next
+    /// (vigil has one thread).
+    static LINE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Sets logging up: tini's verbosity scale (0 errors, 1 warnings, the
+/// default, 2 info, 3 debug, 4 trace), the format, and `under_vigil`,
+/// vigil's pid when it runs under another vigil (`procs::under_vigil`):
+/// its text lines then start `vigil[PID]:`, its records carry `vigil_pid`.
+pub fn init(verbosity: u8, format: Format, under_vigil: Option<u32>) {
+    let encoder = format.encoding().map(|encoding| Encoder {
+        encoding,
+        vigil_pid: under_vigil,
+    });
+    let _ = SETUP.set(Setup { verbosity, encoder });
+    if encoder.is_some() {
+        // Every line is a record, written by `emit`: nothing goes through
+        // `log`.
+        return;
+    }
     let level = match verbosity {
         0 => log::LevelFilter::Error,
         1 => log::LevelFilter::Warn,
         2 => log::LevelFilter::Info,
         3 => log::LevelFilter::Debug,
         _ => log::LevelFilter::Trace,
+    };
+    let prefix = match under_vigil {
+        Some(pid) => format!("vigil[{pid}]"),
+        None => "vigil".to_string(),
     };
     let _ = env_logger::Builder::new()
         .filter_level(level)
@@ -67,6 +174,98 @@ pub fn init(verbosity: u8, prefix: String) {
         })
         .target(env_logger::Target::Pipe(Box::new(Stderr)))
         .try_init();
+}
+
+/// Whether a line at `level` is shown (logging is set up, and the
+/// verbosity is high enough).
+pub fn shown(level: Level) -> bool {
+    SETUP
+        .get()
+        .is_some_and(|setup| level.verbosity() <= setup.verbosity)
+}
+
+/// The encoder of records, `None` for text (or before `init`).
+pub fn encoder() -> Option<Encoder> {
+    SETUP.get().and_then(|setup| setup.encoder)
+}
+
+/// Logs one event: `msg` is the text line's words (after `vigil: ` and the
+/// level's tag); `fields` adds the event's facts to its record. Nothing is
+/// formatted or built unless the line is shown, and the record only in the
+/// structured formats.
+///
+/// ```ignore
+/// logging::emit(Level::Info, "started", format_args!("started {command} as pid {pid}"),
+///     |r| r.field("command", Argv(argv)).field("pid", pid));
+/// ```
+pub fn emit<'a>(
+    level: Level,
+    event: &'static str,
+    msg: fmt::Arguments<'_>,
+    fields: impl FnOnce(Record<'a>) -> Record<'a>,
+) {
+    let Some(setup) = SETUP.get() else {
+        return;
+    };
+    if level.verbosity() > setup.verbosity {
+        return;
+    }
+    match &setup.encoder {
+        None => log::log!(target: level.target(), level.log_level(), "{msg}"),
+        Some(encoder) => {
+            let record = fields(Record::new(level.record_level(), event, fmt::format(msg)));
+            write_record(encoder, &record);
+        }
+    }
+}
+
+/// Encodes `record` into the reused line and writes it.
+fn write_record(encoder: &Encoder, record: &Record<'_>) {
+    LINE.with(|line| match line.try_borrow_mut() {
+        Ok(mut line) => {
+            encoder.line(record, LINE_MAX, &mut line);
+            write_line(&line);
+        }
+        Err(_) => {
+            let mut line = Vec::new();
+            encoder.line(record, LINE_MAX, &mut line);
+            write_line(&line);
+        }
+    });
+}
+
+/// Writes one whole line (a record, encoded) to stderr, as every line is
+/// written: without blocking while vigil supervises, patiently at the end.
+pub fn write_line(line: &[u8]) {
+    let _ = Stderr.write(line);
+}
+
+/// Writes one line straight to stderr before logging is set up (a usage
+/// error, a start-up failure), in `format`: the text line `vigil: error:
+/// MSG`, or the record `fields` builds. Returns the line, newline included,
+/// for the termination log.
+pub fn early<'a>(
+    format: Format,
+    level: Level,
+    event: &'static str,
+    msg: &str,
+    fields: impl FnOnce(Record<'a>) -> Record<'a>,
+) -> Vec<u8> {
+    let line = match format.encoding() {
+        None => whole_line(&format!("vigil: {}", level.tag()), msg).into_bytes(),
+        Some(encoding) => {
+            let encoder = Encoder {
+                encoding,
+                vigil_pid: None,
+            };
+            let record = fields(Record::new(level.record_level(), event, msg.to_string()));
+            let mut line = Vec::new();
+            encoder.line(&record, LINE_MAX, &mut line);
+            line
+        }
+    };
+    write_line(&line);
+    line
 }
 
 /// From now on, log lines wait for room in a full stderr, `PATIENCE` in all
@@ -160,12 +359,6 @@ fn unread(fd: libc::c_int) -> usize {
     } else {
         0
     }
-}
-
-/// Writes a usage or start-up message straight to stderr, before logging is
-/// set up. Errors are ignored: there is nobody else to tell.
-pub fn say(message: &str) {
-    let _ = Stderr.write_all(format!("vigil: {}\n", one_line(message)).as_bytes());
 }
 
 /// `prefix` and `message` as one line that fits in `PIPE_BUF` bytes,

@@ -33,7 +33,6 @@ mod hooks;
 mod logging;
 mod procs;
 mod reap;
-#[allow(dead_code, unused_imports)] // until --log-format is wired in (issue 20)
 mod record;
 mod report;
 mod signals;
@@ -72,17 +71,25 @@ fn run(args: Vec<OsString>) -> c_int {
     let inherited = match signals::block_all() {
         Ok(inherited) => inherited,
         Err(e) => {
-            logging::say(&format!(
-                "error: cannot block signals: {}",
-                text::os_error(&e)
-            ));
+            let error = text::os_error(&e);
+            early_error(
+                &args,
+                "start_failed",
+                &format!("cannot block signals: {error}"),
+                |r| r.field("error", error.as_str()).field("status", 1),
+            );
             return 1;
         }
     };
+    if let Some(program) = args.first() {
+        procs::name_self(program);
+    }
     // Installed setuid or setgid, vigil would run anything as anyone for
     // whoever can start it: refuse before reading a word of its input.
     if let Err(e) = user::refuse_setid() {
-        logging::say(&format!("error: {e}"));
+        early_error(&args, "setid_refused", &e.to_string(), |r| {
+            e.fields(r).field("status", 1)
+        });
         return 1;
     }
     let config = match cli::parse(&args, std::env::vars_os()) {
@@ -93,19 +100,38 @@ fn run(args: Vec<OsString>) -> c_int {
             return 0;
         }
         Err(cli::UsageError(message)) => {
-            // The same level word as every other error line.
-            let line = format!("error: {message}");
-            logging::say(&line);
+            let line = early_error(&args, "usage_error", &message, |r| r.field("status", 2));
             let var = std::env::var_os("VIGIL_TERMINATION_LOG");
             if let Some(path) = cli::termination_log_after(&args, var) {
-                termlog::write(&path, &format!("vigil: {line}"), true);
+                termlog::write(&path, &line, true);
             }
             return 2;
         }
     };
-    logging::init(config.verbosity, procs::log_prefix());
+    logging::init(config.verbosity, config.log_format, procs::under_vigil());
     for warning in &config.warnings {
-        log::warn!("{warning}");
+        logging::emit(
+            logging::Level::Warning,
+            "unknown_variable",
+            format_args!("{warning}"),
+            |r| {
+                r.field("variable", &warning.name)
+                    .opt("meant", warning.meant)
+            },
+        );
     }
     supervisor::run(config, inherited)
+}
+
+/// An error before logging is set up, in the format the command line or
+/// `VIGIL_LOG_FORMAT` asks for (read leniently: text when that is what is
+/// wrong). Returns the line, for the termination log.
+fn early_error<'a>(
+    args: &[OsString],
+    event: &'static str,
+    message: &str,
+    fields: impl FnOnce(record::Record<'a>) -> record::Record<'a>,
+) -> Vec<u8> {
+    let format = cli::log_format_before(args, std::env::var_os("VIGIL_LOG_FORMAT"));
+    logging::early(format, logging::Level::Error, event, message, fields)
 }

@@ -5,13 +5,13 @@
 //! vigil's descendants (vigil is then a subreaper, so orphans below it stay
 //! below it). Signalling them all uses `kill(-1)` only as PID 1.
 
-use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 use std::fs;
 use std::io::Read;
 
-use crate::signals::{self, Sender};
+use crate::record::{Fields, Obj};
+use crate::signals;
 
 /// Whom vigil answers for, decided once at start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,6 +40,13 @@ impl Role {
 pub struct Proc {
     pub pid: i32,
     pub name: String,
+}
+
+/// `{"pid": 7, "name": "sleep"}`
+impl Fields for Proc {
+    fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
+        o.field("pid", self.pid).field("name", &self.name);
+    }
 }
 
 impl fmt::Display for Proc {
@@ -89,41 +96,42 @@ fn telling_name(pid: i32, comm: &str) -> String {
     program.unwrap_or_else(|| comm.to_string())
 }
 
-/// A signal's sender for the log and the report: `from pid 42 (kill, uid
-/// 0)`. Reads the sender's name from /proc, so it is asked for only where a
-/// description is wanted, while the sender may still be alive. A sender
-/// without a pid to name (pid 0, the kernel) costs nothing: fixed text.
-pub fn describe_sender(sender: Sender) -> Cow<'static, str> {
-    match (sender.fixed_description(), sender) {
-        (Some(text), _) => Cow::Borrowed(text),
-        (None, Sender::Process { pid, uid }) => {
-            let name = name(pid as i32).unwrap_or_else(|| "name unknown".into());
-            Cow::Owned(format!("from pid {pid} ({name}, uid {uid})"))
-        }
-        (None, other) => Cow::Owned(other.to_string()),
-    }
-}
-
-/// The start of vigil's log lines: `vigil`, or `vigil[PID]` when vigil's
-/// parent is itself a vigil (an image whose entrypoint is vigil, run with
-/// `docker run --init` and vigil as the engine's init, which the engine
-/// mounts as `docker-init`): two vigils then write to one log, and the pid
-/// tells the inner one's lines apart. PID 1 has no vigil above it, so it
-/// stays `vigil` and reads nothing.
-pub fn log_prefix() -> String {
+/// vigil's pid when it runs under another vigil, for its log lines to say
+/// (`vigil[PID]:`, `vigil_pid`): an image whose entrypoint is vigil, run
+/// with `docker run --init` and vigil as the engine's init, writes two
+/// vigils' lines to one log. Exactly then: the parent calls itself `vigil`
+/// (`comm`), which every vigil does, whatever its file is called
+/// (`name_self`), and Docker's own `docker-init` (tini) does not. PID 1 has
+/// no vigil above it and reads nothing.
+pub fn under_vigil() -> Option<u32> {
     let me = std::process::id();
     if me == 1 {
-        return "vigil".to_string();
+        return None;
     }
     // SAFETY: getppid takes no arguments and cannot fail.
     let parent = unsafe { libc::getppid() };
-    let parent_is_vigil = parent > 0
-        && name(parent).is_some_and(|name| matches!(name.as_str(), "vigil" | "docker-init"));
-    if parent_is_vigil {
-        format!("vigil[{me}]")
-    } else {
-        "vigil".to_string()
+    let comm = (parent > 0).then(|| read_text(format!("/proc/{parent}/comm")))??;
+    (comm.trim_end() == VIGIL).then_some(me)
+}
+
+/// What every vigil calls itself.
+const VIGIL: &str = "vigil";
+
+/// Makes vigil's command name (`comm`, what `ps` and /proc show) `vigil`,
+/// whatever its file is called: installed as `docker-init`, `tini` or
+/// `init`, it is still told apart from the real tini by a vigil below it
+/// (`under_vigil`). `program` is argv[0]; nothing is done when its name
+/// says `vigil` already.
+pub fn name_self(program: &std::ffi::OsStr) {
+    let base = std::path::Path::new(program)
+        .file_name()
+        .unwrap_or_default();
+    if base == std::ffi::OsStr::new(VIGIL) {
+        return;
     }
+    // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16
+    // bytes, which the literal is.
+    unsafe { libc::prctl(libc::PR_SET_NAME, c"vigil".as_ptr(), 0, 0, 0) };
 }
 
 /// Whether /proc is mounted and belongs to vigil's own PID namespace. Under

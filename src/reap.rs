@@ -11,6 +11,10 @@
 
 use std::fmt;
 
+use crate::logging::{self, Level};
+use crate::record::{Fields, Obj};
+use crate::signals::Signal;
+
 /// How a process ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ending {
@@ -29,6 +33,25 @@ impl Ending {
 
     pub fn succeeded(self) -> bool {
         self == Ending::Exited(0)
+    }
+}
+
+/// `{"kind": "exited", "code": 3, "status": 3}` or `{"kind": "killed",
+/// "signal": "SIGKILL", "core_dumped": false, "status": 137}`: `status` is
+/// the shell's (the code, or 128+N).
+impl Fields for Ending {
+    fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
+        match *self {
+            Ending::Exited(code) => o.word("kind", "exited").field("code", code),
+            Ending::Killed {
+                signal,
+                core_dumped,
+            } => o
+                .word("kind", "killed")
+                .field("signal", Signal(signal))
+                .field("core_dumped", core_dumped),
+        };
+        o.field("status", self.status());
     }
 }
 
@@ -107,7 +130,13 @@ pub fn next() -> Next {
             Some(libc::EINTR) => continue,
             Some(libc::ECHILD) => return Next::NoChildren,
             _ => {
-                log::error!("waitpid failed: {}", crate::text::os_error(&err));
+                let error = crate::text::os_error(&err);
+                logging::emit(
+                    Level::Error,
+                    "waitpid_failed",
+                    format_args!("waitpid failed: {error}"),
+                    |r| r.field("error", error.as_str()),
+                );
                 return Next::Nothing;
             }
         }

@@ -7,11 +7,14 @@
 //! mask is a raw 64-bit word, handed to the raw syscalls in the kernel's own
 //! layout for the architecture (`sys`).
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::Duration;
 
+use crate::logging::{self, Level};
+use crate::record::{Fields, Obj, Value};
 use crate::sys::{KernelSigaction, KernelSigset, SIGSET_SIZE};
 
 /// The highest signal number the kernel knows.
@@ -185,6 +188,13 @@ pub enum Sender {
     /// it in the name of the dying parent, so `from_siginfo` cannot tell it
     /// apart; the supervisor, which knows the parent, says so.
     ParentDeath,
+    /// A key typed at vigil's controlling terminal (Ctrl-C, Ctrl-\, Ctrl-Z)
+    /// or the terminal's new size (SIGWINCH): the kernel's terminal driver
+    /// sends these to the foreground process group, and vigil's own group
+    /// can be that (after `fg`, before vigil hands the terminal back to the
+    /// child). `from_siginfo` sees only `Kernel`; the supervisor, which can
+    /// ask whether vigil has a terminal, says so (`is_terminal_signal`).
+    Terminal,
 }
 
 impl Sender {
@@ -212,10 +222,105 @@ impl Sender {
     pub fn fixed_description(self) -> Option<&'static str> {
         match self {
             Sender::Kernel => Some("from the kernel"),
+            Sender::Terminal => Some("from the terminal"),
             Sender::Vigil => Some("from vigil itself"),
             Sender::ParentDeath => Some("from the kernel: vigil's parent died (-p)"),
             Sender::Process { pid: 0, .. } => Some("from pid 0 (outside this PID namespace)"),
             Sender::Process { .. } => None,
+        }
+    }
+}
+
+/// The signals a terminal's driver sends to its foreground process group,
+/// from the keyboard (Ctrl-C, Ctrl-\, Ctrl-Z) or for a new window size.
+/// The kernel sends SIGINT on its own only to the init of the whole machine
+/// for Ctrl-Alt-Del, which has no controlling terminal.
+pub fn is_terminal_signal(signal: i32) -> bool {
+    matches!(
+        signal,
+        libc::SIGINT | libc::SIGQUIT | libc::SIGTSTP | libc::SIGWINCH
+    )
+}
+
+/// A signal, written by name in records: `SIGTERM`, `SIGRTMIN+2`,
+/// `SIGRTMAX`, or `signal 32` for the numbers the C library keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Signal(pub i32);
+
+impl From<Signal> for Value<'_> {
+    fn from(signal: Signal) -> Self {
+        if signal.0 == MAX_SIGNAL {
+            // One word, where messages say `SIGRTMAX (SIGRTMIN+30)`.
+            return Value::Word(Cow::Borrowed("SIGRTMAX"));
+        }
+        Value::Word(Cow::Owned(name(signal.0)))
+    }
+}
+
+/// A signal's sender with the name vigil read from /proc when the signal
+/// arrived: only a process of vigil's namespace has one, and only for the
+/// signals whose sender vigil names (stop signals, and forwarded ones that
+/// the report may need). Read when the signal comes, since by the time
+/// the report is written the sender may be gone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Named {
+    pub sender: Sender,
+    /// `None` when there is no name to read, or /proc no longer had it.
+    pub name: Option<String>,
+}
+
+impl Named {
+    /// A sender without a name (none was read).
+    pub fn bare(sender: Sender) -> Named {
+        Named { sender, name: None }
+    }
+}
+
+impl fmt::Display for Named {
+    /// `from pid 42 (kill, uid 0)`, `from pid 0 (outside this PID
+    /// namespace)`, `from the kernel`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.sender.fixed_description(), self.sender) {
+            (Some(text), _) => f.write_str(text),
+            (None, Sender::Process { pid, uid }) => {
+                let name = self.name.as_deref().unwrap_or("name unknown");
+                write!(f, "from pid {pid} ({name}, uid {uid})")
+            }
+            (None, _) => Ok(()),
+        }
+    }
+}
+
+/// `{"kind": "process", "pid": 42, "uid": 0, "name": "kill"}`,
+/// `{"kind": "outside_namespace", "pid": 0, "uid": 0}`, `{"kind":
+/// "kernel"}`, `{"kind": "terminal"}`, `{"kind": "parent_death"}` (the
+/// `-p` signal), `{"kind": "vigil"}`.
+impl Fields for Named {
+    fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
+        match self.sender {
+            Sender::Process { pid: 0, uid } => {
+                o.word("kind", "outside_namespace")
+                    .field("pid", 0)
+                    .field("uid", uid);
+            }
+            Sender::Process { pid, uid } => {
+                o.word("kind", "process")
+                    .field("pid", pid)
+                    .field("uid", uid)
+                    .opt("name", self.name.as_ref());
+            }
+            Sender::Kernel => {
+                o.word("kind", "kernel");
+            }
+            Sender::Terminal => {
+                o.word("kind", "terminal");
+            }
+            Sender::ParentDeath => {
+                o.word("kind", "parent_death");
+            }
+            Sender::Vigil => {
+                o.word("kind", "vigil");
+            }
         }
     }
 }
@@ -477,14 +582,21 @@ pub fn send(target: Target, signal: i32) {
         return;
     }
     let err = io::Error::last_os_error();
-    match err.raw_os_error() {
-        Some(libc::ESRCH) => {}
-        _ => log::warn!(
-            "could not send {} to {target}: {}",
-            name(signal),
-            crate::text::os_error(&err)
-        ),
+    if err.raw_os_error() == Some(libc::ESRCH) {
+        return;
     }
+    let error = crate::text::os_error(&err);
+    logging::emit(
+        Level::Warning,
+        "send_failed",
+        format_args!("could not send {} to {target}: {error}", name(signal)),
+        |r| {
+            r.field("signal", Signal(signal))
+                .field("pid", pid.abs())
+                .field("group", matches!(target, Target::Group(_)))
+                .field("error", error.as_str())
+        },
+    );
 }
 
 impl fmt::Display for Target {

@@ -17,6 +17,7 @@ use std::process::{Command, Stdio};
 
 use nix::unistd::AccessFlags;
 
+use crate::record::Record;
 use crate::signals::Inherited;
 use crate::text::os_error;
 use crate::user::{Switch, SwitchFailure};
@@ -72,6 +73,31 @@ impl SpawnError {
     }
 }
 
+impl SpawnError {
+    /// The record's event: the exec failed (`exec_failed`), no process
+    /// could be made (`fork_failed`), or the `--user` switch failed in the
+    /// forked child (`user_switch_failed`).
+    pub fn event(&self) -> &'static str {
+        if self.switch_failed.is_some() {
+            "user_switch_failed"
+        } else if self.is_fork_failure() {
+            "fork_failed"
+        } else {
+            "exec_failed"
+        }
+    }
+
+    /// The facts for the record of `event` (the status is the caller's).
+    pub fn fields<'a>(&'a self, r: Record<'a>) -> Record<'a> {
+        let r = r.field("program", self.program.as_str());
+        if let Some(failure) = &self.switch_failed {
+            return failure.fields(r);
+        }
+        r.field("error", os_error(&self.error))
+            .opt("shell_error", self.shell_error.as_ref().map(os_error))
+    }
+}
+
 impl fmt::Display for SpawnError {
     /// `cannot run "PROG": No such file or directory`: the program once, in
     /// double quotes (escaped as Rust escapes a string, so a quote or a
@@ -111,14 +137,13 @@ const SHELL: &str = "/bin/sh";
 /// The PATH musl's `execvp` searches when PATH is unset.
 const DEFAULT_PATH: &str = "/usr/local/bin:/bin:/usr/bin";
 
-/// Joins argv for messages, quoted as a shell would need it, on one line
+/// Joins argv for messages, quoted only where a shell would need it, on
+/// one line
 /// (the exit report and the termination log hold it too).
 pub fn display_command(argv: &[OsString]) -> String {
-    let words: Vec<String> = argv
-        .iter()
-        .map(|w| w.to_string_lossy().into_owned())
-        .collect();
-    crate::text::one_line(&shell_words::join(words))
+    let mut joined = Vec::new();
+    crate::text::shell_join(argv, &mut joined);
+    crate::text::one_line(&String::from_utf8_lossy(&joined))
 }
 
 /// Starts the process in a process group of its own and returns its pid.
@@ -315,6 +340,23 @@ pub fn owns_terminal() -> bool {
         libc::isatty(libc::STDIN_FILENO) == 1
             && libc::tcgetpgrp(libc::STDIN_FILENO) == libc::getpgrp()
     }
+}
+
+/// Whether vigil has a controlling terminal: `/dev/tty` opens only then.
+pub fn has_terminal() -> bool {
+    // SAFETY: open reads the NUL-terminated path; the descriptor, if any,
+    // is closed at once. O_NOCTTY: never acquire a terminal by this.
+    unsafe {
+        let fd = libc::open(
+            c"/dev/tty".as_ptr(),
+            libc::O_RDONLY | libc::O_NOCTTY | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        );
+        if fd < 0 {
+            return false;
+        }
+        libc::close(fd);
+    }
+    true
 }
 
 /// Hands the terminal to a process group, if vigil holds it right now.

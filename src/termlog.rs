@@ -11,11 +11,14 @@
 //!   one of them (`--termination-log /dev/stderr` with `2>>ci.log`), vigil
 //!   appends to it, or leaves it alone when the report is already there.
 
+use std::borrow::Cow;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::fd::AsFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
+
+use crate::logging::{self, Level};
 
 /// Kubernetes reads at most this much of the termination log.
 pub const LIMIT: usize = 4096;
@@ -47,19 +50,25 @@ fn own_stream(path: &Path) -> Option<Stream> {
     }
 }
 
-/// Writes `message`, cut to what Kubernetes reads. `on_stderr` says the
+/// Writes `line` (the text report, or a record as vigil logged it), cut
+/// to what Kubernetes reads, and ending in a newline. `on_stderr` says the
 /// same words were logged to stderr already. A failure is a warning: it
 /// never changes the exit status.
-pub fn write(path: &Path, message: &str, on_stderr: bool) {
+pub fn write(path: &Path, line: &[u8], on_stderr: bool) {
     let stream = own_stream(path);
     if stream == Some(Stream::Stderr) && on_stderr {
-        log::debug!(
-            "the termination log {} is vigil's stderr, which has the report already",
-            path.display()
+        logging::emit(
+            Level::Debug,
+            "termination_log_skipped",
+            format_args!(
+                "the termination log {} is vigil's stderr, which has the report already",
+                path.display()
+            ),
+            |r| r.field("path", path),
         );
         return;
     }
-    let text = capped(message);
+    let text = capped(line);
     let mut options = OpenOptions::new();
     options.write(true).custom_flags(libc::O_NONBLOCK);
     if stream.is_some() {
@@ -69,36 +78,52 @@ pub fn write(path: &Path, message: &str, on_stderr: bool) {
     }
     let written = options
         .open(path)
-        .and_then(|mut file: File| file.write_all(text.as_bytes()));
-    match written {
-        Ok(()) => {}
-        // ENXIO: a FIFO without a reader; EAGAIN: a full one.
-        Err(e) if matches!(e.raw_os_error(), Some(libc::ENXIO | libc::EAGAIN)) => log::warn!(
-            "could not write the termination log {}: nobody reads it (a FIFO without a reader, or a full one)",
-            path.display()
-        ),
-        Err(e) => log::warn!(
+        .and_then(|mut file: File| file.write_all(&text));
+    let Err(e) = written else {
+        return;
+    };
+    let error = crate::text::os_error(&e);
+    // ENXIO: a FIFO without a reader; EAGAIN: a full one.
+    let unread = matches!(e.raw_os_error(), Some(libc::ENXIO | libc::EAGAIN));
+    logging::emit(
+        Level::Warning,
+        "termination_log_failed",
+        format_args!(
             "could not write the termination log {}: {}",
             path.display(),
-            crate::text::os_error(&e)
+            if unread {
+                "nobody reads it (a FIFO without a reader, or a full one)"
+            } else {
+                &error
+            }
         ),
-    }
+        |r| {
+            r.field("path", path)
+                .field("error", error.as_str())
+                .field("unread", unread)
+        },
+    );
 }
 
-/// `message` and a newline, in at most `LIMIT` bytes: a longer one is cut
-/// at a character boundary and marked with `...`.
-fn capped(message: &str) -> String {
-    let mut text = message.to_string();
+/// `line` ending in a newline, in at most `LIMIT` bytes: a longer one is
+/// cut at a character boundary and marked with `...`.
+fn capped(line: &[u8]) -> Cow<'_, [u8]> {
+    let body = line.strip_suffix(b"\n").unwrap_or(line);
+    if body.len() < LIMIT && body.len() < line.len() {
+        return Cow::Borrowed(line);
+    }
+    let mut text = body.to_vec();
     if text.len() > LIMIT - 1 {
         let mut cut = LIMIT - 4;
-        while !text.is_char_boundary(cut) {
+        // Back to the start of a UTF-8 character.
+        while text.get(cut).is_some_and(|b| b & 0xc0 == 0x80) {
             cut -= 1;
         }
         text.truncate(cut);
-        text.push_str("...");
+        text.extend_from_slice(b"...");
     }
-    text.push('\n');
-    text
+    text.push(b'\n');
+    Cow::Owned(text)
 }
 
 #[cfg(test)]
@@ -112,7 +137,7 @@ mod tests {
     #[test]
     fn the_log_is_capped() {
         let path = temp("cap");
-        write(&path, &"é".repeat(5000), false);
+        write(&path, "é".repeat(5000).as_bytes(), false);
         let written = std::fs::read_to_string(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
         assert!(written.len() <= LIMIT, "{}", written.len());
@@ -123,7 +148,7 @@ mod tests {
     fn a_file_is_replaced_not_appended_to() {
         let path = temp("replace");
         std::fs::write(&path, "an older report\n").unwrap();
-        write(&path, "the report", false);
+        write(&path, b"the report", false);
         let written = std::fs::read_to_string(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
         assert_eq!(written, "the report\n");
@@ -134,7 +159,7 @@ mod tests {
         let path = temp("fifo");
         nix::unistd::mkfifo(&path, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
         // Returns (with a warning) instead of waiting for a reader forever.
-        write(&path, "the report", false);
+        write(&path, b"the report\n", false);
         std::fs::remove_file(&path).unwrap();
     }
 }

@@ -4,7 +4,9 @@
 //! (`hooks`, `procs`, `report`, `spawn`, `user`) and by `logging`, which
 //! depends on none of them.
 
+use std::ffi::OsString;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::time::Duration;
 
 /// A duration for messages: `1.50s` (integer arithmetic: floats would bring
@@ -58,6 +60,68 @@ pub fn one_line(text: &str) -> String {
         .collect()
 }
 
+/// A command's words joined as a shell reads them, byte for byte: a word
+/// is put in single quotes (a `'` in it as `'\''`) only when a POSIX shell
+/// would read it otherwise, and an empty word is `''`. So `dd
+/// if=/dev/zero of=/dev/null` stays as it is, and `sh -c 'exit 3'` is
+/// quoted. Bytes that are not UTF-8 are kept: the caller decides how to
+/// show them.
+pub fn shell_join(words: &[OsString], out: &mut Vec<u8>) {
+    for (i, word) in words.iter().enumerate() {
+        if i > 0 {
+            out.push(b' ');
+        }
+        let word = word.as_bytes();
+        if !needs_quotes(word, i == 0) {
+            out.extend_from_slice(word);
+            continue;
+        }
+        out.push(b'\'');
+        for &b in word {
+            if b == b'\'' {
+                out.extend_from_slice(b"'\\''");
+            } else {
+                out.push(b);
+            }
+        }
+        out.push(b'\'');
+    }
+}
+
+/// Whether a shell would read `word` as something else than itself: it is
+/// empty; it holds a character that splits, redirects, substitutes, quotes
+/// or globs (or a control character, quoted so that it cannot pass for a
+/// separator); it starts a comment or a tilde expansion; bash would expand
+/// it (`!`, `{a,b}`); or, as the command's first word, it would be a
+/// variable assignment (`NAME=...`). `=` and `%` elsewhere are plain
+/// characters.
+fn needs_quotes(word: &[u8], first: bool) -> bool {
+    const SPECIAL: &[u8] = b"|&;<>()$`\\\"' *?[!";
+    let Some(&start) = word.first() else {
+        return true;
+    };
+    let special = |b: &u8| SPECIAL.contains(b) || *b < 0x20 || *b == 0x7f;
+    if start == b'#' || start == b'~' || word.iter().any(special) {
+        return true;
+    }
+    let braces = word.contains(&b'{')
+        && word.contains(&b'}')
+        && (word.contains(&b',') || word.windows(2).any(|w| w == b".."));
+    braces || (first && is_assignment(word))
+}
+
+/// `NAME=...`, with NAME a shell variable name: what a shell takes for an
+/// assignment in a command's first word.
+fn is_assignment(word: &[u8]) -> bool {
+    let Some(eq) = word.iter().position(|&b| b == b'=') else {
+        return false;
+    };
+    let name = word.get(..eq).unwrap_or_default();
+    name.first()
+        .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+        && name.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,6 +148,35 @@ mod tests {
         assert_eq!(os_error(&e), "No such file or directory");
         let other = io::Error::other("plain");
         assert_eq!(os_error(&other), "plain");
+    }
+
+    fn joined(words: &[&str]) -> String {
+        let words: Vec<OsString> = words.iter().map(OsString::from).collect();
+        let mut out = Vec::new();
+        shell_join(&words, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_command_is_quoted_only_where_a_shell_needs_it() {
+        assert_eq!(
+            joined(&["dd", "if=/dev/zero", "of=/dev/null"]),
+            "dd if=/dev/zero of=/dev/null"
+        );
+        assert_eq!(joined(&["sh", "-c", "exit 3"]), "sh -c 'exit 3'");
+        assert_eq!(joined(&["echo", "it's", ""]), "echo 'it'\\''s' ''");
+        assert_eq!(
+            joined(&["printf", "%s", "50%", "a:b,c", "é"]),
+            "printf %s 50% a:b,c é"
+        );
+        assert_eq!(joined(&["A=1", "x", "B=2"]), "'A=1' x B=2");
+        assert_eq!(joined(&["./a=b"]), "./a=b");
+        assert_eq!(joined(&["ls", "~", "a~", "#x", "a#"]), "ls '~' a~ '#x' a#");
+        assert_eq!(
+            joined(&["echo", "{a,b}", "{}", "hi!", "*.c"]),
+            "echo '{a,b}' {} 'hi!' '*.c'"
+        );
+        assert_eq!(joined(&["a\tb", "x\ny"]), "'a\tb' 'x\ny'");
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod options;
 mod values;
 
 use std::ffi::{OsStr, OsString};
+use std::fmt;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -24,6 +25,7 @@ use std::time::Duration;
 use options::{Default, Id, Kind, Opt, Repeat, OPTIONS};
 use values::{From, Value};
 
+use crate::record::Format;
 use crate::signals::Rewrites;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -62,9 +64,36 @@ pub struct Config {
     pub timeout: Option<Duration>,
     /// `--user`: whom the child and the hooks run as (looked up at start).
     pub user: Option<crate::user::Spec>,
+    /// `--log-format`: how every line vigil writes looks.
+    pub log_format: Format,
     /// Mistakes that do not stop vigil (a misspelt variable), to be logged
     /// once logging is set up.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<UnknownVariable>,
+}
+
+/// A `VIGIL_*` variable vigil does not know (a misspelt one is otherwise
+/// silently ignored), with the one it most likely meant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownVariable {
+    pub name: String,
+    pub meant: Option<&'static str>,
+}
+
+impl fmt::Display for UnknownVariable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.meant {
+            Some(known) => write!(
+                f,
+                "{} is not a vigil variable and is ignored: did you mean {known}?",
+                self.name
+            ),
+            None => write!(
+                f,
+                "{} is not a vigil variable and is ignored (vigil --help lists them)",
+                self.name
+            ),
+        }
+    }
 }
 
 impl Config {
@@ -130,23 +159,47 @@ pub fn parse(
 /// the default), so that Kubernetes can show why the container never
 /// started.
 pub fn termination_log_after(args: &[OsString], var: Option<OsString>) -> Option<PathBuf> {
-    let mut given = None;
+    let given = lenient_value(args, "termination-log").map(OsStr::to_os_string);
+    match given.or(var) {
+        Some(path) => (!path.is_empty()).then(|| PathBuf::from(path)),
+        None => default_termination_log(),
+    }
+}
+
+/// The log format for what is said before the command line is read (a
+/// usage error, a start-up failure): `--log-format` among the options,
+/// else `VIGIL_LOG_FORMAT`, read leniently. A value that is itself wrong
+/// gives text, in which that mistake is then reported.
+pub fn log_format_before(args: &[OsString], var: Option<OsString>) -> Format {
+    let given = lenient_value(args, "log-format").map(OsStr::to_os_string);
+    given
+        .or(var.filter(|v| !v.is_empty()))
+        .and_then(|value| Format::parse(value.to_str()?).ok())
+        .unwrap_or_default()
+}
+
+/// The value of the first `--NAME VALUE` or `--NAME=VALUE` among the
+/// options (up to `--` or the command), without checking anything else.
+fn lenient_value<'a>(args: &'a [OsString], name: &str) -> Option<&'a OsStr> {
     let mut words = args
         .get(1..)
         .unwrap_or_default()
         .iter()
         .map(|a| a.as_bytes());
     while let Some(word) = words.next() {
-        if word == b"--termination-log" {
-            given = words.next().map(OsStr::from_bytes);
-            break;
-        }
-        if let Some(value) = word.strip_prefix(b"--termination-log=") {
-            given = Some(OsStr::from_bytes(value));
-            break;
+        if let Some(long) = word.strip_prefix(b"--") {
+            if long == name.as_bytes() {
+                return words.next().map(OsStr::from_bytes);
+            }
+            if let Some(value) = long
+                .strip_prefix(name.as_bytes())
+                .and_then(|rest| rest.strip_prefix(b"="))
+            {
+                return Some(OsStr::from_bytes(value));
+            }
         }
         if word == b"--" || !word.starts_with(b"-") || word == b"-" {
-            break;
+            return None;
         }
         // An option whose value is the next word: skip that word too.
         let takes_next = match word.strip_prefix(b"--") {
@@ -163,10 +216,7 @@ pub fn termination_log_after(args: &[OsString], var: Option<OsString>) -> Option
             words.next();
         }
     }
-    match given.map(OsStr::to_os_string).or(var) {
-        Some(path) => (!path.is_empty()).then(|| PathBuf::from(path)),
-        None => default_termination_log(),
-    }
+    None
 }
 
 fn default_termination_log() -> Option<PathBuf> {
@@ -421,20 +471,19 @@ impl Env {
     }
 }
 
-/// The warning for a `VIGIL_*` variable vigil does not know, with the
-/// variable it most likely meant.
-fn unknown_variable(name: &str) -> String {
-    let nearest = OPTIONS
+/// A `VIGIL_*` variable vigil does not know, with the variable it most
+/// likely meant.
+fn unknown_variable(name: &str) -> UnknownVariable {
+    let meant = OPTIONS
         .iter()
         .filter_map(|o| o.env)
         .map(|known| (likeness(name, known), known))
         .filter(|(distance, _)| *distance <= 3)
-        .min();
-    match nearest {
-        Some((_, known)) => {
-            format!("{name} is not a vigil variable and is ignored: did you mean {known}?")
-        }
-        None => format!("{name} is not a vigil variable and is ignored (vigil --help lists them)"),
+        .min()
+        .map(|(_, known)| known);
+    UnknownVariable {
+        name: name.to_string(),
+        meant,
     }
 }
 
@@ -528,6 +577,10 @@ fn build(given: Given, env: &Env) -> Result<Config, UsageError> {
             Some(Value::User(spec)) => Some(spec),
             _ => None,
         },
+        log_format: match value(Id::LogFormat)? {
+            Some(Value::LogFormat(format)) => format,
+            _ => Format::default(),
+        },
         command: given.command,
         warnings: Vec::new(),
     })
@@ -589,6 +642,7 @@ mod tests {
             Id::Timeout,
             Id::TerminationLog,
             Id::User,
+            Id::LogFormat,
         ];
         assert_eq!(ids.len(), OPTIONS.len());
         for id in ids {
@@ -843,9 +897,16 @@ mod tests {
             panic!()
         };
         assert_eq!(c.warnings.len(), 3, "{:?}", c.warnings);
-        assert!(c.warnings[0].contains("VIGIL_TIMOUT") && c.warnings[0].contains("VIGIL_TIMEOUT"));
-        assert!(c.warnings[1].contains("did you mean VIGIL_GRACE_PERIOD?"));
-        assert!(c.warnings[2].ends_with("(vigil --help lists them)"));
+        assert!(
+            c.warnings[0].to_string().contains("VIGIL_TIMOUT")
+                && c.warnings[0].to_string().contains("VIGIL_TIMEOUT")
+        );
+        assert!(c.warnings[1]
+            .to_string()
+            .contains("did you mean VIGIL_GRACE_PERIOD?"));
+        assert!(c.warnings[2]
+            .to_string()
+            .ends_with("(vigil --help lists them)"));
         assert_eq!(likeness("VIGIL_TIMOUT", "VIGIL_TIMEOUT"), 1);
         assert_eq!(likeness("abc", "abc"), 0);
         assert_eq!(likeness("kitten", "sitting"), 3);

@@ -33,6 +33,7 @@ pub enum Id {
     Timeout,
     TerminationLog,
     User,
+    LogFormat,
 }
 
 /// What an option takes, which decides how its value (from the command
@@ -60,6 +61,8 @@ pub enum Kind {
     /// `USER[:GROUP]`, each a name or a number; any bytes (names in
     /// /etc/passwd need not be UTF-8).
     User,
+    /// `text`, `json` or `logfmt`.
+    LogFormat,
     /// Prints something and exits 0: help at once, where it is met (as
     /// getopt-style tools do); the version and the license after the whole
     /// command line has been read.
@@ -239,6 +242,11 @@ pub const OPTIONS: &[Opt] = &[
     },
     long(Id::User, "user", "USER[:GROUP]", Kind::User, "VIGIL_USER",
         "Run the child and the hooks as USER (name or uid), with GROUP, else USER's groups"),
+    Opt {
+        default: Default::Value("text"),
+        ..long(Id::LogFormat, "log-format", "FORMAT", Kind::LogFormat, "VIGIL_LOG_FORMAT",
+            "text, json or logfmt: the form of each line vigil writes and of the termination log")
+    },
     Opt {
         short: Some('h'),
         long: Some("help"),

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::options::Kind;
 use crate::hooks;
+use crate::record::Format;
 use crate::signals::{self, Rewrites};
 use crate::user;
 
@@ -31,6 +32,7 @@ pub enum Value {
     Path(OsString),
     Rewrite(Vec<(i32, i32)>),
     User(user::Spec),
+    LogFormat(Format),
 }
 
 /// Where a value comes from, which decides how some kinds read it.
@@ -80,6 +82,7 @@ pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
         Kind::Command => Value::Command(hooks::parse_command(text)?),
         Kind::Path => Value::Path(raw.to_owned()),
         Kind::User => Value::User(user::parse_spec(raw).map_err(|e| e.to_string())?),
+        Kind::LogFormat => Value::LogFormat(Format::parse(text)?),
         Kind::Rewrite => match from {
             From::CommandLine => Value::Rewrite(vec![Rewrites::parse_rule(text)?]),
             From::Vigil | From::Tini => Value::Rewrite(

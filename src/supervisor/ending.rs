@@ -6,11 +6,12 @@ use super::deadlines::Deadline;
 use super::stop::StopStep;
 use super::system::System;
 use super::{DrainPhase, Grace, Hook, State, StopPhase, StopReason, Supervisor};
-use crate::hooks::{Cancel, KillReason};
-use crate::logging;
+use crate::hooks::{self, Cancel, KillReason};
+use crate::logging::{self, Level};
 use crate::procs::{self, Proc};
 use crate::reap::{Ending, Event, Next};
-use crate::signals::Target;
+use crate::report::DrainKill;
+use crate::signals::{Signal, Target};
 use crate::text::duration;
 
 use std::time::Duration;
@@ -63,11 +64,17 @@ impl<S: System> Supervisor<S> {
             return self.pre_stop_ended(ending);
         }
         self.report.orphans_reaped += 1;
-        if self.config.warn_on_reap {
-            log::warn!("reaped orphaned zombie pid {pid}, which {ending}");
+        let (level, orphaned) = if self.config.warn_on_reap {
+            (Level::Warning, "orphaned zombie ")
         } else {
-            log::debug!("reaped pid {pid}, which {ending}");
-        }
+            (Level::Debug, "")
+        };
+        logging::emit(
+            level,
+            "reaped",
+            format_args!("reaped {orphaned}pid {pid}, which {ending}"),
+            |r| r.field("pid", pid).object("ending", &ending),
+        );
     }
 
     fn post_start_ended(&mut self, ending: Ending) {
@@ -79,7 +86,7 @@ impl<S: System> Supervisor<S> {
         if record.failed() {
             self.post_start_failed(record);
         } else {
-            log::info!("{record}");
+            hook_ended(Level::Info, &record, "");
             self.report.hooks.push(record);
         }
     }
@@ -93,9 +100,9 @@ impl<S: System> Supervisor<S> {
         };
         let record = hook.finish(ending, self.sys.now());
         if record.failed() {
-            log::warn!("{record}; going on with the stop");
+            hook_ended(Level::Warning, &record, "; going on with the stop");
         } else {
-            log::info!("{record}");
+            hook_ended(Level::Info, &record, "");
         }
         self.report.hooks.push(record);
         self.step_over(StopStep::PreStopHook);
@@ -103,7 +110,13 @@ impl<S: System> Supervisor<S> {
 
     /// The child is gone: drain what it left behind.
     fn child_ended(&mut self, ending: Ending) {
-        log::info!("child pid {} {ending}", self.child);
+        let child = self.child;
+        logging::emit(
+            Level::Info,
+            "child_ended",
+            format_args!("child pid {child} {ending}"),
+            |r| r.field("pid", child).object("ending", &ending),
+        );
         self.report.ending = Some(ending);
         self.report.ended_at = Some(self.sys.now());
         // Nothing of the stop sequence or the timeout is left to do.
@@ -125,7 +138,12 @@ impl<S: System> Supervisor<S> {
             return;
         }
         if !self.sys.procs_listed() {
-            log::warn!("/proc is not mounted for this PID namespace: left-over processes can be signalled but not listed");
+            logging::emit(
+                Level::Warning,
+                "proc_unlisted",
+                format_args!("/proc is not mounted for this PID namespace: left-over processes can be signalled but not listed"),
+                |r| r,
+            );
         }
         let known = self.known_groups();
         let phase = if self.grace == Grace::Expired {
@@ -135,8 +153,13 @@ impl<S: System> Supervisor<S> {
             // SIGCONT too: a stopped process would not act on its SIGTERM
             // until the SIGKILL at the deadline.
             let left = self.sys.signal_all(&[libc::SIGTERM, libc::SIGCONT], &known);
-            if !left.is_empty() {
-                log::info!("draining: SIGTERM to {}", procs::list(&left));
+            if !left.is_empty() && logging::shown(Level::Info) {
+                logging::emit(
+                    Level::Info,
+                    "draining",
+                    format_args!("draining: SIGTERM to {}", procs::list(&left)),
+                    |r| r.list("terminated", &left),
+                );
             }
             self.report.drained = Some(left.len());
             let mut deadline = self.sys.now() + self.config.drain_timeout;
@@ -194,10 +217,9 @@ impl<S: System> Supervisor<S> {
         }
         self.deadlines.clear(Deadline::PostStart);
         self.deadlines.clear(Deadline::PreStopSleep);
-        let why = format!("grace period ({}) over", duration(period));
         // Before the kill: its warning may wait for room in stderr.
         self.report.grace_killed_at = Some(self.sys.now());
-        let victims = self.kill_everything_left(&why, &groups);
+        let victims = self.kill_everything_left(Kill::Grace(period), &groups);
         self.report.grace_killed = Some(victims);
         match self.state {
             // The stop sequence is overtaken: no stop signal after SIGKILL.
@@ -214,10 +236,10 @@ impl<S: System> Supervisor<S> {
 
     /// The drain is cut short (its timeout, a stop signal): SIGKILL to what
     /// is left.
-    pub(super) fn end_drain(&mut self, why: String) {
+    pub(super) fn end_drain(&mut self, why: DrainKill) {
         if let State::Draining { ending, .. } = self.state {
             self.deadlines.clear(Deadline::Drain);
-            let left = self.kill_everything_left(&why, &self.known_groups());
+            let left = self.kill_everything_left(Kill::Drain(why), &self.known_groups());
             self.report.drain_killed = Some((why, left));
             self.killed_in_drain(ending);
         }
@@ -235,25 +257,81 @@ impl<S: System> Supervisor<S> {
         } else {
             // Without /proc a left-over in a session of its own is out of
             // sight and out of reach: waiting for it would be forever.
-            log::warn!("without /proc vigil cannot list or reach processes outside the child's and the hooks' process groups: exiting, any such process is left running");
+            logging::emit(
+                Level::Warning,
+                "cannot_reach_all",
+                format_args!("without /proc vigil cannot list or reach processes outside the child's and the hooks' process groups: exiting, any such process is left running"),
+                |r| r,
+            );
             State::Exit(self.exit_status(ending))
         };
     }
 
     /// A deadline passed: SIGKILL to everything left, and a warning that
     /// lists it (pid and name) and says which deadline it was.
-    fn kill_everything_left(&mut self, why: &str, groups: &[Target]) -> Vec<Proc> {
+    fn kill_everything_left(&mut self, kill: Kill, groups: &[Target]) -> Vec<Proc> {
         let left = self.sys.signal_all(&[libc::SIGKILL], groups);
         // Everything is being killed: from here on the log may wait for
         // room in stderr, so that this warning and the report get through.
         logging::final_lines();
-        if !self.sys.can_reach_all() {
-            log::warn!("{why}: SIGKILL to the child's and the hooks' process groups");
-        } else if left.is_empty() {
-            log::warn!("{why}: SIGKILL to everything left");
-        } else {
-            log::warn!("{why}: SIGKILL to {}", procs::list(&left));
+        if logging::shown(Level::Warning) {
+            kill.log(&left, self.sys.can_reach_all());
         }
         left
+    }
+}
+
+/// A hook's record in the log: `post-start hook succeeded in 0.20s`, with
+/// `then` (what vigil does about it) after it.
+fn hook_ended(level: Level, record: &hooks::Record, then: &str) {
+    logging::emit(level, "hook_ended", format_args!("{record}{then}"), |r| {
+        r.flatten(record)
+    });
+}
+
+/// Which deadline's SIGKILL went to everything left.
+#[derive(Clone, Copy, Debug)]
+enum Kill {
+    /// The grace period (this long) passed.
+    Grace(Duration),
+    /// The drain ended: why.
+    Drain(DrainKill),
+}
+
+impl Kill {
+    /// The warning that lists what got SIGKILL (pid and name), and says
+    /// which deadline it was; `listed` is false when vigil could reach
+    /// only the child's and the hooks' process groups (no /proc).
+    fn log(self, killed: &[Proc], listed: bool) {
+        let why = match self {
+            Kill::Grace(period) => format!("grace period ({}) over", duration(period)),
+            Kill::Drain(why) => why.to_string(),
+        };
+        let whom = if !listed {
+            "the child's and the hooks' process groups".to_string()
+        } else if killed.is_empty() {
+            "everything left".to_string()
+        } else {
+            procs::list(killed)
+        };
+        let msg = format_args!("{why}: SIGKILL to {whom}");
+        match self {
+            Kill::Grace(period) => logging::emit(Level::Warning, "grace_deadline", msg, |r| {
+                r.field("grace_period", period)
+                    .list("killed", killed)
+                    .field("listed", listed)
+            }),
+            Kill::Drain(why) => logging::emit(Level::Warning, "drain_killed", msg, |r| {
+                let r = match why {
+                    DrainKill::Timeout(after) => r
+                        .word("cause", "drain_timeout")
+                        .field("drain_timeout", after),
+                    DrainKill::StopSignal(signal) => r
+                        .word("cause", "stop_signal")
+                        .field("signal", Signal(signal)),
+                };
+                r.list("killed", killed).field("listed", listed)
+            }),
+        }
     }
 }

@@ -34,9 +34,11 @@ use std::time::Duration;
 
 use crate::cli::Config;
 use crate::hooks::{self, Hook, KillReason};
+use crate::logging::{self, Level};
 use crate::reap::Ending;
-use crate::report::{Report, StopCause};
-use crate::signals::{self, Received, Sender, Target};
+use crate::report::{DrainKill, Report, StopCause};
+use crate::signals::{self, Named, Received, Sender, Signal, Target};
+use crate::text::duration;
 use deadlines::{Deadline, Deadlines, Due};
 use stop::StopStep;
 use system::System;
@@ -262,33 +264,42 @@ impl<S: System> Supervisor<S> {
             Deadline::Grace => self.grace_expired(),
             Deadline::PostStart => {
                 if let Some(hook) = &self.post_start {
-                    log::warn!("post-start hook pid {} timed out: killing it", hook.pid);
+                    let timeout = self.config.post_start_timeout.unwrap_or_default();
+                    logging::emit(
+                        Level::Warning,
+                        "post_start_timed_out",
+                        format_args!("post-start hook pid {} timed out: killing it", hook.pid),
+                        |r| r.field("pid", hook.pid).field("timeout", timeout),
+                    );
                 }
                 self.kill_hook(Hook::PostStart, KillReason::TimedOut);
             }
             Deadline::PreStopSlow => {
                 if let Some(hook) = &self.pre_stop {
-                    log::warn!(
-                        target: crate::logging::NOTICE,
-                        "pre-stop hook pid {} still running after {}",
-                        hook.pid,
-                        crate::text::duration(PRE_STOP_SLOW)
+                    logging::emit(
+                        Level::Notice,
+                        "pre_stop_slow",
+                        format_args!(
+                            "pre-stop hook pid {} still running after {}",
+                            hook.pid,
+                            duration(PRE_STOP_SLOW)
+                        ),
+                        |r| r.field("pid", hook.pid).field("running", PRE_STOP_SLOW),
                     );
                 }
             }
             Deadline::PreStopSleep => self.step_over(StopStep::PreStopSleep),
-            Deadline::Drain => {
-                let why = format!(
-                    "drain timeout ({}) over",
-                    crate::text::duration(self.config.drain_timeout)
-                );
-                self.end_drain(why);
-            }
+            Deadline::Drain => self.end_drain(DrainKill::Timeout(self.config.drain_timeout)),
             Deadline::Timeout => {
                 let after = self.config.timeout.unwrap_or_default();
-                log::warn!(
-                    "--timeout ({}) passed: stopping as if SIGTERM had arrived",
-                    crate::text::duration(after)
+                logging::emit(
+                    Level::Warning,
+                    "timeout_passed",
+                    format_args!(
+                        "--timeout ({}) passed: stopping as if SIGTERM had arrived",
+                        duration(after)
+                    ),
+                    |r| r.field("timeout", after),
                 );
                 self.begin_stop(libc::SIGTERM, StopReason::Timeout, |_| {
                     StopCause::Timeout(after)
@@ -301,7 +312,12 @@ impl<S: System> Supervisor<S> {
     /// and stops the container, as if SIGTERM had arrived.
     fn fault(&mut self, why: String, health: Health) {
         if health > self.health {
-            log::error!("{why}: stopping");
+            logging::emit(
+                Level::Error,
+                "fault",
+                format_args!("{why}: stopping"),
+                |r| r.field("error", why.as_str()),
+            );
             self.health = health;
         }
         if self.state == State::Running {
@@ -318,16 +334,13 @@ impl<S: System> Supervisor<S> {
         }
         if self.is_parent_death(r) {
             r.sender = Sender::ParentDeath;
+        } else if r.sender == Sender::Kernel
+            && signals::is_terminal_signal(r.signal)
+            && self.sys.has_terminal()
+        {
+            r.sender = Sender::Terminal;
         }
-        if r.signal == libc::SIGCHLD {
-            log::trace!("received SIGCHLD {}", r.sender);
-        } else {
-            log::info!(
-                "received {} {}",
-                signals::name(r.signal),
-                self.sys.describe(r.sender)
-            );
-        }
+        self.log_received(r);
         match r.signal {
             libc::SIGCHLD => self.reap(),
             // Ignored, as tini does. Being blocked, they still reach the
@@ -340,6 +353,43 @@ impl<S: System> Supervisor<S> {
                 self.forward(r);
             }
         }
+    }
+
+    /// Logs a signal's arrival with its sender: SIGCHLD (one per exit)
+    /// only at `-vvv`, and as the kernel gave it, without reading /proc.
+    fn log_received(&self, r: Received) {
+        let chld = r.signal == libc::SIGCHLD;
+        let level = if chld { Level::Trace } else { Level::Info };
+        if !logging::shown(level) {
+            return;
+        }
+        let sender = if chld {
+            Named::bare(r.sender)
+        } else {
+            self.named(r.sender)
+        };
+        let name = signals::name(r.signal);
+        // SIGCHLD's line says the sender as the kernel gave it.
+        let said: &dyn std::fmt::Display = if chld { &r.sender } else { &sender };
+        logging::emit(
+            level,
+            "signal_received",
+            format_args!("received {name} {said}"),
+            |rec| {
+                rec.field("signal", Signal(r.signal))
+                    .object("sender", &sender)
+            },
+        );
+    }
+
+    /// A signal's sender, named from /proc when it is a process of vigil's
+    /// namespace.
+    fn named(&self, sender: Sender) -> Named {
+        let name = match sender {
+            Sender::Process { pid, .. } if pid != 0 => self.sys.name(pid),
+            _ => None,
+        };
+        Named { sender, name }
     }
 
     /// Whether `r` is the `-p` signal sent because vigil's parent died. The
@@ -365,9 +415,9 @@ impl<S: System> Supervisor<S> {
     fn on_stop_signal(&mut self, r: Received) {
         match self.state {
             State::Running => {
-                self.begin_stop(r.signal, StopReason::Signal, |sys| StopCause::Signal {
+                self.begin_stop(r.signal, StopReason::Signal, |s| StopCause::Signal {
                     signal: r.signal,
-                    sender: sys.describe(r.sender),
+                    sender: s.named(r.sender),
                 })
             }
             State::Stopping { .. } => self.forward_later_stop(r),
@@ -376,20 +426,20 @@ impl<S: System> Supervisor<S> {
             State::Draining {
                 phase: DrainPhase::Terminating,
                 ..
-            } => {
-                let why = format!("{} during the drain", signals::name(r.signal));
-                self.end_drain(why);
-            }
+            } => self.end_drain(DrainKill::StopSignal(r.signal)),
             State::Draining {
                 phase: DrainPhase::Killing,
                 ..
             }
-            | State::Exit(_) => {
-                log::debug!(
+            | State::Exit(_) => logging::emit(
+                Level::Debug,
+                "stop_signal_ignored",
+                format_args!(
                     "already killing what is left; {} changes nothing",
                     signals::name(r.signal)
-                )
-            }
+                ),
+                |rec| rec.field("signal", Signal(r.signal)),
+            ),
         }
     }
 
@@ -449,7 +499,12 @@ impl<S: System> Supervisor<S> {
     }
 
     fn post_start_failed(&mut self, record: hooks::Record) {
-        log::warn!("{record}; stopping as if SIGTERM had arrived");
+        logging::emit(
+            Level::Warning,
+            "hook_ended",
+            format_args!("{record}; stopping as if SIGTERM had arrived"),
+            |r| r.flatten(&record),
+        );
         self.report.hooks.push(record);
         if let State::Running = self.state {
             self.begin_stop(libc::SIGTERM, StopReason::PostStartFailed, |_| {
@@ -469,22 +524,37 @@ impl<S: System> Supervisor<S> {
     /// sequence sends SIGCONT with its signal.
     fn child_stopped(&mut self, signal: i32) {
         self.child_is_stopped = true;
+        let child = self.child;
+        let log = |action: &'static str, msg: std::fmt::Arguments<'_>| {
+            logging::emit(Level::Info, "child_stopped", msg, |r| {
+                r.field("pid", child)
+                    .field("signal", Signal(signal))
+                    .word("action", action)
+            })
+        };
         if self.gave_terminal && self.sys.job_control_above() {
-            log::info!("child pid {} stopped: stopping vigil too", self.child);
+            log(
+                "stop_vigil",
+                format_args!("child pid {child} stopped: stopping vigil too"),
+            );
             self.job_stopped = true;
             self.sys.stop_self();
         } else if matches!(signal, libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU) {
-            log::info!(
-                "child pid {} stopped by {}, and nothing above vigil can resume it: continuing it",
-                self.child,
-                signals::name(signal)
+            log(
+                "continue",
+                format_args!(
+                    "child pid {child} stopped by {}, and nothing above vigil can resume it: continuing it",
+                    signals::name(signal)
+                ),
             );
             self.continue_child();
         } else {
-            log::info!(
-                "child pid {} stopped by {}: left stopped (a stop sends SIGCONT with its signal)",
-                self.child,
-                signals::name(signal)
+            log(
+                "leave",
+                format_args!(
+                    "child pid {child} stopped by {}: left stopped (a stop sends SIGCONT with its signal)",
+                    signals::name(signal)
+                ),
             );
         }
     }

@@ -2,18 +2,23 @@
 //! parent-death signal), starting the child, and at the end the exit
 //! report and the terminal given back.
 
+use std::fmt::Write;
 use std::time::Instant;
 
 use super::system::{Os, System};
 use super::Supervisor;
 use crate::cgroup::OomCounter;
 use crate::cli::Config;
-use crate::logging;
+use crate::hooks::HookKind;
+use crate::logging::{self, Level};
 use crate::procs::Role;
-use crate::report::{Audience, Report};
-use crate::signals::{Inherited, SignalFd};
+use crate::reap::Ending;
+use crate::record::{Argv, Record, Timestamp, LINE_MAX};
+use crate::report::{Audience, Clocks, Report};
+use crate::signals::{Inherited, Signal, SignalFd};
 use crate::spawn::{self, Spawn};
 use crate::termlog;
+use crate::text::os_error;
 use crate::user;
 
 /// Runs the command under supervision and returns vigil's exit status.
@@ -21,9 +26,12 @@ pub fn run(config: Config, inherited: Inherited) -> i32 {
     let signals = match SignalFd::open() {
         Ok(signals) => signals,
         Err(e) => {
-            log::error!(
-                "cannot read signals (signalfd): {}",
-                crate::text::os_error(&e)
+            let error = os_error(&e);
+            logging::emit(
+                Level::Error,
+                "start_failed",
+                format_args!("cannot read signals (signalfd): {error}"),
+                |r| r.field("error", error.as_str()).field("status", 1),
             );
             return 1;
         }
@@ -48,21 +56,38 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
         set_parent_death_signal(signal);
     }
     for (hook, argv) in [
-        ("post-start", &config.post_start),
-        ("pre-stop", &config.pre_stop),
+        (HookKind::PostStart, &config.post_start),
+        (HookKind::PreStop, &config.pre_stop),
     ] {
         let Some(program) = argv.as_ref().and_then(|argv| argv.first()) else {
             continue;
         };
         if let Some(why) = spawn::unrunnable(program) {
-            log::warn!(
-                "the {hook} hook cannot run {:?}: {why}; it will fail when its time comes",
-                program.to_string_lossy()
+            logging::emit(
+                Level::Warning,
+                "hook_unrunnable",
+                format_args!(
+                    "the {} hook cannot run {:?}: {why}; it will fail when its time comes",
+                    hook.as_str(),
+                    program.to_string_lossy()
+                ),
+                |r| {
+                    r.word("hook", hook.as_str())
+                        .field("program", program.as_os_str())
+                        .field("error", why.as_str())
+                },
             );
         }
     }
     if config.post_start.is_none() && config.post_start_timeout.is_some() {
-        log::warn!("a post-start timeout is set, but no post-start hook: it has nothing to time");
+        logging::emit(
+            Level::Warning,
+            "post_start_timeout_unused",
+            format_args!(
+                "a post-start timeout is set, but no post-start hook: it has nothing to time"
+            ),
+            |r| r,
+        );
     }
     // --user: every lookup before the first fork, so that an unknown user
     // is one line and nothing starts.
@@ -72,14 +97,18 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
         .map(|spec| user::prepare(spec, role == Role::Pid1))
     {
         Some(Err(e)) => {
-            log::error!("{e}");
-            if let Some(path) = &config.termination_log {
-                termlog::write(path, &e.to_string(), true);
-            }
+            failed_to_start(&config, "user_failed", &e.to_string(), |r| {
+                e.fields(r).field("status", 1)
+            });
             return Err(1);
         }
         Some(Ok(switch)) => {
-            log::info!("the child and the hooks run as {switch}");
+            logging::emit(
+                Level::Info,
+                "running_as",
+                format_args!("the child and the hooks run as {switch}"),
+                |r| switch.fields(r),
+            );
             Some(switch)
         }
         None => None,
@@ -87,7 +116,7 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     let command = spawn::display_command(&config.command);
     let gave_terminal =
         spawn::owns_terminal() && !user.as_ref().is_some_and(user::Switch::new_session);
-    let child = spawn::spawn(
+    let spawned = spawn::spawn(
         Spawn {
             argv: &config.command,
             env: Vec::new(),
@@ -96,22 +125,34 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
         },
         inherited,
         user.as_ref(),
-    )
-    .map_err(|e| {
-        log::error!("{e}");
-        if let Some(path) = &config.termination_log {
-            termlog::write(path, &e.to_string(), true);
+    );
+    let child = match spawned {
+        Ok(child) => child,
+        Err(e) => {
+            // tini's child exits 126/127 after a failed exec, and `-e` maps
+            // that status like any other: so does vigil's. A process that
+            // could not be made at all is vigil's own failure: 1, whatever
+            // `-e` says.
+            let status = if e.is_fork_failure() {
+                e.status()
+            } else {
+                config.status_after_e(e.status())
+            };
+            failed_to_start(&config, e.event(), &e.to_string(), |r| {
+                e.fields(r).field("status", status)
+            });
+            return Err(status);
         }
-        // tini's child exits 126/127 after a failed exec, and `-e` maps
-        // that status like any other: so does vigil's. A process that could
-        // not be made at all is vigil's own failure: 1, whatever `-e` says.
-        if e.is_fork_failure() {
-            e.status()
-        } else {
-            config.status_after_e(e.status())
-        }
-    })?;
-    log::info!("started {command} as pid {child}");
+    };
+    logging::emit(
+        Level::Info,
+        "started",
+        format_args!("started {command} as pid {child}"),
+        |r| {
+            r.field("command", Argv(&config.command))
+                .field("pid", child)
+        },
+    );
     warm_up_clock();
     let os = Os {
         role,
@@ -134,6 +175,40 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     Ok(supervisor)
 }
 
+/// Nothing could start: one error line, which the termination log gets too
+/// (the same line: a record in the structured formats).
+fn failed_to_start<'a>(
+    config: &Config,
+    event: &'static str,
+    message: &str,
+    fields: impl FnOnce(Record<'a>) -> Record<'a>,
+) {
+    let logged = logging::shown(Level::Error);
+    match logging::encoder() {
+        Some(encoder) => {
+            let record = fields(Record::new(
+                Level::Error.record_level(),
+                event,
+                message.to_string(),
+            ));
+            let mut line = Vec::new();
+            encoder.line(&record, LINE_MAX, &mut line);
+            if logged {
+                logging::write_line(&line);
+            }
+            if let Some(path) = &config.termination_log {
+                termlog::write(path, &line, logged);
+            }
+        }
+        None => {
+            logging::emit(Level::Error, event, format_args!("{message}"), |r| r);
+            if let Some(path) = &config.termination_log {
+                termlog::write(path, message.as_bytes(), logged);
+            }
+        }
+    }
+}
+
 impl<S: System> Supervisor<S> {
     /// Writes the exit report and returns the exit status.
     ///
@@ -149,23 +224,10 @@ impl<S: System> Supervisor<S> {
         self.report.oom_kills = self.sys.oom_kills();
         self.report.status = status;
         logging::final_lines();
-        let (target, level) = match self.report.audience() {
-            Audience::Warning => (module_path!(), log::Level::Warn),
-            Audience::Default => (logging::NOTICE, log::Level::Warn),
-            Audience::Verbose => (module_path!(), log::Level::Info),
-        };
-        // Formatted once, for the log and the termination log alike, and
-        // only when one of them will show it: it is most of the work
-        // between the child's death and vigil's exit.
-        let logged = log::log_enabled!(target: target, level);
-        if logged || self.config.termination_log.is_some() {
-            let text = self.report.to_string();
-            if logged {
-                log::log!(target: target, level, "exit report: {text}");
-            }
-            if let Some(path) = &self.config.termination_log {
-                termlog::write(path, &text, logged);
-            }
+        // Every way to `State::Exit` goes through the child's end: the
+        // ending is known.
+        if let Some(ending) = self.report.ending {
+            self.report_exit(&ending);
         }
         if self.gave_terminal {
             self.sys.reclaim_terminal(self.child);
@@ -174,7 +236,57 @@ impl<S: System> Supervisor<S> {
         std::mem::forget(self);
         status
     }
+
+    /// The exit report, to the log when it is due and to the termination
+    /// log. Made only when one of them will show it (it is most of the work
+    /// between the child's death and vigil's exit), and once for both: the
+    /// text line, or the record, whose bytes both get.
+    fn report_exit(&self, ending: &Ending) {
+        let exit = self.report.exit(ending);
+        let level = match exit.audience() {
+            Audience::Warning => Level::Warning,
+            Audience::Default => Level::Notice,
+            Audience::Verbose => Level::Info,
+        };
+        let logged = logging::shown(level);
+        let termination_log = self.config.termination_log.as_deref();
+        if !logged && termination_log.is_none() {
+            return;
+        }
+        let mut msg = String::with_capacity(512);
+        msg.push_str(EXIT_REPORT);
+        let _ = write!(msg, "{exit}");
+        match logging::encoder() {
+            None => {
+                if logged {
+                    logging::emit(level, "exit", format_args!("{msg}"), |r| r);
+                }
+                if let Some(path) = termination_log {
+                    let text = msg.get(EXIT_REPORT.len()..).unwrap_or_default();
+                    termlog::write(path, text.as_bytes(), logged);
+                }
+            }
+            Some(encoder) => {
+                let clocks = Clocks {
+                    wall: Timestamp::now(),
+                    now: self.sys.now(),
+                };
+                let record = exit.record(level.record_level(), msg, &self.config.command, clocks);
+                let mut line = Vec::with_capacity(LINE_MAX);
+                encoder.line(&record, LINE_MAX, &mut line);
+                if logged {
+                    logging::write_line(&line);
+                }
+                if let Some(path) = termination_log {
+                    termlog::write(path, &line, logged);
+                }
+            }
+        }
+    }
 }
+
+/// How the exit report's line begins (after `vigil: ` and its tag).
+const EXIT_REPORT: &str = "exit report: ";
 
 /// Reads the clock once, right after the child is started: musl looks up
 /// the vDSO's `clock_gettime` at the first call (a search of its symbols
@@ -188,9 +300,14 @@ fn warm_up_clock() {
 fn become_subreaper() {
     // SAFETY: prctl with integer arguments only.
     if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
-        log::warn!(
-            "cannot register as a child subreaper: {}; orphans will not be reaped by vigil",
-            crate::text::os_error(&std::io::Error::last_os_error())
+        let error = os_error(&std::io::Error::last_os_error());
+        logging::emit(
+            Level::Warning,
+            "subreaper_failed",
+            format_args!(
+                "cannot register as a child subreaper: {error}; orphans will not be reaped by vigil"
+            ),
+            |r| r.field("error", error.as_str()),
         );
     }
 }
@@ -203,9 +320,15 @@ fn set_parent_death_signal(signal: i32) {
     unsafe {
         let parent = libc::getppid();
         if libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong, 0, 0, 0) != 0 {
-            log::warn!(
-                "cannot set the parent death signal: {}",
-                crate::text::os_error(&std::io::Error::last_os_error())
+            let error = os_error(&std::io::Error::last_os_error());
+            logging::emit(
+                Level::Warning,
+                "parent_death_signal_failed",
+                format_args!("cannot set the parent death signal: {error}"),
+                |r| {
+                    r.field("signal", Signal(signal))
+                        .field("error", error.as_str())
+                },
             );
             return;
         }

@@ -7,8 +7,10 @@ use super::deadlines::Deadline;
 use super::system::System;
 use super::{Grace, State, StopPhase, StopReason, Supervisor};
 use crate::hooks::{Cancel, Hook, KillReason};
-use crate::report::{Forward, LaterStop, Stop, StopCause};
-use crate::signals::{self, Received, Sender};
+use crate::logging::{self, Level};
+use crate::record::Record;
+use crate::report::{Forward, Stop, StopCause};
+use crate::signals::{self, Received, Sender, Signal, Target};
 use crate::text::duration;
 
 /// The grace period of a stop that `--timeout` started when no
@@ -50,7 +52,7 @@ impl<S: System> Supervisor<S> {
         &mut self,
         signal: i32,
         reason: StopReason,
-        cause: impl FnOnce(&S) -> StopCause,
+        cause: impl FnOnce(&Self) -> StopCause,
     ) {
         self.stop = Some(reason);
         self.deadlines.clear(Deadline::Timeout);
@@ -74,17 +76,32 @@ impl<S: System> Supervisor<S> {
             self.grace = Grace::Running(period);
             self.deadlines.set(Deadline::Grace, now + period);
             at = Some(now);
-            log::info!("stopping: grace period {}", duration(period));
-        } else {
-            log::info!("stopping");
+        }
+        let why = match reason {
+            StopReason::Signal => "signal",
+            StopReason::PostStartFailed => "post_start_failed",
+            StopReason::Timeout => "timeout",
+            StopReason::Fault => "fault",
+        };
+        let fields = |r: Record<'static>| {
+            r.word("cause", why)
+                .field("signal", Signal(signal))
+                .opt("grace_period", period)
+        };
+        match period {
+            Some(period) => logging::emit(
+                Level::Info,
+                "stopping",
+                format_args!("stopping: grace period {}", duration(period)),
+                fields,
+            ),
+            None => logging::emit(Level::Info, "stopping", format_args!("stopping"), fields),
         }
         self.kill_hook(Hook::PostStart, KillReason::Cancelled(Cancel::Stop));
         self.run_stop_sequence(signal, 0);
         let at = at.unwrap_or_else(|| self.sys.now());
-        self.report.stop = Some(Stop {
-            cause: cause(&self.sys),
-            at,
-        });
+        let cause = cause(self);
+        self.report.stop = Some(Stop { cause, at });
     }
 
     /// What the sequence waited for in `step` is over (the pre-stop hook
@@ -139,7 +156,12 @@ impl<S: System> Supervisor<S> {
                         true
                     }
                     Err(record) => {
-                        log::warn!("{record}; going on with the stop");
+                        logging::emit(
+                            Level::Warning,
+                            "hook_ended",
+                            format_args!("{record}; going on with the stop"),
+                            |r| r.flatten(&record),
+                        );
                         self.report.hooks.push(record);
                         false
                     }
@@ -150,10 +172,15 @@ impl<S: System> Supervisor<S> {
                 if sleep == Duration::ZERO {
                     return false;
                 }
-                log::info!(
-                    "waiting {} before forwarding {}",
-                    duration(sleep),
-                    signals::name(signal)
+                logging::emit(
+                    Level::Info,
+                    "pre_stop_sleep",
+                    format_args!(
+                        "waiting {} before forwarding {}",
+                        duration(sleep),
+                        signals::name(signal)
+                    ),
+                    |r| r.field("sleep", sleep).field("signal", Signal(signal)),
                 );
                 let at = self.sys.now() + sleep;
                 self.deadlines.set(Deadline::PreStopSleep, at);
@@ -177,10 +204,7 @@ impl<S: System> Supervisor<S> {
     pub(super) fn forward_later_stop(&mut self, r: Received) {
         if let Some(forward) = self.forward(r) {
             self.continue_if_stopped();
-            self.report.later_stop = Some(LaterStop {
-                forward,
-                sender: self.sys.describe(r.sender),
-            });
+            self.report.later_stop = self.report.forwards.last(forward.sent).cloned();
         }
     }
 
@@ -197,25 +221,29 @@ impl<S: System> Supervisor<S> {
     pub(super) fn forward(&mut self, r: Received) -> Option<Forward> {
         let signal = r.signal;
         if !matches!(self.state, State::Running | State::Stopping { .. }) {
-            log::debug!(
-                "the child has exited; {} not forwarded",
-                signals::name(signal)
+            logging::emit(
+                Level::Debug,
+                "signal_not_forwarded",
+                format_args!(
+                    "the child has exited; {} not forwarded",
+                    signals::name(signal)
+                ),
+                |r| r.field("signal", Signal(signal)),
             );
             return None;
         }
         let Some(to) = self.config.rewrites.apply(signal) else {
-            log::info!("dropped {} (--rewrite)", signals::name(signal));
+            logging::emit(
+                Level::Info,
+                "signal_dropped",
+                format_args!("dropped {} (--rewrite)", signals::name(signal)),
+                |r| r.field("signal", Signal(signal)),
+            );
             return None;
         };
         let target = self.target();
-        if to == signal {
-            log::debug!("forwarding {} to {target}", signals::name(to));
-        } else {
-            log::debug!(
-                "forwarding {} as {} to {target}",
-                signals::name(signal),
-                signals::name(to)
-            );
+        if logging::shown(Level::Debug) {
+            log_forwarding(signal, to, target);
         }
         self.sys.send(target, to);
         let forward = Forward {
@@ -223,7 +251,44 @@ impl<S: System> Supervisor<S> {
             sent: to,
             at: self.sys.now(),
         };
-        self.report.forwards.record(forward);
+        // After the kill: the child does not wait while vigil reads the
+        // sender's name.
+        let sys = &self.sys;
+        self.report.forwarded(forward, |pid| sys.name(pid));
         Some(forward)
+    }
+}
+
+/// `forwarding SIGHUP to pid 7`, `forwarding SIGTERM as SIGQUIT to
+/// process group 7`.
+fn log_forwarding(signal: i32, to: i32, target: Target) {
+    let (pid, group) = match target {
+        Target::Process(pid) => (pid, false),
+        Target::Group(pgid) => (pgid, true),
+    };
+    let fields = |r: Record<'static>| {
+        r.field("signal", Signal(signal))
+            .field("sent", Signal(to))
+            .field("pid", pid)
+            .field("group", group)
+    };
+    if to == signal {
+        logging::emit(
+            Level::Debug,
+            "signal_forwarded",
+            format_args!("forwarding {} to {target}", signals::name(to)),
+            fields,
+        );
+    } else {
+        logging::emit(
+            Level::Debug,
+            "signal_forwarded",
+            format_args!(
+                "forwarding {} as {} to {target}",
+                signals::name(signal),
+                signals::name(to)
+            ),
+            fields,
+        );
     }
 }

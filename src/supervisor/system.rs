@@ -5,14 +5,13 @@
 //! `Os` is the real thing. The trait is used generically, never as a
 //! `dyn`, so the real build pays nothing for it.
 
-use std::borrow::Cow;
 use std::io;
 use std::time::{Duration, Instant};
 
 use crate::cgroup::OomCounter;
 use crate::procs::{self, Proc, Role};
 use crate::reap::{self, Next};
-use crate::signals::{self, Inherited, Received, Sender, SignalFd, Target};
+use crate::signals::{self, Inherited, Received, SignalFd, Target};
 use crate::spawn::{self, Spawn, SpawnError};
 use crate::user::Switch;
 
@@ -40,8 +39,12 @@ pub trait System {
     fn any_children(&mut self) -> bool;
     /// Starts a process (a hook); its pid.
     fn spawn(&mut self, spec: Spawn<'_>) -> Result<i32, SpawnError>;
-    /// A signal's sender for the log and the report, named from /proc.
-    fn describe(&self, sender: Sender) -> Cow<'static, str>;
+    /// A process's name for the log and the report (a signal's sender),
+    /// from /proc, if it is still there.
+    fn name(&self, pid: u32) -> Option<String>;
+    /// Whether vigil has a controlling terminal (whose driver may signal
+    /// vigil's group: Ctrl-C after `fg`).
+    fn has_terminal(&self) -> bool;
     /// vigil's parent right now.
     fn parent(&self) -> i32;
     /// Whether a job-control shell above vigil could resume it if it
@@ -113,8 +116,12 @@ impl System for Os {
         spawn::spawn(spec, self.inherited, self.user.as_ref())
     }
 
-    fn describe(&self, sender: Sender) -> Cow<'static, str> {
-        procs::describe_sender(sender)
+    fn name(&self, pid: u32) -> Option<String> {
+        procs::name(pid as i32)
+    }
+
+    fn has_terminal(&self) -> bool {
+        spawn::has_terminal()
     }
 
     fn parent(&self) -> i32 {

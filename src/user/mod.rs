@@ -58,6 +58,9 @@ use std::path::Path;
 
 use libc::{gid_t, uid_t};
 
+use crate::logging::{self, Level};
+use crate::record::Record;
+
 pub use files::{resolve, LookupError};
 pub use switch::{refuse_setid, Switch, SwitchFailure};
 
@@ -230,6 +233,23 @@ pub enum UserError {
     },
 }
 
+impl UserError {
+    /// The facts for the `user_failed` record.
+    pub fn fields<'a>(&'a self, r: Record<'a>) -> Record<'a> {
+        match self {
+            UserError::Lookup { spec, error } => r
+                .field("user", spec.as_os_str())
+                .word("reason", "lookup")
+                .field("error", error.to_string()),
+            UserError::NotPrivileged { spec, wanted, .. } => r
+                .field("user", spec.as_os_str())
+                .word("reason", "not_privileged")
+                .field("uid", wanted.uid)
+                .field("gid", wanted.gid),
+        }
+    }
+}
+
 impl fmt::Display for UserError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -274,11 +294,16 @@ pub fn prepare(spec: &Spec, pid1: bool) -> Result<Switch, UserError> {
         }
     })?;
     if switch::other_user(&identity, change, current) && !switch::may_signal_others() {
-        log::warn!(
-            "vigil lacks CAP_KILL, so it cannot signal uid {}: signals will not be forwarded \
-             to the child, and neither a grace period nor the drain can end it (keep \
-             CAP_KILL, or run without --user)",
-            identity.uid
+        logging::emit(
+            Level::Warning,
+            "cannot_signal_user",
+            format_args!(
+                "vigil lacks CAP_KILL, so it cannot signal uid {}: signals will not be forwarded \
+                 to the child, and neither a grace period nor the drain can end it (keep \
+                 CAP_KILL, or run without --user)",
+                identity.uid
+            ),
+            |r| r.field("uid", identity.uid),
         );
     }
     Ok(Switch::new(

@@ -10,6 +10,7 @@ use std::os::unix::ffi::OsStrExt;
 use libc::{gid_t, uid_t};
 
 use super::{quote, Identity, Ids};
+use crate::record::Record;
 use crate::text::os_error;
 
 /// What the spawn path needs to start a process as the spec's identity,
@@ -232,6 +233,24 @@ impl Switch {
     }
 }
 
+impl Switch {
+    /// The facts for the `running_as` record.
+    pub fn fields<'a>(&'a self, r: Record<'a>) -> Record<'a> {
+        let id = &self.identity;
+        r.field("user", self.spec.as_os_str())
+            .field("changed", self.change)
+            .with(|o| {
+                if self.change {
+                    o.field("uid", id.uid)
+                        .field("gid", id.gid)
+                        .field("groups", id.groups.len());
+                }
+            })
+            .field("home", id.home.as_os_str())
+            .field("new_session", self.new_session)
+    }
+}
+
 impl fmt::Display for Switch {
     /// For the log at start: `user "app": uid 1000, gid 1000, 2
     /// supplementary groups, HOME=/home/app`.
@@ -296,6 +315,20 @@ pub struct SwitchFailure {
     pub error: io::Error,
 }
 
+impl SwitchFailure {
+    /// The facts for the `user_switch_failed` record.
+    pub fn fields<'a>(&'a self, r: Record<'a>) -> Record<'a> {
+        let call = match self.step {
+            Step::Groups => "setgroups",
+            Step::Gid => "setgid",
+            Step::Uid => "setuid",
+        };
+        r.field("user", self.spec.as_os_str())
+            .word("call", call)
+            .field("error", os_error(&self.error))
+    }
+}
+
 impl fmt::Display for SwitchFailure {
     /// `as user "app": setuid(1000) failed: Invalid argument`, to follow
     /// `cannot run "PROG"`.
@@ -346,6 +379,19 @@ fn has_controlling_terminal() -> bool {
 pub enum SetIdError {
     Setuid { real: uid_t, effective: uid_t },
     Setgid { real: gid_t, effective: gid_t },
+}
+
+impl SetIdError {
+    /// The facts for the `setid_refused` record.
+    pub fn fields<'a>(&self, r: Record<'a>) -> Record<'a> {
+        let (bit, real, effective) = match *self {
+            SetIdError::Setuid { real, effective } => ("setuid", real, effective),
+            SetIdError::Setgid { real, effective } => ("setgid", real, effective),
+        };
+        r.word("bit", bit)
+            .field("real", real)
+            .field("effective", effective)
+    }
 }
 
 impl fmt::Display for SetIdError {

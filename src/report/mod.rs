@@ -1,0 +1,432 @@
+//! The exit report: what vigil says when it exits about what happened to
+//! the container: how the child ended and why, who asked it to stop and
+//! when, how the hooks went, what vigil had to kill.
+//!
+//! `Report` gathers the facts while vigil runs; when the child has ended,
+//! `Report::exit` gives the finished report (`Exit`), which works out once
+//! who or what ended the child (`Cause`) and is then rendered two ways from
+//! the same facts: the text line (`text.rs`, one line for people) and the
+//! `exit` record (`record.rs`, the same facts as fields, for
+//! `--log-format json|logfmt`). What one says the other says.
+//!
+//! It goes to the log (see `Audience`: shown by default unless the
+//! container simply succeeded, a warning when the ending was abnormal) and
+//! to the termination log, where Kubernetes picks it up as the termination
+//! message. The ending and the exit status come first, and every part that
+//! can grow long is shortened, so that neither a 4096-byte log line nor the
+//! 4096-byte termination message ever loses the cause.
+
+mod record;
+mod text;
+
+pub use record::Clocks;
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use crate::hooks;
+use crate::procs::Proc;
+use crate::reap::Ending;
+use crate::signals::{self, Named, Received, Sender};
+
+/// What started the stop sequence.
+#[derive(Clone, Debug)]
+pub enum StopCause {
+    /// A stop signal, with its sender as it was when the signal arrived:
+    /// by the time the report is written, the sender may be gone.
+    Signal {
+        signal: i32,
+        sender: Named,
+    },
+    PostStartFailed,
+    /// `--timeout` passed.
+    Timeout(Duration),
+    /// vigil could not go on supervising (its signals could not be read,
+    /// its clock or its waits misbehaved): why.
+    Fault(String),
+}
+
+#[derive(Debug)]
+pub struct Stop {
+    pub cause: StopCause,
+    pub at: Instant,
+}
+
+/// A signal vigil forwarded to the child: what came, from whom, when, and
+/// what was sent (after `--rewrite`). Plain data, so that the forwarding
+/// path makes it without allocating.
+#[derive(Clone, Copy, Debug)]
+pub struct Forward {
+    pub received: Received,
+    pub sent: i32,
+    pub at: Instant,
+}
+
+/// A forwarded signal as the report keeps it: with its sender's name, read
+/// from /proc when it arrived (a process of vigil's namespace only).
+#[derive(Clone, Debug)]
+pub struct Forwarded {
+    pub forward: Forward,
+    pub sender: Named,
+}
+
+/// The last signal of each number vigil forwarded, by the number sent, so
+/// that a child killed by one can be told whose it was. On the heap, so
+/// that moving the report (by value, into the supervisor) does not copy it.
+#[derive(Debug)]
+pub struct Forwards(Box<[Option<Forwarded>; signals::MAX_SIGNAL as usize + 1]>);
+
+impl Default for Forwards {
+    fn default() -> Forwards {
+        Forwards(Box::new(std::array::from_fn(|_| None)))
+    }
+}
+
+impl Forwards {
+    /// Keeps `forward` as the last of its number. A sender in vigil's
+    /// namespace is named with `name_of` (which reads /proc), unless it is
+    /// the same pid as the last sender of that number: a storm of signals
+    /// from one process reads its name once.
+    pub fn record(&mut self, forward: Forward, name_of: impl FnOnce(u32) -> Option<String>) {
+        let Some(slot) = usize::try_from(forward.sent)
+            .ok()
+            .and_then(|i| self.0.get_mut(i))
+        else {
+            return;
+        };
+        let sender = forward.received.sender;
+        let name = match sender {
+            Sender::Process { pid, .. } if pid != 0 => match slot.take() {
+                Some(old) if old.sender.sender == sender => old.sender.name,
+                _ => name_of(pid),
+            },
+            _ => None,
+        };
+        *slot = Some(Forwarded {
+            forward,
+            sender: Named { sender, name },
+        });
+    }
+
+    pub fn last(&self, sent: i32) -> Option<&Forwarded> {
+        usize::try_from(sent)
+            .ok()
+            .and_then(|i| self.0.get(i))
+            .and_then(Option::as_ref)
+    }
+}
+
+/// Why the drain ended in SIGKILL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DrainKill {
+    /// `--drain-timeout` passed (this long).
+    Timeout(Duration),
+    /// A stop signal came during the drain: whoever sent it wants vigil gone.
+    StopSignal(i32),
+}
+
+impl fmt::Display for DrainKill {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DrainKill::Timeout(after) => {
+                write!(f, "drain timeout ({}) over", crate::text::duration(*after))
+            }
+            DrainKill::StopSignal(signal) => {
+                write!(f, "{} during the drain", signals::name(*signal))
+            }
+        }
+    }
+}
+
+/// Everything the report says, gathered while vigil runs.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// The command for the text line, quoted as a shell reads it.
+    pub command: String,
+    pub child_pid: i32,
+    /// Whether vigil gave the child the terminal's foreground: a SIGINT
+    /// death then most likely was Ctrl-C.
+    pub child_had_terminal: bool,
+    pub ending: Option<Ending>,
+    pub ended_at: Option<Instant>,
+    pub status: i32,
+    /// Whether the user listed the child's status (code or 128+N) with `-e`.
+    pub code_expected: bool,
+    /// The signal the child was sent to stop it, after `--rewrite`.
+    pub stop_signal_sent: Option<i32>,
+    pub stop: Option<Stop>,
+    /// A later stop signal (SIGTERM after SIGINT, say), forwarded at once
+    /// during the stop sequence: the last one.
+    pub later_stop: Option<Forwarded>,
+    /// Every signal forwarded, the last of each number.
+    pub forwards: Forwards,
+    pub grace_period: Option<Duration>,
+    /// The grace period was not the user's but `--timeout`'s default.
+    pub grace_by_default: bool,
+    /// Set when the grace deadline passed: who was SIGKILLed then.
+    pub grace_killed: Option<Vec<Proc>>,
+    /// When that SIGKILL was sent: a child it killed ended then, even if
+    /// vigil reaped it later (its final lines may wait for room in stderr).
+    pub grace_killed_at: Option<Instant>,
+    /// How many processes were left when the child exited.
+    pub drained: Option<usize>,
+    /// Set when the drain ended in SIGKILL: why, and who was SIGKILLed then.
+    pub drain_killed: Option<(DrainKill, Vec<Proc>)>,
+    pub hooks: Vec<hooks::Record>,
+    pub orphans_reaped: u64,
+    /// OOM kills the container's cgroup counted while vigil ran.
+    pub oom_kills: u64,
+}
+
+/// Who gets to see the report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Audience {
+    /// Only at `-v`: a clean success, or an ending a shell does not report
+    /// either (Ctrl-C, SIGPIPE).
+    Verbose,
+    /// At the default verbosity, not as a warning: the container stopped
+    /// as asked, or failed in a way the user can read from the status.
+    Default,
+    /// A warning: a SIGKILL, a failed hook, a deadline hit, an OOM kill, an
+    /// exit code nobody asked for.
+    Warning,
+}
+
+/// Who or what ended the child, as far as vigil can tell (`ending.cause`
+/// in the exit record): worked out once, and both the text and the record
+/// say it.
+#[derive(Clone, Copy, Debug)]
+pub enum Cause<'r> {
+    /// vigil's SIGKILL at the grace deadline.
+    GraceDeadline,
+    /// A SIGKILL while the cgroup counted an OOM kill.
+    OomKiller,
+    /// Any other SIGKILL. It cannot be caught, so it never passes through
+    /// vigil, and nothing tells vigil who sent it: only that it was neither
+    /// vigil nor (by the cgroup's count) the OOM killer.
+    UnknownSigkill,
+    /// The SIGINT of the terminal the child held (Ctrl-C), whether it went
+    /// to the child's group directly or through vigil.
+    Terminal,
+    /// The stop signal vigil forwarded.
+    StopSignal,
+    /// Another signal vigil forwarded: whose it was.
+    Forwarded(&'r Forwarded),
+}
+
+impl Cause<'_> {
+    /// The cause's word in the exit record.
+    pub fn word(self) -> &'static str {
+        match self {
+            Cause::GraceDeadline => "grace_deadline",
+            Cause::OomKiller => "oom_killer",
+            Cause::UnknownSigkill => "unknown_sigkill",
+            Cause::Terminal => "terminal",
+            Cause::StopSignal => "stop_signal",
+            Cause::Forwarded(_) => "forwarded",
+        }
+    }
+}
+
+impl Report {
+    /// The finished report: the child ended so. Every way to vigil's exit
+    /// goes through the child's end, so the ending is always known here.
+    pub fn exit<'r>(&'r self, ending: &'r Ending) -> Exit<'r> {
+        Exit {
+            report: self,
+            ending,
+        }
+    }
+
+    /// Keeps a forwarded signal; `name_of` names its sender (see
+    /// `Forwards::record`). Returns what was kept.
+    pub fn forwarded(
+        &mut self,
+        forward: Forward,
+        name_of: impl FnOnce(u32) -> Option<String>,
+    ) -> Option<&Forwarded> {
+        self.forwards.record(forward, name_of);
+        self.forwards.last(forward.sent)
+    }
+}
+
+/// The report of a child that has ended: what the text line and the exit
+/// record are made from.
+#[derive(Clone, Copy, Debug)]
+pub struct Exit<'r> {
+    pub report: &'r Report,
+    pub ending: &'r Ending,
+}
+
+/// The longest command the text line shows, in bytes; a longer one is cut
+/// in the middle. Together with the other caps (processes listed, hook
+/// texts) this keeps the report well inside one 4096-byte log line and the
+/// 4096-byte termination message, so the cause and status are never cut.
+const COMMAND_MAX: usize = 200;
+
+/// The most processes a report lists for one deadline.
+const PROCS_MAX: usize = 20;
+
+/// The longest hook record shown (a hook that cannot run quotes its
+/// program, which may be long).
+const HOOK_MAX: usize = 300;
+
+impl<'r> Exit<'r> {
+    /// Who gets to see the report (see `Audience`).
+    pub fn audience(&self) -> Audience {
+        if self.abnormal() {
+            Audience::Warning
+        } else if self.quiet_ending() || (self.report.status == 0 && self.report.stop.is_none()) {
+            Audience::Verbose
+        } else {
+            Audience::Default
+        }
+    }
+
+    /// Whether the ending deserves a warning: a SIGKILL, a failed hook, a
+    /// deadline hit, an OOM kill, or an exit the user did not expect.
+    pub fn abnormal(&self) -> bool {
+        let r = self.report;
+        let forced = matches!(
+            r.stop,
+            Some(Stop {
+                cause: StopCause::Timeout(_) | StopCause::Fault(_),
+                ..
+            })
+        );
+        forced
+            || r.grace_killed.is_some()
+            || r.drain_killed.is_some()
+            || r.hooks.iter().any(hooks::Record::failed)
+            || r.oom_kills > 0
+            || !(self.ending_expected() || self.quiet_ending())
+    }
+
+    /// Endings a shell reports to nobody: a child killed by SIGPIPE (its
+    /// reader went away, as in `vigil -- yes | head -1`), or by the
+    /// terminal's SIGINT (Ctrl-C): sent to the child's group while it held
+    /// the terminal, or to vigil's, which forwarded it. A shell that was
+    /// the child ends with the status of such a death, 141 or 130, as its
+    /// own exit code: the same ending, said by the shell.
+    fn quiet_ending(&self) -> bool {
+        match self.ending_or_code_signal() {
+            Some(libc::SIGPIPE) => true,
+            Some(libc::SIGINT) => self.ctrl_c(),
+            _ => false,
+        }
+    }
+
+    /// The signal of a death, or of a shell's 141 or 130 exit code.
+    fn ending_or_code_signal(&self) -> Option<i32> {
+        match *self.ending {
+            Ending::Killed { signal, .. } => Some(signal),
+            Ending::Exited(code) if code == 128 + libc::SIGPIPE || code == 128 + libc::SIGINT => {
+                Some(code - 128)
+            }
+            Ending::Exited(_) => None,
+        }
+    }
+
+    /// Whether the SIGINT that ended the child was the terminal's: the
+    /// child held the terminal and vigil forwarded no SIGINT, or the last
+    /// SIGINT vigil forwarded came from the terminal.
+    fn ctrl_c(&self) -> bool {
+        match self.report.forwards.last(libc::SIGINT) {
+            None => self.report.child_had_terminal,
+            Some(forwarded) => forwarded.sender.sender == Sender::Terminal,
+        }
+    }
+
+    /// The stop signals vigil sent: the one that ended the stop sequence,
+    /// and a later one forwarded at once.
+    fn stop_signals_sent(&self) -> impl Iterator<Item = i32> + '_ {
+        let r = self.report;
+        let later = r.later_stop.as_ref().map(|l| l.forward.sent);
+        r.stop
+            .as_ref()
+            .and(r.stop_signal_sent)
+            .into_iter()
+            .chain(later)
+    }
+
+    /// An ending is expected when it is success, a status listed with `-e`,
+    /// or the answer to a stop signal vigil forwarded (death by it, or the
+    /// conventional 128+N exit code).
+    fn ending_expected(&self) -> bool {
+        let answered_stop = |n: i32| self.stop_signals_sent().any(|sent| sent == n);
+        let code_expected = self.report.code_expected;
+        match *self.ending {
+            Ending::Exited(0) => true,
+            Ending::Exited(code) => code_expected || (code > 128 && answered_stop(code - 128)),
+            Ending::Killed { signal, .. } => {
+                code_expected || (signal != libc::SIGKILL && answered_stop(signal))
+            }
+        }
+    }
+
+    /// The signal the child's ending points to: the one that killed it, or
+    /// N for the conventional exit code 128+N.
+    fn ending_signal(&self) -> Option<i32> {
+        match *self.ending {
+            Ending::Killed { signal, .. } => Some(signal),
+            Ending::Exited(code) if code > 128 && code - 128 <= signals::MAX_SIGNAL => {
+                Some(code - 128)
+            }
+            Ending::Exited(_) => None,
+        }
+    }
+
+    /// Which stop signal the child ended on, when more than one came: the
+    /// later one when the ending points to it (or to neither), else the
+    /// first. `None` means the first.
+    fn ended_on_later_stop(&self) -> Option<Forward> {
+        let later = self.report.later_stop.as_ref()?.forward;
+        let signal = self.ending_signal();
+        let points_to_first = signal.is_some() && signal == self.report.stop_signal_sent;
+        let points_to_later = signal == Some(later.sent);
+        (points_to_later || !points_to_first).then_some(later)
+    }
+
+    /// How long the child took to end after the stop (or after the later
+    /// stop signal it ended on): until it was reaped, or for a child killed
+    /// at the grace deadline, until that SIGKILL.
+    fn ended_after(&self) -> Option<Duration> {
+        let r = self.report;
+        let stop = r.stop.as_ref()?;
+        let mut ended = r.ended_at?;
+        if let (Some(at), Ending::Killed { signal, .. }) = (r.grace_killed_at, *self.ending) {
+            if signal == libc::SIGKILL {
+                ended = ended.min(at);
+            }
+        }
+        let from = self.ended_on_later_stop().map_or(stop.at, |later| later.at);
+        Some(ended.saturating_duration_since(from))
+    }
+
+    /// Who or what ended the child, when vigil can tell (a child that was
+    /// killed; an exit code is the child's own doing).
+    pub fn cause(&self) -> Option<Cause<'r>> {
+        let Ending::Killed { signal, .. } = *self.ending else {
+            return None;
+        };
+        let r = self.report;
+        if signal == libc::SIGKILL {
+            return Some(if r.grace_killed.is_some() {
+                Cause::GraceDeadline
+            } else if r.oom_kills > 0 {
+                Cause::OomKiller
+            } else {
+                Cause::UnknownSigkill
+            });
+        }
+        if signal == libc::SIGINT && self.ctrl_c() {
+            return Some(Cause::Terminal);
+        }
+        if self.stop_signals_sent().any(|sent| sent == signal) {
+            return Some(Cause::StopSignal);
+        }
+        r.forwards.last(signal).map(Cause::Forwarded)
+    }
+}

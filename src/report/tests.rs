@@ -1,0 +1,281 @@
+use super::text::list_procs;
+use super::*;
+use crate::hooks::{Cancel, HookKind, Outcome, Record};
+use crate::signals::Sender;
+
+/// The finished report of a test's `Report`, whose ending is set.
+trait Ended {
+    fn audience(&self) -> Audience;
+    fn to_string(&self) -> String;
+}
+
+impl Ended for Report {
+    fn audience(&self) -> Audience {
+        let ending = self.ending.expect("the test set an ending");
+        self.exit(&ending).audience()
+    }
+
+    fn to_string(&self) -> String {
+        let ending = self.ending.expect("the test set an ending");
+        self.exit(&ending).to_string()
+    }
+}
+
+fn base() -> Report {
+    Report {
+        command: "sleep 1000".into(),
+        child_pid: 2,
+        ..Report::default()
+    }
+}
+
+fn killed(signal: i32) -> Option<Ending> {
+    Some(Ending::Killed {
+        signal,
+        core_dumped: false,
+    })
+}
+
+fn outside(signal: i32) -> Received {
+    Received {
+        signal,
+        sender: Sender::Process { pid: 0, uid: 0 },
+    }
+}
+
+fn stopped_by(r: &mut Report, signal: i32, at: Instant) {
+    r.stop = Some(Stop {
+        cause: StopCause::Signal {
+            signal,
+            sender: Named::bare(outside(signal).sender),
+        },
+        at,
+    });
+    r.stop_signal_sent = Some(signal);
+}
+
+#[test]
+fn a_clean_exit_is_for_v_only_and_a_failure_is_shown() {
+    let mut r = base();
+    r.ending = Some(Ending::Exited(0));
+    assert_eq!(r.audience(), Audience::Verbose);
+    assert_eq!(
+        r.to_string(),
+        "child exited with code 0; exit status 0; command: sleep 1000 (pid 2); orphans reaped: 0"
+    );
+    r.ending = Some(Ending::Exited(3));
+    r.status = 3;
+    assert_eq!(r.audience(), Audience::Warning);
+    r.code_expected = true;
+    r.status = 0;
+    assert_eq!(r.audience(), Audience::Verbose);
+}
+
+#[test]
+fn the_answer_to_a_stop_is_shown_but_no_warning() {
+    let mut r = base();
+    stopped_by(&mut r, 15, Instant::now());
+    r.ending = killed(15);
+    r.status = 143;
+    assert_eq!(r.audience(), Audience::Default);
+    r.ending = Some(Ending::Exited(0));
+    r.status = 0;
+    assert_eq!(r.audience(), Audience::Default);
+    r.ending = Some(Ending::Exited(143));
+    r.status = 143;
+    assert_eq!(r.audience(), Audience::Default);
+    r.ending = Some(Ending::Killed {
+        signal: 11,
+        core_dumped: true,
+    });
+    r.status = 139;
+    assert_eq!(r.audience(), Audience::Warning);
+}
+
+#[test]
+fn stop_and_grace() {
+    let mut r = base();
+    let at = Instant::now();
+    r.ending = killed(9);
+    r.status = 137;
+    stopped_by(&mut r, 15, at);
+    r.ended_at = Some(at + Duration::from_millis(1000));
+    r.grace_period = Some(Duration::from_secs(1));
+    r.grace_killed = Some(vec![Proc {
+        pid: 2,
+        name: "sleep".into(),
+    }]);
+    assert_eq!(r.audience(), Audience::Warning);
+    let text = r.to_string();
+    assert!(
+        text.starts_with(
+            "child was killed by SIGKILL (status 137) by vigil, at the grace deadline; exit status 137; command: sleep 1000 (pid 2)"
+        ),
+        "{text}"
+    );
+    for needle in [
+        "; stop: SIGTERM from pid 0 (outside this PID namespace) (sent SIGTERM), child ended 1.00s later",
+        "; grace period 1s over, SIGKILL to: 2 (sleep)",
+    ] {
+        assert!(text.contains(needle), "{needle} not in {text}");
+    }
+}
+
+#[test]
+fn sigpipe_and_ctrl_c_are_for_v_only() {
+    let mut r = base();
+    r.ending = killed(libc::SIGPIPE);
+    r.status = 141;
+    assert_eq!(r.audience(), Audience::Verbose);
+    // SIGINT: Ctrl-C only when the child held the terminal and vigil
+    // did not forward a SIGINT.
+    r.ending = killed(libc::SIGINT);
+    r.status = 130;
+    assert_eq!(r.audience(), Audience::Warning);
+    r.child_had_terminal = true;
+    assert_eq!(r.audience(), Audience::Verbose);
+    assert!(r.to_string().contains(", from the terminal (Ctrl-C)"));
+    r.forwards.record(
+        Forward {
+            received: outside(libc::SIGINT),
+            sent: libc::SIGINT,
+            at: Instant::now(),
+        },
+        |_| None,
+    );
+    assert_eq!(r.audience(), Audience::Warning);
+    // Anything abnormal besides is still a warning.
+    r.ending = killed(libc::SIGPIPE);
+    r.oom_kills = 1;
+    assert_eq!(r.audience(), Audience::Warning);
+}
+
+#[test]
+fn a_shell_that_says_141_or_130_is_as_quiet_as_the_death_it_reports() {
+    let mut r = base();
+    r.ending = Some(Ending::Exited(141));
+    r.status = 141;
+    assert_eq!(r.audience(), Audience::Verbose);
+    r.ending = Some(Ending::Exited(130));
+    r.status = 130;
+    assert_eq!(r.audience(), Audience::Warning, "no terminal: not Ctrl-C");
+    r.child_had_terminal = true;
+    assert_eq!(r.audience(), Audience::Verbose);
+    r.ending = Some(Ending::Exited(142));
+    r.status = 142;
+    assert_eq!(r.audience(), Audience::Warning);
+}
+
+#[test]
+fn a_forwarded_signal_that_killed_the_child_names_its_sender() {
+    let mut r = base();
+    r.forwards.record(
+        Forward {
+            received: outside(libc::SIGUSR1),
+            sent: libc::SIGUSR1,
+            at: Instant::now(),
+        },
+        |_| None,
+    );
+    r.ending = killed(libc::SIGUSR1);
+    r.status = 138;
+    let text = r.to_string();
+    assert!(
+        text.starts_with("child was killed by SIGUSR1 (status 138), forwarded by vigil: SIGUSR1 from pid 0 (outside this PID namespace); exit status 138"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_later_stop_signal_is_the_one_the_child_ended_on() {
+    let mut r = base();
+    let at = Instant::now();
+    stopped_by(&mut r, libc::SIGINT, at);
+    let later = Forward {
+        received: outside(libc::SIGTERM),
+        sent: libc::SIGTERM,
+        at: at + Duration::from_millis(500),
+    };
+    r.later_stop = Some(Forwarded {
+        forward: later,
+        sender: Named::bare(later.received.sender),
+    });
+    r.ending = Some(Ending::Exited(143));
+    r.status = 143;
+    r.ended_at = Some(at + Duration::from_millis(700));
+    assert_eq!(r.audience(), Audience::Default);
+    let text = r.to_string();
+    assert!(
+        text.contains("; stop: SIGINT from pid 0 (outside this PID namespace) (sent SIGINT); then SIGTERM from pid 0 (outside this PID namespace) (sent SIGTERM at once), child ended 0.20s after the SIGTERM"),
+        "{text}"
+    );
+    // An ending that points to the first signal is the first one's.
+    r.ending = Some(Ending::Exited(130));
+    assert!(r.to_string().contains(", child ended 0.70s later"));
+}
+
+#[test]
+fn a_cancelled_hook_is_no_failure() {
+    let mut r = base();
+    r.ending = killed(9);
+    r.status = 137;
+    stopped_by(&mut r, 15, Instant::now());
+    r.grace_killed = Some(Vec::new());
+    r.hooks.push(Record {
+        kind: HookKind::PreStop,
+        outcome: Outcome::Cancelled(Cancel::GraceDeadline),
+        took: Duration::from_secs(1),
+    });
+    assert!(r
+        .to_string()
+        .contains("; pre-stop hook cancelled at the grace deadline after 1.00s"));
+    assert!(!r.hooks.iter().any(Record::failed));
+}
+
+#[test]
+fn oom_kill_of_another_process() {
+    let mut r = base();
+    r.ending = Some(Ending::Exited(0));
+    r.oom_kills = 1;
+    assert_eq!(r.audience(), Audience::Warning);
+    assert!(r.to_string().contains(
+        "; the kernel OOM killer killed 1 process in this container (not the child: a process it started, or a hook)"
+    ));
+    r.ending = killed(9);
+    r.oom_kills = 2;
+    let text = r.to_string();
+    assert!(text.starts_with("child was killed by SIGKILL (status 137) by the kernel OOM killer"));
+    assert!(text.contains("; the kernel OOM killer killed 2 processes in this container; "));
+}
+
+#[test]
+fn a_long_command_is_shortened_and_the_cause_comes_first() {
+    let mut r = base();
+    let words: Vec<String> = (1..=50_000).map(|n| n.to_string()).collect();
+    r.command = format!("sh -c 'exit 3' {}", words.join(" "));
+    r.ending = Some(Ending::Exited(3));
+    r.status = 3;
+    let text = r.to_string();
+    assert!(text.len() < 400, "{} bytes: {text}", text.len());
+    assert!(
+        text.starts_with("child exited with code 3; exit status 3; command: sh -c 'exit 3' 1 2 3 ")
+    );
+    assert!(text.contains(" bytes in all ...] "), "{text}");
+    assert!(
+        text.ends_with(" 49999 50000 (pid 2); orphans reaped: 0"),
+        "{text}"
+    );
+}
+
+#[test]
+fn long_lists_are_capped() {
+    let many: Vec<Proc> = (1..=1000)
+        .map(|pid| Proc {
+            pid,
+            name: "worker".into(),
+        })
+        .collect();
+    let text = list_procs(&many);
+    assert!(text.starts_with("1 (worker), 2 (worker)"), "{text}");
+    assert!(text.ends_with(" and 980 more"), "{text}");
+}
