@@ -28,7 +28,7 @@ use std::io::{self, Write};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::record::{self, Encoder, Format, Record, LINE_MAX};
+use crate::record::{self, Encoder, Format, Record, Timestamp, LINE_MAX};
 use crate::text::one_line;
 
 /// The log target of lines shown at the default verbosity without being
@@ -116,6 +116,7 @@ impl Level {
 }
 
 /// How logging was set up.
+#[derive(Clone, Copy, Debug)]
 struct Setup {
     verbosity: u8,
     /// `None` for text.
@@ -176,17 +177,33 @@ pub fn init(verbosity: u8, format: Format, under_vigil: Option<u32>) {
         .try_init();
 }
 
+/// How logging was set up; `None` before `init`.
+fn setup() -> Option<Setup> {
+    #[cfg(test)]
+    if let Some(setup) = capture::setup() {
+        return Some(setup);
+    }
+    SETUP.get().copied()
+}
+
 /// Whether a line at `level` is shown (logging is set up, and the
 /// verbosity is high enough).
 pub fn shown(level: Level) -> bool {
-    SETUP
-        .get()
-        .is_some_and(|setup| level.verbosity() <= setup.verbosity)
+    setup().is_some_and(|setup| level.verbosity() <= setup.verbosity)
 }
 
 /// The encoder of records, `None` for text (or before `init`).
 pub fn encoder() -> Option<Encoder> {
-    SETUP.get().and_then(|setup| setup.encoder)
+    setup().and_then(|setup| setup.encoder)
+}
+
+/// The wall clock, for records.
+pub fn wall_clock() -> Timestamp {
+    #[cfg(test)]
+    if let Some(time) = capture::time() {
+        return time;
+    }
+    Timestamp::now()
 }
 
 /// Logs one event: `msg` is the text line's words (after `vigil: ` and the
@@ -204,19 +221,32 @@ pub fn emit<'a>(
     msg: fmt::Arguments<'_>,
     fields: impl FnOnce(Record<'a>) -> Record<'a>,
 ) {
-    let Some(setup) = SETUP.get() else {
+    let Some(setup) = setup() else {
         return;
     };
     if level.verbosity() > setup.verbosity {
         return;
     }
     match &setup.encoder {
+        #[cfg(test)]
+        None if capture::setup().is_some() => {
+            let line = whole_line(&format!("vigil: {}", level.tag()), &fmt::format(msg));
+            write_line(line.as_bytes());
+        }
         None => log::log!(target: level.target(), level.log_level(), "{msg}"),
         Some(encoder) => {
-            let record = fields(Record::new(level.record_level(), event, fmt::format(msg)));
+            let record = fields(record(level, event, fmt::format(msg)));
             write_record(encoder, &record);
         }
     }
+}
+
+/// A record of `event` at `level`, stamped now.
+pub fn record<'a>(level: Level, event: &'static str, msg: String) -> Record<'a> {
+    let record = Record::new(level.record_level(), event, msg);
+    #[cfg(test)]
+    let record = record.at(wall_clock());
+    record
 }
 
 /// Encodes `record` into the reused line and writes it.
@@ -237,6 +267,10 @@ fn write_record(encoder: &Encoder, record: &Record<'_>) {
 /// Writes one whole line (a record, encoded) to stderr, as every line is
 /// written: without blocking while vigil supervises, patiently at the end.
 pub fn write_line(line: &[u8]) {
+    #[cfg(test)]
+    if capture::line(line) {
+        return;
+    }
     let _ = Stderr.write(line);
 }
 
@@ -258,7 +292,7 @@ pub fn early<'a>(
                 encoding,
                 vigil_pid: None,
             };
-            let record = fields(Record::new(level.record_level(), event, msg.to_string()));
+            let record = fields(record(level, event, msg.to_string()));
             let mut line = Vec::new();
             encoder.line(&record, LINE_MAX, &mut line);
             line
@@ -431,6 +465,57 @@ impl Write for Stderr {
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+/// The unit tests' view of the log: on their own thread, lines are kept
+/// (not written), in the format and at the verbosity a test chose, stamped
+/// with a fixed time, so that a test sees exactly what vigil would write.
+#[cfg(test)]
+pub mod capture {
+    use std::cell::{Cell, RefCell};
+
+    use super::{Encoder, Format, Setup, Timestamp};
+
+    thread_local! {
+        static SETUP: Cell<Option<Setup>> = const { Cell::new(None) };
+        static TIME: Cell<Option<Timestamp>> = const { Cell::new(None) };
+        static LINES: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// From now on, this thread's lines are kept: in `format`, at
+    /// `verbosity`, every record stamped `time`.
+    pub fn start(format: Format, verbosity: u8, time: Timestamp) {
+        let encoder = format.encoding().map(|encoding| Encoder {
+            encoding,
+            vigil_pid: None,
+        });
+        SETUP.with(|s| s.set(Some(Setup { verbosity, encoder })));
+        TIME.with(|t| t.set(Some(time)));
+        LINES.with(|l| l.borrow_mut().clear());
+    }
+
+    /// The lines kept so far, taken.
+    pub fn take() -> Vec<String> {
+        LINES.with(|l| std::mem::take(&mut *l.borrow_mut()))
+    }
+
+    pub(super) fn setup() -> Option<Setup> {
+        SETUP.with(Cell::get)
+    }
+
+    pub(super) fn time() -> Option<Timestamp> {
+        TIME.with(Cell::get)
+    }
+
+    /// Keeps `line` when this thread captures; whether it did.
+    pub(super) fn line(line: &[u8]) -> bool {
+        if setup().is_none() {
+            return false;
+        }
+        let text = String::from_utf8(line.to_vec()).expect("a line is UTF-8");
+        LINES.with(|l| l.borrow_mut().push(text));
+        true
     }
 }
 

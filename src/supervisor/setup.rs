@@ -13,7 +13,7 @@ use crate::hooks::HookKind;
 use crate::logging::{self, Level};
 use crate::procs::Role;
 use crate::reap::Ending;
-use crate::record::{Argv, Record, Timestamp, LINE_MAX};
+use crate::record::{Argv, Record, LINE_MAX};
 use crate::report::{Audience, Clocks, Report};
 use crate::signals::{Inherited, Signal, SignalFd};
 use crate::spawn::{self, Spawn};
@@ -161,13 +161,7 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
         oom: OomCounter::start(role),
         user,
     };
-    let report = Report {
-        command,
-        child_pid: child,
-        child_had_terminal: gave_terminal,
-        grace_period: config.grace_period,
-        ..Report::default()
-    };
+    let report = report_for(&config, command, child, gave_terminal);
     let mut supervisor = Supervisor::new(config, os, child, report);
     supervisor.gave_terminal = gave_terminal;
     supervisor.parent = parent;
@@ -175,9 +169,25 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     Ok(supervisor)
 }
 
+/// The report of a child just started, as `pid`; `command` is its text.
+pub(super) fn report_for(
+    config: &Config,
+    command: String,
+    pid: i32,
+    gave_terminal: bool,
+) -> Report {
+    Report {
+        command,
+        child_pid: pid,
+        child_had_terminal: gave_terminal,
+        grace_period: config.grace_period,
+        ..Report::default()
+    }
+}
+
 /// Nothing could start: one error line, which the termination log gets too
 /// (the same line: a record in the structured formats).
-fn failed_to_start<'a>(
+pub(super) fn failed_to_start<'a>(
     config: &Config,
     event: &'static str,
     message: &str,
@@ -186,11 +196,7 @@ fn failed_to_start<'a>(
     let logged = logging::shown(Level::Error);
     match logging::encoder() {
         Some(encoder) => {
-            let record = fields(Record::new(
-                Level::Error.record_level(),
-                event,
-                message.to_string(),
-            ));
+            let record = fields(logging::record(Level::Error, event, message.to_string()));
             let mut line = Vec::new();
             encoder.line(&record, LINE_MAX, &mut line);
             if logged {
@@ -268,7 +274,7 @@ impl<S: System> Supervisor<S> {
             }
             Some(encoder) => {
                 let clocks = Clocks {
-                    wall: Timestamp::now(),
+                    wall: logging::wall_clock(),
                     now: self.sys.now(),
                 };
                 let record = exit.record(level.record_level(), msg, &self.config.command, clocks);

@@ -4,6 +4,10 @@
 //! returns are queued by each test; what vigil did is recorded.
 //!
 //! (The same behaviour, end to end with real processes, is in tests/.)
+//!
+//! `examples`: the records docs/logging.md shows, as vigil writes them.
+
+mod examples;
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -45,6 +49,8 @@ struct Fake {
     names: Vec<(u32, String)>,
     /// `has_terminal`.
     terminal: bool,
+    /// `oom_kills`.
+    oom_kills: u64,
     // What vigil did:
     sent: Vec<(Target, i32)>,
     signalled_all: Vec<Vec<i32>>,
@@ -154,7 +160,7 @@ impl System for Fake {
     fn reclaim_terminal(&mut self, _given_to: i32) {}
 
     fn oom_kills(&self) -> u64 {
-        0
+        self.oom_kills
     }
 
     fn let_readers_catch_up(&mut self) {}

@@ -1,0 +1,341 @@
+//! The command line and the environment, read into a `Config`.
+
+use super::*;
+
+fn vars(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+    pairs
+        .iter()
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+        .collect()
+}
+
+fn parse_strs(args: &[&str], env: &[(&str, &str)]) -> Result<Action, UsageError> {
+    let args: Vec<OsString> = std::iter::once("vigil")
+        .chain(args.iter().copied())
+        .map(OsString::from)
+        .collect();
+    parse(&args, vars(env))
+}
+
+fn run(args: &[&str], env: &[(&str, &str)]) -> Result<Config, UsageError> {
+    match parse_strs(args, env)? {
+        Action::Run(c) => Ok(*c),
+        Action::Print(p) => panic!("printed {p}"),
+    }
+}
+
+fn printed(args: &[&str]) -> Option<String> {
+    match parse_strs(args, &[]) {
+        Ok(Action::Print(text)) => Some(text),
+        _ => None,
+    }
+}
+
+#[test]
+fn every_id_has_one_row_and_every_name_one_option() {
+    use std::collections::HashSet;
+    let ids = [
+        Id::Subreaper,
+        Id::ParentDeathSignal,
+        Id::Verbose,
+        Id::WarnOnReap,
+        Id::Group,
+        Id::Expect,
+        Id::License,
+        Id::Version,
+        Id::Help,
+        Id::Rewrite,
+        Id::PostStart,
+        Id::PostStartTimeout,
+        Id::PreStop,
+        Id::PreStopSleep,
+        Id::GracePeriod,
+        Id::DrainTimeout,
+        Id::Timeout,
+        Id::TerminationLog,
+        Id::User,
+        Id::LogFormat,
+    ];
+    assert_eq!(ids.len(), OPTIONS.len());
+    for id in ids {
+        assert_eq!(OPTIONS.iter().filter(|o| o.id == id).count(), 1, "{id:?}");
+    }
+    let mut names = HashSet::new();
+    for o in OPTIONS {
+        assert!(o.short.is_some() || o.long.is_some(), "{:?}", o.id);
+        assert_eq!(o.kind.takes_value(), !o.value_name.is_empty(), "{:?}", o.id);
+        for name in [o.short.map(String::from), o.long.map(String::from)]
+            .into_iter()
+            .flatten()
+            .chain(o.env.map(String::from))
+            .chain(o.tini_env.map(String::from))
+        {
+            assert!(names.insert(name.clone()), "{name} twice");
+        }
+        // A default must read as a value of the option's kind.
+        if let Default::Value(text) = o.default {
+            assert!(values::read(o.kind, OsStr::new(text), From::Vigil).is_ok());
+        }
+    }
+}
+
+#[test]
+fn stops_at_the_first_word() {
+    let c = run(&["-v", "sh", "-c", "exit 3", "-v"], &[]).unwrap();
+    assert_eq!(c.command, ["sh", "-c", "exit 3", "-v"]);
+    assert_eq!(c.verbosity, 2);
+    let c = run(&["--", "ls", "-l"], &[]).unwrap();
+    assert_eq!(c.command, ["ls", "-l"]);
+    let c = run(&["-", "x"], &[]).unwrap();
+    assert_eq!(c.command, ["-", "x"]);
+    let c = run(&["-v", "--", "-x"], &[]).unwrap();
+    assert_eq!(c.command, ["-x"]);
+}
+
+#[test]
+fn tini_options() {
+    let c = run(
+        &[
+            "-s", "-g", "-w", "-p", "SIGUSR1", "-e", "3", "-e", "4", "-vvv", "--", "x",
+        ],
+        &[],
+    )
+    .unwrap();
+    assert!(c.subreaper && c.signal_group && c.warn_on_reap);
+    assert_eq!(c.parent_death_signal, Some(10));
+    assert_eq!(c.expected_codes, [3, 4]);
+    assert_eq!(c.verbosity, 4);
+}
+
+#[test]
+fn values_attached_and_clustered() {
+    let c = run(&["-ve3", "-pTERM", "-gp", "HUP", "--timeout=5s", "x"], &[]).unwrap();
+    assert_eq!(c.verbosity, 2);
+    assert_eq!(c.expected_codes, [3]);
+    assert!(c.signal_group);
+    assert_eq!(c.parent_death_signal, Some(1));
+    assert_eq!(c.timeout, Some(Duration::from_secs(5)));
+    let c = run(&["-e=3", "-e-0", "--drain-timeout", "-0", "x"], &[]);
+    assert!(c.is_err(), "-0 is no duration");
+    let c = run(&["-e=3", "-e", "-0", "x"], &[]).unwrap();
+    assert_eq!(c.expected_codes, [3, 0]);
+}
+
+#[test]
+fn repeated_tini_options_are_accepted() {
+    let c = run(&["-s", "-s", "-gg", "-w", "-w", "-v", "-v", "--", "x"], &[]).unwrap();
+    assert!(c.subreaper && c.signal_group && c.warn_on_reap);
+    assert_eq!(c.verbosity, 3);
+    // The last -p wins, as with getopt; each is checked.
+    let c = run(&["-p", "SIGHUP", "-p", "SIGKILL", "x"], &[]).unwrap();
+    assert_eq!(c.parent_death_signal, Some(9));
+    assert!(run(&["-p", "SIGNOPE", "-p", "SIGKILL", "x"], &[]).is_err());
+    let c = run(&["-e", "3", "-e", "3", "x"], &[]).unwrap();
+    assert_eq!(c.expected_codes, [3, 3]);
+    assert!(printed(&["-l", "-l"]).is_some());
+    // vigil's own long options are given once.
+    assert!(run(&["--timeout", "1s", "--timeout", "2s", "x"], &[]).is_err());
+}
+
+#[test]
+fn help_version_and_license() {
+    let help = printed(&["-h", "-x"]).unwrap();
+    assert!(help.contains("Usage: vigil [OPTIONS] [--] COMMAND [ARG...]"));
+    assert_eq!(printed(&["--help"]), Some(help.clone()));
+    // An error before the help is an error.
+    assert!(parse_strs(&["-x", "-h"], &[]).is_err());
+    assert!(printed(&["--version", "-l"])
+        .unwrap()
+        .starts_with("vigil version"));
+    assert!(printed(&["-l", "--version", "cmd"])
+        .unwrap()
+        .starts_with("vigil version"));
+    assert!(printed(&["-l"]).unwrap().contains("MIT License"));
+    assert!(parse_strs(&["--version", "-x"], &[]).is_err());
+    assert!(parse_strs(&["--version=1"], &[]).is_err());
+    assert!(parse_strs(&["--help=x"], &[]).is_err());
+}
+
+#[test]
+fn environment_precedence() {
+    let c = run(&["x"], &[("TINI_SUBREAPER", ""), ("TINI_VERBOSITY", "3")]).unwrap();
+    assert!(c.subreaper);
+    assert_eq!(c.verbosity, 3);
+    let c = run(
+        &["x"],
+        &[
+            ("TINI_SUBREAPER", ""),
+            ("VIGIL_SUBREAPER", "off"),
+            ("VIGIL_VERBOSITY", "0"),
+            ("TINI_VERBOSITY", "3"),
+        ],
+    )
+    .unwrap();
+    assert!(!c.subreaper);
+    assert_eq!(c.verbosity, 0);
+    let c = run(
+        &["--grace-period", "3s", "x"],
+        &[
+            ("VIGIL_GRACE_PERIOD", "9s"),
+            ("VIGIL_DRAIN_TIMEOUT", "500ms"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(c.grace_period, Some(Duration::from_secs(3)));
+    assert_eq!(c.drain_timeout, Duration::from_millis(500));
+    let c = run(
+        &["x"],
+        &[
+            ("VIGIL_REWRITE", "TERM:QUIT, USR1:0"),
+            ("VIGIL_PRE_STOP", "echo 'a b'"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(c.rewrites.apply(15), Some(3));
+    assert_eq!(c.rewrites.apply(10), None);
+    assert_eq!(c.pre_stop.unwrap(), ["echo", "a b"]);
+    let c = run(&["x"], &[("VIGIL_TERMINATION_LOG", "")]).unwrap();
+    assert_eq!(c.termination_log, None);
+    // Empty means unset: the default stands.
+    let c = run(&["x"], &[("VIGIL_DRAIN_TIMEOUT", "")]).unwrap();
+    assert_eq!(c.drain_timeout, Duration::from_secs(2));
+    // -v on the command line wins over every variable.
+    let c = run(&["-v", "x"], &[("VIGIL_VERBOSITY", "0")]).unwrap();
+    assert_eq!(c.verbosity, 2);
+}
+
+#[test]
+fn usage_errors_name_the_value() {
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+    let cases: &[Case] = &[
+        (&["-x", "cmd"], &[], "-x"),
+        (&["-vx", "cmd"], &[], "-x"),
+        (&["--grace", "cmd"], &[], "--grace"),
+        (&["-p", "SIGFOO", "cmd"], &[], "SIGFOO"),
+        (&["-p"], &[], "-p needs a value"),
+        (&["-e", "256", "cmd"], &[], "256"),
+        (&["-e", "-1", "cmd"], &[], "-1"),
+        (&["--post-start-timeout", "-1s", "cmd"], &[], "-1s"),
+        (&["-e", "abc", "cmd"], &[], "abc"),
+        (&[], &[], "no command"),
+        (&["-v"], &[], "no command"),
+        (&["--grace-period", "5x", "cmd"], &[], "5x"),
+        (&["--rewrite", "TERM:", "cmd"], &[], "TERM:"),
+        (&["--rewrite", "99:1", "cmd"], &[], "99"),
+        (&["--pre-stop", "sh -c 'oops", "cmd"], &[], "oops"),
+        (&["--pre-stop", "", "cmd"], &[], "empty"),
+        (
+            &["--timeout", "1s", "--timeout", "1s", "cmd"],
+            &[],
+            "--timeout",
+        ),
+        (&["cmd"], &[("VIGIL_SUBREAPER", "maybe")], "VIGIL_SUBREAPER"),
+        (&["cmd"], &[("VIGIL_VERBOSITY", "9")], "VIGIL_VERBOSITY"),
+        (&["cmd"], &[("VIGIL_GRACE_PERIOD", "soon")], "soon"),
+        (&["cmd"], &[("VIGIL_REWRITE", "TERM")], "VIGIL_REWRITE"),
+    ];
+    for (args, vars, needle) in cases {
+        let err = run(args, vars).expect_err(needle);
+        assert!(err.0.contains(needle), "{args:?}: {}", err.0);
+        assert!(!err.0.contains('\n'), "{args:?}: {}", err.0);
+    }
+}
+
+#[test]
+fn a_value_that_is_not_utf8_names_its_option() {
+    use std::os::unix::ffi::OsStringExt;
+    let args = [
+        OsString::from("vigil"),
+        OsString::from("--grace-period"),
+        OsString::from_vec(b"5\xffs".to_vec()),
+        OsString::from("x"),
+    ];
+    let err = parse(&args, Vec::new()).unwrap_err();
+    assert!(
+        err.0.contains("--grace-period") && err.0.contains("UTF-8"),
+        "{}",
+        err.0
+    );
+    // A path may be any bytes.
+    let args = [
+        OsString::from("vigil"),
+        OsString::from("--termination-log"),
+        OsString::from_vec(b"/tmp/\xff".to_vec()),
+        OsString::from("x"),
+    ];
+    assert!(parse(&args, Vec::new()).is_ok());
+}
+
+#[test]
+fn the_termination_log_of_a_usage_error() {
+    let args = |words: &[&str]| -> Vec<OsString> {
+        std::iter::once("vigil")
+            .chain(words.iter().copied())
+            .map(OsString::from)
+            .collect()
+    };
+    let at = |words: &[&str], var: Option<&str>| {
+        termination_log_after(&args(words), var.map(OsString::from))
+    };
+    assert_eq!(
+        at(&["-x", "--termination-log", "/t/a", "cmd"], Some("/t/b")),
+        Some(PathBuf::from("/t/a"))
+    );
+    assert_eq!(
+        at(&["--termination-log=/t/a", "-x"], None),
+        Some(PathBuf::from("/t/a"))
+    );
+    assert_eq!(at(&["-x"], Some("/t/b")), Some(PathBuf::from("/t/b")));
+    assert_eq!(at(&["-x"], Some("")), None);
+    // After the command, a word is the command's.
+    assert_eq!(
+        at(&["cmd", "--termination-log", "/t/a"], Some("/t/b")),
+        Some(PathBuf::from("/t/b"))
+    );
+}
+
+#[test]
+fn misspelt_variables_are_named_with_the_nearest_one() {
+    let Ok(Action::Run(c)) = parse_strs(
+        &["x"],
+        &[
+            ("VIGIL_TIMOUT", "1m"),
+            ("VIGIL_GRACE", "5s"),
+            ("VIGIL_HOOK", "pre-stop"),
+            ("VIGIL_ZZZZZZZZZZ", "1"),
+            ("TINI_WHATEVER", "1"),
+        ],
+    ) else {
+        panic!()
+    };
+    assert_eq!(c.warnings.len(), 3, "{:?}", c.warnings);
+    assert!(
+        c.warnings[0].to_string().contains("VIGIL_TIMOUT")
+            && c.warnings[0].to_string().contains("VIGIL_TIMEOUT")
+    );
+    assert!(c.warnings[1]
+        .to_string()
+        .contains("did you mean VIGIL_GRACE_PERIOD?"));
+    assert!(c.warnings[2]
+        .to_string()
+        .ends_with("(vigil --help lists them)"));
+    assert_eq!(likeness("VIGIL_TIMOUT", "VIGIL_TIMEOUT"), 1);
+    assert_eq!(likeness("abc", "abc"), 0);
+    assert_eq!(likeness("kitten", "sitting"), 3);
+}
+
+#[test]
+fn version_forms() {
+    let print = |argv0: &str| match parse(&[argv0, "--version"].map(OsString::from), Vec::new()) {
+        Ok(Action::Print(p)) => p,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        print("/usr/bin/vigil"),
+        format!("vigil version {VERSION}\n{BUILD}\n")
+    );
+    assert_eq!(
+        print("/sbin/docker-init"),
+        format!("tini version {VERSION} - vigil\n")
+    );
+}

@@ -1,0 +1,368 @@
+//! The records docs/logging.md shows, made by vigil's own code: each kind
+//! of ending is played through the supervisor with the fake `System`, and
+//! what vigil logs is kept (`logging::capture`) at a fixed time. The doc
+//! must hold every one of these lines, byte for byte: its examples are
+//! what vigil writes.
+
+use std::ffi::OsString;
+use std::io;
+use std::time::Duration;
+
+use super::*;
+use crate::logging::{self, capture, Level};
+use crate::procs::Proc;
+use crate::record::{Format, Timestamp};
+use crate::spawn::SpawnError;
+
+/// The child's pid in the examples.
+const PID: i32 = 7;
+
+/// 2026-12-01T18:06:20.123Z: the instant every example is stamped with.
+fn t() -> Timestamp {
+    Timestamp::from_unix(1_796_148_380, 123)
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn proc(pid: i32, name: &str) -> Proc {
+    Proc {
+        pid,
+        name: name.into(),
+    }
+}
+
+/// A supervisor whose child, `command`, has just started as pid 7, with
+/// these options, as `setup::start` makes it.
+fn example(args: &[&str], command: &[&str]) -> Supervisor<Fake> {
+    let argv: Vec<OsString> = std::iter::once("vigil")
+        .chain(["--termination-log="])
+        .chain(args.iter().copied())
+        .chain(["--"])
+        .chain(command.iter().copied())
+        .map(OsString::from)
+        .collect();
+    let Ok(Action::Run(config)) = cli::parse(&argv, Vec::new()) else {
+        panic!("bad example options {args:?}");
+    };
+    let text = crate::spawn::display_command(&config.command);
+    let report = setup::report_for(&config, text, PID, false);
+    let fake = Fake {
+        now: Some(Instant::now()),
+        next_pid: 11,
+        ..Fake::default()
+    };
+    let mut s = Supervisor::new(*config, fake, PID, report);
+    s.start_post_start();
+    s
+}
+
+impl Supervisor<Fake> {
+    /// The clock moves on by `d`.
+    fn wait(&mut self, d: Duration) {
+        self.sys.now = Some(self.sys.clock() + d);
+    }
+
+    /// Turns of the loop until vigil exits, then the exit report.
+    fn to_the_end(mut self) {
+        for _ in 0..20 {
+            if let State::Exit(status) = self.state {
+                self.finish(status);
+                return;
+            }
+            self.turn();
+        }
+        panic!("the example did not end: {:?}", self.state);
+    }
+}
+
+/// The lines `play` makes vigil write, at `-v` in `format`.
+fn lines(format: Format, play: impl FnOnce()) -> Vec<String> {
+    capture::start(format, 2, t());
+    play();
+    capture::take()
+}
+
+/// The record of `event` among `lines`.
+fn record_of(lines: &[String], event: &str) -> String {
+    let json = format!("\"event\":\"{event}\"");
+    let logfmt = format!(" event={event} ");
+    lines
+        .iter()
+        .find(|l| l.contains(&json) || l.contains(&logfmt))
+        .unwrap_or_else(|| panic!("no {event} in {lines:#?}"))
+        .clone()
+}
+
+/// Each kind of ending, played: (name, what vigil does).
+fn endings() -> Vec<(&'static str, Box<dyn Fn()>)> {
+    vec![
+        (
+            "clean exit",
+            Box::new(|| {
+                let mut s = example(&[], &["sleep", "1"]);
+                s.wait(ms(1_003));
+                s.ended(PID, exited(0));
+                s.to_the_end();
+            }),
+        ),
+        (
+            "exit code",
+            Box::new(|| {
+                let mut s = example(&[], &["sh", "-c", "exit 3"]);
+                s.ended(PID, exited(3));
+                s.to_the_end();
+            }),
+        ),
+        (
+            "stop signal answered",
+            Box::new(|| {
+                let mut s = example(&[], &["nginx", "-g", "daemon off;"]);
+                s.on_signal(from_outside(libc::SIGTERM));
+                s.wait(ms(12));
+                s.ended(PID, killed(libc::SIGTERM));
+                s.to_the_end();
+            }),
+        ),
+        (
+            "grace deadline",
+            Box::new(|| {
+                let mut s = example(&["--grace-period", "10s"], &["java", "-jar", "app.jar"]);
+                s.on_signal(from_outside(libc::SIGTERM));
+                s.sys.left = vec![proc(PID, "java"), proc(31, "sh")];
+                s.next_deadline_passes();
+                s.wait(ms(3));
+                s.ended(PID, killed(libc::SIGKILL));
+                s.to_the_end();
+            }),
+        ),
+        (
+            "OOM kill of the child",
+            Box::new(|| {
+                let mut s = example(&[], &["python3", "train.py"]);
+                s.sys.oom_kills = 1;
+                s.ended(PID, killed(libc::SIGKILL));
+                s.to_the_end();
+            }),
+        ),
+        (
+            "OOM kill of a grandchild",
+            Box::new(|| {
+                let mut s = example(&[], &["sh", "-c", "make -j8 all"]);
+                s.sys.oom_kills = 1;
+                for pid in 20..23 {
+                    s.ended(pid, killed(libc::SIGKILL));
+                }
+                s.ended(PID, exited(0));
+                s.to_the_end();
+            }),
+        ),
+        (
+            "timeout",
+            Box::new(|| {
+                let mut s = example(&["--timeout", "20m"], &["make", "integration-test"]);
+                s.next_deadline_passes();
+                s.wait(ms(1_520));
+                s.sys.children = true;
+                s.sys.left = vec![proc(41, "postgres"), proc(42, "sh")];
+                s.ended(PID, exited(2));
+                s.ended(42, exited(0));
+                s.sys.left = vec![proc(41, "postgres")];
+                s.next_deadline_passes();
+                s.sys
+                    .reaps
+                    .push_back(Next::Event(Event::Ended(41, killed(9))));
+                s.sys.reaps.push_back(Next::NoChildren);
+                s.on_signal(Received {
+                    signal: libc::SIGCHLD,
+                    sender: Sender::Kernel,
+                });
+                s.to_the_end();
+            }),
+        ),
+        (
+            "failed post-start hook",
+            Box::new(|| {
+                let mut s = example(&["--post-start", "./ready-check"], &["./server"]);
+                let hook = s.post_start.as_ref().unwrap().pid;
+                s.wait(ms(204));
+                s.ended(hook, exited(1));
+                s.wait(ms(310));
+                s.ended(PID, exited(0));
+                s.to_the_end();
+            }),
+        ),
+        (
+            "a forwarded signal",
+            Box::new(|| {
+                let mut s = example(&[], &["sleep", "1000"]);
+                s.on_signal(from_outside(libc::SIGUSR1));
+                s.ended(PID, killed(libc::SIGUSR1));
+                s.to_the_end();
+            }),
+        ),
+        (
+            "a kill -9 from a process",
+            Box::new(|| {
+                let mut s = example(&[], &["sleep", "1000"]);
+                s.ended(PID, killed(libc::SIGKILL));
+                s.to_the_end();
+            }),
+        ),
+    ]
+}
+
+/// The exit record of each kind of ending, in `format`.
+fn exit_records(format: Format) -> Vec<(&'static str, String)> {
+    endings()
+        .into_iter()
+        .map(|(name, play)| (name, record_of(&lines(format, play), "exit")))
+        .collect()
+}
+
+/// The records that end vigil before the child runs: the command cannot
+/// be executed, the command line is wrong.
+fn start_records(format: Format) -> Vec<(&'static str, String)> {
+    let exec = lines(format, || {
+        let argv: Vec<OsString> = ["vigil", "--termination-log=", "/app/server"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        let Ok(Action::Run(config)) = cli::parse(&argv, Vec::new()) else {
+            panic!();
+        };
+        let e = SpawnError {
+            program: "/app/server".into(),
+            error: io::Error::from_raw_os_error(libc::ENOENT),
+            shell_error: None,
+            switch_failed: None,
+        };
+        setup::failed_to_start(&config, e.event(), &e.to_string(), |r| {
+            e.fields(r).field("status", e.status())
+        });
+    });
+    let usage = lines(format, || {
+        let args: Vec<OsString> = ["vigil", "--grace-period", "10x", "--", "app"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        let Err(cli::UsageError(message)) = cli::parse(&args, Vec::new()) else {
+            panic!();
+        };
+        logging::early(format, Level::Error, "usage_error", &message, |r| {
+            r.field("status", 2)
+        });
+    });
+    vec![
+        ("exec failure", record_of(&exec, "exec_failed")),
+        ("usage error", record_of(&usage, "usage_error")),
+    ]
+}
+
+/// Other events the doc shows, each from a scenario that writes it.
+fn event_records(format: Format) -> Vec<(&'static str, String)> {
+    let mut all = Vec::new();
+    let grace = lines(format, || {
+        let mut s = example(&["--grace-period", "10s"], &["java", "-jar", "app.jar"]);
+        s.on_signal(from_outside(libc::SIGTERM));
+        s.sys.left = vec![proc(PID, "java"), proc(31, "sh")];
+        s.next_deadline_passes();
+        s.ended(PID, killed(libc::SIGKILL));
+        s.to_the_end();
+    });
+    all.push(("signal_received", record_of(&grace, "signal_received")));
+    all.push(("grace_deadline", record_of(&grace, "grace_deadline")));
+    let named = lines(format, || {
+        let mut s = example(&[], &["sleep", "1000"]);
+        s.sys.names = vec![(42, "kill".into())];
+        s.on_signal(Received {
+            signal: libc::SIGHUP,
+            sender: Sender::Process { pid: 42, uid: 0 },
+        });
+    });
+    all.push(("signal_received", record_of(&named, "signal_received")));
+    let hook = lines(format, || {
+        let mut s = example(&["--pre-stop", "./drain"], &["./server"]);
+        s.on_signal(from_outside(libc::SIGTERM));
+        let hook = s.pre_stop.as_ref().unwrap().pid;
+        s.wait(ms(1_250));
+        s.ended(hook, exited(7));
+    });
+    all.push(("hook_ended", record_of(&hook, "hook_ended")));
+    let drain = lines(format, || {
+        let mut s = example(&[], &["./server"]);
+        s.sys.children = true;
+        s.sys.left = vec![proc(41, "postgres")];
+        s.ended(PID, exited(0));
+        s.next_deadline_passes();
+    });
+    all.push(("drain_killed", record_of(&drain, "drain_killed")));
+    let reaped = lines(format, || {
+        let mut s = example(&["-w"], &["./server"]);
+        s.ended(55, killed(libc::SIGKILL));
+    });
+    all.push(("reaped", record_of(&reaped, "reaped")));
+    all
+}
+
+/// The examples whose logfmt form the doc shows too.
+const LOGFMT_EXAMPLES: [&str; 4] = [
+    "grace deadline",
+    "OOM kill of a grandchild",
+    "timeout",
+    "grace_deadline",
+];
+
+fn logging_md() -> String {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/logging.md");
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn the_examples_in_the_doc_are_what_vigil_writes() {
+    let doc = logging_md();
+    let mut wanted = Vec::new();
+    for format in [Format::Json, Format::Logfmt] {
+        let all = exit_records(format)
+            .into_iter()
+            .chain(start_records(format))
+            .chain(event_records(format));
+        for (name, line) in all {
+            if format == Format::Json || LOGFMT_EXAMPLES.contains(&name) {
+                wanted.push((name, line));
+            }
+        }
+    }
+    let missing: Vec<String> = wanted
+        .iter()
+        .filter(|(_, line)| !doc.contains(line.trim_end()))
+        .map(|(name, line)| format!("{name}:\n{line}"))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/logging.md lacks these lines, as vigil writes them:\n{}",
+        missing.join("")
+    );
+}
+
+/// The text line says what the record says: the same words are its `msg`.
+#[test]
+fn the_text_line_is_the_records_msg() {
+    for (i, (name, play)) in endings().into_iter().enumerate() {
+        let text = record_of_text(&lines(Format::Text, &play));
+        let json = &exit_records(Format::Json)[i].1;
+        let record: serde_json::Value = serde_json::from_str(json).unwrap();
+        let msg = record["msg"].as_str().unwrap();
+        assert!(text.ends_with(&format!("{msg}\n")), "{name}:\n{text}{json}");
+    }
+}
+
+/// The exit report's text line among `lines`.
+fn record_of_text(lines: &[String]) -> String {
+    lines
+        .iter()
+        .find(|l| l.contains("exit report: "))
+        .unwrap_or_else(|| panic!("no exit report in {lines:#?}"))
+        .clone()
+}
