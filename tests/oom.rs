@@ -58,10 +58,30 @@ fn kill_9_from_outside_is_not_called_oom() {
     assert_has(
         &text,
         &[&format!(
-            "child was killed by SIGKILL (status 137) by someone outside vigil, not the OOM killer; exit status 137; command: sleep 1000 (pid {pid})"
+            "child was killed by SIGKILL (status 137), not by vigil or the OOM killer (a SIGKILL goes straight to the child, so vigil cannot tell who sent it); exit status 137; command: sleep 1000 (pid {pid})"
         )],
     );
     assert!(!text.contains("OOM killer killed"), "{text}");
+}
+
+/// `kill -9` of the child by a process in the container: the report says
+/// what vigil knows (neither vigil nor the OOM killer sent it), not that
+/// someone outside did.
+#[test]
+fn kill_9_from_inside_is_not_called_outside() {
+    let dir = TempDir::new("kill9in");
+    let out = run_sh(
+        Vigil::pid1(),
+        &dir,
+        "sh -c 'kill -9 $PPID' & sleep 1000 & wait",
+    );
+    assert_eq!(out.code(), Some(137), "{out}");
+    let text = exit_report_text(&out, true);
+    assert_has(
+        &text,
+        &["child was killed by SIGKILL (status 137), not by vigil or the OOM killer (a SIGKILL goes straight to the child, so vigil cannot tell who sent it); exit status 137; "],
+    );
+    assert!(!text.contains("outside"), "{text}");
 }
 
 /// Without Docker: a grandchild is OOM-killed in a v1 (or

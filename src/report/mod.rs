@@ -331,11 +331,22 @@ impl<'r> Exit<'r> {
 
     /// Whether the SIGINT that ended the child was the terminal's: the
     /// child held the terminal and vigil forwarded no SIGINT, or the last
-    /// SIGINT vigil forwarded came from the terminal.
+    /// SIGINT vigil forwarded came from the terminal (as the stop signal:
+    /// the stop sequence forwards it in vigil's name, and the stop's cause
+    /// says whose it was).
     fn ctrl_c(&self) -> bool {
-        match self.report.forwards.last(libc::SIGINT) {
-            None => self.report.child_had_terminal,
-            Some(forwarded) => forwarded.sender.sender == Sender::Terminal,
+        let r = self.report;
+        match r.forwards.last(libc::SIGINT).map(|f| f.sender.sender) {
+            None => r.child_had_terminal,
+            Some(Sender::Terminal) => true,
+            Some(Sender::Vigil) => matches!(
+                &r.stop,
+                Some(Stop {
+                    cause: StopCause::Signal { sender, .. },
+                    ..
+                }) if sender.sender == Sender::Terminal
+            ),
+            Some(_) => false,
         }
     }
 
