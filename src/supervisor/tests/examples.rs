@@ -65,7 +65,7 @@ impl Supervisor<Fake> {
     }
 
     /// Turns of the loop until vigil exits, then the exit report.
-    fn to_the_end(mut self) {
+    fn run_to_exit(mut self) {
         for _ in 0..20 {
             if let State::Exit(status) = self.state {
                 self.finish(status);
@@ -95,8 +95,11 @@ fn record_of(lines: &[String], event: &str) -> String {
         .clone()
 }
 
+/// A scenario: what happens to vigil.
+type Play = Box<dyn Fn()>;
+
 /// Each kind of ending, played: (name, what vigil does).
-fn endings() -> Vec<(&'static str, Box<dyn Fn()>)> {
+fn endings() -> Vec<(&'static str, Play)> {
     vec![
         (
             "clean exit",
@@ -104,7 +107,7 @@ fn endings() -> Vec<(&'static str, Box<dyn Fn()>)> {
                 let mut s = example(&[], &["sleep", "1"]);
                 s.wait(ms(1_003));
                 s.ended(PID, exited(0));
-                s.to_the_end();
+                s.run_to_exit();
             }),
         ),
         (
@@ -112,7 +115,7 @@ fn endings() -> Vec<(&'static str, Box<dyn Fn()>)> {
             Box::new(|| {
                 let mut s = example(&[], &["sh", "-c", "exit 3"]);
                 s.ended(PID, exited(3));
-                s.to_the_end();
+                s.run_to_exit();
             }),
         ),
         (
@@ -122,7 +125,7 @@ fn endings() -> Vec<(&'static str, Box<dyn Fn()>)> {
                 s.on_signal(from_outside(libc::SIGTERM));
                 s.wait(ms(12));
                 s.ended(PID, killed(libc::SIGTERM));
-                s.to_the_end();
+                s.run_to_exit();
             }),
         ),
         (
@@ -134,7 +137,7 @@ fn endings() -> Vec<(&'static str, Box<dyn Fn()>)> {
                 s.next_deadline_passes();
                 s.wait(ms(3));
                 s.ended(PID, killed(libc::SIGKILL));
-                s.to_the_end();
+                s.run_to_exit();
             }),
         ),
         (
@@ -143,7 +146,7 @@ fn endings() -> Vec<(&'static str, Box<dyn Fn()>)> {
                 let mut s = example(&[], &["python3", "train.py"]);
                 s.sys.oom_kills = 1;
                 s.ended(PID, killed(libc::SIGKILL));
-                s.to_the_end();
+                s.run_to_exit();
             }),
         ),
         (
@@ -155,7 +158,7 @@ fn endings() -> Vec<(&'static str, Box<dyn Fn()>)> {
                     s.ended(pid, killed(libc::SIGKILL));
                 }
                 s.ended(PID, exited(0));
-                s.to_the_end();
+                s.run_to_exit();
             }),
         ),
         (
@@ -178,7 +181,7 @@ fn endings() -> Vec<(&'static str, Box<dyn Fn()>)> {
                     signal: libc::SIGCHLD,
                     sender: Sender::Kernel,
                 });
-                s.to_the_end();
+                s.run_to_exit();
             }),
         ),
         (
@@ -190,7 +193,7 @@ fn endings() -> Vec<(&'static str, Box<dyn Fn()>)> {
                 s.ended(hook, exited(1));
                 s.wait(ms(310));
                 s.ended(PID, exited(0));
-                s.to_the_end();
+                s.run_to_exit();
             }),
         ),
         (
@@ -199,7 +202,7 @@ fn endings() -> Vec<(&'static str, Box<dyn Fn()>)> {
                 let mut s = example(&[], &["sleep", "1000"]);
                 s.on_signal(from_outside(libc::SIGUSR1));
                 s.ended(PID, killed(libc::SIGUSR1));
-                s.to_the_end();
+                s.run_to_exit();
             }),
         ),
         (
@@ -207,7 +210,7 @@ fn endings() -> Vec<(&'static str, Box<dyn Fn()>)> {
             Box::new(|| {
                 let mut s = example(&[], &["sleep", "1000"]);
                 s.ended(PID, killed(libc::SIGKILL));
-                s.to_the_end();
+                s.run_to_exit();
             }),
         ),
     ]
@@ -269,7 +272,7 @@ fn event_records(format: Format) -> Vec<(&'static str, String)> {
         s.sys.left = vec![proc(PID, "java"), proc(31, "sh")];
         s.next_deadline_passes();
         s.ended(PID, killed(libc::SIGKILL));
-        s.to_the_end();
+        s.run_to_exit();
     });
     all.push(("signal_received", record_of(&grace, "signal_received")));
     all.push(("grace_deadline", record_of(&grace, "grace_deadline")));
