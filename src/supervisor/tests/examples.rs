@@ -337,6 +337,13 @@ fn the_examples_in_the_doc_are_what_vigil_writes() {
             }
         }
     }
+    // `VIGIL_PRINT_EXAMPLES=1 cargo test --bin vigil examples -- --nocapture`
+    // prints them all, for the doc.
+    if std::env::var_os("VIGIL_PRINT_EXAMPLES").is_some() {
+        for (name, line) in &wanted {
+            println!("{name}:\n{line}");
+        }
+    }
     let missing: Vec<String> = wanted
         .iter()
         .filter(|(_, line)| !doc.contains(line.trim_end()))
