@@ -1152,3 +1152,243 @@ fn user_1000_and_read_only_root() {
     assert!(took < FAST, "docker stop took {}", secs(took));
     assert!(!ctr.logs().contains("vigil: error"), "{}", ctr.logs());
 }
+
+// ---------------------------------------------------------------------------
+// --log-format json in Docker, read with jq
+// ---------------------------------------------------------------------------
+
+#[path = "../src/record/check.rs"]
+mod check;
+
+/// `docker logs CTR 2>&1 | jq -c 'select(.event=="exit")'`: the exit
+/// record, found by jq in a log where every line is vigil's (the children
+/// here write nothing). Every line of that log is also held to the schema.
+/// None (after a skip line) when jq is missing.
+fn jq_exit_record(test: &str, ctr: &Ctr) -> Option<serde_json::Value> {
+    if Command::new("jq").arg("--version").output().is_err() {
+        skip(test, "VIGIL_E2E_REQUIRE", "no jq (Debian package jq)");
+        return None;
+    }
+    let logs = ctr.logs();
+    let schema = check::Schema::load();
+    for line in logs.lines() {
+        let value: serde_json::Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("{test}: not JSON ({e}): {line}\n{logs}"));
+        schema
+            .check_json(&value)
+            .unwrap_or_else(|e| panic!("{test}: {e}\n{line}"));
+    }
+    let script = format!(
+        "docker logs {} 2>&1 | jq -c 'select(.event==\"exit\")'",
+        ctr.name
+    );
+    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    let found = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{test}: jq failed: {out:?}");
+    let lines: Vec<&str> = found.lines().collect();
+    assert_eq!(lines.len(), 1, "{test}: jq found {found:?} in\n{logs}");
+    note(test, format!("jq: {}", lines[0]));
+    Some(serde_json::from_str(lines[0]).unwrap())
+}
+
+/// The environment that makes vigil log JSON at `-v` (so that the test can
+/// wait for the child's start), as an image's `ENV` would.
+const JSON_V: [&str; 4] = ["-e", "VIGIL_LOG_FORMAT=json", "-e", "VIGIL_VERBOSITY=2"];
+
+/// `docker stop`: the exit record says SIGTERM from outside the namespace,
+/// answered (143, no warning).
+#[test]
+fn json_exit_record_after_docker_stop() {
+    const T: &str = "json_stop";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    let ctr = h.start(T, &JSON_V, &["sleep", "1000"]);
+    ctr.wait_log("\"event\":\"started\"", Duration::from_secs(20));
+    ctr.stop();
+    assert_eq!(ctr.exit_code(), 143, "{}", ctr.logs());
+    let Some(exit) = jq_exit_record(T, &ctr) else {
+        return;
+    };
+    assert_eq!(exit["level"], "info");
+    assert_eq!(exit["status"], 143);
+    assert_eq!(exit["ending"]["cause"], "stop_signal");
+    assert_eq!(exit["stop"]["sender"]["kind"], "outside_namespace");
+    assert_eq!(exit["stop"]["sent"], "SIGTERM");
+}
+
+/// An exit code nobody asked for: a warning record with the code.
+#[test]
+fn json_exit_record_of_an_exit_code() {
+    const T: &str = "json_code";
+    let Some(h) = harness(T) else { return };
+    let ctr = h.start(T, &JSON_V, &["sh", "-c", "exit 3"]);
+    assert_eq!(ctr.wait(), 3);
+    let Some(exit) = jq_exit_record(T, &ctr) else {
+        return;
+    };
+    assert_eq!(exit["level"], "warning");
+    assert_eq!(exit["ending"]["code"], 3);
+    assert_eq!(exit["command"], "sh -c 'exit 3'");
+}
+
+/// A child that ignores SIGTERM, `docker stop` with a grace period below
+/// Docker's timeout: vigil's SIGKILL at the grace deadline, named.
+#[test]
+fn json_exit_record_of_a_sigkill_at_the_grace_deadline() {
+    const T: &str = "json_grace";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    let opts = [
+        &JSON_V[..],
+        &["-e", "VIGIL_GRACE_PERIOD=1s", "--stop-timeout", "10"],
+    ]
+    .concat();
+    let ctr = h.start(T, &opts, &["sh", "-c", "trap '' TERM; sleep 1000 & wait"]);
+    ctr.wait_log("\"event\":\"started\"", Duration::from_secs(20));
+    thread::sleep(Duration::from_millis(300));
+    ctr.stop();
+    assert_eq!(ctr.exit_code(), 137, "{}", ctr.logs());
+    let Some(exit) = jq_exit_record(T, &ctr) else {
+        return;
+    };
+    assert_eq!(exit["ending"]["cause"], "grace_deadline");
+    assert_eq!(exit["stop"]["grace_period"], 1);
+    let killed: Vec<&str> = exit["grace_kills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert!(
+        killed.contains(&"sh") && killed.contains(&"sleep"),
+        "{exit}"
+    );
+}
+
+/// `--memory 32m`: the OOM killer's SIGKILL, told apart from any other,
+/// and counted.
+#[test]
+fn json_exit_record_of_an_oom_kill() {
+    const T: &str = "json_oom";
+    let Some(h) = harness(T) else { return };
+    if DOCKER.ok(&["info", "--format", "{{.MemoryLimit}}"]).trim() != "true" {
+        note(T, "SKIPPED: this engine does not enforce memory limits");
+        return;
+    }
+    let opts = [&JSON_V[..], &["--memory", "32m", "--memory-swap", "32m"]].concat();
+    let ctr = h.start(T, &opts, &["sh", "-c", "exec tail /dev/zero"]);
+    assert_eq!(ctr.wait(), 137, "{}", ctr.logs());
+    let Some(exit) = jq_exit_record(T, &ctr) else {
+        return;
+    };
+    assert_eq!(exit["ending"]["cause"], "oom_killer");
+    assert_eq!(exit["oom_kills"], 1);
+}
+
+/// `VIGIL_TIMEOUT`: the stop vigil started itself, exit 124.
+#[test]
+fn json_exit_record_of_a_timeout() {
+    const T: &str = "json_timeout";
+    let Some(h) = harness(T) else { return };
+    let opts = [&JSON_V[..], &["-e", "VIGIL_TIMEOUT=1s"]].concat();
+    let ctr = h.start(T, &opts, &["sleep", "1000"]);
+    assert_eq!(ctr.wait(), 124, "{}", ctr.logs());
+    let Some(exit) = jq_exit_record(T, &ctr) else {
+        return;
+    };
+    assert_eq!(exit["timeout"], true);
+    assert_eq!(exit["stop"]["cause"], "timeout");
+    assert_eq!(exit["stop"]["timeout"], 1);
+}
+
+/// A post-start hook that fails: the stop it started, and the hook.
+#[test]
+fn json_exit_record_of_a_failed_post_start_hook() {
+    const T: &str = "json_post_start";
+    let Some(h) = harness(T) else { return };
+    let opts = [&JSON_V[..], &["-e", "VIGIL_POST_START=sh -c 'exit 1'"]].concat();
+    let ctr = h.start(T, &opts, &["sleep", "1000"]);
+    assert_eq!(ctr.wait(), 143, "{}", ctr.logs());
+    let Some(exit) = jq_exit_record(T, &ctr) else {
+        return;
+    };
+    assert_eq!(exit["stop"]["cause"], "post_start_failed");
+    assert_eq!(exit["hooks"][0]["hook"], "post-start");
+    assert_eq!(exit["hooks"][0]["outcome"], "failed");
+}
+
+/// `docker kill -s USR1`: the signal vigil forwarded, and whose it was.
+#[test]
+fn json_exit_record_of_a_forwarded_signal() {
+    const T: &str = "json_usr1";
+    let Some(h) = harness(T) else { return };
+    let ctr = h.start(T, &JSON_V, &["sleep", "1000"]);
+    ctr.wait_log("\"event\":\"started\"", Duration::from_secs(20));
+    ctr.kill("USR1");
+    assert_eq!(ctr.wait(), 138, "{}", ctr.logs());
+    let Some(exit) = jq_exit_record(T, &ctr) else {
+        return;
+    };
+    assert_eq!(exit["ending"]["cause"], "forwarded");
+    assert_eq!(
+        exit["ending"]["forwarded"]["sender"]["kind"],
+        "outside_namespace"
+    );
+}
+
+/// Docker's json-file log, read directly with jq: each of its lines wraps
+/// one output line, vigil's exit record among them.
+#[test]
+fn json_file_log_read_with_jq() {
+    const T: &str = "json_file_log";
+    let Some(h) = harness(T) else { return };
+    if DOCKER
+        .ok(&["info", "--format", "{{.LoggingDriver}}"])
+        .trim()
+        != "json-file"
+    {
+        note(T, "SKIPPED: the engine's logging driver is not json-file");
+        return;
+    }
+    let ctr = h.start(
+        T,
+        &["-e", "VIGIL_LOG_FORMAT=json"],
+        &["sh", "-c", "echo not json; exit 3"],
+    );
+    assert_eq!(ctr.wait(), 3);
+    let path = ctr.inspect("{{.LogPath}}");
+    let out = Command::new("jq")
+        .args([
+            "-c",
+            r#".log | fromjson? | select(.event == "exit")"#,
+            &path,
+        ])
+        .output();
+    let Ok(out) = out else {
+        skip(T, "VIGIL_E2E_REQUIRE", "no jq (Debian package jq)");
+        return;
+    };
+    let found = String::from_utf8_lossy(&out.stdout).into_owned();
+    note(T, format!("jq {path}: {}", found.trim()));
+    assert!(out.status.success(), "{out:?}");
+    let exit: serde_json::Value = serde_json::from_str(found.trim()).unwrap();
+    assert_eq!(exit["status"], 3);
+    check::Schema::load().check_json(&exit).unwrap();
+}
+
+/// Docker's own `--init` (tini, as `docker-init`) above the image's vigil:
+/// one vigil in the log, whose lines start `vigil: `.
+#[test]
+fn under_dockers_own_init_vigil_lines_start_vigil() {
+    const T: &str = "tini_init";
+    let Some(h) = harness(T) else { return };
+    let (code, _out, err, _) = h.run_fg(T, &["--init"], &["sh", "-c", "exit 3"]);
+    note(T, format!("exit {code}; stderr: {err:?}"));
+    assert_eq!(code, 3, "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].starts_with("vigil: warning: exit report: child exited with code 3; "),
+        "{err}"
+    );
+}
