@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Instruction counts of each init's own code, with valgrind's callgrind.
 
-    python3 bench/callgrind.py [--vigil PATH] [--inits a,b] [--also NAME=PATH]
+    python3 bench/callgrind.py [--vigil PATH] [--inits a,b] [--also 'NAME=PATH [ARGS]']
 
 Timings on a shared machine are noisy; the number of instructions an init
 executes in user space is not. For each init, run as PID 1 under
@@ -80,8 +80,8 @@ def main():
     inits = [i for i in B.candidate_inits(os.path.abspath(args.vigil))
              if (wanted is None or i.name in wanted) and os.access(i.path, os.X_OK)]
     for spec in args.also:
-        name, _, path = spec.partition("=")
-        inits.append(B.Init(name, os.path.abspath(path), ["--"]))
+        name, path, extra = B.parse_also(spec)
+        inits.append(B.Init(name, os.path.abspath(path), extra + ["--"]))
     lines = ["| init | start-up + exit (instructions) | first SIGTERM | per forwarded signal | per reaped zombie |",
              "|---|---:|---:|---:|---:|"]
     for line in lines:

@@ -287,9 +287,9 @@ __attribute__((noreturn)) static int cmd_termrecv(void) {
  *
  * The "first signal" of a fresh init, as `docker stop` sends it: wait
  * DELAY_US (the child is ready and idle, the init asleep), send one SIGTERM
- * to the init, wait on a pidfd until the init has exited, then read the
- * child's arrival records from FD (until EOF: everything in the namespace is
- * gone). Prints {"fwd_ns":..., "exit_ns":..., "arrivals":..., "hang":0|1}.
+ * to the init, wait on a pidfd until the init has exited, reading the
+ * child's arrival records from FD meanwhile, then the rest of them (until
+ * EOF: everything in the namespace is gone). Prints {"fwd_ns":..., "exit_ns":..., "arrivals":..., "hang":0|1}.
  * fwd_ns is -1 when no SIGTERM arrived.
  */
 static int cmd_first(int argc, char **argv) {
@@ -304,13 +304,29 @@ static int cmd_first(int argc, char **argv) {
     sleep_ns(delay);
     int64_t ts = now_ns();
     if (kill(tg.pid, SIGTERM) < 0) die("kill");
-    struct pollfd p = {.fd = pidfd, .events = POLLIN};
-    int r;
-    while ((r = poll(&p, 1, 10000)) < 0 && errno == EINTR) {
+    /* The child's records are read while the init runs, as a container
+     * engine reads a container's output: vigil waits at exit, bounded,
+     * while its output pipe holds unread data. */
+    struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = tg.fd, .events = POLLIN}};
+    int64_t until = ts + 10000000000LL;
+    int exited = 0;
+    while (!exited) {
+        int64_t left = until - now_ns();
+        if (left <= 0) break;
+        int r = poll(p, 2, (int)(left / 1000000) + 1);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            die("poll");
+        }
+        if (p[0].revents) exited = 1;
+        if (p[1].revents && tg.len < sizeof tg.buf) {
+            ssize_t n = read(tg.fd, tg.buf + tg.len, sizeof tg.buf - tg.len);
+            if (n > 0) tg.len += (size_t)n;
+            else if (n == 0 || errno != EINTR) p[1].fd = -1; /* EOF or an error: stop watching */
+        }
     }
     int64_t te = now_ns();
-    if (r < 0) die("poll pidfd");
-    int hang = r == 0;
+    int hang = !exited;
     int sig;
     int64_t t, fwd = -1;
     long arrivals = 0, stray = 0;

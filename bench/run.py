@@ -61,6 +61,14 @@ class Init:
         return [self.path] + self.prefix + cmd
 
 
+def parse_also(spec):
+    """`NAME=PATH [ARG...]`: a binary called like vigil, with its own
+    options before `--` (`vigil-json=target/.../vigil --log-format json`)."""
+    name, _, rest = spec.partition("=")
+    words = rest.split()
+    return name, (words[0] if words else ""), words[1:]
+
+
 def candidate_inits(vigil_path):
     return [
         Init("vigil", vigil_path, ["--"]),
@@ -1125,7 +1133,8 @@ def main():
     ap.add_argument("--vigil", default=os.environ.get("VIGIL_BIN", DEFAULT_VIGIL),
                     help="vigil binary (env VIGIL_BIN; default: the musl release build)")
     ap.add_argument("--also", action="append", default=[], metavar="NAME=PATH",
-                    help="also measure this binary, called like vigil (`PATH -- CMD`): for A/B tests "
+                    help="also measure this binary, called like vigil (`PATH -- CMD`; `NAME='PATH ARGS'` "
+                         "puts ARGS before the --): for A/B tests "
                          "of a change; repeatable")
     ap.add_argument("--inits", help="comma-separated subset of: vigil,tini-static,tini,dumb-init,catatonit")
     ap.add_argument("--out", help="output directory (default bench/results, or bench/results/quick)")
@@ -1198,12 +1207,12 @@ def main():
             skipped.append(i.name)
             log(f"bench: {i.name} not found at {i.path}: skipped")
     for spec in args.also:
-        name, _, path = spec.partition("=")
+        name, path, extra = parse_also(spec)
         if not name or not path or not os.access(path, os.X_OK):
             sys.exit(f"bench: --also {spec}: want NAME=PATH of an executable")
         copy = os.path.join(BENCH_DIR, ".build", "also-" + name)
         shutil.copy2(path, copy)
-        inits.append(Init(name, copy, ["--"], f"--also {path}"))
+        inits.append(Init(name, copy, extra + ["--"], f"--also {path}"))
     if not inits:
         sys.exit("bench: no init to measure")
     names = [i.name for i in inits]

@@ -25,6 +25,7 @@
 use std::cell::RefCell;
 use std::fmt;
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -67,7 +68,8 @@ pub enum Level {
 
 impl Level {
     /// The least verbosity (tini's scale) at which the line is shown.
-    fn verbosity(self) -> u8 {
+    #[inline(always)]
+    const fn verbosity(self) -> u8 {
         match self {
             Level::Error => 0,
             Level::Warning | Level::Notice => 1,
@@ -118,12 +120,19 @@ impl Level {
 /// How logging was set up.
 #[derive(Clone, Copy, Debug)]
 struct Setup {
+    /// Read by the tests' capture; `VERBOSITY` holds it for everyone else.
+    #[cfg_attr(not(test), allow(dead_code))]
     verbosity: u8,
     /// `None` for text.
     encoder: Option<Encoder>,
 }
 
 static SETUP: OnceLock<Setup> = OnceLock::new();
+
+/// The verbosity `init` set (`Setup::verbosity`), on its own for the check
+/// every log call makes first: one load, inlined, where the line is not
+/// shown (the forwarding and reaping paths at the default verbosity).
+static VERBOSITY: AtomicU8 = AtomicU8::new(0);
 
 thread_local! {
     /// The line a record is encoded into, kept from one record to the next
@@ -141,6 +150,7 @@ pub fn init(verbosity: u8, format: Format, under_vigil: Option<u32>) {
         vigil_pid: under_vigil,
     });
     let _ = SETUP.set(Setup { verbosity, encoder });
+    VERBOSITY.store(verbosity, Ordering::Relaxed);
     if encoder.is_some() {
         // Every line is a record, written by `emit`: nothing goes through
         // `log`.
@@ -186,10 +196,15 @@ fn setup() -> Option<Setup> {
     SETUP.get().copied()
 }
 
-/// Whether a line at `level` is shown (logging is set up, and the
-/// verbosity is high enough).
+/// Whether a line at `level` is shown: the verbosity is high enough (and,
+/// for `emit` to write it, logging is set up).
+#[inline(always)]
 pub fn shown(level: Level) -> bool {
-    setup().is_some_and(|setup| level.verbosity() <= setup.verbosity)
+    #[cfg(test)]
+    if let Some(setup) = capture::setup() {
+        return level.verbosity() <= setup.verbosity;
+    }
+    level.verbosity() <= VERBOSITY.load(Ordering::Relaxed)
 }
 
 /// The encoder of records, `None` for text (or before `init`).
@@ -215,7 +230,20 @@ pub fn wall_clock() -> Timestamp {
 /// logging::emit(Level::Info, "started", format_args!("started {command} as pid {pid}"),
 ///     |r| r.field("command", Argv(argv)).field("pid", pid));
 /// ```
+#[inline(always)]
 pub fn emit<'a>(
+    level: Level,
+    event: &'static str,
+    msg: fmt::Arguments<'_>,
+    fields: impl FnOnce(Record<'a>) -> Record<'a>,
+) {
+    if shown(level) {
+        emit_shown(level, event, msg, fields);
+    }
+}
+
+/// `emit`, once the level is known to be shown.
+fn emit_shown<'a>(
     level: Level,
     event: &'static str,
     msg: fmt::Arguments<'_>,
@@ -224,9 +252,6 @@ pub fn emit<'a>(
     let Some(setup) = setup() else {
         return;
     };
-    if level.verbosity() > setup.verbosity {
-        return;
-    }
     match &setup.encoder {
         #[cfg(test)]
         None if capture::setup().is_some() => {
@@ -243,10 +268,7 @@ pub fn emit<'a>(
 
 /// A record of `event` at `level`, stamped now.
 pub fn record<'a>(level: Level, event: &'static str, msg: String) -> Record<'a> {
-    let record = Record::new(level.record_level(), event, msg);
-    #[cfg(test)]
-    let record = record.at(wall_clock());
-    record
+    Record::stamped(level.record_level(), event, msg, wall_clock())
 }
 
 /// Encodes `record` into the reused line and writes it.
@@ -332,6 +354,10 @@ pub fn let_readers_catch_up() {
     let start = Instant::now();
     let mut least = usize::MAX;
     let mut since = start;
+    // A reader that keeps up (dockerd, most of the time) takes the last
+    // lines as soon as it runs: the first look comes after giving it the
+    // CPU, the next ones after pauses growing to 10 ms.
+    let mut pause = Duration::ZERO;
     loop {
         let unread: usize = pipes.iter().map(|&fd| unread(fd)).sum();
         let now = Instant::now();
@@ -344,7 +370,13 @@ pub fn let_readers_catch_up() {
         } else if now - since >= STALLED {
             return;
         }
-        std::thread::sleep(Duration::from_millis(10));
+        if pause.is_zero() {
+            std::thread::yield_now();
+            pause = Duration::from_micros(100);
+        } else {
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(10));
+        }
     }
 }
 

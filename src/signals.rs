@@ -253,9 +253,51 @@ impl From<Signal> for Value<'_> {
             // One word, where messages say `SIGRTMAX (SIGRTMIN+30)`.
             return Value::Word(Cow::Borrowed("SIGRTMAX"));
         }
-        Value::Word(Cow::Owned(name(signal.0)))
+        let classic = usize::try_from(signal.0 - 1)
+            .ok()
+            .and_then(|i| FULL_NAMES.get(i));
+        match classic {
+            Some(name) => Value::Word(Cow::Borrowed(name)),
+            None => Value::Word(Cow::Owned(name(signal.0))),
+        }
     }
 }
+
+/// `NAMES` with their `SIG`, for records: the usual signals need no
+/// formatting.
+const FULL_NAMES: [&str; 31] = [
+    "SIGHUP",
+    "SIGINT",
+    "SIGQUIT",
+    "SIGILL",
+    "SIGTRAP",
+    "SIGABRT",
+    "SIGBUS",
+    "SIGFPE",
+    "SIGKILL",
+    "SIGUSR1",
+    "SIGSEGV",
+    "SIGUSR2",
+    "SIGPIPE",
+    "SIGALRM",
+    "SIGTERM",
+    "SIGSTKFLT",
+    "SIGCHLD",
+    "SIGCONT",
+    "SIGSTOP",
+    "SIGTSTP",
+    "SIGTTIN",
+    "SIGTTOU",
+    "SIGURG",
+    "SIGXCPU",
+    "SIGXFSZ",
+    "SIGVTALRM",
+    "SIGPROF",
+    "SIGWINCH",
+    "SIGIO",
+    "SIGPWR",
+    "SIGSYS",
+];
 
 /// A signal's sender with the name vigil read from /proc when the signal
 /// arrived: only a process of vigil's namespace has one, and only for the
@@ -297,30 +339,41 @@ impl fmt::Display for Named {
 /// `-p` signal), `{"kind": "vigil"}`.
 impl Fields for Named {
     fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
-        match self.sender {
-            Sender::Process { pid: 0, uid } => {
-                o.word("kind", "outside_namespace")
-                    .field("pid", 0)
-                    .field("uid", uid);
-            }
-            Sender::Process { pid, uid } => {
-                o.word("kind", "process")
-                    .field("pid", pid)
-                    .field("uid", uid)
-                    .opt("name", self.name.as_ref());
-            }
-            Sender::Kernel => {
-                o.word("kind", "kernel");
-            }
-            Sender::Terminal => {
-                o.word("kind", "terminal");
-            }
-            Sender::ParentDeath => {
-                o.word("kind", "parent_death");
-            }
-            Sender::Vigil => {
-                o.word("kind", "vigil");
-            }
+        sender_fields(self.sender, self.name.as_deref().map(Cow::Borrowed), o);
+    }
+}
+
+impl Named {
+    /// The same fields, the name moved into the record.
+    pub fn into_fields<'a>(self, o: &mut Obj<'_, 'a>) {
+        sender_fields(self.sender, self.name.map(Cow::Owned), o);
+    }
+}
+
+fn sender_fields<'a>(sender: Sender, name: Option<Cow<'a, str>>, o: &mut Obj<'_, 'a>) {
+    match sender {
+        Sender::Process { pid: 0, uid } => {
+            o.word("kind", "outside_namespace")
+                .field("pid", 0)
+                .field("uid", uid);
+        }
+        Sender::Process { pid, uid } => {
+            o.word("kind", "process")
+                .field("pid", pid)
+                .field("uid", uid)
+                .opt("name", name);
+        }
+        Sender::Kernel => {
+            o.word("kind", "kernel");
+        }
+        Sender::Terminal => {
+            o.word("kind", "terminal");
+        }
+        Sender::ParentDeath => {
+            o.word("kind", "parent_death");
+        }
+        Sender::Vigil => {
+            o.word("kind", "vigil");
         }
     }
 }
@@ -650,6 +703,13 @@ mod tests {
             "TTOU:INT",
         ] {
             assert!(Rewrites::parse_rule(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn full_names_are_the_names() {
+        for n in 1..=31 {
+            assert_eq!(FULL_NAMES[n as usize - 1], name(n));
         }
     }
 

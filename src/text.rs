@@ -67,6 +67,8 @@ pub fn one_line(text: &str) -> String {
 /// quoted. Bytes that are not UTF-8 are kept: the caller decides how to
 /// show them.
 pub fn shell_join(words: &[OsString], out: &mut Vec<u8>) {
+    // Room for the words as they are, a space between each, and some quotes.
+    out.reserve(words.iter().map(|w| w.len() + 3).sum());
     for (i, word) in words.iter().enumerate() {
         if i > 0 {
             out.push(b' ');
@@ -96,11 +98,10 @@ pub fn shell_join(words: &[OsString], out: &mut Vec<u8>) {
 /// variable assignment (`NAME=...`). `=` and `%` elsewhere are plain
 /// characters.
 fn needs_quotes(word: &[u8], first: bool) -> bool {
-    const SPECIAL: &[u8] = b"|&;<>()$`\\\"' *?[!";
     let Some(&start) = word.first() else {
         return true;
     };
-    let special = |b: &u8| SPECIAL.contains(b) || *b < 0x20 || *b == 0x7f;
+    let special = |b: &u8| SPECIAL.get(usize::from(*b)).copied().unwrap_or(true);
     if start == b'#' || start == b'~' || word.iter().any(special) {
         return true;
     }
@@ -109,6 +110,28 @@ fn needs_quotes(word: &[u8], first: bool) -> bool {
         && (word.contains(&b',') || word.windows(2).any(|w| w == b".."));
     braces || (first && is_assignment(word))
 }
+
+/// The bytes that make a shell read a word otherwise wherever they are:
+/// its operators (`|&;<>()`), `$`, the back quote, the backslash, both
+/// quotes, a space, the globs (`*?[`), bash's `!`, and the control
+/// characters.
+// Built at compile time, where an index out of bounds would not build.
+#[allow(clippy::indexing_slicing)]
+const SPECIAL: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = b < 0x20 || b == 0x7f;
+        b += 1;
+    }
+    let bytes = b"|&;<>()$`\\\"' *?[!";
+    let mut i = 0;
+    while i < bytes.len() {
+        table[bytes[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
 
 /// `NAME=...`, with NAME a shell variable name: what a shell takes for an
 /// assignment in a command's first word.

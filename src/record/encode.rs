@@ -243,15 +243,19 @@ impl Text {
     }
 }
 
-/// The raw bytes of a text value; `Argv` is rendered into `scratch`.
-pub(super) fn text_bytes<'v>(value: &'v Value<'_>, scratch: &'v mut Vec<u8>) -> Option<&'v [u8]> {
+/// The raw bytes of a text value, and whether they are known to be UTF-8
+/// (a `str`: no need to check); `Argv` is rendered into `scratch`.
+pub(super) fn text_bytes<'v>(
+    value: &'v Value<'_>,
+    scratch: &'v mut Vec<u8>,
+) -> Option<(&'v [u8], bool)> {
     match value {
-        Value::Str(s) | Value::Word(s) => Some(s.as_bytes()),
-        Value::Bytes(b) => Some(b),
+        Value::Str(s) | Value::Word(s) => Some((s.as_bytes(), true)),
+        Value::Bytes(b) => Some((b, false)),
         Value::Argv(words) => {
             scratch.clear();
             crate::text::shell_join(words, scratch);
-            Some(scratch.as_slice())
+            Some((scratch.as_slice(), false))
         }
         _ => None,
     }
@@ -302,17 +306,9 @@ pub(super) fn write_secs(out: &mut Vec<u8>, d: Duration) {
     put(out, text.get(3 - digits..).unwrap_or_default());
 }
 
-/// Appends `bytes`. Most pieces of a line are a few bytes long (a quote, a
-/// key, a number); for those a loop beats the call to the C library's
-/// `memcpy` that `extend_from_slice` makes whatever the length.
+/// Appends `bytes`.
 pub(super) fn put(out: &mut Vec<u8>, bytes: &[u8]) {
-    if bytes.len() <= 16 {
-        for &b in bytes {
-            out.push(b);
-        }
-    } else {
-        out.extend_from_slice(bytes);
-    }
+    out.extend_from_slice(bytes);
 }
 
 /// An unsigned integer in decimal, without `fmt`'s machinery.

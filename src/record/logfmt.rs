@@ -10,7 +10,7 @@
 //! are not UTF-8; inside the quotes it is escaped as a JSON string is,
 //! which is what logfmt readers (Go's go-logfmt, and so Loki) unquote.
 
-use super::json::{is_special, write_text};
+use super::json::{is_special, plain, write_text};
 use super::{
     cut_points, put, text_bytes, write_plain, write_uint, Record, Step, Text, Value, SCHEMA,
 };
@@ -42,14 +42,15 @@ impl<'o> Writer<'o> {
         self.out.push(b'=');
     }
 
-    fn string(&mut self, bytes: &[u8], max: usize) {
+    /// A value; `valid`: known to be UTF-8.
+    fn string(&mut self, bytes: &[u8], valid: bool, max: usize) {
         if cut_points(bytes, max).is_none() && is_bare(bytes) {
             put(self.out, bytes);
             return;
         }
-        self.out.push(b'"');
-        write_text(self.out, &mut self.text.cut, bytes, max);
-        self.out.push(b'"');
+        put(self.out, b"\"");
+        write_text(self.out, &mut self.text.cut, bytes, valid, max);
+        put(self.out, b"\"");
     }
 
     fn enter(&mut self, segment: &[u8]) {
@@ -73,9 +74,9 @@ impl<'o> Writer<'o> {
         put(self.out, b" level=");
         put(self.out, record.level.as_str().as_bytes());
         self.key("event");
-        self.string(record.event.as_bytes(), usize::MAX);
+        self.string(record.event.as_bytes(), true, usize::MAX);
         self.key("msg");
-        self.string(record.msg.as_bytes(), step.msg_max);
+        self.string(record.msg.as_bytes(), true, step.msg_max);
     }
 
     pub(super) fn scalar(&mut self, key: &str, value: &Value<'_>, max: usize) {
@@ -93,8 +94,8 @@ impl<'o> Writer<'o> {
             max
         };
         let mut scratch = std::mem::take(&mut self.text.scratch);
-        if let Some(bytes) = text_bytes(value, &mut scratch) {
-            self.string(bytes, max);
+        if let Some((bytes, valid)) = text_bytes(value, &mut scratch) {
+            self.string(bytes, valid, max);
         }
         self.text.scratch = scratch;
     }
@@ -152,6 +153,9 @@ impl<'o> Writer<'o> {
 /// Whether a value can be written without quotes: not empty, valid UTF-8,
 /// and nothing that ends a value or that would be escaped.
 fn is_bare(bytes: &[u8]) -> bool {
+    if bytes.is_ascii() {
+        return !bytes.is_empty() && bytes.iter().all(|&b| plain(b) && b != b' ' && b != b'=');
+    }
     let Ok(text) = std::str::from_utf8(bytes) else {
         return false;
     };

@@ -316,19 +316,32 @@ pub struct Record<'a> {
 impl<'a> Record<'a> {
     /// A record of `event`, stamped now. `msg` is the text line's words
     /// (after `vigil: ` and the level's tag).
+    #[cfg(test)]
     pub fn new(level: Level, event: &'static str, msg: impl Into<Cow<'a, str>>) -> Record<'a> {
+        Record::stamped(level, event, msg, Timestamp::now())
+    }
+
+    /// A record of `event`, stamped `time`: when the caller has read the
+    /// clock already.
+    pub fn stamped(
+        level: Level,
+        event: &'static str,
+        msg: impl Into<Cow<'a, str>>,
+        time: Timestamp,
+    ) -> Record<'a> {
         Record {
-            time: Timestamp::now(),
+            time,
             level,
             event,
             msg: msg.into(),
-            // Enough for most events without growing; the exit report grows
-            // it once or twice.
-            nodes: Vec::with_capacity(8),
+            // Enough for every event without growing, the exit record
+            // included, most of the time.
+            nodes: Vec::with_capacity(32),
         }
     }
 
     /// The same record stamped at `time` (the tests' fixed instants).
+    #[cfg(test)]
     pub fn at(mut self, time: Timestamp) -> Record<'a> {
         self.time = time;
         self

@@ -73,14 +73,25 @@ pub struct Forwarded {
 }
 
 /// The last signal of each number vigil forwarded, by the number sent, so
-/// that a child killed by one can be told whose it was. On the heap, so
-/// that moving the report (by value, into the supervisor) does not copy it.
+/// that a child killed by one can be told whose it was. The signals are
+/// plain data, in a table on the heap (moving the report, by value, into
+/// the supervisor does not copy it); the names of their senders, which
+/// only a sender in vigil's namespace has, are kept apart, so that keeping
+/// a signal costs no allocation on the forwarding path.
 #[derive(Debug)]
-pub struct Forwards(Box<[Option<Forwarded>; signals::MAX_SIGNAL as usize + 1]>);
+pub struct Forwards {
+    last: Box<[Option<Forward>; signals::MAX_SIGNAL as usize + 1]>,
+    /// (signal sent, sender's pid, its name): one per number, for the
+    /// numbers whose last sender was a process of vigil's namespace.
+    names: Vec<(i32, u32, Option<String>)>,
+}
 
 impl Default for Forwards {
     fn default() -> Forwards {
-        Forwards(Box::new(std::array::from_fn(|_| None)))
+        Forwards {
+            last: Box::new([None; signals::MAX_SIGNAL as usize + 1]),
+            names: Vec::new(),
+        }
     }
 }
 
@@ -90,31 +101,56 @@ impl Forwards {
     /// the same pid as the last sender of that number: a storm of signals
     /// from one process reads its name once.
     pub fn record(&mut self, forward: Forward, name_of: impl FnOnce(u32) -> Option<String>) {
-        let Some(slot) = usize::try_from(forward.sent)
+        let sent = forward.sent;
+        let Some(slot) = usize::try_from(sent)
             .ok()
-            .and_then(|i| self.0.get_mut(i))
+            .and_then(|i| self.last.get_mut(i))
         else {
             return;
         };
-        let sender = forward.received.sender;
-        let name = match sender {
-            Sender::Process { pid, .. } if pid != 0 => match slot.take() {
-                Some(old) if old.sender.sender == sender => old.sender.name,
-                _ => name_of(pid),
-            },
-            _ => None,
+        *slot = Some(forward);
+        let Sender::Process { pid, .. } = forward.received.sender else {
+            return;
         };
-        *slot = Some(Forwarded {
-            forward,
-            sender: Named { sender, name },
-        });
+        if pid == 0 {
+            return;
+        }
+        match self.names.iter_mut().find(|(s, _, _)| *s == sent) {
+            Some((_, known, _)) if *known == pid => {}
+            Some(entry) => *entry = (sent, pid, name_of(pid)),
+            None => self.names.push((sent, pid, name_of(pid))),
+        }
     }
 
-    pub fn last(&self, sent: i32) -> Option<&Forwarded> {
+    /// The last signal forwarded as `sent`, with its sender named.
+    pub fn last(&self, sent: i32) -> Option<Forwarded> {
+        let forward = self.get(sent)?;
+        let sender = forward.received.sender;
+        let name = match sender {
+            Sender::Process { pid, .. } if pid != 0 => self
+                .names
+                .iter()
+                .find(|(s, known, _)| *s == sent && *known == pid)
+                .and_then(|(_, _, name)| name.clone()),
+            _ => None,
+        };
+        Some(Forwarded {
+            forward,
+            sender: Named { sender, name },
+        })
+    }
+
+    /// Who sent the last signal forwarded as `sent`.
+    pub fn last_sender(&self, sent: i32) -> Option<Sender> {
+        self.get(sent).map(|f| f.received.sender)
+    }
+
+    fn get(&self, sent: i32) -> Option<Forward> {
         usize::try_from(sent)
             .ok()
-            .and_then(|i| self.0.get(i))
-            .and_then(Option::as_ref)
+            .and_then(|i| self.last.get(i))
+            .copied()
+            .flatten()
     }
 }
 
@@ -145,6 +181,10 @@ impl fmt::Display for DrainKill {
 pub struct Report {
     /// The command for the text line, quoted as a shell reads it.
     pub command: String,
+    /// Whether `command` is exactly the command's bytes as a shell reads
+    /// them (they were UTF-8, without control characters to escape), so
+    /// that the exit record can show it as it is.
+    pub command_exact: bool,
     pub child_pid: i32,
     /// Whether vigil gave the child the terminal's foreground: a SIGINT
     /// death then most likely was Ctrl-C.
@@ -197,8 +237,8 @@ pub enum Audience {
 /// Who or what ended the child, as far as vigil can tell (`ending.cause`
 /// in the exit record): worked out once, and both the text and the record
 /// say it.
-#[derive(Clone, Copy, Debug)]
-pub enum Cause<'r> {
+#[derive(Clone, Debug)]
+pub enum Cause {
     /// vigil's SIGKILL at the grace deadline.
     GraceDeadline,
     /// A SIGKILL while the cgroup counted an OOM kill.
@@ -213,19 +253,19 @@ pub enum Cause<'r> {
     /// The stop signal vigil forwarded.
     StopSignal,
     /// Another signal vigil forwarded: whose it was.
-    Forwarded(&'r Forwarded),
+    Forwarded(Forwarded),
 }
 
-impl Cause<'_> {
+impl Cause {
     /// The cause's word in the exit record.
-    pub fn word(self) -> &'static str {
+    pub fn word(&self) -> &'static str {
         match self {
             Cause::GraceDeadline => "grace_deadline",
             Cause::OomKiller => "oom_killer",
             Cause::UnknownSigkill => "unknown_sigkill",
             Cause::Terminal => "terminal",
             Cause::StopSignal => "stop_signal",
-            Cause::Forwarded(_) => "forwarded",
+            Cause::Forwarded(..) => "forwarded",
         }
     }
 }
@@ -241,14 +281,9 @@ impl Report {
     }
 
     /// Keeps a forwarded signal; `name_of` names its sender (see
-    /// `Forwards::record`). Returns what was kept.
-    pub fn forwarded(
-        &mut self,
-        forward: Forward,
-        name_of: impl FnOnce(u32) -> Option<String>,
-    ) -> Option<&Forwarded> {
+    /// `Forwards::record`).
+    pub fn forwarded(&mut self, forward: Forward, name_of: impl FnOnce(u32) -> Option<String>) {
         self.forwards.record(forward, name_of);
-        self.forwards.last(forward.sent)
     }
 }
 
@@ -336,7 +371,7 @@ impl<'r> Exit<'r> {
     /// says whose it was).
     fn ctrl_c(&self) -> bool {
         let r = self.report;
-        match r.forwards.last(libc::SIGINT).map(|f| f.sender.sender) {
+        match r.forwards.last_sender(libc::SIGINT) {
             None => r.child_had_terminal,
             Some(Sender::Terminal) => true,
             Some(Sender::Vigil) => matches!(
@@ -418,7 +453,7 @@ impl<'r> Exit<'r> {
 
     /// Who or what ended the child, when vigil can tell (a child that was
     /// killed; an exit code is the child's own doing).
-    pub fn cause(&self) -> Option<Cause<'r>> {
+    pub fn cause(&self) -> Option<Cause> {
         let Ending::Killed { signal, .. } = *self.ending else {
             return None;
         };

@@ -5,8 +5,8 @@
 use std::ffi::OsString;
 use std::time::Instant;
 
-use super::{Cause, DrainKill, Exit, Stop, StopCause};
-use crate::record::{Argv, Level, Obj, Record, Timestamp};
+use super::{Cause, DrainKill, Exit, Forwarded, Stop, StopCause};
+use crate::record::{Argv, Level, Obj, Record, Timestamp, Value};
 use crate::signals::Signal;
 
 /// The wall clock and the monotonic clock read at the same moment, to turn
@@ -42,11 +42,18 @@ impl<'r> Exit<'r> {
                 ..
             })
         );
-        Record::new(level, "exit", msg)
-            .at(clocks.wall)
+        // The command's text, as the report has it, is its exact bytes when
+        // they were valid UTF-8 without a control character: no need to
+        // join the words again.
+        let command = if r.command_exact {
+            Value::from(r.command.as_str())
+        } else {
+            Value::from(Argv(argv))
+        };
+        Record::stamped(level, "exit", msg, clocks.wall)
             .field("status", r.status)
             .object_with("ending", |o| self.ending_fields(o))
-            .field("command", Argv(argv))
+            .field("command", command)
             .field("pid", r.child_pid)
             .with(|o| {
                 if let Some(stop) = &r.stop {
@@ -73,10 +80,11 @@ impl<'r> Exit<'r> {
         };
         o.word("cause", cause.word());
         if let Cause::Forwarded(forwarded) = cause {
+            let Forwarded { forward, sender } = forwarded;
             o.object_with("forwarded", |o| {
-                o.field("signal", Signal(forwarded.forward.received.signal))
-                    .object("sender", &forwarded.sender)
-                    .field("sent", Signal(forwarded.forward.sent));
+                o.field("signal", Signal(forward.received.signal))
+                    .object_with("sender", |o| sender.into_fields(o))
+                    .field("sent", Signal(forward.sent));
             });
         }
     }

@@ -113,7 +113,7 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
         }
         None => None,
     };
-    let command = spawn::display_command(&config.command);
+    let (command, command_exact) = spawn::display_command_exact(&config.command);
     let gave_terminal =
         spawn::owns_terminal() && !user.as_ref().is_some_and(user::Switch::new_session);
     let spawned = spawn::spawn(
@@ -161,7 +161,8 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
         oom: OomCounter::start(role),
         user,
     };
-    let report = report_for(&config, command, child, gave_terminal);
+    let mut report = report_for(&config, command, child, gave_terminal);
+    report.command_exact = command_exact;
     let mut supervisor = Supervisor::new(config, os, child, report);
     supervisor.gave_terminal = gave_terminal;
     supervisor.parent = parent;
@@ -278,7 +279,8 @@ impl<S: System> Supervisor<S> {
                     now: self.sys.now(),
                 };
                 let record = exit.record(level.record_level(), msg, &self.config.command, clocks);
-                let mut line = Vec::with_capacity(LINE_MAX);
+                // Most exit records fit; a longer one grows it once.
+                let mut line = Vec::with_capacity(1024);
                 encoder.line(&record, LINE_MAX, &mut line);
                 if logged {
                     logging::write_line(&line);
@@ -286,6 +288,10 @@ impl<S: System> Supervisor<S> {
                 if let Some(path) = termination_log {
                     termlog::write(path, &line, logged);
                 }
+                // vigil is about to exit: freeing them would only delay it
+                // (see `finish`).
+                std::mem::forget(record);
+                std::mem::forget(line);
             }
         }
     }

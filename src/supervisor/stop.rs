@@ -204,7 +204,7 @@ impl<S: System> Supervisor<S> {
     pub(super) fn forward_later_stop(&mut self, r: Received) {
         if let Some(forward) = self.forward(r) {
             self.continue_if_stopped();
-            self.report.later_stop = self.report.forwards.last(forward.sent).cloned();
+            self.report.later_stop = self.report.forwards.last(forward.sent);
         }
     }
 
