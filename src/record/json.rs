@@ -1,7 +1,7 @@
 //! One record as one JSON object on one line, and the string escaping that
 //! logfmt's quoted values share.
 
-use super::{cut_points, put, text_bytes, write_plain, Record, Step, Text, Value, SCHEMA};
+use super::{cut_points, put, text_bytes, write_plain, Head, Text, Value, SCHEMA};
 
 /// Writes a JSON object member by member. `first` says whether the object
 /// or list being written has no member yet (no comma before the next).
@@ -76,7 +76,7 @@ impl<'o> Writer<'o> {
         self.out.len()
     }
 
-    pub(super) fn header(&mut self, record: &Record<'_>, step: &Step) {
+    pub(super) fn header(&mut self, record: &Head<'_>, msg_max: usize) {
         put(self.out, b"{\"time\":\"");
         record.time.write_rfc3339(self.out);
         put(self.out, b"\",\"level\":\"");
@@ -85,7 +85,7 @@ impl<'o> Writer<'o> {
         // An event's name is one of the schema's constants, like a key.
         put_key(self.out, record.event);
         put(self.out, b"\",\"msg\":\"");
-        self.string_rest(record.msg.as_bytes(), true, step.msg_max);
+        self.string_rest(record.msg.as_bytes(), true, msg_max);
         self.first = false;
     }
 

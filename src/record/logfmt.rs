@@ -11,9 +11,7 @@
 //! which is what logfmt readers (Go's go-logfmt, and so Loki) unquote.
 
 use super::json::{is_special, plain, write_text};
-use super::{
-    cut_points, put, text_bytes, write_plain, write_uint, Record, Step, Text, Value, SCHEMA,
-};
+use super::{cut_points, put, text_bytes, write_plain, write_uint, Head, Text, Value, SCHEMA};
 
 pub(super) struct Writer<'o> {
     out: &'o mut Vec<u8>,
@@ -68,7 +66,7 @@ impl<'o> Writer<'o> {
         self.out.len()
     }
 
-    pub(super) fn header(&mut self, record: &Record<'_>, step: &Step) {
+    pub(super) fn header(&mut self, record: &Head<'_>, msg_max: usize) {
         put(self.out, b"time=");
         record.time.write_rfc3339(self.out);
         put(self.out, b" level=");
@@ -76,7 +74,7 @@ impl<'o> Writer<'o> {
         self.key("event");
         self.string(record.event.as_bytes(), true, usize::MAX);
         self.key("msg");
-        self.string(record.msg.as_bytes(), true, step.msg_max);
+        self.string(record.msg.as_bytes(), true, msg_max);
     }
 
     pub(super) fn scalar(&mut self, key: &str, value: &Value<'_>, max: usize) {

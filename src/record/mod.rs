@@ -57,7 +57,7 @@ use std::path::Path;
 use std::time::Duration;
 
 pub use encode::Encoder;
-use encode::{cut_points, put, text_bytes, write_plain, write_uint, Step, Text};
+use encode::{cut_points, put, text_bytes, write_plain, write_uint, Stream, Text};
 pub use time::Timestamp;
 
 /// The version of the schema in docs/logging.md, written in every record
@@ -349,7 +349,17 @@ impl<'a> Record<'a> {
 
     fn obj(&mut self) -> Obj<'_, 'a> {
         Obj {
-            nodes: &mut self.nodes,
+            to: To::Nodes(&mut self.nodes),
+        }
+    }
+
+    /// What every line starts with.
+    fn head(&self) -> Head<'_> {
+        Head {
+            time: self.time,
+            level: self.level,
+            event: self.event,
+            msg: &self.msg,
         }
     }
 
@@ -380,6 +390,7 @@ impl<'a> Record<'a> {
     }
 
     /// Adds an object whose fields `build` adds.
+    #[cfg(test)]
     pub fn object_with(
         mut self,
         key: &'static str,
@@ -390,11 +401,11 @@ impl<'a> Record<'a> {
     }
 
     /// Adds a list with one object per item.
-    pub fn list<T: Fields + 'a>(
-        mut self,
-        key: &'static str,
-        items: impl IntoIterator<Item = &'a T>,
-    ) -> Record<'a> {
+    pub fn list<T: Fields + 'a, I>(mut self, key: &'static str, items: I) -> Record<'a>
+    where
+        I: IntoIterator<Item = &'a T>,
+        I::IntoIter: ExactSizeIterator,
+    {
         self.obj().list(key, items);
         self
     }
@@ -414,18 +425,45 @@ impl<'a> Record<'a> {
     }
 }
 
+/// What a line starts with, before the record's own facts: when, how
+/// important, what happened, the text line's words.
+#[derive(Clone, Copy, Debug)]
+pub struct Head<'h> {
+    pub time: Timestamp,
+    pub level: Level,
+    pub event: &'static str,
+    pub msg: &'h str,
+}
+
 /// The fields of one object being built: the record's top level, or a
-/// nested object or list item.
+/// nested object or list item. Kept in a record's list of fields, or
+/// written straight into a line (`Encoder::line_of`).
 pub struct Obj<'r, 'a> {
-    nodes: &'r mut Vec<Node<'a>>,
+    to: To<'r, 'a>,
+}
+
+enum To<'r, 'a> {
+    Nodes(&'r mut Vec<Node<'a>>),
+    Stream(&'r mut dyn Stream),
+}
+
+impl<'r, 'a> Obj<'r, 'a> {
+    fn streaming(stream: &'r mut dyn Stream) -> Obj<'r, 'a> {
+        Obj {
+            to: To::Stream(stream),
+        }
+    }
 }
 
 impl<'a> Obj<'_, 'a> {
     pub fn field(&mut self, key: &'static str, value: impl Into<Value<'a>>) -> &mut Self {
-        self.nodes.push(Node::Scalar {
-            key,
-            value: value.into(),
-        });
+        match &mut self.to {
+            To::Nodes(nodes) => nodes.push(Node::Scalar {
+                key,
+                value: value.into(),
+            }),
+            To::Stream(stream) => stream.scalar(key, &value.into()),
+        }
         self
     }
 
@@ -449,42 +487,75 @@ impl<'a> Obj<'_, 'a> {
         key: &'static str,
         build: impl FnOnce(&mut Obj<'_, 'a>),
     ) -> &mut Self {
-        let at = self.open(key, false);
-        build(&mut Obj {
-            nodes: &mut *self.nodes,
-        });
-        self.close(at, 0);
+        match &mut self.to {
+            To::Nodes(nodes) => {
+                let at = open(nodes, key, false);
+                build(&mut Obj {
+                    to: To::Nodes(nodes),
+                });
+                close(nodes, at, 0);
+            }
+            To::Stream(stream) => {
+                stream.open_object(key);
+                build(&mut Obj {
+                    to: To::Stream(&mut **stream),
+                });
+                stream.close_object();
+            }
+        }
         self
     }
 
-    pub fn list<T: Fields + 'a>(
-        &mut self,
-        key: &'static str,
-        items: impl IntoIterator<Item = &'a T>,
-    ) -> &mut Self {
+    pub fn list<T: Fields + 'a, I>(&mut self, key: &'static str, items: I) -> &mut Self
+    where
+        I: IntoIterator<Item = &'a T>,
+        I::IntoIter: ExactSizeIterator,
+    {
         self.list_with(key, items, |o, item| item.fields(o))
     }
 
-    pub fn list_with<T>(
+    pub fn list_with<T, I>(
         &mut self,
         key: &'static str,
-        items: impl IntoIterator<Item = T>,
+        items: I,
         mut build: impl FnMut(&mut Obj<'_, 'a>, T),
-    ) -> &mut Self {
-        let at = self.open(key, true);
-        let mut len = 0;
-        for item in items {
-            let item_at = self.open("", false);
-            build(
-                &mut Obj {
-                    nodes: &mut *self.nodes,
-                },
-                item,
-            );
-            self.close(item_at, 0);
-            len += 1;
+    ) -> &mut Self
+    where
+        I: IntoIterator<Item = T>,
+        I::IntoIter: ExactSizeIterator,
+    {
+        let items = items.into_iter();
+        match &mut self.to {
+            To::Nodes(nodes) => {
+                let at = open(nodes, key, true);
+                let len = items.len();
+                for item in items {
+                    let item_at = open(nodes, "", false);
+                    build(
+                        &mut Obj {
+                            to: To::Nodes(nodes),
+                        },
+                        item,
+                    );
+                    close(nodes, item_at, 0);
+                }
+                close(nodes, at, len);
+            }
+            To::Stream(stream) => {
+                stream.open_list(key, items.len());
+                for (i, item) in items.enumerate() {
+                    stream.open_item(i);
+                    build(
+                        &mut Obj {
+                            to: To::Stream(&mut **stream),
+                        },
+                        item,
+                    );
+                    stream.close_item();
+                }
+                stream.close_list();
+            }
         }
-        self.close(at, len);
         self
     }
 
@@ -492,24 +563,25 @@ impl<'a> Obj<'_, 'a> {
         facts.fields(self);
         self
     }
+}
 
-    fn open(&mut self, key: &'static str, list: bool) -> usize {
-        self.nodes.push(Node::Open {
-            key,
-            list,
-            end: 0,
-            len: 0,
-        });
-        self.nodes.len() - 1
-    }
+/// Opens an object or a list in `nodes`; where it is, for `close`.
+fn open(nodes: &mut Vec<Node<'_>>, key: &'static str, list: bool) -> usize {
+    nodes.push(Node::Open {
+        key,
+        list,
+        end: 0,
+        len: 0,
+    });
+    nodes.len() - 1
+}
 
-    /// Ends the object or list opened at `at`: its members are what was
-    /// added since.
-    fn close(&mut self, at: usize, items: usize) {
-        let here = self.nodes.len();
-        if let Some(Node::Open { end, len, .. }) = self.nodes.get_mut(at) {
-            *end = here;
-            *len = items;
-        }
+/// Ends the object or list opened at `at`: its members are what was added
+/// since.
+fn close(nodes: &mut [Node<'_>], at: usize, items: usize) {
+    let here = nodes.len();
+    if let Some(Node::Open { end, len, .. }) = nodes.get_mut(at) {
+        *end = here;
+        *len = items;
     }
 }

@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use std::time::Instant;
 
 use super::{Cause, DrainKill, Exit, Forwarded, Stop, StopCause};
-use crate::record::{Argv, Level, Obj, Record, Timestamp, Value};
+use crate::record::{Argv, Obj, Timestamp, Value};
 use crate::signals::Signal;
 
 /// The wall clock and the monotonic clock read at the same moment, to turn
@@ -24,16 +24,10 @@ impl Clocks {
 }
 
 impl<'r> Exit<'r> {
-    /// The exit record, at `level`, with `msg` (the text line's words) and
-    /// `argv`, the command exactly as it was run (every byte of it, where
-    /// the text line shows only what is valid UTF-8).
-    pub fn record(
-        &self,
-        level: Level,
-        msg: String,
-        argv: &'r [OsString],
-        clocks: Clocks,
-    ) -> Record<'r> {
+    /// The exit record's fields: `argv` is the command exactly as it was
+    /// run (every byte of it, where the text line shows only what is valid
+    /// UTF-8), `clocks` turn the instants vigil timed into times.
+    pub fn fields(&self, o: &mut Obj<'_, 'r>, argv: &'r [OsString], clocks: Clocks) {
         let r = self.report;
         let timeout = matches!(
             r.stop,
@@ -50,26 +44,23 @@ impl<'r> Exit<'r> {
         } else {
             Value::from(Argv(argv))
         };
-        Record::stamped(level, "exit", msg, clocks.wall)
-            .field("status", r.status)
+        o.field("status", r.status)
             .object_with("ending", |o| self.ending_fields(o))
             .field("command", command)
-            .field("pid", r.child_pid)
-            .with(|o| {
-                if let Some(stop) = &r.stop {
-                    o.object_with("stop", |o| self.stop_fields(o, stop, clocks));
-                }
-                if let Some(killed) = &r.grace_killed {
-                    o.list("grace_kills", killed);
-                }
-                if !r.hooks.is_empty() {
-                    o.list("hooks", &r.hooks);
-                }
-                self.drain_fields(o);
-            })
-            .field("oom_kills", r.oom_kills)
+            .field("pid", r.child_pid);
+        if let Some(stop) = &r.stop {
+            o.object_with("stop", |o| self.stop_fields(o, stop, clocks));
+        }
+        if let Some(killed) = &r.grace_killed {
+            o.list("grace_kills", killed);
+        }
+        if !r.hooks.is_empty() {
+            o.list("hooks", &r.hooks);
+        }
+        self.drain_fields(o);
+        o.field("oom_kills", r.oom_kills)
             .field("orphans_reaped", r.orphans_reaped)
-            .field("timeout", timeout)
+            .field("timeout", timeout);
     }
 
     /// How the child ended, and what ended it.

@@ -154,6 +154,10 @@ struct Supervisor<S: System> {
     /// takes the terminal back when it exits.
     gave_terminal: bool,
     report: Report,
+    /// Where the exit record is encoded (`--log-format json|logfmt`): made
+    /// at start, so that vigil's exit does not wait for the allocator to
+    /// map a page for it.
+    exit_line: Vec<u8>,
 }
 
 impl<S: System> Supervisor<S> {
@@ -182,6 +186,10 @@ impl<S: System> Supervisor<S> {
             parent,
             gave_terminal: false,
             report,
+            exit_line: match crate::logging::encoder() {
+                Some(_) => Vec::with_capacity(crate::record::LINE_MAX),
+                None => Vec::new(),
+            },
         }
     }
 

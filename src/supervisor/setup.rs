@@ -13,7 +13,7 @@ use crate::hooks::HookKind;
 use crate::logging::{self, Level};
 use crate::procs::Role;
 use crate::reap::Ending;
-use crate::record::{Argv, Record, LINE_MAX};
+use crate::record::{Argv, Head, Record, LINE_MAX};
 use crate::report::{Audience, Clocks, Report};
 use crate::signals::{Inherited, Signal, SignalFd};
 use crate::spawn::{self, Spawn};
@@ -248,7 +248,7 @@ impl<S: System> Supervisor<S> {
     /// log. Made only when one of them will show it (it is most of the work
     /// between the child's death and vigil's exit), and once for both: the
     /// text line, or the record, whose bytes both get.
-    fn report_exit(&self, ending: &Ending) {
+    fn report_exit(&mut self, ending: &Ending) {
         let exit = self.report.exit(ending);
         let level = match exit.audience() {
             Audience::Warning => Level::Warning,
@@ -278,20 +278,21 @@ impl<S: System> Supervisor<S> {
                     wall: logging::wall_clock(),
                     now: self.sys.now(),
                 };
-                let record = exit.record(level.record_level(), msg, &self.config.command, clocks);
-                // Most exit records fit; a longer one grows it once.
-                let mut line = Vec::with_capacity(1024);
-                encoder.line(&record, LINE_MAX, &mut line);
+                let head = Head {
+                    time: clocks.wall,
+                    level: level.record_level(),
+                    event: "exit",
+                    msg: &msg,
+                };
+                let line = &mut self.exit_line;
+                let argv = &self.config.command;
+                encoder.line_of(&head, |o| exit.fields(o, argv, clocks), LINE_MAX, line);
                 if logged {
-                    logging::write_line(&line);
+                    logging::write_line(line);
                 }
                 if let Some(path) = termination_log {
-                    termlog::write(path, &line, logged);
+                    termlog::write(path, line, logged);
                 }
-                // vigil is about to exit: freeing them would only delay it
-                // (see `finish`).
-                std::mem::forget(record);
-                std::mem::forget(line);
             }
         }
     }
