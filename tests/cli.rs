@@ -198,6 +198,31 @@ fn empty_vigil_variables_mean_unset() {
     assert_eq!(out.stderr, "", "{out}");
 }
 
+/// A `VIGIL_*` variable vigil does not know is most likely a misspelt one:
+/// vigil says so, with the variable it probably meant, and runs the child
+/// as usual (the child's status stands).
+#[test]
+fn a_misspelt_variable_is_a_warning_naming_the_real_one() {
+    let out = Vigil::pid1()
+        .env("VIGIL_TIMOUT", "1m")
+        .env("VIGIL_GRACE", "5s")
+        .env("VIGIL_HOOK", "pre-stop")
+        .args(["--", "sh", "-c", "exit 3"])
+        .run();
+    assert_eq!(out.code(), Some(3), "{out}");
+    for (wrong, right) in [
+        ("VIGIL_TIMOUT", "VIGIL_TIMEOUT"),
+        ("VIGIL_GRACE", "VIGIL_GRACE_PERIOD"),
+    ] {
+        let line = format!(
+            "vigil: warning: {wrong} is not a vigil variable and is ignored: did you mean {right}?"
+        );
+        assert!(out.stderr.lines().any(|l| l == line), "{line}\n{out}");
+    }
+    // VIGIL_HOOK is what vigil gives its hooks: no one's mistake.
+    assert!(!out.stderr.contains("VIGIL_HOOK"), "{out}");
+}
+
 /// A post-start timeout with no post-start hook has nothing to time: vigil
 /// says so once and runs the child as usual (it is not a usage error, so an
 /// image's `ENV VIGIL_POST_START_TIMEOUT` survives `-e VIGIL_POST_START=`).
@@ -296,6 +321,41 @@ fn usage_malformed_vigil_kill_process_group() {
 fn usage_malformed_vigil_verbosity() {
     assert_usage_error(&[], &[("VIGIL_VERBOSITY", "9")], &["9"]);
     assert_usage_error(&[], &[("VIGIL_VERBOSITY", "loud")], &["loud"]);
+}
+
+/// A rewrite of a signal vigil never receives (SIGKILL, SIGSTOP) or never
+/// forwards (SIGCHLD, SIGTTIN, SIGTTOU) could never take effect: a usage
+/// error, from the command line and from `VIGIL_REWRITE`, naming the rule.
+#[test]
+fn rewriting_a_signal_vigil_never_forwards_is_a_usage_error() {
+    for rule in ["KILL:TERM", "STOP:0", "CHLD:HUP", "TTIN:0", "SIGTTOU:INT"] {
+        assert_usage_error(&["--rewrite", rule], &[], &[rule, "vigil never forwards"]);
+        let list = format!("USR1:HUP,{rule}");
+        assert_usage_error(
+            &[],
+            &[("VIGIL_REWRITE", &list)],
+            &["VIGIL_REWRITE", rule, "vigil never forwards"],
+        );
+    }
+}
+
+/// A value that is not UTF-8 is named with its option (the bad bytes shown
+/// as U+FFFD), not with a message that names neither.
+#[test]
+fn a_value_that_is_not_utf8_names_its_option() {
+    use std::os::unix::ffi::OsStringExt;
+    let dir = TempDir::new("utf8");
+    for option in ["--grace-period", "--pre-stop", "-p"] {
+        let bad = std::ffi::OsString::from_vec(b"5\xffs".to_vec());
+        let v = Vigil::pid1().arg(option).arg(&bad);
+        let out = run_sh(v, &dir, ": > started");
+        let line = usage_error_line(&out, option);
+        assert!(
+            line.starts_with(&format!("vigil: error: {option}: '5\u{fffd}s' is not valid UTF-8")),
+            "{line}"
+        );
+        assert!(!dir.join("started").exists());
+    }
 }
 
 /// Every bad value exits 2 with one line on stderr naming it, and the child
