@@ -351,7 +351,9 @@ fn a_value_that_is_not_utf8_names_its_option() {
         let out = run_sh(v, &dir, ": > started");
         let line = usage_error_line(&out, option);
         assert!(
-            line.starts_with(&format!("vigil: error: {option}: '5\u{fffd}s' is not valid UTF-8")),
+            line.starts_with(&format!(
+                "vigil: error: {option}: '5\u{fffd}s' is not valid UTF-8"
+            )),
             "{line}"
         );
         assert!(!dir.join("started").exists());

@@ -430,6 +430,23 @@ fn exit_codes_from_docker_run() {
     }
 }
 
+/// `docker run --pids-limit 1`: vigil is the one process allowed, its fork
+/// of the child fails, and it says so: "could not start", exit 1, as tini,
+/// dumb-init and catatonit exit 1 (not 126: the program is fine).
+#[test]
+fn pids_limit_1_is_a_fork_failure_not_an_exec_failure() {
+    const T: &str = "pids_limit";
+    let Some(h) = harness(T) else { return };
+    let (code, _out, err, _took) = h.run_fg(T, &["--pids-limit", "1"], &["sh", "-c", "echo hi"]);
+    note(T, format!("exit {code}; {}", err.trim()));
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("vigil: error: could not start \"sh\": ")
+            && err.contains("the container's process limit"),
+        "{err}"
+    );
+}
+
 // ---------------------------------------------------------------------------
 // Reaping
 // ---------------------------------------------------------------------------
@@ -679,6 +696,74 @@ fn two_vigils_in_one_log() {
             .starts_with("vigil: warning: exit report: child exited with code 3; exit status 3; "),
         "{err}"
     );
+}
+
+// ---------------------------------------------------------------------------
+// Log floods and the engine's cut-off
+// ---------------------------------------------------------------------------
+
+/// An app flooding its output when `docker stop` comes: after the container
+/// exits, dockerd waits at most 2 s for its log copiers, then drops what is
+/// still in the pipes: the last lines, vigil's report among them. vigil
+/// waits, at exit, for its pipes to be read empty, so the report reaches
+/// `docker logs` every time: with both streams flooding, with stdout alone
+/// (vigil's own stderr quiet), and with a grace-deadline SIGKILL.
+#[test]
+fn the_report_outlasts_the_engines_log_cut_off_under_a_flood() {
+    const T: &str = "log_flood";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    let cases: [(&str, &str, &[&str]); 3] = [
+        (
+            "both streams",
+            "yes 0123456789 & exec yes 9876543210 >&2",
+            &[],
+        ),
+        ("stdout alone", "exec yes 0123456789", &[]),
+        (
+            "grace SIGKILL",
+            "trap '' TERM; yes 0123456789 & yes 9876543210 >&2",
+            &["-e", "VIGIL_GRACE_PERIOD=1s"],
+        ),
+    ];
+    const ROUNDS: usize = 3;
+    for (case, script, opts) in cases {
+        let mut reached = 0;
+        for round in 1..=ROUNDS {
+            let mut all_opts = vec!["--stop-timeout", "10"];
+            all_opts.extend_from_slice(opts);
+            let ctr = h.start(T, &all_opts, &["sh", "-c", script]);
+            thread::sleep(Duration::from_millis(800));
+            let took = ctr.stop();
+            // The whole log: the engine copies the two streams on its own,
+            // so much of the app's stdout can follow vigil's last stderr line.
+            let logs = ctr.logs();
+            let lines: Vec<&str> = logs.lines().collect();
+            let found = lines.iter().rev().enumerate().find_map(|(from_end, l)| {
+                l.split_once("exit report: ")
+                    .map(|(_, r)| (from_end, r.to_string()))
+            });
+            note(
+                T,
+                format!(
+                    "{case}, round {round}: docker stop {}; report in docker logs: {}",
+                    secs(took),
+                    found
+                        .as_ref()
+                        .map_or("MISSING".to_string(), |(n, r)| format!(
+                            "{n} lines from the end: {r}"
+                        ))
+                ),
+            );
+            let report = found.map(|(_, r)| r);
+            reached += usize::from(report.is_some());
+        }
+        note(
+            T,
+            format!("{case}: the report reached docker logs in {reached} of {ROUNDS} runs"),
+        );
+        assert_eq!(reached, ROUNDS, "{case}: the report was lost");
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -962,6 +1047,85 @@ fn ctrl_c_in_docker_run_it_is_quiet() {
     assert_eq!(status.code(), Some(130), "{shown}");
     assert!(!shown.contains("exit report"), "{shown}");
     assert!(!shown.contains("vigil"), "{shown}");
+}
+
+/// Ctrl-Z in `docker run -it`: there is no job-control shell above PID 1
+/// to `fg` the child, so vigil continues it at once (the ticks go on), and
+/// Ctrl-C then ends the container with 130, as under catatonit and
+/// dumb-init. (Under tini the container froze.)
+#[test]
+fn ctrl_z_in_docker_run_it_cannot_freeze_the_container() {
+    const T: &str = "ctrl_z_it";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    let pty = nix::pty::openpty(None, None).expect("openpty");
+    let guard = Ctr::new(DOCKER, T);
+    let args = guard.run_args(
+        "--rm",
+        &["-it"],
+        &h.image,
+        &["sh", "-c", "while :; do echo tick; sleep 0.2; done"],
+    );
+    let slave = |pty: &nix::pty::OpenptyResult| Stdio::from(pty.slave.try_clone().unwrap());
+    let mut client = Command::new(DOCKER.name())
+        .args(&args)
+        .stdin(slave(&pty))
+        .stdout(slave(&pty))
+        .stderr(slave(&pty))
+        .spawn()
+        .expect("docker run -it");
+    drop(pty.slave);
+    let mut master = fs::File::from(pty.master);
+    let mut reader = master.try_clone().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let sink = seen.clone();
+    let output = thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock().unwrap().push_str(&text(&buf[..n]));
+        }
+    });
+    let ticks = || seen.lock().unwrap().matches("tick").count();
+    let started = Instant::now();
+    while ticks() < 3 {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the container did not start"
+        );
+        thread::sleep(Duration::from_millis(100));
+    }
+    master.write_all(b"\x1a").unwrap();
+    thread::sleep(Duration::from_millis(500));
+    let before = ticks();
+    thread::sleep(Duration::from_secs(1));
+    let after = ticks();
+    master.write_all(b"\x03").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = client.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = client.kill();
+            panic!("docker run -it did not end after Ctrl-Z and Ctrl-C");
+        }
+        thread::sleep(Duration::from_millis(50));
+    };
+    drop(master);
+    let _ = output.join();
+    note(
+        T,
+        format!(
+            "ticks in the second after Ctrl-Z: {}; exit {:?}",
+            after - before,
+            status.code()
+        ),
+    );
+    assert!(after > before + 1, "Ctrl-Z froze the container");
+    assert_eq!(status.code(), Some(130));
 }
 
 // ---------------------------------------------------------------------------

@@ -344,10 +344,7 @@ fn a_hook_at_the_process_limit_could_not_start() {
         .args(["--post-start", "echo hook ran", "--", "sleep", "30"])
         .run();
     let hook = "vigil: warning: post-start hook failed: could not start \"echo\": ";
-    assert!(
-        out.stderr.lines().any(|l| l.starts_with(hook)),
-        "{out}"
-    );
+    assert!(out.stderr.lines().any(|l| l.starts_with(hook)), "{out}");
     assert!(!out.stdout.contains("hook ran"), "{out}");
     assert_eq!(out.code(), Some(143), "{out}");
 }

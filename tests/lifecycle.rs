@@ -140,8 +140,7 @@ fn pre_stop_sleep_delays_the_forward(via: Via) {
     assert_eq!(out.code(), Some(0), "{out}");
     assert_between(delay, ONE_SECOND, ABOUT_1S_MAX, "the forward", &out);
     assert!(
-        out.stderr
-            .contains("waiting 1s before forwarding SIGTERM"),
+        out.stderr.contains("waiting 1s before forwarding SIGTERM"),
         "{out}"
     );
 }
@@ -581,8 +580,7 @@ fn hook_leftover_that_ignores_sigterm_is_killed_at_the_drain_timeout() {
     );
     let out = stop_at_a_1s_deadline(run, 143, "drain timeout", Duration::from_secs(4));
     assert!(
-        out.stderr
-            .contains("drain timeout (1s) over: SIGKILL to")
+        out.stderr.contains("drain timeout (1s) over: SIGKILL to")
             && out.stderr.contains("(sleep)"),
         "the leftover that ignored SIGTERM is not reported\n{out}"
     );
@@ -595,11 +593,14 @@ fn a_hook_program_that_cannot_run_is_said_at_start() {
     let dir = TempDir::new("hookcheck");
     let notes = dir.join("notes.txt");
     std::fs::write(&notes, "not a program\n").unwrap();
-    let v = Vigil::pid1().args(["--pre-stop", "drian-connections now", "--post-start"]).arg(&notes);
+    let v = Vigil::pid1()
+        .args(["--pre-stop", "drian-connections now", "--post-start"])
+        .arg(&notes);
     let run = start_sh(v, &dir, ": > ready; exec sleep 1000");
     let at_start = run.stderr_now();
     for line in [
-        "vigil: warning: the pre-stop hook cannot run \"drian-connections\": it is not in PATH (".to_string(),
+        "vigil: warning: the pre-stop hook cannot run \"drian-connections\": it is not in PATH ("
+            .to_string(),
         format!(
             "vigil: warning: the post-start hook cannot run {:?}: it is not an executable file;",
             notes.display().to_string()

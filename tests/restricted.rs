@@ -327,8 +327,9 @@ fn read_only_cwd_and_termination_log() {
     no_panic(&o);
     assert_eq!(o.status, Exit::Code(143), "{o}");
     assert!(
-        o.stderr
-            .contains("vigil: warning: could not write the termination log tlog: Read-only file system"),
+        o.stderr.contains(
+            "vigil: warning: could not write the termination log tlog: Read-only file system"
+        ),
         "{o}"
     );
     assert!(!ro.join("tlog").exists());

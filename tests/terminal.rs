@@ -182,7 +182,16 @@ fn ctrl_z_without_a_job_control_shell_never_freezes_the_timeout() {
         let vigil = vigil_bin();
         let mut sh = PtyShell::session(
             &vigil,
-            &["--timeout", "3s", "--grace-period", "1s", "--", "sh", "-c", child],
+            &[
+                "--timeout",
+                "3s",
+                "--grace-period",
+                "1s",
+                "--",
+                "sh",
+                "-c",
+                child,
+            ],
         );
         sh.guard().track(sh.pid());
         assert!(sh.wait_output("tick", TIMEOUT), "{:?}", sh.output());

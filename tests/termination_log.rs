@@ -225,10 +225,7 @@ fn a_fifo_without_a_reader_is_a_warning_not_a_hang() {
             "vigil: warning: could not write the termination log {}: nobody reads it",
             fifo.display()
         );
-        assert!(
-            out.stderr.lines().any(|l| l.starts_with(&warning)),
-            "{out}"
-        );
+        assert!(out.stderr.lines().any(|l| l.starts_with(&warning)), "{out}");
     }
 }
 
@@ -251,7 +248,9 @@ fn vigils_own_stderr_as_the_termination_log_is_appended_to() {
         let text = fs::read_to_string(&ci_log).unwrap();
         assert!(text.starts_with("earlier step\n"), "{text}");
         assert!(text.contains("job output\n"), "{text}");
-        let reports = text.matches(&format!("child exited with code {code}; ")).count();
+        let reports = text
+            .matches(&format!("child exited with code {code}; "))
+            .count();
         // Shown in the log (a non-zero status): once, not twice. Not
         // shown (a success at the default verbosity): once, appended as
         // the termination log.
