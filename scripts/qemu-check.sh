@@ -38,7 +38,8 @@ aarch64 aarch64-unknown-linux-musl qemu-aarch64-static
 i686 i686-unknown-linux-musl qemu-i386-static
 armv7 armv7-unknown-linux-gnueabihf qemu-arm-static
 riscv64 riscv64gc-unknown-linux-gnu qemu-riscv64-static
-s390x s390x-unknown-linux-gnu qemu-s390x-static"
+s390x s390x-unknown-linux-gnu qemu-s390x-static
+ppc64le powerpc64le-unknown-linux-gnu qemu-ppc64le-static"
 
 archs=("$@")
 if [ "${#archs[@]}" -eq 0 ]; then
