@@ -153,6 +153,8 @@ class Apt:
             "-o", "Acquire::IndexTargets::deb::DEP-11-icons::DefaultEnabled=false",
         ]
         self.updated = False
+        self.native = subprocess.run(["dpkg", "--print-architecture"], text=True,
+                                     capture_output=True, check=True).stdout.strip()
 
     def run(self, tool, *args, cwd=None):
         return subprocess.run([tool, *self.options, *args], cwd=cwd, text=True,
@@ -171,41 +173,50 @@ class Apt:
     def have_lists(self):
         return bool(glob.glob(os.path.join(self.dir, "state/lists/*_Packages*")))
 
-    def resolve(self, package):
-        """The version apt would take, and for a kernel meta package the
-        image package it depends on."""
-        r = self.run("apt-cache", "depends", package)
-        for line in r.stdout.splitlines():
-            m = re.match(r"\s*Depends: (linux-image-\S+)", line)
-            if m:
-                return m.group(1).split(":")[0]
-        return package.split(":")[0]
-
-    def download(self, package, arch, debs):
-        """Downloads PACKAGE:ARCH into DEBS (unless there already) and
-        returns the file."""
+    def files(self, wanted, debs):
+        """Downloads each (package, arch) of WANTED into DEBS, unless it is
+        there already, and returns their paths in order. A kernel meta
+        package stands for the image package it depends on. One apt-cache
+        or apt-get call for them all: each call reads every list."""
         os.makedirs(debs, exist_ok=True)
         why = "not in the lists"
         for attempt in (1, 2):
-            # Stale lists name a file the mirror no longer has: update once.
+            # Stale lists name files the mirror no longer has: update once.
             if attempt == 2 or not self.have_lists():
                 self.update()
-            name = self.resolve(f"{package}:{arch}")
-            r = self.run("apt-cache", "show", "--no-all-versions", f"{name}:{arch}")
-            fields = dict(re.findall(r"^(Version|Architecture): (\S+)", r.stdout, re.M))
-            if len(fields) != 2:
+            names = [f"{p}:{a}" for p, a in wanted]
+            r = self.run("apt-cache", "depends", *names)
+            real, current = {}, None
+            for line in r.stdout.splitlines():
+                if not line.startswith(" "):
+                    # apt leaves out the machine's own architecture.
+                    current = line.strip()
+                    if ":" not in current:
+                        current += ":" + self.native
+                    real[current] = current
+                m = re.match(r"\s*Depends: (linux-image-\S+)", line)
+                if m and current and real[current] == current:
+                    real[current] = m.group(1).split(":")[0] + ":" + current.split(":")[1]
+            if any(n not in real for n in names):
+                why = f"not in the lists: {[n for n in names if n not in real]}"
                 continue
-            # The name apt-get download gives the file (an epoch's colon escaped).
-            version = fields["Version"].replace(":", "%3a")
-            path = os.path.join(debs, f"{name}_{version}_{fields['Architecture']}.deb")
-            if os.path.exists(path):
-                return path
-            with self.lock:
-                r = self.run("apt-get", "download", f"{name}:{arch}", cwd=debs)
-            if r.returncode == 0 and os.path.exists(path):
-                return path
+            r = self.run("apt-cache", "show", "--no-all-versions", *[real[n] for n in names])
+            stanzas = {}
+            for stanza in r.stdout.split("\n\n"):
+                f = dict(re.findall(r"^(Package|Version|Architecture): (\S+)", stanza, re.M))
+                if len(f) == 3:
+                    # The name apt-get download gives the file (an epoch's colon escaped).
+                    stanzas[f"{f['Package']}:{f['Architecture']}"] = \
+                        f"{f['Package']}_{f['Version'].replace(':', '%3a')}_{f['Architecture']}.deb"
+            paths = [os.path.join(debs, stanzas.get(real[n], "?")) for n in names]
+            missing = [real[n] for n, path in zip(names, paths) if not os.path.exists(path)]
+            if not missing:
+                return paths
+            r = self.run("apt-get", "download", *missing, cwd=debs)
+            if r.returncode == 0 and all(os.path.exists(p) for p in paths):
+                return paths
             why = r.stdout + r.stderr
-        raise SystemExit(f"lab: cannot get {package} for {arch} from Debian: {why}")
+        raise SystemExit(f"lab: cannot get {wanted} from Debian: {why}")
 
 
 def unpack(deb, cache, patterns):
@@ -236,16 +247,19 @@ class Kit:
         self.initramfs = None
 
 
-def prepare(arch, apt, cache):
-    debs = os.path.join(cache, "debs")
-    kernel_deb = apt.download(arch.kernel, arch.deb_arch, debs)
+def prepare(arch, kernel_deb, busybox_deb, cache):
     unpacked = unpack(kernel_deb, cache, ["./boot/vmlinu*", "./boot/config-*"])
     kernels = glob.glob(os.path.join(unpacked, "boot", "vmlinu*"))
     configs = glob.glob(os.path.join(unpacked, "boot", "config-*"))
     if len(kernels) != 1 or len(configs) != 1:
         raise SystemExit(f"lab: no single kernel in {kernel_deb}: {kernels}")
-    busybox_deb = apt.download("busybox-static", arch.deb_arch, debs)
-    busybox = os.path.join(unpack(busybox_deb, cache, ["./bin/busybox"]), "bin", "busybox")
+    # /bin/busybox in Debian 12, /usr/bin/busybox in 13.
+    unpacked = unpack(busybox_deb, cache, ["*bin/busybox"])
+    found = glob.glob(os.path.join(unpacked, "bin", "busybox")) + \
+        glob.glob(os.path.join(unpacked, "usr", "bin", "busybox"))
+    if not found:
+        raise SystemExit(f"lab: no busybox in {busybox_deb}")
+    busybox = found[0]
     # nsrun, rebuilt when its source changes.
     source = os.path.join(LAB, "nsrun.c")
     digest = hashlib.sha256(open(source, "rb").read()).hexdigest()[:12]
@@ -257,7 +271,7 @@ def prepare(arch, apt, cache):
         subprocess.run([arch.cc, "-static", "-Os", "-s", "-Wall", "-o", nsrun + ".tmp", source],
                        check=True)
         os.rename(nsrun + ".tmp", nsrun)
-    return Kit(arch, kernels[0], configs[0], busybox, nsrun, kernel_deb), [kernel_deb, busybox_deb]
+    return Kit(arch, kernels[0], configs[0], busybox, nsrun, kernel_deb)
 
 
 # ---- the initramfs ------------------------------------------------------------
@@ -452,12 +466,13 @@ def main():
     os.makedirs(args.cache, exist_ok=True)
     os.makedirs(args.logs, exist_ok=True)
     apt = Apt(args.cache)
-    kits, used = [], []
-    for arch in archs:
-        kit, files = prepare(arch, apt, args.cache)
+    wanted = [(p, a.deb_arch) for a in archs for p in (a.kernel, "busybox-static")]
+    used = apt.files(wanted, os.path.join(args.cache, "debs"))
+    kits = []
+    for i, arch in enumerate(archs):
+        kit = prepare(arch, used[2 * i], used[2 * i + 1], args.cache)
         make_initramfs(kit, args.dist, os.path.join(args.logs, f"initramfs-{arch.name}.cpio"))
         kits.append(kit)
-        used += files
         log(f"== lab: {arch.name}: kernel {kit.version}")
     # Keep only what this run used: a newer kernel replaces the old one.
     if not args.archs:
