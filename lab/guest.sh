@@ -147,10 +147,12 @@ forwarding forward-pid1 nsrun -p -m -w /tmp/vigil.pid -- sh /lab/guest.sh pidns-
     vigil -- sh -c "$receiver"
 
 # ---- PID 1 of a new PID namespace: orphans, hooks, stop, drain -------------
-rm -f /tmp/up /tmp/hook /tmp/vigil.pid
+rm -f /tmp/up /tmp/hook /tmp/vigil.pid /tmp/orphans
 nsrun -p -m -w /tmp/vigil.pid -- sh /lab/guest.sh pidns-init vigil -v \
     --pre-stop 'sh -c "echo pre-stop >>/tmp/hook"' -- \
-    sh -c 'for i in 1 2 3; do (sleep 0.1 &); done; sleep 1000 & sleep 1; : >/tmp/up; wait' \
+    sh -c 'for i in 1 2 3; do (sleep 0.1 & echo $! >>/tmp/orphans); done; sleep 1000 &
+           for p in $(cat /tmp/orphans); do while [ -e /proc/$p ]; do sleep 0.1; done; done
+           : >/tmp/up; wait' \
     </dev/null >/dev/null 2>/tmp/err &
 bg=$!
 if wait_for 300 test -e /tmp/up; then
