@@ -407,10 +407,10 @@ class Boot:
         # may not have sent them yet (the panic turns interrupts off), so
         # they are checked when they arrived, and their loss is said.
         # A line cut short runs into the kernel's panic message: not vigil's.
-        tail = [l for l in tail if "Kernel panic" not in l]
-        draining = [l for l in tail if l.startswith("vigil: draining: SIGTERM to")]
-        killed = [l for l in tail if l.startswith("vigil: warning: drain timeout")]
-        report = [l for l in tail if l.startswith("vigil:") and "exit status" in l]
+        said = [l for l in tail if "Kernel panic" not in l]
+        draining = [l for l in said if l.startswith("vigil: draining: SIGTERM to")]
+        killed = [l for l in said if l.startswith("vigil: warning: drain timeout")]
+        report = [l for l in said if l.startswith("vigil:") and "exit status" in l]
         leftover = f"{self.leftover} (sleep)"
         want_report = (f"drain: SIGTERM to 1 process, then SIGKILL (drain timeout "
                        f"({float(MACHINE_DRAIN[:-1]):.2f}s) over) to: {leftover};")
