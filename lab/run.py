@@ -7,9 +7,9 @@ machine of its own architecture, once on cgroup v1 and once on cgroup v2.
     python3 lab/run.py --cgroup v2        # one cgroup version
     python3 lab/run.py --dist /some/dist  # other binaries (default: dist/ from scripts/release.sh)
 
-Needs root-free nothing but: qemu-system-{x86,arm,misc,ppc} and opensbi
-(Debian 12), the cross compilers that scripts/release.sh uses, and the
-Debian mirror. For each architecture it
+Needs qemu-system-{x86,arm,misc,ppc} and opensbi (Debian 12), the cross
+compilers that scripts/release.sh uses, and Debian's mirror; root only to
+write the default cache. For each architecture it
 
 1. fetches Debian's kernel and busybox-static of that architecture with
    `apt-get download`, through an apt configuration of its own under the
@@ -106,6 +106,11 @@ def log(text):
     print(text, flush=True)
 
 
+def read(path, mode="r"):
+    with open(path, mode) as f:
+        return f.read()
+
+
 # ---- fetching ---------------------------------------------------------------
 
 class Apt:
@@ -128,7 +133,7 @@ class Apt:
             for suite, archs in sorted(suites.items())
             for mirror, dist in ((DEBIAN, suite), (SECURITY, f"{suite}-security")))
         self.sources = os.path.join(self.dir, "sources.list")
-        if not os.path.exists(self.sources) or open(self.sources).read() != sources:
+        if not os.path.exists(self.sources) or read(self.sources) != sources:
             with open(self.sources, "w") as f:
                 f.write(sources)
             shutil.rmtree(os.path.join(self.dir, "state/lists"))
@@ -264,7 +269,7 @@ def prepare(arch, kernel_deb, busybox_deb, cache):
     busybox = found[0]
     # nsrun, rebuilt when its source changes.
     source = os.path.join(LAB, "nsrun.c")
-    digest = hashlib.sha256(open(source, "rb").read()).hexdigest()[:12]
+    digest = hashlib.sha256(read(source, "rb")).hexdigest()[:12]
     nsrun = os.path.join(cache, "nsrun", f"nsrun-{arch.name}-{digest}")
     if not os.path.exists(nsrun):
         os.makedirs(os.path.dirname(nsrun), exist_ok=True)
@@ -301,20 +306,16 @@ def make_initramfs(kit, dist, out):
     if not os.path.exists(vigil):
         raise SystemExit(f"lab: {vigil} missing: run scripts/release.sh first")
 
-    def read(path):
-        with open(path, "rb") as f:
-            return f.read()
-
     d, x, r, link, char = 0o40755, 0o100755, 0o100644, 0o120777, 0o20600
     entries = [
         ("bin", d, b"", 0, 0), ("dev", d, b"", 0, 0), ("lab", d, b"", 0, 0),
         ("proc", d, b"", 0, 0), ("sys", d, b"", 0, 0), ("tmp", d, b"", 0, 0),
         ("dev/console", char, b"", 5, 1),
-        ("bin/busybox", x, read(kit.busybox), 0, 0),
+        ("bin/busybox", x, read(kit.busybox, "rb"), 0, 0),
         ("bin/sh", link, b"busybox", 0, 0),
-        ("bin/vigil", x, read(vigil), 0, 0),
-        ("bin/nsrun", x, read(kit.nsrun), 0, 0),
-        ("lab/guest.sh", r, read(os.path.join(LAB, "guest.sh")), 0, 0),
+        ("bin/vigil", x, read(vigil, "rb"), 0, 0),
+        ("bin/nsrun", x, read(kit.nsrun, "rb"), 0, 0),
+        ("lab/guest.sh", r, read(os.path.join(LAB, "guest.sh"), "rb"), 0, 0),
     ]
     with open(out, "wb") as f:
         f.write(cpio_newc(entries))
@@ -437,7 +438,7 @@ class Boot:
 
     def judge(self):
         expected = CHECKS + (CHECKS_V2 if self.cgroup == "v2" else []) + ["kernel-threads", "machine-exit"]
-        config = open(self.kit.config).read()
+        config = read(self.kit.config)
         no_v1_memcg = "# CONFIG_MEMCG_V1 is not set" in config
         for name in expected:
             if name not in self.results:
