@@ -176,7 +176,11 @@ class Apt:
             self.updated = True
 
     def have_lists(self):
-        return bool(glob.glob(os.path.join(self.dir, "state/lists/*_Packages*")))
+        """Lists to go by: there, and refreshed within a week, so that the
+        lab follows Debian's kernel updates rather than the first ones it
+        saw."""
+        lists = glob.glob(os.path.join(self.dir, "state/lists/*_Packages*"))
+        return bool(lists) and time.time() - max(map(os.path.getmtime, lists)) < 7 * 86400
 
     def files(self, wanted, debs):
         """Downloads each (package, arch) of WANTED into DEBS, unless it is
