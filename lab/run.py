@@ -173,14 +173,18 @@ class Apt:
             r = self.run("apt-get", "update")
             if r.returncode != 0:
                 raise SystemExit(f"lab: apt-get update failed:\n{r.stdout}{r.stderr}")
+            open(os.path.join(self.dir, "updated"), "w").close()
             self.updated = True
 
     def have_lists(self):
         """Lists to go by: there, and refreshed within a week, so that the
         lab follows Debian's kernel updates rather than the first ones it
         saw."""
+        # apt dates each list as the mirror does: the lab keeps its own date.
+        stamp = os.path.join(self.dir, "updated")
         lists = glob.glob(os.path.join(self.dir, "state/lists/*_Packages*"))
-        return bool(lists) and time.time() - max(map(os.path.getmtime, lists)) < 7 * 86400
+        return bool(lists) and os.path.exists(stamp) and \
+            time.time() - os.path.getmtime(stamp) < 7 * 86400
 
     def files(self, wanted, debs):
         """Downloads each (package, arch) of WANTED into DEBS, unless it is
