@@ -98,7 +98,7 @@ fn run(args: Vec<OsString>) -> c_int {
             logging::say(&line);
             let var = std::env::var_os("VIGIL_TERMINATION_LOG");
             if let Some(path) = cli::termination_log_after(&args, var) {
-                termlog::write(&path, &format!("vigil: {line}"), true);
+                termlog::write_usage_error(&path, &format!("vigil: {line}"));
             }
             return 2;
         }

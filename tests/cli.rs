@@ -180,17 +180,16 @@ fn help_flags_exit_0_on_stdout() {
 fn empty_vigil_variables_mean_unset() {
     let dir = TempDir::new("emptyvars");
     let mut v = Vigil::pid1();
-    for flag in [
-        "--pre-stop",
-        "--post-start",
-        "--post-start-timeout",
-        "--pre-stop-sleep",
-        "--grace-period",
-        "--drain-timeout",
-        "--rewrite",
-        "--timeout",
-    ] {
-        v = opt(v, Via::Env, flag, "");
+    // Every variable of an option with a value, from the option table
+    // (`VIGIL_TERMINATION_LOG=` means "none", tested with it).
+    let set: Vec<&str> = options::OPTIONS
+        .iter()
+        .filter(|o| o.kind.takes_value() && !o.empty_env_is_value)
+        .filter_map(|o| o.env)
+        .collect();
+    assert!(set.len() >= 8, "{set:?}");
+    for var in set {
+        v = v.env(var, "");
     }
     let out = spawn_sh(v, &dir, ": > started").wait(TIMEOUT);
     assert_eq!(out.code(), Some(0), "{out}");

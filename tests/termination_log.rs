@@ -296,3 +296,21 @@ fn a_usage_error_is_written_to_the_termination_log() {
         assert!(!dir.join("started").exists());
     }
 }
+
+/// `vigil --termination-log /app/server`, the path forgotten: the program
+/// is taken for the path and there is no command. The usage error is not
+/// written over the program.
+#[test]
+fn a_usage_error_is_never_written_over_the_program() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("tlogprogram");
+    let program = dir.join("server");
+    fs::write(&program, "#!/bin/sh\necho serving\n").unwrap();
+    fs::set_permissions(&program, fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Vigil::plain().arg("--termination-log").arg(&program).run();
+    usage_error_line(&out, "the path forgotten");
+    assert_eq!(
+        fs::read_to_string(&program).unwrap(),
+        "#!/bin/sh\necho serving\n"
+    );
+}

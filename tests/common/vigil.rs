@@ -506,15 +506,16 @@ pub enum Via {
     Env,
 }
 
-/// The variable that stands for a long option: `--grace-period` ->
-/// `VIGIL_GRACE_PERIOD`.
+/// The variable that stands for a long option, as the option table says:
+/// `--grace-period` -> `VIGIL_GRACE_PERIOD`.
 pub fn var_of(flag: &str) -> String {
-    format!(
-        "VIGIL_{}",
-        flag.trim_start_matches("--")
-            .to_uppercase()
-            .replace('-', "_")
-    )
+    let long = flag.trim_start_matches("--");
+    super::options::OPTIONS
+        .iter()
+        .find(|o| o.long == Some(long))
+        .and_then(|o| o.env)
+        .unwrap_or_else(|| panic!("{flag} has no variable in the option table"))
+        .to_string()
 }
 
 /// Adds one of vigil's own options, on the command line or through its variable.
