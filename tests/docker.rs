@@ -1254,6 +1254,174 @@ fn vigil_as_docker_init() {
 }
 
 // ---------------------------------------------------------------------------
+// --user: one binary instead of tini + gosu
+// ---------------------------------------------------------------------------
+
+/// The test image with an /etc/passwd and /etc/group (a FROM scratch image
+/// has none): `app` (1000:1000, also in group `audio`), and root.
+fn image_with_users(h: &TestImage, test: &str) -> ImageGuard {
+    let dir = std::env::temp_dir().join(format!("{LABEL}-{}-users", run_id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("passwd"),
+        "root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000:app:/home/app:/bin/sh\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("group"),
+        "root:x:0:\naudio:x:29:app\napp:x:1000:\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("Dockerfile"),
+        format!(
+            "FROM {}\nLABEL {}\nCOPY passwd group /etc/\n",
+            h.image,
+            run_label()
+        ),
+    )
+    .unwrap();
+    let image = ImageGuard::new(DOCKER, format!("{LABEL}:users-{}-{test}", run_id()));
+    DOCKER.ok(&["build", "-q", "-t", &image.name, &dir.to_string_lossy()]);
+    let _ = fs::remove_dir_all(&dir);
+    image
+}
+
+/// `ENV VIGIL_USER=app` in a FROM scratch image: the app (and the pre-stop
+/// hook) run as app with its groups and HOME, vigil stays root (it can
+/// still signal, reap and drain everything and write the termination
+/// log), and `docker stop` still ends in 143 at once.
+#[test]
+fn vigil_user_runs_the_app_and_the_hooks_as_the_user() {
+    const T: &str = "vigil_user";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    let image = image_with_users(h, T);
+    let dir = std::env::temp_dir().join(format!("{LABEL}-{}-user-tlog", run_id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("termination-log");
+    fs::write(&log, "").unwrap();
+    let mount = format!("{}:/dev/termination-log", log.display());
+    let ctr = Ctr::start(
+        DOCKER,
+        T,
+        &[
+            "--stop-timeout",
+            &STOP_TIMEOUT.to_string(),
+            "-v",
+            &mount,
+            "-e",
+            "VIGIL_USER=app",
+            "-e",
+            "HOME=/wrong",
+            "-e",
+            "VIGIL_PRE_STOP=sh -c 'echo hook uid=$(id -u) gid=$(id -g)'",
+        ],
+        &image.name,
+        &[
+            "sh",
+            "-c",
+            "echo app uid=$(id -u) gid=$(id -g) groups=\"$(id -G)\" home=$HOME; exec sleep 1000",
+        ],
+    );
+    ctr.wait_log("app uid=", Duration::from_secs(20));
+    let top = DOCKER.ok(&["top", &ctr.name, "-o", "uid,pid,comm"]);
+    let owner = |comm: &str| {
+        top.lines()
+            .find(|l| l.split_whitespace().nth(2) == Some(comm))
+            .and_then(|l| l.split_whitespace().next())
+            .map(String::from)
+    };
+    let took = ctr.stop();
+    let code = ctr.exit_code();
+    let logs = ctr.logs();
+    let report = fs::read_to_string(&log).unwrap_or_default();
+    let _ = fs::remove_dir_all(&dir);
+    note(
+        T,
+        format!(
+            "docker stop {} exit {code}; vigil runs as uid {:?}, sleep as {:?}; termination log: {}",
+            secs(took),
+            owner("vigil"),
+            owner("sleep"),
+            report.trim()
+        ),
+    );
+    assert!(
+        logs.contains("app uid=1000 gid=1000 groups=1000 29 home=/home/app"),
+        "{logs}"
+    );
+    assert!(logs.contains("hook uid=1000 gid=1000"), "{logs}");
+    assert_eq!(owner("vigil").as_deref(), Some("0"), "{top}");
+    assert_eq!(owner("sleep").as_deref(), Some("1000"), "{top}");
+    assert_eq!(code, 143, "{logs}");
+    assert!(took < FAST, "docker stop took {}", secs(took));
+    assert!(report.contains("exit status 143"), "{report}");
+}
+
+/// `docker run --user 1000` (a non-root container) with the image's
+/// `VIGIL_USER`: the same ids are accepted, other ones fail with one clear
+/// line; an arbitrary uid with no entry (OpenShift's) runs with HOME=/.
+#[test]
+fn vigil_user_under_docker_run_user_and_arbitrary_uids() {
+    const T: &str = "vigil_user_ids";
+    let Some(h) = harness(T) else { return };
+    let image = image_with_users(h, T);
+    let run = |opts: &[&str]| {
+        Ctr::run_fg(
+            DOCKER,
+            T,
+            opts,
+            &image.name,
+            &["sh", "-c", "echo uid=$(id -u) gid=$(id -g) home=$HOME"],
+        )
+    };
+    let (code, out, err, _) = run(&["--user", "1000:1000", "-e", "VIGIL_USER=1000:1000"]);
+    note(
+        T,
+        format!(
+            "--user 1000:1000, VIGIL_USER=1000:1000: exit {code}: {}",
+            out.trim()
+        ),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("uid=1000 gid=1000 home=/home/app"),
+        "{out}{err}"
+    );
+
+    let (code, out, err, _) = run(&["--user", "1000:1000", "-e", "VIGIL_USER=root"]);
+    note(
+        T,
+        format!(
+            "--user 1000:1000, VIGIL_USER=root: exit {code}: {}",
+            err.trim()
+        ),
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    let errors: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("vigil: error: "))
+        .collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    assert!(
+        errors[0].contains("root") && errors[0].contains("without"),
+        "{err}"
+    );
+    assert!(!out.contains("uid="), "the app ran: {out}");
+
+    let (code, out, err, _) = run(&["-e", "VIGIL_USER=1000770000:0"]);
+    note(
+        T,
+        format!("VIGIL_USER=1000770000:0: exit {code}: {}", out.trim()),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("uid=1000770000 gid=0 home=/"), "{out}{err}");
+}
+
+// ---------------------------------------------------------------------------
 // A restricted container
 // ---------------------------------------------------------------------------
 
