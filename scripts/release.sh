@@ -104,6 +104,36 @@ for f in dist/vigil-* dist/vigil.1; do
 done
 echo "== dist/SHA256SUMS"
 cat dist/SHA256SUMS
+
+# The README's table of the release binaries is this build's, written here
+# so that its sizes cannot drift from what the release command makes (only
+# after a build of them all).
+if [ "${#selected[@]}" -eq "${#all[@]}" ] && [ "$problems" -eq 0 ]; then
+    sizes=()
+    for row in "${all[@]}"; do
+        read -r arch target _ <<<"$row"
+        sizes+=("$arch $target $(stat -c %s "dist/vigil-$arch")")
+    done
+    python3 - "$(rustc --version | cut -d' ' -f2)" "$commit" "${sizes[@]}" <<'PY'
+import sys
+rust, commit, rows = sys.argv[1], sys.argv[2], sys.argv[3:]
+lines = ["| file | target | C library | size |", "|---|---|---|---|"]
+for row in rows:
+    arch, target, size = row.split()
+    libc = "musl (static, non-PIE)" if "musl" in target else "glibc, static"
+    size = int(size)
+    lines.append(f"| `vigil-{arch}` | `{target}` | {libc} | {size:,} bytes ({size // 1024:,} KiB) |")
+lines += ["", f"(Written by `scripts/release.sh`: Rust {rust}, the release profile below, commit {commit}.)"]
+begin, end = "<!-- BEGIN RELEASE TABLE -->", "<!-- END RELEASE TABLE -->"
+text = open("README.md").read()
+if begin in text and end in text:
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    table = "\n".join(lines)
+    open("README.md", "w").write(f"{head}{begin}\n{table}\n{end}{tail}")
+PY
+    echo "== README.md: the release table is this build's"
+fi
 if [ "$problems" -gt 0 ]; then
     echo "release.sh: $problems problem(s)" >&2
     exit 1
