@@ -322,6 +322,24 @@ impl Running {
         })
     }
 
+    /// Host pid of vigil if it can be found right now (it may not have
+    /// started yet, or may have ended already), without waiting.
+    pub fn vigil_pid_now(&self) -> Option<i32> {
+        if self.plain {
+            return Some(self.outer_pid());
+        }
+        if let Some(pid) = self.vigil_pid.get() {
+            return Some(*pid);
+        }
+        let pid = children(self.outer_pid()).into_iter().find(|&c| {
+            std::fs::read_link(format!("/proc/{c}/exe"))
+                .map(|e| e == self.exe)
+                .unwrap_or(false)
+        })?;
+        self.guard.track(pid);
+        Some(*self.vigil_pid.get_or_init(|| pid))
+    }
+
     /// vigil's first child (normally the command), waiting up to TIMEOUT.
     pub fn child_pid(&self) -> i32 {
         let v = self.vigil_pid();
