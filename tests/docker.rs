@@ -982,6 +982,93 @@ fn tty_container_gets_the_foreground() {
     assert!(out.contains("foreground"), "stdout: {out}\nstderr: {err}");
 }
 
+/// `docker run -it` with the docker client on a pseudo-terminal of its own,
+/// as a user's terminal: keys typed into it, what it shows collected.
+struct RunIt {
+    client: std::process::Child,
+    master: fs::File,
+    shown: std::sync::Arc<std::sync::Mutex<String>>,
+    reader: Option<thread::JoinHandle<()>>,
+    _guard: Ctr,
+}
+
+impl RunIt {
+    fn start(h: &TestImage, test: &'static str, cmd: &[&str]) -> RunIt {
+        let pty = nix::pty::openpty(None, None).expect("openpty");
+        let guard = Ctr::new(DOCKER, test);
+        let args = guard.run_args("--rm", &["-it"], &h.image, cmd);
+        let slave = |pty: &nix::pty::OpenptyResult| Stdio::from(pty.slave.try_clone().unwrap());
+        let client = Command::new(DOCKER.name())
+            .args(&args)
+            .stdin(slave(&pty))
+            .stdout(slave(&pty))
+            .stderr(slave(&pty))
+            .spawn()
+            .expect("docker run -it");
+        drop(pty.slave);
+        let master = fs::File::from(pty.master);
+        let mut reader = master.try_clone().unwrap();
+        let shown = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = shown.clone();
+        let reader = thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            // EIO once the client has closed the terminal.
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().push_str(&text(&buf[..n]));
+            }
+        });
+        let run = RunIt {
+            client,
+            master,
+            shown,
+            reader: Some(reader),
+            _guard: guard,
+        };
+        let started = Instant::now();
+        while run._guard.inspect("{{.State.Running}}") != "true" {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "the container did not start"
+            );
+            thread::sleep(Duration::from_millis(100));
+        }
+        run
+    }
+
+    /// Types these bytes.
+    fn send(&mut self, keys: &[u8]) {
+        self.master.write_all(keys).unwrap();
+    }
+
+    fn shown(&self) -> String {
+        self.shown.lock().unwrap().clone()
+    }
+
+    /// The client's exit status once the container is over, and everything
+    /// the terminal showed.
+    fn finish(mut self, what: &str) -> (Option<i32>, String) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = self.client.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.client.kill();
+                panic!("docker run -it did not end after {what}");
+            }
+            thread::sleep(Duration::from_millis(50));
+        };
+        // The reader ends once the client, the terminal's last user, is gone.
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+        (status.code(), self.shown())
+    }
+}
+
 /// Ctrl-C in `docker run -it` (the docker client on a terminal of
 /// its own, here a pseudo-terminal). The child holds the container's
 /// terminal, dies of SIGINT (130), and vigil says nothing, as tini,
@@ -991,60 +1078,12 @@ fn ctrl_c_in_docker_run_it_is_quiet() {
     const T: &str = "ctrl_c_it";
     let Some(h) = harness(T) else { return };
     let _cpu = timing();
-    let pty = nix::pty::openpty(None, None).expect("openpty");
-    let guard = Ctr::new(DOCKER, T);
-    let args = guard.run_args("--rm", &["-it"], &h.image, &["sleep", "1000"]);
-    let slave = |pty: &nix::pty::OpenptyResult| Stdio::from(pty.slave.try_clone().unwrap());
-    let mut client = Command::new(DOCKER.name())
-        .args(&args)
-        .stdin(slave(&pty))
-        .stdout(slave(&pty))
-        .stderr(slave(&pty))
-        .spawn()
-        .expect("docker run -it");
-    drop(pty.slave);
-    let mut master = fs::File::from(pty.master);
-    let mut reader = master.try_clone().unwrap();
-    let output = thread::spawn(move || {
-        let mut out = Vec::new();
-        let mut buf = [0u8; 4096];
-        // EIO once the client has closed the terminal.
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            out.extend_from_slice(&buf[..n]);
-        }
-        text(&out)
-    });
-    let started = Instant::now();
-    while guard.inspect("{{.State.Running}}") != "true" {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the container did not start"
-        );
-        thread::sleep(Duration::from_millis(100));
-    }
+    let mut run = RunIt::start(h, T, &["sleep", "1000"]);
     thread::sleep(Duration::from_millis(500));
-    master.write_all(b"\x03").unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(status) = client.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = client.kill();
-            panic!("docker run -it did not end after Ctrl-C");
-        }
-        thread::sleep(Duration::from_millis(50));
-    };
-    drop(master);
-    let shown = output.join().unwrap_or_default();
-    note(
-        T,
-        format!("exit {:?}; terminal shows {shown:?}", status.code()),
-    );
-    assert_eq!(status.code(), Some(130), "{shown}");
+    run.send(b"\x03");
+    let (code, shown) = run.finish("Ctrl-C");
+    note(T, format!("exit {code:?}; terminal shows {shown:?}"));
+    assert_eq!(code, Some(130), "{shown}");
     assert!(!shown.contains("exit report"), "{shown}");
     assert!(!shown.contains("vigil"), "{shown}");
 }
@@ -1058,74 +1097,33 @@ fn ctrl_z_in_docker_run_it_cannot_freeze_the_container() {
     const T: &str = "ctrl_z_it";
     let Some(h) = harness(T) else { return };
     let _cpu = timing();
-    let pty = nix::pty::openpty(None, None).expect("openpty");
-    let guard = Ctr::new(DOCKER, T);
-    let args = guard.run_args(
-        "--rm",
-        &["-it"],
-        &h.image,
+    let mut run = RunIt::start(
+        h,
+        T,
         &["sh", "-c", "while :; do echo tick; sleep 0.2; done"],
     );
-    let slave = |pty: &nix::pty::OpenptyResult| Stdio::from(pty.slave.try_clone().unwrap());
-    let mut client = Command::new(DOCKER.name())
-        .args(&args)
-        .stdin(slave(&pty))
-        .stdout(slave(&pty))
-        .stderr(slave(&pty))
-        .spawn()
-        .expect("docker run -it");
-    drop(pty.slave);
-    let mut master = fs::File::from(pty.master);
-    let mut reader = master.try_clone().unwrap();
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-    let sink = seen.clone();
-    let output = thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            sink.lock().unwrap().push_str(&text(&buf[..n]));
-        }
-    });
-    let ticks = || seen.lock().unwrap().matches("tick").count();
+    let ticks = |run: &RunIt| run.shown().matches("tick").count();
     let started = Instant::now();
-    while ticks() < 3 {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the container did not start"
-        );
+    while ticks(&run) < 3 {
+        assert!(started.elapsed() < Duration::from_secs(30), "no ticks");
         thread::sleep(Duration::from_millis(100));
     }
-    master.write_all(b"\x1a").unwrap();
+    run.send(b"\x1a");
     thread::sleep(Duration::from_millis(500));
-    let before = ticks();
+    let before = ticks(&run);
     thread::sleep(Duration::from_secs(1));
-    let after = ticks();
-    master.write_all(b"\x03").unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(status) = client.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = client.kill();
-            panic!("docker run -it did not end after Ctrl-Z and Ctrl-C");
-        }
-        thread::sleep(Duration::from_millis(50));
-    };
-    drop(master);
-    let _ = output.join();
+    let after = ticks(&run);
+    run.send(b"\x03");
+    let (code, _) = run.finish("Ctrl-Z and Ctrl-C");
     note(
         T,
         format!(
-            "ticks in the second after Ctrl-Z: {}; exit {:?}",
-            after - before,
-            status.code()
+            "ticks in the second after Ctrl-Z: {}; exit {code:?}",
+            after - before
         ),
     );
     assert!(after > before + 1, "Ctrl-Z froze the container");
-    assert_eq!(status.code(), Some(130));
+    assert_eq!(code, Some(130));
 }
 
 // ---------------------------------------------------------------------------
