@@ -341,13 +341,17 @@ def arch():
     return platform.machine()
 
 
+CODE = ["src", "Cargo.lock", "Cargo.toml", "build.rs"]
+
+
 def git_commit():
+    """The last commit that changed vigil's code in this checkout (not the
+    benchmark's or the docs'), `-modified` when the code differs from it."""
     try:
-        c = subprocess.run(["git", "-C", B.REPO, "rev-parse", "--short", "HEAD"],
+        c = subprocess.run(["git", "-C", B.REPO, "log", "-1", "--format=%h", "--"] + CODE,
                            capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", B.REPO, "diff", "--quiet", "HEAD", "--", "src", "Cargo.lock",
-                                "Cargo.toml", "build.rs"]).returncode != 0
-        return c + ("-modified" if dirty else "")
+        dirty = subprocess.run(["git", "-C", B.REPO, "diff", "--quiet", "HEAD", "--"] + CODE).returncode != 0
+        return (c or "unknown") + ("-modified" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
@@ -540,7 +544,7 @@ def main():
         if args.write_docs:
             date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
             ver = B.version_of(vigil_path)
-            block = (f"`python3 bench/callgrind.py`, {date}, {ver} (repository at {git_commit()}):\n\n"
+            block = (f"`python3 bench/callgrind.py`, {date}, {ver}, code at {git_commit()}, medians of {args.repeat} run(s):\n\n"
                      + "\n".join(lines) + "\n")
             B.write_docs(os.path.join(B.REPO, "docs", "benchmarks.md"), block, tag="INSTRUCTIONS")
             B.log("bench: updated docs/benchmarks.md")
