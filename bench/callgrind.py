@@ -409,8 +409,9 @@ def check(setup, vigil, args):
     print(f"  ({took:.0f} s; cgroup: {setup.cgroup.where})")
     if over:
         print("instruction budgets: exceeded: " + ", ".join(LABEL[k] for k in over)
-              + ". Find the cost with callgrind_annotate (docs/benchmarks.md, Budgets); raising a"
-              " budget is a reviewed change to bench/budgets.json with the reason in the commit.")
+              + ". Find the cost with bench/cgdiff.py (docs/benchmarks.md, Instruction counts); raising"
+              " a budget is a reviewed change to bench/budgets.json with the reason in the commit"
+              " (docs/benchmarks.md, Budgets).")
         return 1
     print("instruction budgets: every path within its budget")
     return 0
@@ -544,7 +545,8 @@ def main():
         if args.write_docs:
             date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
             ver = B.version_of(vigil_path)
-            block = (f"`python3 bench/callgrind.py`, {date}, {ver}, code at {git_commit()}, medians of {args.repeat} run(s):\n\n"
+            block = (f"`python3 bench/callgrind.py --repeat {args.repeat} --write-docs`, {date}, {ver}, "
+                     f"code at {git_commit()} (medians):\n\n"
                      + "\n".join(lines) + "\n")
             B.write_docs(os.path.join(B.REPO, "docs", "benchmarks.md"), block, tag="INSTRUCTIONS")
             B.log("bench: updated docs/benchmarks.md")
