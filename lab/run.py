@@ -422,7 +422,7 @@ class Boot:
         report = [l for l in said if l.startswith("vigil:") and "exit status" in l]
         leftover = f"{self.leftover} (sleep)"
         want_report = (f"drain: SIGTERM to 1 process, then SIGKILL (drain timeout "
-                       f"({float(MACHINE_DRAIN[:-1]):.2f}s) over) to: {leftover};")
+                       f"({MACHINE_DRAIN}) over) to: {leftover};")
         wrong = [l for l in draining if l != f"vigil: draining: SIGTERM to {leftover}"]
         wrong += [l for l in killed if not l.endswith(f" over: SIGKILL to {leftover}")]
         wrong += [l for l in report if want_report not in l]
