@@ -2,7 +2,7 @@
 # binaries in dist/ (scripts/release.sh) without any registry or network.
 # Other images take vigil from it:
 #
-#   bash scripts/release.sh                 # dist/vigil-x86_64 ... dist/vigil-s390x
+#   bash scripts/release.sh                 # dist/vigil-x86_64 ... dist/vigil-ppc64le
 #   docker build -t vigil .                 # this machine's architecture (amd64 by default)
 #   docker build -t vigil --build-arg TARGETARCH=arm64 .   # another one
 #
@@ -11,9 +11,9 @@
 #   ENTRYPOINT ["/vigil", "--"]
 #
 # TARGETARCH uses Docker's names: amd64, arm64, 386, arm (armv7), riscv64,
-# s390x. BuildKit (`docker buildx build --platform linux/arm64`) sets it by
+# s390x, ppc64le. BuildKit (`docker buildx build --platform linux/arm64`) sets it by
 # itself; the classic builder takes it from --build-arg and, since it builds
-# every stage, needs all six binaries in dist/ (release.sh with no argument).
+# every stage, needs all seven binaries in dist/ (release.sh with no argument).
 # The image carries no shell and no libc: `docker run --rm vigil --version`.
 ARG TARGETARCH=amd64
 
@@ -34,6 +34,9 @@ COPY dist/vigil-riscv64 /vigil
 
 FROM scratch AS vigil-s390x
 COPY dist/vigil-s390x /vigil
+
+FROM scratch AS vigil-ppc64le
+COPY dist/vigil-ppc64le /vigil
 
 FROM vigil-${TARGETARCH}
 ENTRYPOINT ["/vigil"]

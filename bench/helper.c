@@ -4,7 +4,9 @@
  * One binary, several roles (argv[1]):
  *
  *   idle                 inside the namespace: print "R", then pause() forever.
- *   exit                 inside: exit 0 at once (a baseline with the same argv shape).
+ *   exit, exitnow        inside: exit 0 at once (a baseline with the same argv shape;
+ *                        `exitnow` is as long as `sigrecv`, so that a baseline's
+ *                        command line costs an init exactly what sigrecv's does).
  *   sigrecv              inside: block SIGUSR1 and the realtime signal 40, print "R",
  *                        then for every signal that arrives write "SIG SEC.NSEC" with
  *                        the CLOCK_MONOTONIC time it was taken (sigwaitinfo).
@@ -288,8 +290,8 @@ __attribute__((noreturn)) static int cmd_termrecv(void) {
  * The "first signal" of a fresh init, as `docker stop` sends it: wait
  * DELAY_US (the child is ready and idle, the init asleep), send one SIGTERM
  * to the init, wait on a pidfd until the init has exited, reading the
- * child's arrival records from FD meanwhile, then the rest of them (until
- * EOF: everything in the namespace is gone). Prints {"fwd_ns":..., "exit_ns":..., "arrivals":..., "hang":0|1}.
+ * child's arrival records from FD meanwhile, and after the exit until EOF
+ * (everything in the namespace is gone). Prints {"fwd_ns":..., "exit_ns":..., "arrivals":..., "hang":0|1}.
  * fwd_ns is -1 when no SIGTERM arrived.
  */
 static int cmd_first(int argc, char **argv) {
@@ -304,29 +306,35 @@ static int cmd_first(int argc, char **argv) {
     sleep_ns(delay);
     int64_t ts = now_ns();
     if (kill(tg.pid, SIGTERM) < 0) die("kill");
-    /* The child's records are read while the init runs, as a container
-     * engine reads a container's output: vigil waits at exit, bounded,
-     * while its output pipe holds unread data. */
+    /* FD is also the init's own stdout: read it as it fills, as a container
+     * engine reads a container's output. (An init may wait at exit until
+     * its output pipe is read, as vigil does; read only after the exit, it
+     * would wait for a reader that never comes.) */
     struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = tg.fd, .events = POLLIN}};
-    int64_t until = ts + 10000000000LL;
-    int exited = 0;
-    while (!exited) {
-        int64_t left = until - now_ns();
-        if (left <= 0) break;
-        int r = poll(p, 2, (int)(left / 1000000) + 1);
+    int64_t end = ts + 10000000000LL, te = 0;
+    int hang = 0;
+    for (;;) {
+        int64_t left = end - now_ns();
+        if (left <= 0) {
+            hang = 1;
+            break;
+        }
+        int r = poll(p, p[1].fd >= 0 ? 2 : 1, (int)(left / 1000000) + 1);
         if (r < 0) {
             if (errno == EINTR) continue;
             die("poll");
         }
-        if (p[0].revents) exited = 1;
-        if (p[1].revents && tg.len < sizeof tg.buf) {
+        if (p[0].revents) {
+            te = now_ns();
+            break;
+        }
+        if (p[1].revents) {
             ssize_t n = read(tg.fd, tg.buf + tg.len, sizeof tg.buf - tg.len);
+            if (n < 0 && errno != EINTR) die("read");
             if (n > 0) tg.len += (size_t)n;
-            else if (n == 0 || errno != EINTR) p[1].fd = -1; /* EOF or an error: stop watching */
+            if (n == 0 || tg.len == sizeof tg.buf) p[1].fd = -1; /* EOF (or full): only the pidfd now */
         }
     }
-    int64_t te = now_ns();
-    int hang = !exited;
     int sig;
     int64_t t, fwd = -1;
     long arrivals = 0, stray = 0;
@@ -534,11 +542,11 @@ static int cmd_stream(int argc, char **argv) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: helper idle|exit|sigrecv|send|termrecv|first|burst|stream ...\n");
+        fprintf(stderr, "usage: helper idle|exit|exitnow|sigrecv|send|termrecv|first|burst|stream ...\n");
         return 2;
     }
     if (!strcmp(argv[1], "idle")) return cmd_idle();
-    if (!strcmp(argv[1], "exit")) return 0;
+    if (!strcmp(argv[1], "exit") || !strcmp(argv[1], "exitnow")) return 0;
     if (!strcmp(argv[1], "sigrecv")) return cmd_sigrecv();
     if (!strcmp(argv[1], "send")) return cmd_send(argc, argv);
     if (!strcmp(argv[1], "termrecv")) return cmd_termrecv();

@@ -909,12 +909,15 @@ def evaluate_targets(res, names, raw_bare=None):
             f"{ci_text(ci, 1.0)})",
             "burst_rate_per_s")
     bl, sl = v.get("burst_left"), v.get("stream_left")
-    add("zombies left: 0", bl == 0 and sl == 0, f"burst {fmt(bl, '{:d}')}, stream {fmt(sl, '{:d}')}",
-        "burst_left", "stream_left")
+    # A run with --only measures one of the two, or neither.
+    add("zombies left: 0", all(x == 0 for x in (bl, sl) if x is not None),
+        f"burst {fmt(bl, '{:d}')}, stream {fmt(sl, '{:d}')}", "burst_left", "stream_left")
 
     h = v.get("vmhwm_kib")
     c = res.get("catatonit", {}).get("vmhwm_kib")
-    if c is None:
+    if h is None:
+        add("VmHWM ≤ catatonit's", None, "not measured in this run")
+    elif c is None:
         add("VmHWM ≤ catatonit's", None, "catatonit not measured")
     else:
         add("VmHWM ≤ catatonit's", h is not None and h <= c,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds vigil's release binaries for six architectures into dist/:
+# Builds vigil's release binaries for seven architectures into dist/:
 #
 #   dist/vigil-x86_64    x86_64-unknown-linux-musl       static-pie, musl
 #   dist/vigil-aarch64   aarch64-unknown-linux-musl      static-pie, musl
@@ -7,6 +7,7 @@
 #   dist/vigil-armv7     armv7-unknown-linux-gnueabihf   static, glibc (crt-static)
 #   dist/vigil-riscv64   riscv64gc-unknown-linux-gnu     static, glibc (crt-static)
 #   dist/vigil-s390x     s390x-unknown-linux-gnu         static, glibc (crt-static)
+#   dist/vigil-ppc64le   powerpc64le-unknown-linux-gnu   static, glibc (crt-static)
 #   dist/vigil.1         the man page
 #   dist/SHA256SUMS      `sha256sum -c SHA256SUMS` checks them
 #
@@ -15,13 +16,14 @@
 # release profile (size-tuned, stripped) and is checked to be a static ELF
 # for its machine whose `--version` names the commit and the target.
 #
-#   bash scripts/release.sh                  # all six
+#   bash scripts/release.sh                  # all seven
 #   bash scripts/release.sh x86_64 aarch64   # some
 #
 # Needs the rustup targets and Debian's cross linkers (.ci/run installs
 # them: gcc-aarch64-linux-gnu gcc-i686-linux-gnu gcc-arm-linux-gnueabihf
-# gcc-riscv64-linux-gnu gcc-s390x-linux-gnu) and qemu-user-static, through
-# which `--version` of each foreign binary is read.
+# gcc-riscv64-linux-gnu gcc-s390x-linux-gnu gcc-powerpc64le-linux-gnu) and
+# qemu-user-static, through which `--version` of each foreign binary is
+# read.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +35,7 @@ all=(
     "armv7   armv7-unknown-linux-gnueabihf  qemu-arm-static     ARM, EABI5"
     "riscv64 riscv64gc-unknown-linux-gnu    qemu-riscv64-static RISC-V"
     "s390x   s390x-unknown-linux-gnu        qemu-s390x-static   IBM S/390"
+    "ppc64le powerpc64le-unknown-linux-gnu  qemu-ppc64le-static 64-bit PowerPC"
 )
 wanted=("$@")
 selected=()
@@ -43,7 +46,7 @@ for row in "${all[@]}"; do
     fi
 done
 if [ "${#selected[@]}" -eq 0 ]; then
-    echo "release.sh: no such architecture: $* (have: x86_64 aarch64 i686 armv7 riscv64 s390x)" >&2
+    echo "release.sh: no such architecture: $* (have: x86_64 aarch64 i686 armv7 riscv64 s390x ppc64le)" >&2
     exit 2
 fi
 
@@ -101,6 +104,36 @@ for f in dist/vigil-* dist/vigil.1; do
 done
 echo "== dist/SHA256SUMS"
 cat dist/SHA256SUMS
+
+# The README's table of the release binaries is this build's, written here
+# so that its sizes cannot drift from what the release command makes (only
+# after a build of them all).
+if [ "${#selected[@]}" -eq "${#all[@]}" ] && [ "$problems" -eq 0 ]; then
+    sizes=()
+    for row in "${all[@]}"; do
+        read -r arch target _ <<<"$row"
+        sizes+=("$arch $target $(stat -c %s "dist/vigil-$arch")")
+    done
+    python3 - "$(rustc --version | cut -d' ' -f2)" "$commit" "${sizes[@]}" <<'PY'
+import sys
+rust, commit, rows = sys.argv[1], sys.argv[2], sys.argv[3:]
+lines = ["| file | target | C library | size |", "|---|---|---|---|"]
+for row in rows:
+    arch, target, size = row.split()
+    libc = "musl (static, non-PIE)" if "musl" in target else "glibc, static"
+    size = int(size)
+    lines.append(f"| `vigil-{arch}` | `{target}` | {libc} | {size:,} bytes ({size // 1024:,} KiB) |")
+lines += ["", f"(Written by `scripts/release.sh`: Rust {rust}, the release profile below, commit {commit}.)"]
+begin, end = "<!-- BEGIN RELEASE TABLE -->", "<!-- END RELEASE TABLE -->"
+text = open("README.md").read()
+if begin in text and end in text:
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    table = "\n".join(lines)
+    open("README.md", "w").write(f"{head}{begin}\n{table}\n{end}{tail}")
+PY
+    echo "== README.md: the release table is this build's"
+fi
 if [ "$problems" -gt 0 ]; then
     echo "release.sh: $problems problem(s)" >&2
     exit 1

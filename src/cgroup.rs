@@ -11,9 +11,9 @@
 //! file is only found and opened at start, right after the child is
 //! started (the lookup then overlaps the child's own start-up), and read at
 //! exit with `pread` on the descriptor kept open: no path lookup in
-//! cgroupfs, no open and close, between the child's death and vigil's exit. Found
-//! at exit, it put about 90 µs between the child's death and vigil's exit
-//! (bench/: first signal, SIGTERM to exit). Anywhere else (a CI wrapper, a
+//! cgroupfs, no open and close, between the child's death and vigil's exit,
+//! where the lookup was a large part of the exit path (docs/benchmarks.md:
+//! first signal, SIGTERM to exit). Anywhere else (a CI wrapper, a
 //! shared cgroup) vigil reads the counter at start too and reports the
 //! difference.
 //!

@@ -345,9 +345,12 @@ const CATCH_UP: Duration = Duration::from_secs(3);
 const STALLED: Duration = Duration::from_millis(500);
 
 /// At exit: waits while vigil's stdout or stderr is a pipe that still holds
-/// unread data and someone is reading it (see `CATCH_UP`, `STALLED`).
+/// unread data and someone is reading it (see `CATCH_UP`, `STALLED`), or a
+/// terminal that has not sent it all yet: as the init of a whole machine,
+/// on a serial console, the kernel panics the moment vigil exits, and what
+/// the port had not sent by then (the exit report) was lost.
 pub fn let_readers_catch_up() {
-    let pipes = own_pipes();
+    let pipes = own_outputs();
     if pipes.is_empty() {
         return;
     }
@@ -380,9 +383,9 @@ pub fn let_readers_catch_up() {
     }
 }
 
-/// vigil's stdout and stderr, those that are pipes, each pipe once (with
-/// `2>&1` both are the same pipe).
-fn own_pipes() -> Vec<libc::c_int> {
+/// vigil's stdout and stderr, those that are pipes or terminals, each once
+/// (with `2>&1` both are the same pipe).
+fn own_outputs() -> Vec<libc::c_int> {
     let mut seen: Vec<(u64, u64)> = Vec::new();
     let mut pipes = Vec::new();
     for fd in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
@@ -390,7 +393,12 @@ fn own_pipes() -> Vec<libc::c_int> {
         // all-zero stat is a valid value to start from.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         // SAFETY: as above; fd is a plain integer.
-        if unsafe { libc::fstat(fd, &mut st) } != 0 || st.st_mode & libc::S_IFMT != libc::S_IFIFO {
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            continue;
+        }
+        let kind = st.st_mode & libc::S_IFMT;
+        // SAFETY: isatty takes a plain integer.
+        if kind != libc::S_IFIFO && !(kind == libc::S_IFCHR && unsafe { libc::isatty(fd) } == 1) {
             continue;
         }
         // dev_t and ino_t are narrower than u64 on some 32-bit C libraries.
@@ -404,8 +412,10 @@ fn own_pipes() -> Vec<libc::c_int> {
     pipes
 }
 
-/// Bytes in a pipe that nobody has read yet (FIONREAD works on either end);
-/// 0 when the pipe has no reader left, since then nobody ever will.
+/// Bytes in a pipe that nobody has read yet (FIONREAD works on either end),
+/// or that a terminal has yet to send (TIOCOUTQ; always 0 on a
+/// pseudo-terminal); 0 when the pipe has no reader left, since then nobody
+/// ever will.
 fn unread(fd: libc::c_int) -> usize {
     let mut fds = [libc::pollfd {
         fd,
@@ -417,9 +427,15 @@ fn unread(fd: libc::c_int) -> usize {
     if ready < 0 || fds[0].revents & libc::POLLERR != 0 {
         return 0;
     }
+    // SAFETY: isatty takes a plain integer.
+    let request = if unsafe { libc::isatty(fd) } == 1 {
+        libc::TIOCOUTQ
+    } else {
+        libc::FIONREAD
+    };
     let mut n: libc::c_int = 0;
-    // SAFETY: FIONREAD writes one int into `n`, which is live.
-    let r = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) };
+    // SAFETY: FIONREAD and TIOCOUTQ write one int into `n`, which is live.
+    let r = unsafe { libc::ioctl(fd, request, &mut n) };
     if r == 0 {
         usize::try_from(n).unwrap_or(0)
     } else {

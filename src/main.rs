@@ -103,7 +103,7 @@ fn run(args: Vec<OsString>) -> c_int {
             let line = early_error(&args, "usage_error", &message, |r| r.field("status", 2));
             let var = std::env::var_os("VIGIL_TERMINATION_LOG");
             if let Some(path) = cli::termination_log_after(&args, var) {
-                termlog::write(&path, &line, true);
+                termlog::write_usage_error(&path, &line);
             }
             return 2;
         }

@@ -148,11 +148,30 @@ pub fn available() -> bool {
 }
 
 /// Name and parent pid from `/proc/PID/stat`, `None` for a zombie (it is
-/// dead already; only reaping is left to do). The name sits in parentheses
-/// and may itself contain spaces and parentheses, so the fields after it are
-/// found from the last `)`.
+/// dead already; only reaping is left to do) and for a kernel thread. The
+/// name sits in parentheses and may itself contain spaces and parentheses,
+/// so the fields after it are found from the last `)`.
 fn stat(pid: i32) -> Option<(String, i32)> {
-    let text = read_text(format!("/proc/{pid}/stat"))?;
+    parse_stat(pid, &read_text(format!("/proc/{pid}/stat"))?)
+}
+
+/// The kernel's `PF_KTHREAD` task flag (include/linux/sched.h), shown in
+/// the ninth field of `/proc/PID/stat`.
+const PF_KTHREAD: u64 = 0x0020_0000;
+
+/// As the init of a whole machine (not of a container: a PID namespace
+/// shows no kernel threads), /proc lists the kernel's own threads beside
+/// the processes. They are never leftovers (spec, section 5): `kill(-1)`
+/// does not reach them, they never exit, and listing them would make the
+/// drain wait for them and the report name them. The flag is what tells
+/// them apart: the kernel sets it on every kernel thread, kthreadd
+/// included, and nothing in user space can set or clear it. A parent pid
+/// of 2 would not do: kthreadd itself has 0, pid 2 is kthreadd only in the
+/// first PID namespace, and a program the kernel starts (a user-mode
+/// helper such as modprobe, or a core-dump pipe) is kthreadd's child too
+/// but an ordinary process once it has exec'd, one to drain like any other.
+/// An empty command line would not do either: zombies have one too.
+fn parse_stat(pid: i32, text: &str) -> Option<(String, i32)> {
     let open = text.find('(')?;
     let close = text.rfind(')')?;
     let comm = text.get(open + 1..close)?;
@@ -161,6 +180,11 @@ fn stat(pid: i32) -> Option<(String, i32)> {
         return None;
     }
     let ppid = rest.next()?.parse().ok()?;
+    // pgrp, session, tty_nr and tpgid come before the flags.
+    let flags: u64 = rest.nth(4)?.parse().ok()?;
+    if flags & PF_KTHREAD != 0 {
+        return None;
+    }
     Some((telling_name(pid, comm), ppid))
 }
 
@@ -254,6 +278,30 @@ mod tests {
         let (name, ppid) = stat(me).unwrap();
         assert!(!name.is_empty());
         assert!(ppid > 0);
+    }
+
+    /// As the init of a whole machine, /proc shows the kernel's threads
+    /// too (here as a machine's /proc/2/stat and /proc/7/stat have them):
+    /// they are nobody's to drain.
+    #[test]
+    fn kernel_threads_are_no_leftovers() {
+        let kthreadd = "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 24";
+        let worker = "7 (kworker/0:0-rcu_gp) I 2 0 0 0 -1 69238880 0 0 0 0 0 0 0 0 0 -20 1";
+        assert_eq!(parse_stat(2, kthreadd), None);
+        assert_eq!(parse_stat(7, worker), None);
+        let sleep = "255 (sleep) S 1 255 78 0 -1 4194560 90 0 0 0 0 0 0 0 20 0 1 0 650";
+        assert_eq!(parse_stat(255, sleep), Some(("sleep".to_string(), 1)));
+    }
+
+    /// The same on this machine's own /proc, where the tests do not run in
+    /// a PID namespace of their own (where they do, there is nothing to see).
+    #[test]
+    fn lists_no_kernel_thread() {
+        let listed = others(Role::Pid1);
+        assert!(
+            !listed.iter().any(|p| p.pid == 2 && p.name == "kthreadd"),
+            "{listed:?}"
+        );
     }
 
     #[test]

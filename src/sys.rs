@@ -6,20 +6,22 @@
 //! glibc's and musl's sets are 128 bytes, and both reorder or pad the fields
 //! of `struct sigaction` on some machines. vigil talks to the kernel
 //! directly (to reach signals 32-34), so it must use the kernel's layout,
-//! which differs between the six targets:
+//! which differs between the seven targets:
 //!
 //! | target           | word | `sa_restorer` | size | `sa_mask` at |
 //! |------------------|------|---------------|------|--------------|
 //! | x86_64, aarch64  | 64   | yes           | 32   | 24           |
 //! | s390x            | 64   | yes (big-endian) | 32 | 24          |
+//! | powerpc64le      | 64   | yes           | 32   | 24           |
 //! | riscv64          | 64   | no            | 24   | 16           |
 //! | i686, armv7      | 32   | yes           | 20   | 12           |
 //!
 //! Sources: the kernel's generic `struct sigaction` (handler, flags, the
 //! restorer where the architecture defines `SA_RESTORER`, then the mask as
 //! an array of `unsigned long`); `SA_RESTORER` is defined by the uapi
-//! `asm/signal.h` of x86, arm, arm64 and s390 but not riscv (checked in
-//! Debian's linux-libc-dev cross headers); qemu-user's `target_sigaction`
+//! `asm/signal.h` of x86, arm, arm64, s390 and powerpc but not riscv
+//! (checked in Debian's linux-libc-dev cross headers; powerpc's header also
+//! spells out its `struct sigaction` in this order); qemu-user's `target_sigaction`
 //! has the same shape. On i686 and armv7 the uapi header's own `struct
 //! sigaction` is the *old* `sigaction` call's (a 32-bit mask before the
 //! flags) and does not apply to `rt_sigaction`.
@@ -92,7 +94,12 @@ pub struct KernelSigaction {
 
 /// (size of the kernel's `struct sigaction`, offset of its mask) on each
 /// architecture checked against the kernel's headers; see the table above.
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "s390x"))]
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "s390x",
+    target_arch = "powerpc64"
+))]
 const SIGACTION_LAYOUT: (usize, usize) = (32, 24);
 #[cfg(target_arch = "riscv64")]
 const SIGACTION_LAYOUT: (usize, usize) = (24, 16);
@@ -102,6 +109,7 @@ const SIGACTION_LAYOUT: (usize, usize) = (20, 12);
     target_arch = "x86_64",
     target_arch = "aarch64",
     target_arch = "s390x",
+    target_arch = "powerpc64",
     target_arch = "riscv64",
     target_arch = "x86",
     target_arch = "arm"

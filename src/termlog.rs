@@ -105,6 +105,21 @@ pub fn write(path: &Path, line: &[u8], on_stderr: bool) {
     );
 }
 
+/// Writes a usage error (the line vigil wrote on stderr), unless `path`
+/// is an executable file: the path then most likely came from a command
+/// line that lost the value of its `--termination-log` (`vigil
+/// --termination-log /app/server`), which took the program for it, and
+/// writing there would destroy the program.
+pub fn write_usage_error(path: &Path, line: &[u8]) {
+    use std::os::unix::fs::PermissionsExt;
+    let executable =
+        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    if executable {
+        return;
+    }
+    write(path, line, true);
+}
+
 /// `line` ending in a newline, in at most `LIMIT` bytes: a longer one is
 /// cut at a character boundary and marked with `...`.
 fn capped(line: &[u8]) -> Cow<'_, [u8]> {
@@ -152,6 +167,18 @@ mod tests {
         let written = std::fs::read_to_string(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
         assert_eq!(written, "the report\n");
+    }
+
+    #[test]
+    fn a_usage_error_never_overwrites_a_program() {
+        use std::os::unix::fs::PermissionsExt;
+        let path = temp("program");
+        std::fs::write(&path, "#!/bin/sh\necho hi\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        write_usage_error(&path, b"vigil: error: no command given\n");
+        let kept = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(kept, "#!/bin/sh\necho hi\n");
     }
 
     #[test]

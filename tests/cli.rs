@@ -180,22 +180,46 @@ fn help_flags_exit_0_on_stdout() {
 fn empty_vigil_variables_mean_unset() {
     let dir = TempDir::new("emptyvars");
     let mut v = Vigil::pid1();
-    for flag in [
-        "--pre-stop",
-        "--post-start",
-        "--post-start-timeout",
-        "--pre-stop-sleep",
-        "--grace-period",
-        "--drain-timeout",
-        "--rewrite",
-        "--timeout",
-    ] {
-        v = opt(v, Via::Env, flag, "");
+    // Every variable of an option with a value, from the option table
+    // (`VIGIL_TERMINATION_LOG=` means "none", tested with it).
+    let set: Vec<&str> = options::OPTIONS
+        .iter()
+        .filter(|o| o.kind.takes_value() && !o.empty_env_is_value)
+        .filter_map(|o| o.env)
+        .collect();
+    assert!(set.len() >= 8, "{set:?}");
+    for var in set {
+        v = v.env(var, "");
     }
     let out = spawn_sh(v, &dir, ": > started").wait(TIMEOUT);
     assert_eq!(out.code(), Some(0), "{out}");
     assert!(dir.join("started").exists(), "{out}");
     assert_eq!(out.stderr, "", "{out}");
+}
+
+/// A `VIGIL_*` variable vigil does not know is most likely a misspelt one:
+/// vigil says so, with the variable it probably meant, and runs the child
+/// as usual (the child's status stands).
+#[test]
+fn a_misspelt_variable_is_a_warning_naming_the_real_one() {
+    let out = Vigil::pid1()
+        .env("VIGIL_TIMOUT", "1m")
+        .env("VIGIL_GRACE", "5s")
+        .env("VIGIL_HOOK", "pre-stop")
+        .args(["--", "sh", "-c", "exit 3"])
+        .run();
+    assert_eq!(out.code(), Some(3), "{out}");
+    for (wrong, right) in [
+        ("VIGIL_TIMOUT", "VIGIL_TIMEOUT"),
+        ("VIGIL_GRACE", "VIGIL_GRACE_PERIOD"),
+    ] {
+        let line = format!(
+            "vigil: warning: {wrong} is not a vigil variable and is ignored: did you mean {right}?"
+        );
+        assert!(out.stderr.lines().any(|l| l == line), "{line}\n{out}");
+    }
+    // VIGIL_HOOK is what vigil gives its hooks: no one's mistake.
+    assert!(!out.stderr.contains("VIGIL_HOOK"), "{out}");
 }
 
 /// A post-start timeout with no post-start hook has nothing to time: vigil
@@ -296,6 +320,43 @@ fn usage_malformed_vigil_kill_process_group() {
 fn usage_malformed_vigil_verbosity() {
     assert_usage_error(&[], &[("VIGIL_VERBOSITY", "9")], &["9"]);
     assert_usage_error(&[], &[("VIGIL_VERBOSITY", "loud")], &["loud"]);
+}
+
+/// A rewrite of a signal vigil never receives (SIGKILL, SIGSTOP) or never
+/// forwards (SIGCHLD, SIGTTIN, SIGTTOU) could never take effect: a usage
+/// error, from the command line and from `VIGIL_REWRITE`, naming the rule.
+#[test]
+fn rewriting_a_signal_vigil_never_forwards_is_a_usage_error() {
+    for rule in ["KILL:TERM", "STOP:0", "CHLD:HUP", "TTIN:0", "SIGTTOU:INT"] {
+        assert_usage_error(&["--rewrite", rule], &[], &[rule, "vigil never forwards"]);
+        let list = format!("USR1:HUP,{rule}");
+        assert_usage_error(
+            &[],
+            &[("VIGIL_REWRITE", &list)],
+            &["VIGIL_REWRITE", rule, "vigil never forwards"],
+        );
+    }
+}
+
+/// A value that is not UTF-8 is named with its option (the bad bytes shown
+/// as U+FFFD), not with a message that names neither.
+#[test]
+fn a_value_that_is_not_utf8_names_its_option() {
+    use std::os::unix::ffi::OsStringExt;
+    let dir = TempDir::new("utf8");
+    for option in ["--grace-period", "--pre-stop", "-p"] {
+        let bad = std::ffi::OsString::from_vec(b"5\xffs".to_vec());
+        let v = Vigil::pid1().arg(option).arg(&bad);
+        let out = run_sh(v, &dir, ": > started");
+        let line = usage_error_line(&out, option);
+        assert!(
+            line.starts_with(&format!(
+                "vigil: error: {option}: '5\u{fffd}s' is not valid UTF-8"
+            )),
+            "{line}"
+        );
+        assert!(!dir.join("started").exists());
+    }
 }
 
 /// Every bad value exits 2 with one line on stderr naming it, and the child

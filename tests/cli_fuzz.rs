@@ -32,6 +32,7 @@
 
 mod common;
 
+use common::options::{self, Kind, OPTIONS};
 use common::{
     run_with_deadline, seed_from_env, set_sigmask, test_program, usage_error_in, vigil_bin,
     CmdFailed, SplitMix64, TempDir,
@@ -429,61 +430,140 @@ fn value_of(r: &mut Rng, kind: u8, hook_marker: &Path) -> String {
         b'r' => rewrite(r),
         b'h' => hook(r, hook_marker),
         b'd' => duration(r),
+        b'u' => user(r),
+        b'f' => log_format(r),
         _ => path(r),
     }
 }
 
-/// Options that take no value: the tame ones, then some that make vigil
-/// print and exit (help, version, license) or that it rejects.
-const FLAGS: &[Word] = &[
-    ("-s", true),
-    ("-v", true),
-    ("-vv", true),
-    ("-vvv", true),
-    ("-w", true),
-    ("-g", true),
-    ("-sgw", true),
-    ("-vs", true),
-    ("-l", false),
-    ("-h", false),
-    ("--help", false),
-    ("--version", false),
-    ("-x", false),
-    ("--bogus", false),
-    ("-", false),
-];
+/// A `--log-format`: text, or a value it rejects (a usage error, said in
+/// text). The structured formats would change every line the judge reads;
+/// tests/log_format.rs holds them to their schema.
+fn log_format(r: &mut Rng) -> String {
+    if r.tame {
+        return "text".to_string();
+    }
+    r.pick(&["text", " text ", "yaml", "", "TEXT", "jso", "text,json"])
+        .to_string()
+}
+
+/// A `--user` spec: the tame ones are vigil's own ids (a switch to another
+/// user would keep the child from writing its marker), the others names
+/// and numbers with no entry, and malformed specs.
+fn user(r: &mut Rng) -> String {
+    let tame = ["0", "root", "0:0", ":0", "root:root", "0:root"];
+    if r.tame {
+        return r.pick(&tame).to_string();
+    }
+    let wild = [
+        "nosuchuser",
+        "root:nosuchgroup",
+        "a:b:c",
+        ":",
+        "99999999999",
+        "-1",
+        "0day",
+        "root:",
+    ];
+    if r.chance(2) {
+        r.pick(&tame).to_string()
+    } else {
+        r.pick(&wild).to_string()
+    }
+}
+
+/// The generator of values of an option table `Kind` (`value_of`'s byte).
+/// Every kind must have one: a new kind of option fails to compile here
+/// until the fuzz grammar knows its values.
+fn generator(kind: Kind) -> Option<u8> {
+    match kind {
+        Kind::Signal => Some(b's'),
+        Kind::ExitCode => Some(b'c'),
+        Kind::Rewrite => Some(b'r'),
+        Kind::Command => Some(b'h'),
+        Kind::Duration => Some(b'd'),
+        Kind::Path => Some(b'p'),
+        Kind::User => Some(b'u'),
+        Kind::LogFormat => Some(b'f'),
+        Kind::Switch | Kind::Level | Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense => {
+            None
+        }
+    }
+}
+
+/// Every spelling of every option in the table that takes a value, with
+/// its generator: `-p`, `--rewrite`, ...
+fn valued() -> Vec<(String, u8)> {
+    let mut all = Vec::new();
+    for o in OPTIONS {
+        let Some(generator) = generator(o.kind) else {
+            continue;
+        };
+        all.extend(o.short.map(|c| (format!("-{c}"), generator)));
+        all.extend(o.long.map(|l| (format!("--{l}"), generator)));
+    }
+    all
+}
+
+/// Options that take no value, from the table: the tame ones are the
+/// switches and `-v` (alone, repeated, clustered); the others make vigil
+/// print and exit (help, version, license); and some it rejects.
+fn flags(tame_only: bool) -> Vec<String> {
+    let spell = |o: &options::Opt| {
+        let mut names: Vec<String> = o.short.iter().map(|c| format!("-{c}")).collect();
+        names.extend(o.long.map(|l| format!("--{l}")));
+        names
+    };
+    let switches: Vec<&options::Opt> = OPTIONS
+        .iter()
+        .filter(|o| matches!(o.kind, Kind::Switch | Kind::Level))
+        .collect();
+    let letters: String = switches.iter().filter_map(|o| o.short).collect();
+    let mut all: Vec<String> = switches.iter().flat_map(|o| spell(o)).collect();
+    // Clusters: `-vv`, `-vvv`, every switch at once, two of them.
+    all.extend(["-vv".to_string(), "-vvv".to_string(), format!("-{letters}")]);
+    let mut chars = letters.chars();
+    if let (Some(a), Some(b)) = (chars.next_back(), chars.next()) {
+        all.push(format!("-{a}{b}"));
+    }
+    if !tame_only {
+        all.extend(
+            OPTIONS
+                .iter()
+                .filter(|o| {
+                    matches!(
+                        o.kind,
+                        Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense
+                    )
+                })
+                .flat_map(spell),
+        );
+        all.extend(["-x", "--bogus", "-"].map(String::from));
+    }
+    all
+}
 
 /// One option, as one or two words.
 fn option(r: &mut Rng, hook_marker: &Path) -> Vec<OsString> {
-    let valued: &[(&str, u8)] = &[
-        ("-p", b's'),
-        ("-e", b'c'),
-        ("--rewrite", b'r'),
-        ("--post-start", b'h'),
-        ("--post-start-timeout", b'd'),
-        ("--pre-stop", b'h'),
-        ("--pre-stop-sleep", b'd'),
-        ("--grace-period", b'd'),
-        ("--drain-timeout", b'd'),
-        ("--termination-log", b'p'),
-    ];
+    let valued = valued();
     if r.tame {
         return match r.below(10) {
-            0..=2 => vec![OsString::from(r.pick(&words(FLAGS, true)))],
+            0..=2 => vec![OsString::from(r.pick(&flags(true)))],
             _ => {
-                let (name, kind) = valued[r.below(valued.len())];
+                let (name, kind) = valued[r.below(valued.len())].clone();
                 vec![
-                    OsString::from(name),
+                    OsString::from(&name),
                     OsString::from(value_of(r, kind, hook_marker)),
                 ]
             }
         };
     }
     match r.below(10) {
-        0..=2 => vec![OsString::from(r.pick(&words(FLAGS, false)))],
+        0..=2 => vec![OsString::from(r.pick(&flags(false)))],
         3 => vec![junk(r)],
         _ => {
-            let (name, kind) = valued[r.below(valued.len())];
+            let (name, kind) = valued[r.below(valued.len())].clone();
+            let name = name.as_str();
             let value: OsString = if r.chance(15) {
                 junk(r)
             } else {
@@ -505,22 +585,27 @@ fn option(r: &mut Rng, hook_marker: &Path) -> Vec<OsString> {
     }
 }
 
-const ENV_VARS: &[(&str, u8)] = &[
-    ("VIGIL_REWRITE", b'R'),
-    ("VIGIL_POST_START", b'h'),
-    ("VIGIL_POST_START_TIMEOUT", b'd'),
-    ("VIGIL_PRE_STOP", b'h'),
-    ("VIGIL_PRE_STOP_SLEEP", b'd'),
-    ("VIGIL_GRACE_PERIOD", b'd'),
-    ("VIGIL_DRAIN_TIMEOUT", b'd'),
-    ("VIGIL_TERMINATION_LOG", b'p'),
-    ("VIGIL_SUBREAPER", b'b'),
-    ("VIGIL_KILL_PROCESS_GROUP", b'b'),
-    ("VIGIL_VERBOSITY", b'n'),
-    ("TINI_SUBREAPER", b'b'),
-    ("TINI_KILL_PROCESS_GROUP", b'b'),
-    ("TINI_VERBOSITY", b'n'),
-];
+/// Every variable of the option table, with the generator of its values:
+/// vigil's own read like the option's value (a switch as 1/0 and the
+/// like, the level as a number, rewrites as a list), tini's as tini
+/// reads them.
+fn env_vars() -> Vec<(&'static str, u8)> {
+    let mut all = Vec::new();
+    for o in OPTIONS {
+        let kind = match o.kind {
+            Kind::Switch => b'b',
+            Kind::Level => b'n',
+            Kind::Rewrite => b'R',
+            other => match generator(other) {
+                Some(generator) => generator,
+                None => continue,
+            },
+        };
+        all.extend(o.env.map(|name| (name, kind)));
+        all.extend(o.tini_env.map(|name| (name, kind)));
+    }
+    all
+}
 
 fn env_value(r: &mut Rng, kind: u8, hook_marker: &Path) -> OsString {
     if r.tame {
@@ -529,6 +614,8 @@ fn env_value(r: &mut Rng, kind: u8, hook_marker: &Path) -> OsString {
             b'h' => hook(r, hook_marker),
             b'd' => duration(r),
             b'p' => path(r),
+            b'u' => user(r),
+            b'f' => log_format(r),
             b'b' => r.pick(&["", "1", "0", "true", "off", " On "]).to_string(),
             _ => r.pick(&["", "0", "1", "2", "3", "4"]).to_string(),
         });
@@ -545,6 +632,8 @@ fn env_value(r: &mut Rng, kind: u8, hook_marker: &Path) -> OsString {
         b'h' => hook(r, hook_marker),
         b'd' => duration(r),
         b'p' => path(r),
+        b'u' => user(r),
+        b'f' => log_format(r),
         b'b' => r
             .pick(&[
                 "", "1", "0", "true", "false", "yes", "no", "on", "off", "TRUE", " On ", "maybe",
@@ -585,7 +674,7 @@ fn generate(r: &mut Rng, marker: &Path, hook_marker: &Path) -> Case {
         }
     }
     let mut env = Vec::new();
-    for &(name, kind) in ENV_VARS {
+    for (name, kind) in env_vars() {
         if r.chance(20) {
             env.push((name, env_value(r, kind, hook_marker)));
         }
@@ -704,9 +793,12 @@ fn judge(
         // A failing post-start hook makes vigil's status non-zero even when
         // the child's is 0 (it exits 1 instead).
         let post_start_possible = text.contains("post-start") || text.contains("post_start");
+        // A short --timeout may pass before the child's own exit.
+        let timeout_possible = text.contains("timeout");
         let ok_status = status == case.code
             || (status == 0 && case.code != 0 && may_expect(case, case.code))
             || (status == 1 && case.code == 0 && post_start_possible)
+            || (status == 124 && timeout_possible)
             || (status == 137 && kill_possible);
         if !ok_status {
             return Err(format!(
@@ -739,6 +831,14 @@ fn judge(
             Ok("could not run")
         }
         137 if kill_possible => Ok("killed before it wrote its marker"),
+        // A --user that names no user or group: looked up before anything
+        // starts, one error line, exit 1.
+        1 if lines.len() == 1 && lines[0].starts_with("vigil: error: cannot run as user ") => {
+            if hook_marker.exists() {
+                return Err("a hook ran although the user lookup failed".into());
+            }
+            Ok("no such user")
+        }
         _ => Err(format!(
             "unexpected outcome: status {status}, child did not run"
         )),
@@ -789,6 +889,21 @@ fn check(seed: u64, index: usize, case: &Case, bin: &Path) -> Result<&'static st
     // original (with placeholders) is what `judge` searches for words like
     // "kill" or "9", so temp paths do not count.
     let original = case;
+    // `--termination-log` with its value missing takes the next word, which
+    // may be the command, the shared `marker` program: vigil then writes
+    // its report over it, as it was asked to, and every later case would
+    // run a broken program. Such a case gets programs of its own.
+    let own_bin;
+    let bin = if case
+        .args
+        .iter()
+        .any(|a| a.to_string_lossy().contains("--termination-log"))
+    {
+        own_bin = hook_bin();
+        own_bin.path()
+    } else {
+        bin
+    };
     let case = relocate(case, &marker, &hook_marker, bin);
     let ran = run_case(&case, dir.path(), bin)
         .map_err(|e| format!("seed {seed}, case {index}: {e}\n{}", describe(&case)))?;

@@ -230,6 +230,22 @@ fn a_sigpipe_death_is_reported_only_at_v() {
     );
 }
 
+/// A shell that was the child says the same thing as a status: its `yes`
+/// died of SIGPIPE and the shell exits 141. As quiet as the death itself.
+#[test]
+fn a_shell_exiting_141_after_a_sigpipe_is_as_quiet() {
+    let v = Vigil::wrapped(&["sh", "-c", "\"$@\" | head -1", "sh"]);
+    let out = v.args(["--", "sh", "-c", "yes; exit $?"]).run();
+    assert_eq!(out.stdout, "y\n", "{out}");
+    assert_eq!(out.stderr, "", "{out}");
+    let v = Vigil::wrapped(&["sh", "-c", "\"$@\" | head -1", "sh"]);
+    let out = v.args(["-v", "--", "sh", "-c", "yes; exit $?"]).run();
+    assert_has(
+        &exit_report_text(&out, false),
+        &["child exited with code 141; exit status 141; "],
+    );
+}
+
 /// Ctrl-C in a terminal kills the child (it holds the
 /// terminal's foreground) with SIGINT: status 130, and no report by
 /// default, as a shell reports none; at `-v` it says it was Ctrl-C.
@@ -384,7 +400,9 @@ fn the_command_is_quoted_only_where_a_shell_needs_it() {
 #[test]
 fn a_forwarded_signal_names_its_sender_by_name() {
     let dir = TempDir::new("fwdname");
-    let script = "sh -c 'echo $$ > sender; kill -USR1 1' & wait; sleep 1000 & wait";
+    // The sender stays a while: vigil reads its name after the kill, from
+    // /proc, and a sender already gone has none.
+    let script = "sh -c 'echo $$ > sender; kill -USR1 1; sleep 5' & wait; sleep 1000 & wait";
     let out = run_sh(Vigil::pid1().arg("-v"), &dir, script);
     assert_eq!(out.code(), Some(138), "{out}");
     let sender = read_trimmed(&dir.join("sender"));

@@ -489,21 +489,28 @@ fn observe(init: Init, place: Place, case: &Case, argv: &[String]) -> Observed {
         }
     }
     if case.cont_after_stop {
-        let init = run.vigil_pid();
+        // The init may be gone already: vigil continues a child that the
+        // terminal's signals stopped when nothing above it could (no
+        // job-control shell here), so that child has finished by now.
+        let mut init = None;
         let stopped = wait_until(TIMEOUT, || {
-            run.try_exit().is_some() || children(init).iter().any(|&p| state(p) == Some('T'))
+            init = init.or_else(|| run.vigil_pid_now());
+            run.try_exit().is_some()
+                || init.is_some_and(|i| children(i).iter().any(|&p| state(p) == Some('T')))
         });
         assert!(stopped, "the child never stopped\n{}", run.describe());
         // As a shell's `fg` would: SIGCONT, and again whenever the init is
-        // found stopped (vigil not PID 1 stops itself when its child stops,
-        // and may do so just after a SIGCONT).
-        let _ = kill(init, libc::SIGCONT);
-        wait_until(TIMEOUT, || {
-            if state(init) == Some('T') {
-                let _ = kill(init, libc::SIGCONT);
-            }
-            run.try_exit().is_some()
-        });
+        // found stopped (vigil not PID 1 may stop itself when its child
+        // stops, and may do so just after a SIGCONT).
+        if let Some(init) = init {
+            let _ = kill(init, libc::SIGCONT);
+            wait_until(TIMEOUT, || {
+                if state(init) == Some('T') {
+                    let _ = kill(init, libc::SIGCONT);
+                }
+                run.try_exit().is_some()
+            });
+        }
     }
     // The init's end first; then what outlived it (tini killed by a
     // signal, tini not PID 1 leaving a grandchild behind, both re-parented

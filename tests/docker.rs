@@ -430,6 +430,23 @@ fn exit_codes_from_docker_run() {
     }
 }
 
+/// `docker run --pids-limit 1`: vigil is the one process allowed, its fork
+/// of the child fails, and it says so: "could not start", exit 1, as tini,
+/// dumb-init and catatonit exit 1 (not 126: the program is fine).
+#[test]
+fn pids_limit_1_is_a_fork_failure_not_an_exec_failure() {
+    const T: &str = "pids_limit";
+    let Some(h) = harness(T) else { return };
+    let (code, _out, err, _took) = h.run_fg(T, &["--pids-limit", "1"], &["sh", "-c", "echo hi"]);
+    note(T, format!("exit {code}; {}", err.trim()));
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("vigil: error: could not start \"sh\": ")
+            && err.contains("the container's process limit"),
+        "{err}"
+    );
+}
+
 // ---------------------------------------------------------------------------
 // Reaping
 // ---------------------------------------------------------------------------
@@ -682,6 +699,74 @@ fn two_vigils_in_one_log() {
 }
 
 // ---------------------------------------------------------------------------
+// Log floods and the engine's cut-off
+// ---------------------------------------------------------------------------
+
+/// An app flooding its output when `docker stop` comes: after the container
+/// exits, dockerd waits at most 2 s for its log copiers, then drops what is
+/// still in the pipes: the last lines, vigil's report among them. vigil
+/// waits, at exit, for its pipes to be read empty, so the report reaches
+/// `docker logs` every time: with both streams flooding, with stdout alone
+/// (vigil's own stderr quiet), and with a grace-deadline SIGKILL.
+#[test]
+fn the_report_outlasts_the_engines_log_cut_off_under_a_flood() {
+    const T: &str = "log_flood";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    let cases: [(&str, &str, &[&str]); 3] = [
+        (
+            "both streams",
+            "yes 0123456789 & exec yes 9876543210 >&2",
+            &[],
+        ),
+        ("stdout alone", "exec yes 0123456789", &[]),
+        (
+            "grace SIGKILL",
+            "trap '' TERM; yes 0123456789 & yes 9876543210 >&2",
+            &["-e", "VIGIL_GRACE_PERIOD=1s"],
+        ),
+    ];
+    const ROUNDS: usize = 3;
+    for (case, script, opts) in cases {
+        let mut reached = 0;
+        for round in 1..=ROUNDS {
+            let mut all_opts = vec!["--stop-timeout", "10"];
+            all_opts.extend_from_slice(opts);
+            let ctr = h.start(T, &all_opts, &["sh", "-c", script]);
+            thread::sleep(Duration::from_millis(800));
+            let took = ctr.stop();
+            // The whole log: the engine copies the two streams on its own,
+            // so much of the app's stdout can follow vigil's last stderr line.
+            let logs = ctr.logs();
+            let lines: Vec<&str> = logs.lines().collect();
+            let found = lines.iter().rev().enumerate().find_map(|(from_end, l)| {
+                l.split_once("exit report: ")
+                    .map(|(_, r)| (from_end, r.to_string()))
+            });
+            note(
+                T,
+                format!(
+                    "{case}, round {round}: docker stop {}; report in docker logs: {}",
+                    secs(took),
+                    found
+                        .as_ref()
+                        .map_or("MISSING".to_string(), |(n, r)| format!(
+                            "{n} lines from the end: {r}"
+                        ))
+                ),
+            );
+            let report = found.map(|(_, r)| r);
+            reached += usize::from(report.is_some());
+        }
+        note(
+            T,
+            format!("{case}: the report reached docker logs in {reached} of {ROUNDS} runs"),
+        );
+        assert_eq!(reached, ROUNDS, "{case}: the report was lost");
+    }
+}
+
+// ---------------------------------------------------------------------------
 // OOM kills
 // ---------------------------------------------------------------------------
 
@@ -897,6 +982,93 @@ fn tty_container_gets_the_foreground() {
     assert!(out.contains("foreground"), "stdout: {out}\nstderr: {err}");
 }
 
+/// `docker run -it` with the docker client on a pseudo-terminal of its own,
+/// as a user's terminal: keys typed into it, what it shows collected.
+struct RunIt {
+    client: std::process::Child,
+    master: fs::File,
+    shown: std::sync::Arc<std::sync::Mutex<String>>,
+    reader: Option<thread::JoinHandle<()>>,
+    _guard: Ctr,
+}
+
+impl RunIt {
+    fn start(h: &TestImage, test: &'static str, cmd: &[&str]) -> RunIt {
+        let pty = nix::pty::openpty(None, None).expect("openpty");
+        let guard = Ctr::new(DOCKER, test);
+        let args = guard.run_args("--rm", &["-it"], &h.image, cmd);
+        let slave = |pty: &nix::pty::OpenptyResult| Stdio::from(pty.slave.try_clone().unwrap());
+        let client = Command::new(DOCKER.name())
+            .args(&args)
+            .stdin(slave(&pty))
+            .stdout(slave(&pty))
+            .stderr(slave(&pty))
+            .spawn()
+            .expect("docker run -it");
+        drop(pty.slave);
+        let master = fs::File::from(pty.master);
+        let mut reader = master.try_clone().unwrap();
+        let shown = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = shown.clone();
+        let reader = thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            // EIO once the client has closed the terminal.
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().push_str(&text(&buf[..n]));
+            }
+        });
+        let run = RunIt {
+            client,
+            master,
+            shown,
+            reader: Some(reader),
+            _guard: guard,
+        };
+        let started = Instant::now();
+        while run._guard.inspect("{{.State.Running}}") != "true" {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "the container did not start"
+            );
+            thread::sleep(Duration::from_millis(100));
+        }
+        run
+    }
+
+    /// Types these bytes.
+    fn send(&mut self, keys: &[u8]) {
+        self.master.write_all(keys).unwrap();
+    }
+
+    fn shown(&self) -> String {
+        self.shown.lock().unwrap().clone()
+    }
+
+    /// The client's exit status once the container is over, and everything
+    /// the terminal showed.
+    fn finish(mut self, what: &str) -> (Option<i32>, String) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = self.client.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.client.kill();
+                panic!("docker run -it did not end after {what}");
+            }
+            thread::sleep(Duration::from_millis(50));
+        };
+        // The reader ends once the client, the terminal's last user, is gone.
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+        (status.code(), self.shown())
+    }
+}
+
 /// Ctrl-C in `docker run -it` (the docker client on a terminal of
 /// its own, here a pseudo-terminal). The child holds the container's
 /// terminal, dies of SIGINT (130), and vigil says nothing, as tini,
@@ -906,62 +1078,52 @@ fn ctrl_c_in_docker_run_it_is_quiet() {
     const T: &str = "ctrl_c_it";
     let Some(h) = harness(T) else { return };
     let _cpu = timing();
-    let pty = nix::pty::openpty(None, None).expect("openpty");
-    let guard = Ctr::new(DOCKER, T);
-    let args = guard.run_args("--rm", &["-it"], &h.image, &["sleep", "1000"]);
-    let slave = |pty: &nix::pty::OpenptyResult| Stdio::from(pty.slave.try_clone().unwrap());
-    let mut client = Command::new(DOCKER.name())
-        .args(&args)
-        .stdin(slave(&pty))
-        .stdout(slave(&pty))
-        .stderr(slave(&pty))
-        .spawn()
-        .expect("docker run -it");
-    drop(pty.slave);
-    let mut master = fs::File::from(pty.master);
-    let mut reader = master.try_clone().unwrap();
-    let output = thread::spawn(move || {
-        let mut out = Vec::new();
-        let mut buf = [0u8; 4096];
-        // EIO once the client has closed the terminal.
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            out.extend_from_slice(&buf[..n]);
-        }
-        text(&out)
-    });
-    let started = Instant::now();
-    while guard.inspect("{{.State.Running}}") != "true" {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the container did not start"
-        );
-        thread::sleep(Duration::from_millis(100));
-    }
+    let mut run = RunIt::start(h, T, &["sleep", "1000"]);
     thread::sleep(Duration::from_millis(500));
-    master.write_all(b"\x03").unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(status) = client.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = client.kill();
-            panic!("docker run -it did not end after Ctrl-C");
-        }
-        thread::sleep(Duration::from_millis(50));
-    };
-    drop(master);
-    let shown = output.join().unwrap_or_default();
-    note(
-        T,
-        format!("exit {:?}; terminal shows {shown:?}", status.code()),
-    );
-    assert_eq!(status.code(), Some(130), "{shown}");
+    run.send(b"\x03");
+    let (code, shown) = run.finish("Ctrl-C");
+    note(T, format!("exit {code:?}; terminal shows {shown:?}"));
+    assert_eq!(code, Some(130), "{shown}");
     assert!(!shown.contains("exit report"), "{shown}");
     assert!(!shown.contains("vigil"), "{shown}");
+}
+
+/// Ctrl-Z in `docker run -it`: there is no job-control shell above PID 1
+/// to `fg` the child, so vigil continues it at once (the ticks go on), and
+/// Ctrl-C then ends the container with 130, as under catatonit and
+/// dumb-init. (Under tini the container froze.)
+#[test]
+fn ctrl_z_in_docker_run_it_cannot_freeze_the_container() {
+    const T: &str = "ctrl_z_it";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    let mut run = RunIt::start(
+        h,
+        T,
+        &["sh", "-c", "while :; do echo tick; sleep 0.2; done"],
+    );
+    let ticks = |run: &RunIt| run.shown().matches("tick").count();
+    let started = Instant::now();
+    while ticks(&run) < 3 {
+        assert!(started.elapsed() < Duration::from_secs(30), "no ticks");
+        thread::sleep(Duration::from_millis(100));
+    }
+    run.send(b"\x1a");
+    thread::sleep(Duration::from_millis(500));
+    let before = ticks(&run);
+    thread::sleep(Duration::from_secs(1));
+    let after = ticks(&run);
+    run.send(b"\x03");
+    let (code, _) = run.finish("Ctrl-Z and Ctrl-C");
+    note(
+        T,
+        format!(
+            "ticks in the second after Ctrl-Z: {}; exit {code:?}",
+            after - before
+        ),
+    );
+    assert!(after > before + 1, "Ctrl-Z froze the container");
+    assert_eq!(code, Some(130));
 }
 
 // ---------------------------------------------------------------------------
@@ -1087,6 +1249,174 @@ fn vigil_as_docker_init() {
     assert_eq!(real.exit_code(), 143, "logs:\n{}", real.logs());
     assert!(real_took < FAST);
     assert!(real.logs().contains("vigil: "));
+}
+
+// ---------------------------------------------------------------------------
+// --user: one binary instead of tini + gosu
+// ---------------------------------------------------------------------------
+
+/// The test image with an /etc/passwd and /etc/group (a FROM scratch image
+/// has none): `app` (1000:1000, also in group `audio`), and root.
+fn image_with_users(h: &TestImage, test: &str) -> ImageGuard {
+    let dir = std::env::temp_dir().join(format!("{LABEL}-{}-users", run_id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("passwd"),
+        "root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000:app:/home/app:/bin/sh\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("group"),
+        "root:x:0:\naudio:x:29:app\napp:x:1000:\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("Dockerfile"),
+        format!(
+            "FROM {}\nLABEL {}\nCOPY passwd group /etc/\n",
+            h.image,
+            run_label()
+        ),
+    )
+    .unwrap();
+    let image = ImageGuard::new(DOCKER, format!("{LABEL}:users-{}-{test}", run_id()));
+    DOCKER.ok(&["build", "-q", "-t", &image.name, &dir.to_string_lossy()]);
+    let _ = fs::remove_dir_all(&dir);
+    image
+}
+
+/// `ENV VIGIL_USER=app` in a FROM scratch image: the app (and the pre-stop
+/// hook) run as app with its groups and HOME, vigil stays root (it can
+/// still signal, reap and drain everything and write the termination
+/// log), and `docker stop` still ends in 143 at once.
+#[test]
+fn vigil_user_runs_the_app_and_the_hooks_as_the_user() {
+    const T: &str = "vigil_user";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    let image = image_with_users(h, T);
+    let dir = std::env::temp_dir().join(format!("{LABEL}-{}-user-tlog", run_id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("termination-log");
+    fs::write(&log, "").unwrap();
+    let mount = format!("{}:/dev/termination-log", log.display());
+    let ctr = Ctr::start(
+        DOCKER,
+        T,
+        &[
+            "--stop-timeout",
+            &STOP_TIMEOUT.to_string(),
+            "-v",
+            &mount,
+            "-e",
+            "VIGIL_USER=app",
+            "-e",
+            "HOME=/wrong",
+            "-e",
+            "VIGIL_PRE_STOP=sh -c 'echo hook uid=$(id -u) gid=$(id -g)'",
+        ],
+        &image.name,
+        &[
+            "sh",
+            "-c",
+            "echo app uid=$(id -u) gid=$(id -g) groups=\"$(id -G)\" home=$HOME; exec sleep 1000",
+        ],
+    );
+    ctr.wait_log("app uid=", Duration::from_secs(20));
+    let top = DOCKER.ok(&["top", &ctr.name, "-o", "uid,pid,comm"]);
+    let owner = |comm: &str| {
+        top.lines()
+            .find(|l| l.split_whitespace().nth(2) == Some(comm))
+            .and_then(|l| l.split_whitespace().next())
+            .map(String::from)
+    };
+    let took = ctr.stop();
+    let code = ctr.exit_code();
+    let logs = ctr.logs();
+    let report = fs::read_to_string(&log).unwrap_or_default();
+    let _ = fs::remove_dir_all(&dir);
+    note(
+        T,
+        format!(
+            "docker stop {} exit {code}; vigil runs as uid {:?}, sleep as {:?}; termination log: {}",
+            secs(took),
+            owner("vigil"),
+            owner("sleep"),
+            report.trim()
+        ),
+    );
+    assert!(
+        logs.contains("app uid=1000 gid=1000 groups=1000 29 home=/home/app"),
+        "{logs}"
+    );
+    assert!(logs.contains("hook uid=1000 gid=1000"), "{logs}");
+    assert_eq!(owner("vigil").as_deref(), Some("0"), "{top}");
+    assert_eq!(owner("sleep").as_deref(), Some("1000"), "{top}");
+    assert_eq!(code, 143, "{logs}");
+    assert!(took < FAST, "docker stop took {}", secs(took));
+    assert!(report.contains("exit status 143"), "{report}");
+}
+
+/// `docker run --user 1000` (a non-root container) with the image's
+/// `VIGIL_USER`: the same ids are accepted, other ones fail with one clear
+/// line; an arbitrary uid with no entry (OpenShift's) runs with HOME=/.
+#[test]
+fn vigil_user_under_docker_run_user_and_arbitrary_uids() {
+    const T: &str = "vigil_user_ids";
+    let Some(h) = harness(T) else { return };
+    let image = image_with_users(h, T);
+    let run = |opts: &[&str]| {
+        Ctr::run_fg(
+            DOCKER,
+            T,
+            opts,
+            &image.name,
+            &["sh", "-c", "echo uid=$(id -u) gid=$(id -g) home=$HOME"],
+        )
+    };
+    let (code, out, err, _) = run(&["--user", "1000:1000", "-e", "VIGIL_USER=1000:1000"]);
+    note(
+        T,
+        format!(
+            "--user 1000:1000, VIGIL_USER=1000:1000: exit {code}: {}",
+            out.trim()
+        ),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("uid=1000 gid=1000 home=/home/app"),
+        "{out}{err}"
+    );
+
+    let (code, out, err, _) = run(&["--user", "1000:1000", "-e", "VIGIL_USER=root"]);
+    note(
+        T,
+        format!(
+            "--user 1000:1000, VIGIL_USER=root: exit {code}: {}",
+            err.trim()
+        ),
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    let errors: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("vigil: error: "))
+        .collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    assert!(
+        errors[0].contains("root") && errors[0].contains("without"),
+        "{err}"
+    );
+    assert!(!out.contains("uid="), "the app ran: {out}");
+
+    let (code, out, err, _) = run(&["-e", "VIGIL_USER=1000770000:0"]);
+    note(
+        T,
+        format!("VIGIL_USER=1000770000:0: exit {code}: {}", out.trim()),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("uid=1000770000 gid=0 home=/"), "{out}{err}");
 }
 
 // ---------------------------------------------------------------------------

@@ -298,3 +298,61 @@ fn argument_list_too_long_gives_126() {
         "{stderr}"
     );
 }
+
+// ---------------------------------------------------------------------------
+// A child that cannot even be made
+// ---------------------------------------------------------------------------
+
+/// At the container's process limit (a pids cgroup, `docker run
+/// --pids-limit`) the fork fails: vigil says it could not start the child
+/// and why that may be, and exits 1, as tini, dumb-init and catatonit do.
+/// Not 126: nothing is wrong with the program. `-e 1` does not turn it
+/// into 0: it is vigil failing, not the child. A limit of 1 leaves room for
+/// a plain vigil alone; as PID 1, `unshare` takes a place too.
+#[test]
+fn a_fork_at_the_process_limit_is_not_an_exec_failure() {
+    for (limit, place) in [(1, Place::Plain), (2, Place::Pid1)] {
+        let cg = PidsCgroup::create(limit).expect("a pids cgroup");
+        let v = match place {
+            Place::Plain => cg.plain(),
+            Place::Pid1 => cg.pid1(),
+        };
+        let out = v.args(["-e", "1", "--", "sh", "-c", "exit 0"]).run();
+        assert_eq!(out.code(), Some(1), "limit {limit}: {out}");
+        let line = exit_line_or_error(&out);
+        assert!(
+            line.starts_with("vigil: error: could not start \"sh\": ")
+                && line.contains("(no new process could be made: the container's process limit"),
+            "limit {limit}: {out}"
+        );
+        assert!(cg.max_hits() > 0, "the limit was never hit\n{out}");
+    }
+}
+
+enum Place {
+    Plain,
+    Pid1,
+}
+
+/// Room for `unshare`, vigil and the child, none for the post-start hook:
+/// it is reported as "could not start", fails, and so stops the child.
+#[test]
+fn a_hook_at_the_process_limit_could_not_start() {
+    let cg = PidsCgroup::create(3).expect("a pids cgroup");
+    let out = cg
+        .pid1()
+        .args(["--post-start", "echo hook ran", "--", "sleep", "30"])
+        .run();
+    let hook = "vigil: warning: post-start hook failed: could not start \"echo\": ";
+    assert!(out.stderr.lines().any(|l| l.starts_with(hook)), "{out}");
+    assert!(!out.stdout.contains("hook ran"), "{out}");
+    assert_eq!(out.code(), Some(143), "{out}");
+}
+
+/// The one `vigil: error:` line of a run.
+fn exit_line_or_error(out: &Output) -> &str {
+    out.stderr
+        .lines()
+        .find(|l| l.starts_with("vigil: error: "))
+        .unwrap_or_else(|| panic!("no error line\n{out}"))
+}

@@ -586,6 +586,69 @@ fn hook_leftover_that_ignores_sigterm_is_killed_at_the_drain_timeout() {
     );
 }
 
+/// A hook whose program cannot run (misspelt, not executable) is said when
+/// the container starts, not only when the hook's time comes.
+#[test]
+fn a_hook_program_that_cannot_run_is_said_at_start() {
+    let dir = TempDir::new("hookcheck");
+    let notes = dir.join("notes.txt");
+    std::fs::write(&notes, "not a program\n").unwrap();
+    let v = Vigil::pid1()
+        .args(["--pre-stop", "drian-connections now", "--post-start"])
+        .arg(&notes);
+    // The post-start hook fails at once and stops the child: the warnings
+    // must come before that, at start.
+    let out = run_sh(v, &dir, "exec sleep 1000");
+    no_panic(&out);
+    let first_failure = out
+        .stderr
+        .find("hook failed")
+        .unwrap_or_else(|| panic!("no hook failed\n{out}"));
+    let at_start = &out.stderr[..first_failure];
+    for line in [
+        "vigil: warning: the pre-stop hook cannot run \"drian-connections\": it is not in PATH ("
+            .to_string(),
+        format!(
+            "vigil: warning: the post-start hook cannot run {:?}: it is not an executable file;",
+            notes.display().to_string()
+        ),
+    ] {
+        assert!(
+            at_start.lines().any(|l| l.starts_with(&line)),
+            "{line}\n{out}"
+        );
+    }
+}
+
+/// A pre-stop hook that runs on is mentioned at the default verbosity after
+/// 2 s, so that a stop the engine cuts short (`docker stop -t 3`, no grace
+/// period of vigil's) leaves a trace of what it was waiting for.
+#[test]
+fn a_slow_pre_stop_hook_is_mentioned_at_the_default_verbosity() {
+    let dir = TempDir::new("slowhook");
+    let v = Vigil::pid1().args(["--pre-stop", "sleep 4"]);
+    let run = start_sh(v, &dir, ": > ready; exec sleep 1000");
+    run.signal(libc::SIGTERM);
+    assert!(
+        run.wait_stderr("still running after 2s", Duration::from_secs(10)),
+        "{}",
+        run.describe()
+    );
+    let out = run.wait(TIMEOUT);
+    let mention: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("still running after"))
+        .collect();
+    assert_eq!(mention.len(), 1, "{out}");
+    assert!(
+        mention[0].starts_with("vigil: pre-stop hook pid ")
+            && mention[0].ends_with(" still running after 2s"),
+        "{out}"
+    );
+    assert_eq!(out.code(), Some(143), "{out}");
+}
+
 // ---------------------------------------------------------------------------
 // --timeout
 // ---------------------------------------------------------------------------
@@ -636,6 +699,63 @@ fn timeout_stops_a_hanging_job_with_124() {
             );
         }
     }
+}
+
+/// A job that stops itself (`kill -STOP $$`), run as a CI job would run it
+/// (not PID 1, stdin /dev/null, stdout a pipe) and as PID 1: nothing above
+/// vigil could resume it, so vigil does not stop with it, and `--timeout`
+/// still ends it: SIGTERM with SIGCONT, status 124, within the timeout and
+/// the grace period.
+#[test]
+fn timeout_ends_a_job_that_stopped_itself() {
+    for v in [Vigil::plain(), Vigil::pid1()] {
+        let dir = TempDir::new("stopped");
+        let v = v
+            .args(["--timeout", "2s", "--grace-period", "1s"])
+            .stdin(std::process::Stdio::null());
+        let t0 = Instant::now();
+        let run = spawn_sh(v, &dir, "kill -STOP $$; echo resumed");
+        let (out, took) = wait_timed(run, t0);
+        assert_eq!(out.code(), Some(124), "{out}");
+        assert_between(
+            took,
+            Duration::from_secs(2),
+            Duration::from_secs(3) + Duration::from_secs(5),
+            "vigil",
+            &out,
+        );
+        assert!(
+            out.stderr.contains("vigil: warning: --timeout (2s) passed"),
+            "{out}"
+        );
+    }
+}
+
+/// `--timeout` alone (no `--grace-period`) still ends a job that ignores
+/// SIGTERM: the stop it starts gets docker stop's 10 s, and the report says
+/// so.
+#[test]
+fn timeout_without_a_grace_period_still_ends_a_job_that_ignores_sigterm() {
+    let dir = TempDir::new("timeoutgrace");
+    let v = Vigil::plain().args(["--timeout", "1s"]);
+    let t0 = Instant::now();
+    let run = spawn_sh(v, &dir, "trap '' TERM; while :; do sleep 1; done");
+    let (out, took) = wait_timed(run, t0);
+    assert_eq!(out.code(), Some(124), "{out}");
+    assert_between(
+        took,
+        Duration::from_secs(11),
+        Duration::from_secs(11) + Duration::from_secs(8),
+        "vigil",
+        &out,
+    );
+    let report = exit_report_text(&out, true);
+    assert!(
+        report.contains(
+            "stop: --timeout (1s) passed, grace period 10s (the default after --timeout) (sent SIGTERM)"
+        ) && report.contains("; grace period 10s over, SIGKILL to: "),
+        "{report}"
+    );
 }
 
 /// A job that ends before its timeout keeps its own status.

@@ -377,7 +377,9 @@ fn a_usage_error_and_its_termination_log() {
 fn a_forwarded_signal_that_killed_the_child() {
     for fmt in BOTH {
         let dir = TempDir::new("lffwd");
-        let script = "sh -c 'echo $$ > sender; kill -USR1 1' & wait; sleep 1000 & wait";
+        // The sender stays a while: vigil reads its name after the kill,
+        // from /proc, and a sender already gone has none.
+        let script = "sh -c 'echo $$ > sender; kill -USR1 1; sleep 5' & wait; sleep 1000 & wait";
         let out = run_sh(fmt.on(Vigil::pid1()), &dir, script);
         assert_eq!(out.code(), Some(138), "{out}");
         let sender: i64 = read_trimmed(&dir.join("sender")).parse().unwrap();

@@ -247,6 +247,66 @@ fn final_lines_wait_about_a_second_in_all_on_a_full_pipe() {
 }
 
 // ---------------------------------------------------------------------------
+// A reader that gives up soon after vigil exits
+// ---------------------------------------------------------------------------
+
+/// A log reader like a container engine's: slower than a flood, and giving
+/// up shortly after the process it reads from has exited (dockerd waits 2 s
+/// for its copiers, then drops what is still in the pipe). The child floods
+/// stderr, vigil is stopped, and at that moment the pipe is full: the report
+/// comes last, behind 64 KiB. vigil waits at exit while the reader makes
+/// progress, so the reader's 2 s after the exit are enough for the rest;
+/// without that wait the report was what got dropped.
+#[test]
+fn the_report_outlasts_a_reader_that_gives_up_after_the_exit() {
+    use std::io::Read;
+    let mut vigil = Command::new(vigil_bin())
+        .args(["--", "sh", "-c", "exec yes 0123456789 >&2"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("vigil");
+    let guard = ProcGuard::new();
+    guard.track(vigil.id() as i32);
+    let mut stderr = vigil.stderr.take().expect("stderr");
+    // Let the flood fill the pipe, then stop vigil.
+    std::thread::sleep(Duration::from_millis(300));
+    kill(vigil.id() as i32, libc::SIGTERM).unwrap();
+    // Read 1 KiB each 50 ms (20 KiB/s), until 2 s after vigil's exit.
+    let mut read = Vec::new();
+    let mut chunk = [0u8; 1024];
+    let mut exited_at = None;
+    loop {
+        if exited_at.is_none() && vigil.try_wait().unwrap().is_some() {
+            exited_at = Some(std::time::Instant::now());
+        }
+        if exited_at.is_some_and(|t| t.elapsed() >= Duration::from_secs(2)) {
+            break;
+        }
+        match stderr.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => read.extend_from_slice(&chunk[..n]),
+            Err(e) => panic!("reading vigil's stderr: {e}"),
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let exited = vigil.wait().unwrap();
+    let text = String::from_utf8_lossy(&read);
+    let report = text.lines().find(|l| l.starts_with("vigil: exit report: "));
+    eprintln!(
+        "read {} bytes; exit status {exited}; report: {report:?}",
+        read.len()
+    );
+    assert_eq!(exited.code(), Some(143));
+    assert!(
+        report.is_some(),
+        "the report was not read before the reader gave up; the last lines:\n{}",
+        tail(&text)
+    );
+}
+
+// ---------------------------------------------------------------------------
 // A broken pipe
 // ---------------------------------------------------------------------------
 

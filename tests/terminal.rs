@@ -127,3 +127,85 @@ fn the_calling_script_can_read_the_terminal_afterwards() {
         sh.output()
     );
 }
+
+// ---------------------------------------------------------------------------
+// Ctrl-Z with nobody above vigil to resume it
+// ---------------------------------------------------------------------------
+
+/// A child that says `tick` five times a second: whether it runs shows in
+/// the terminal.
+const TICKER: &str = "while :; do echo tick; sleep 0.2; done";
+
+/// Whether the ticks go on: more of them after a second than before.
+fn ticking(sh: &PtyShell) -> bool {
+    let before = sh.output().matches("tick").count();
+    std::thread::sleep(Duration::from_secs(1));
+    sh.output().matches("tick").count() > before + 1
+}
+
+/// As PID 1 (a container's init, `docker run -it`), there is no
+/// job-control shell above vigil that could `fg` the child: Ctrl-Z is
+/// undone at once, and Ctrl-C then ends the child (130), as under
+/// catatonit and dumb-init. Under tini the child stayed stopped and the
+/// terminal was frozen.
+#[test]
+fn ctrl_z_cannot_freeze_vigil_as_pid1() {
+    let sh = PtyShell::spawn(&[]);
+    assert!(sh.wait_output(PTY_PROMPT, TIMEOUT), "{:?}", sh.output());
+    sh.send(&format!(
+        "unshare --pid --fork --mount-proc '{}' -- sh -c '{TICKER}'; echo status=$?\n",
+        vigil_bin().display()
+    ));
+    assert!(
+        sh.wait_output_count("tick", 3, TIMEOUT),
+        "{:?}",
+        sh.output()
+    );
+    sh.send("\x1a");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(ticking(&sh), "Ctrl-Z froze the child: {:?}", sh.output());
+    sh.send("\x03");
+    assert!(
+        sh.wait_output("status=130", TIMEOUT),
+        "Ctrl-C did not end it: {:?}",
+        sh.output()
+    );
+}
+
+/// vigil as the leader of a terminal's session (`script`, sshd, a
+/// container's `-t` under another init): nobody above it could resume it,
+/// so it never stops itself. Ctrl-Z is undone; a job that stops itself with
+/// SIGSTOP stays stopped, and `--timeout` still ends both, with 124.
+#[test]
+fn ctrl_z_without_a_job_control_shell_never_freezes_the_timeout() {
+    for (child, ctrl_z) in [(TICKER, true), ("echo tick; kill -STOP $$", false)] {
+        let vigil = vigil_bin();
+        let mut sh = PtyShell::session(
+            &vigil,
+            &[
+                "--timeout",
+                "3s",
+                "--grace-period",
+                "1s",
+                "--",
+                "sh",
+                "-c",
+                child,
+            ],
+        );
+        sh.guard().track(sh.pid());
+        assert!(sh.wait_output("tick", TIMEOUT), "{:?}", sh.output());
+        if ctrl_z {
+            sh.send("\x1a");
+            std::thread::sleep(Duration::from_millis(300));
+            assert!(ticking(&sh), "Ctrl-Z froze the child: {:?}", sh.output());
+        }
+        let status = sh.wait_status(Duration::from_secs(15));
+        assert_eq!(
+            status.and_then(|s| s.code()),
+            Some(124),
+            "{child}: {:?}",
+            sh.output()
+        );
+    }
+}

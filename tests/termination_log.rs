@@ -11,6 +11,7 @@ use common::*;
 use std::ffi::OsString;
 use std::fs;
 use std::path::Path;
+use std::process::Command;
 
 /// `--termination-log PATH` or `VIGIL_TERMINATION_LOG=PATH`: the file holds
 /// the exit report (plus a newline).
@@ -204,4 +205,112 @@ fn termination_log_write_failure_is_harmless() {
             "no line starting {warning:?}\n{out}"
         );
     }
+}
+
+// Writing it never hangs and never destroys another stream.
+
+/// A FIFO that nobody reads as the termination log: opening it would
+/// block until a reader comes, which may be never. vigil says so and exits
+/// with the child's status.
+#[test]
+fn a_fifo_without_a_reader_is_a_warning_not_a_hang() {
+    let dir = TempDir::new("tlogfifo");
+    let fifo = dir.join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    for v in [Vigil::pid1(), Vigil::plain()] {
+        let out = run_sh(v.arg("--termination-log").arg(&fifo), &dir, "exit 3");
+        assert_eq!(out.code(), Some(3), "{out}");
+        let warning = format!(
+            "vigil: warning: could not write the termination log {}: nobody reads it",
+            fifo.display()
+        );
+        assert!(out.stderr.lines().any(|l| l.starts_with(&warning)), "{out}");
+    }
+}
+
+/// `--termination-log /dev/stderr` with stderr appended to a file (a CI
+/// job's `2>>ci.log`): what the job and vigil wrote before stays, and the
+/// report is not written twice.
+#[test]
+fn vigils_own_stderr_as_the_termination_log_is_appended_to() {
+    let dir = TempDir::new("tlogstderr");
+    let ci_log = dir.join("ci.log");
+    fs::write(&ci_log, "earlier step\n").unwrap();
+    for (code, shown) in [(3, true), (0, false)] {
+        let script = format!(
+            "exec '{}' --termination-log /dev/stderr -- sh -c 'echo job output >&2; exit {code}' 2>>'{}'",
+            vigil_bin().display(),
+            ci_log.display()
+        );
+        let status = Command::new("sh").arg("-c").arg(&script).status().unwrap();
+        assert_eq!(status.code(), Some(code));
+        let text = fs::read_to_string(&ci_log).unwrap();
+        assert!(text.starts_with("earlier step\n"), "{text}");
+        assert!(text.contains("job output\n"), "{text}");
+        let reports = text
+            .matches(&format!("child exited with code {code}; "))
+            .count();
+        // Shown in the log (a non-zero status): once, not twice. Not
+        // shown (a success at the default verbosity): once, appended as
+        // the termination log.
+        assert_eq!(reports, 1, "shown in the log: {shown}\n{text}");
+    }
+}
+
+/// A usage error leaves its reason in the termination log, so that
+/// Kubernetes shows why the container never started.
+#[test]
+fn a_usage_error_is_written_to_the_termination_log() {
+    let dir = TempDir::new("tlogusage");
+    let log = dir.join("termination-log");
+    let cases: [(Vigil, &str); 3] = [
+        (
+            Vigil::plain()
+                .arg("--termination-log")
+                .arg(&log)
+                .args(["--grace-period", "soon"]),
+            "'soon' is not a duration",
+        ),
+        (
+            Vigil::plain()
+                .env("VIGIL_TERMINATION_LOG", &log)
+                .env("VIGIL_GRACE_PERIOD", "soon"),
+            "VIGIL_GRACE_PERIOD: 'soon' is not a duration",
+        ),
+        (
+            Vigil::plain()
+                .env("VIGIL_TERMINATION_LOG", &log)
+                .arg("--no-such-option"),
+            "unknown option '--no-such-option'",
+        ),
+    ];
+    for (v, reason) in cases {
+        let _ = fs::remove_file(&log);
+        let out = run_sh(v, &dir, ": > started");
+        assert_eq!(out.code(), Some(2), "{out}");
+        let line = usage_error_line(&out, reason);
+        let written = fs::read_to_string(&log).unwrap_or_default();
+        assert_eq!(written, format!("{line}\n"), "{out}");
+        assert!(written.contains(reason), "{written}");
+        assert!(!dir.join("started").exists());
+    }
+}
+
+/// `vigil --termination-log /app/server`, the path forgotten: the program
+/// is taken for the path and there is no command. The usage error is not
+/// written over the program.
+#[test]
+fn a_usage_error_is_never_written_over_the_program() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("tlogprogram");
+    let program = dir.join("server");
+    fs::write(&program, "#!/bin/sh\necho serving\n").unwrap();
+    fs::set_permissions(&program, fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Vigil::plain().arg("--termination-log").arg(&program).run();
+    usage_error_line(&out, "the path forgotten");
+    assert_eq!(
+        fs::read_to_string(&program).unwrap(),
+        "#!/bin/sh\necho serving\n"
+    );
 }

@@ -201,18 +201,22 @@ fn lenient_value<'a>(args: &'a [OsString], name: &str) -> Option<&'a OsStr> {
         if word == b"--" || !word.starts_with(b"-") || word == b"-" {
             return None;
         }
-        // An option whose value is the next word: skip that word too.
-        let takes_next = match word.strip_prefix(b"--") {
-            Some(long) => OPTIONS
-                .iter()
-                .any(|o| o.kind.takes_value() && o.long.is_some_and(|l| l.as_bytes() == long)),
-            None => word.last().is_some_and(|&last| {
-                OPTIONS
-                    .iter()
-                    .any(|o| o.kind.takes_value() && o.short == Some(char::from(last)))
+        // The options up to the first one that is no option at all: after
+        // that, which word is what cannot be told, and the word after a
+        // `--termination-log` might be the program to run.
+        let known = |o: &&Opt, name: &[u8]| match name.strip_prefix(b"--") {
+            Some(long) => o.long.is_some_and(|l| {
+                l.as_bytes() == long.split(|&b| b == b'=').next().unwrap_or_default()
             }),
+            None => name.get(1).is_some_and(|&c| o.short == Some(char::from(c))),
         };
-        if takes_next {
+        let Some(opt) = OPTIONS.iter().find(|o| known(o, word)) else {
+            break;
+        };
+        // An option whose value is the next word: skip that word too.
+        let attached = word.starts_with(b"--") && word.contains(&b'=')
+            || !word.starts_with(b"--") && word.len() > 2;
+        if opt.kind.takes_value() && !attached {
             words.next();
         }
     }

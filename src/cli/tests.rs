@@ -278,7 +278,10 @@ fn the_termination_log_of_a_usage_error() {
         termination_log_after(&args(words), var.map(OsString::from))
     };
     assert_eq!(
-        at(&["-x", "--termination-log", "/t/a", "cmd"], Some("/t/b")),
+        at(
+            &["-v", "--termination-log", "/t/a", "-x", "cmd"],
+            Some("/t/b")
+        ),
         Some(PathBuf::from("/t/a"))
     );
     assert_eq!(
@@ -291,6 +294,19 @@ fn the_termination_log_of_a_usage_error() {
     assert_eq!(
         at(&["cmd", "--termination-log", "/t/a"], Some("/t/b")),
         Some(PathBuf::from("/t/b"))
+    );
+    // After a word that is no option, nothing is trusted: the word
+    // after `--termination-log` may be the program.
+    assert_eq!(
+        at(&["-x", "--termination-log", "/bin/app"], Some("/t/b")),
+        Some(PathBuf::from("/t/b"))
+    );
+    assert_eq!(
+        at(
+            &["-e", "3", "-pTERM", "--termination-log", "/t/a", "-x"],
+            None
+        ),
+        Some(PathBuf::from("/t/a"))
     );
 }
 

@@ -64,17 +64,16 @@ impl<S: System> Supervisor<S> {
             return self.pre_stop_ended(ending);
         }
         self.report.orphans_reaped += 1;
-        let (level, orphaned) = if self.config.warn_on_reap {
-            (Level::Warning, "orphaned zombie ")
+        // Checked first, inline: an orphan not logged (at the default
+        // verbosity, every one) costs one load and no call.
+        let level = if self.config.warn_on_reap {
+            Level::Warning
         } else {
-            (Level::Debug, "")
+            Level::Debug
         };
-        logging::emit(
-            level,
-            "reaped",
-            format_args!("reaped {orphaned}pid {pid}, which {ending}"),
-            |r| r.field("pid", pid).object("ending", &ending),
-        );
+        if logging::shown(level) {
+            log_reaped(level, pid, ending);
+        }
     }
 
     fn post_start_ended(&mut self, ending: Ending) {
@@ -279,6 +278,23 @@ impl<S: System> Supervisor<S> {
         }
         left
     }
+}
+
+/// `reaped pid 55, which exited with code 0`; with `-w`, a warning:
+/// `reaped orphaned zombie pid 55, ...`.
+#[inline(never)]
+fn log_reaped(level: Level, pid: i32, ending: Ending) {
+    let orphaned = if level == Level::Warning {
+        "orphaned zombie "
+    } else {
+        ""
+    };
+    logging::emit(
+        level,
+        "reaped",
+        format_args!("reaped {orphaned}pid {pid}, which {ending}"),
+        |r| r.field("pid", pid).object("ending", &ending),
+    );
 }
 
 /// A hook's record in the log: `post-start hook succeeded in 0.20s`, with

@@ -348,7 +348,16 @@ impl<S: System> Supervisor<S> {
         {
             r.sender = Sender::Terminal;
         }
-        self.log_received(r);
+        // Checked here, inline, so that a signal not logged (at the default
+        // verbosity, every one) costs one load and no call.
+        let level = if r.signal == libc::SIGCHLD {
+            Level::Trace
+        } else {
+            Level::Info
+        };
+        if logging::shown(level) {
+            self.log_received(r, level);
+        }
         match r.signal {
             libc::SIGCHLD => self.reap(),
             // Ignored, as tini does. Being blocked, they still reach the
@@ -365,12 +374,9 @@ impl<S: System> Supervisor<S> {
 
     /// Logs a signal's arrival with its sender: SIGCHLD (one per exit)
     /// only at `-vvv`, and as the kernel gave it, without reading /proc.
-    fn log_received(&self, r: Received) {
+    #[inline(never)]
+    fn log_received(&self, r: Received, level: Level) {
         let chld = r.signal == libc::SIGCHLD;
-        let level = if chld { Level::Trace } else { Level::Info };
-        if !logging::shown(level) {
-            return;
-        }
         let sender = if chld {
             Named::bare(r.sender)
         } else {

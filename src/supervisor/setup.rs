@@ -47,48 +47,6 @@ pub fn run(config: Config, inherited: Inherited) -> i32 {
 /// be started.
 fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supervisor<Os>, i32> {
     let role = Role::of_this_process();
-    // SAFETY: getppid takes no arguments and cannot fail.
-    let parent = unsafe { libc::getppid() };
-    if config.subreaper || role == Role::Subreaper {
-        become_subreaper();
-    }
-    if let Some(signal) = config.parent_death_signal {
-        set_parent_death_signal(signal);
-    }
-    for (hook, argv) in [
-        (HookKind::PostStart, &config.post_start),
-        (HookKind::PreStop, &config.pre_stop),
-    ] {
-        let Some(program) = argv.as_ref().and_then(|argv| argv.first()) else {
-            continue;
-        };
-        if let Some(why) = spawn::unrunnable(program) {
-            logging::emit(
-                Level::Warning,
-                "hook_unrunnable",
-                format_args!(
-                    "the {} hook cannot run {:?}: {why}; it will fail when its time comes",
-                    hook.as_str(),
-                    program.to_string_lossy()
-                ),
-                |r| {
-                    r.word("hook", hook.as_str())
-                        .field("program", program.as_os_str())
-                        .field("error", why.as_str())
-                },
-            );
-        }
-    }
-    if config.post_start.is_none() && config.post_start_timeout.is_some() {
-        logging::emit(
-            Level::Warning,
-            "post_start_timeout_unused",
-            format_args!(
-                "a post-start timeout is set, but no post-start hook: it has nothing to time"
-            ),
-            |r| r,
-        );
-    }
     // --user: every lookup before the first fork, so that an unknown user
     // is one line and nothing starts.
     let user = match config
@@ -113,6 +71,15 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
         }
         None => None,
     };
+    // SAFETY: getppid takes no arguments and cannot fail.
+    let parent = unsafe { libc::getppid() };
+    if config.subreaper || role == Role::Subreaper {
+        become_subreaper();
+    }
+    if let Some(signal) = config.parent_death_signal {
+        set_parent_death_signal(signal);
+    }
+    warn_of_hooks(&config);
     let (command, command_exact) = spawn::display_command_exact(&config.command);
     let gave_terminal =
         spawn::owns_terminal() && !user.as_ref().is_some_and(user::Switch::new_session);
@@ -168,6 +135,46 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     supervisor.parent = parent;
     supervisor.start_post_start();
     Ok(supervisor)
+}
+
+/// Mistakes in the hooks that need not stop vigil, said at start rather
+/// than when the hook's time comes: a program that cannot run, a timeout
+/// with no hook to time.
+fn warn_of_hooks(config: &Config) {
+    for (hook, argv) in [
+        (HookKind::PostStart, &config.post_start),
+        (HookKind::PreStop, &config.pre_stop),
+    ] {
+        let Some(program) = argv.as_ref().and_then(|argv| argv.first()) else {
+            continue;
+        };
+        if let Some(why) = spawn::unrunnable(program) {
+            logging::emit(
+                Level::Warning,
+                "hook_unrunnable",
+                format_args!(
+                    "the {} hook cannot run {:?}: {why}; it will fail when its time comes",
+                    hook.as_str(),
+                    program.to_string_lossy()
+                ),
+                |r| {
+                    r.word("hook", hook.as_str())
+                        .field("program", program.as_os_str())
+                        .field("error", why.as_str())
+                },
+            );
+        }
+    }
+    if config.post_start.is_none() && config.post_start_timeout.is_some() {
+        logging::emit(
+            Level::Warning,
+            "post_start_timeout_unused",
+            format_args!(
+                "a post-start timeout is set, but no post-start hook: it has nothing to time"
+            ),
+            |r| r,
+        );
+    }
 }
 
 /// The report of a child just started, as `pid`; `command` is its text.

@@ -177,6 +177,28 @@ impl PidsCgroup {
             .map_err(|e| format!("{}/pids.max: {e}", cg.path.display()))?;
         Ok(cg)
     }
+    /// vigil as PID 1 of a new namespace inside this cgroup from its first
+    /// instruction (as `MemCgroup::pid1`). `unshare` stays, as the
+    /// namespace's parent: it counts against the limit too.
+    pub fn pid1(&self) -> Vigil {
+        self.wrapper("exec unshare --pid --fork --mount-proc -- \"$@\"")
+    }
+
+    /// vigil as a plain process inside this cgroup (the only one there).
+    pub fn plain(&self) -> Vigil {
+        self.wrapper("exec \"$@\"")
+    }
+
+    fn wrapper(&self, then: &str) -> Vigil {
+        let prefix: Vec<OsString> = vec![
+            "sh".into(),
+            "-c".into(),
+            format!("echo $$ > \"$0\" && {then}").into(),
+            self.path.join("cgroup.procs").into(),
+        ];
+        Vigil::wrapped(&prefix)
+    }
+
     pub fn procs(&self) -> Vec<i32> {
         std::fs::read_to_string(self.path.join("cgroup.procs"))
             .unwrap_or_default()

@@ -39,9 +39,16 @@
 //! - `log`: reading vigil's log lines;
 //! - `pty`: an interactive shell on a pseudo-terminal;
 //! - `rng`: seeded randomness for generated cases;
+//! - `options`: vigil's option table (src/cli/options.rs itself);
 //! - `capture`, `start_state`: plumbing of the above.
 // Each test binary uses only part of the harness.
 #![allow(dead_code)]
+
+// vigil's option table, the very file the binary is built from: the tests'
+// flag/variable pairs and the command-line fuzz grammar are read from it,
+// so an option added there is tested without another list to update.
+#[path = "../../src/cli/options.rs"]
+pub mod options;
 
 // The raw signal syscalls (and `sig_bit`) the test programs use too.
 #[path = "../programs/support/rawsig.rs"]

@@ -23,15 +23,39 @@ pub const PTY_PROMPT: &str = "PTYPROMPT$ ";
 
 impl PtyShell {
     pub fn spawn(extra_env: &[(&str, &str)]) -> PtyShell {
-        let pty = nix::pty::openpty(None, None).expect("openpty");
-        let slave = pty.slave;
         let mut cmd = Command::new("bash");
         cmd.args(["--norc", "--noprofile", "-i"])
             .env("TERM", "dumb")
             .env("PS1", PTY_PROMPT)
             .env("HISTFILE", "/dev/null")
-            .env_remove("PROMPT_COMMAND")
-            .stdin(Stdio::from(slave.try_clone().unwrap()))
+            .env_remove("PROMPT_COMMAND");
+        Self::start(cmd, extra_env)
+    }
+
+    /// Any program in bash's place: the leader of a session whose
+    /// controlling terminal is a fresh pseudo-terminal, with no shell (and
+    /// so no job control) above it, as under `script`, sshd or `docker run
+    /// -t` with a non-PID-1 init.
+    pub fn session(program: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> PtyShell {
+        let mut cmd = Command::new(program);
+        cmd.args(args).env("TERM", "dumb");
+        Self::start(cmd, &[])
+    }
+
+    /// The program's exit status, once it exits (`None` after `timeout`).
+    pub fn wait_status(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let mut status = None;
+        wait_until(timeout, || {
+            status = self.child.try_wait().ok().flatten();
+            status.is_some()
+        });
+        status
+    }
+
+    fn start(mut cmd: Command, extra_env: &[(&str, &str)]) -> PtyShell {
+        let pty = nix::pty::openpty(None, None).expect("openpty");
+        let slave = pty.slave;
+        cmd.stdin(Stdio::from(slave.try_clone().unwrap()))
             .stdout(Stdio::from(slave.try_clone().unwrap()))
             .stderr(Stdio::from(slave.try_clone().unwrap()));
         remove_vigil_env(&mut cmd);

@@ -322,6 +322,24 @@ impl Running {
         })
     }
 
+    /// Host pid of vigil if it can be found right now (it may not have
+    /// started yet, or may have ended already), without waiting.
+    pub fn vigil_pid_now(&self) -> Option<i32> {
+        if self.plain {
+            return Some(self.outer_pid());
+        }
+        if let Some(pid) = self.vigil_pid.get() {
+            return Some(*pid);
+        }
+        let pid = children(self.outer_pid()).into_iter().find(|&c| {
+            std::fs::read_link(format!("/proc/{c}/exe"))
+                .map(|e| e == self.exe)
+                .unwrap_or(false)
+        })?;
+        self.guard.track(pid);
+        Some(*self.vigil_pid.get_or_init(|| pid))
+    }
+
     /// vigil's first child (normally the command), waiting up to TIMEOUT.
     pub fn child_pid(&self) -> i32 {
         let v = self.vigil_pid();
@@ -506,15 +524,16 @@ pub enum Via {
     Env,
 }
 
-/// The variable that stands for a long option: `--grace-period` ->
-/// `VIGIL_GRACE_PERIOD`.
+/// The variable that stands for a long option, as the option table says:
+/// `--grace-period` -> `VIGIL_GRACE_PERIOD`.
 pub fn var_of(flag: &str) -> String {
-    format!(
-        "VIGIL_{}",
-        flag.trim_start_matches("--")
-            .to_uppercase()
-            .replace('-', "_")
-    )
+    let long = flag.trim_start_matches("--");
+    super::options::OPTIONS
+        .iter()
+        .find(|o| o.long == Some(long))
+        .and_then(|o| o.env)
+        .unwrap_or_else(|| panic!("{flag} has no variable in the option table"))
+        .to_string()
 }
 
 /// Adds one of vigil's own options, on the command line or through its variable.
