@@ -831,6 +831,9 @@ fn judge(
             Ok("could not run")
         }
         137 if kill_possible => Ok("killed before it wrote its marker"),
+        // A --timeout that passed before the child wrote its marker (1ns,
+        // with a grace period that SIGKILLs at once).
+        124 if text.contains("timeout") => Ok("timed out before it wrote its marker"),
         // A --user that names no user or group: looked up before anything
         // starts, one error line, exit 1.
         1 if lines.len() == 1 && lines[0].starts_with("vigil: error: cannot run as user ") => {
