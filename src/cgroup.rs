@@ -45,10 +45,7 @@ pub enum OomCounter {
 impl OomCounter {
     /// Starts counting: finds the file, and reads it unless vigil is PID 1.
     pub fn start(role: Role) -> OomCounter {
-        let Some(path) = find_counter_file() else {
-            return OomCounter::Unavailable;
-        };
-        let Ok(file) = File::open(&path) else {
+        let Some((file, path)) = open_counter_file() else {
             return OomCounter::Unavailable;
         };
         if role == Role::Pid1 {
@@ -84,7 +81,10 @@ impl OomCounter {
 const V1_MOUNT: &str = "/sys/fs/cgroup/memory";
 const V2_MOUNT: &str = "/sys/fs/cgroup";
 
-fn find_counter_file() -> Option<PathBuf> {
+/// Finds and opens the counter file. Each usual place is tried by opening
+/// it, not by looking first: a lookup that fails costs the same as a test
+/// for existence, and one that works needs no second one.
+fn open_counter_file() -> Option<(File, PathBuf)> {
     let cgroups = read_text("/proc/self/cgroup")?;
     let (path, v1) = own_cgroup(&cgroups)?;
     let (mount, file) = if v1 {
@@ -92,19 +92,29 @@ fn find_counter_file() -> Option<PathBuf> {
     } else {
         (V2_MOUNT, "memory.events")
     };
+    let open = |path: PathBuf| File::open(&path).ok().map(|f| (f, path));
     // The whole tree is mounted: vigil's cgroup is at its path.
-    let in_tree = join_cgroup(mount, "/", &path).join(file);
-    if in_tree.exists() {
-        return Some(in_tree);
+    let relative = path.trim_start_matches('/');
+    let mut in_tree = String::with_capacity(mount.len() + relative.len() + file.len() + 2);
+    in_tree.push_str(mount);
+    for part in [relative, file] {
+        if !part.is_empty() {
+            in_tree.push('/');
+            in_tree.push_str(part);
+        }
+    }
+    if let Some(found) = open(PathBuf::from(in_tree)) {
+        return Some(found);
     }
     // The container's own cgroup is the mount's root (then the path above
     // does not exist): make sure by finding vigil in it.
-    let at_root = Path::new(mount).join(file);
-    if at_root.exists() && holds_this_process(Path::new(mount)) {
-        return Some(at_root);
+    if holds_this_process(Path::new(mount)) {
+        if let Some(found) = open(Path::new(mount).join(file)) {
+            return Some(found);
+        }
     }
     let mountinfo = read_text("/proc/self/mountinfo")?;
-    counter_file(&cgroups, &mountinfo)
+    open(counter_file(&cgroups, &mountinfo)?)
 }
 
 /// vigil's memory cgroup path from /proc/self/cgroup, and whether it is v1's
@@ -133,14 +143,19 @@ fn holds_this_process(dir: &Path) -> bool {
 /// Reads the counter from the start of the open file (`pread`: the kernel
 /// makes the text afresh for each read from offset 0).
 fn read_oom_kills(file: &File) -> Option<u64> {
-    let mut buffer = [0u8; 4096];
+    // The kernel makes the whole text in one read when the buffer can hold
+    // it (these files are under a hundred bytes): a read that comes back
+    // short is the end, with no second read to find out.
+    let mut buffer = [0u8; 512];
     let mut len = 0;
     loop {
-        let n = file.read_at(buffer.get_mut(len..)?, len as u64).ok()?;
-        if n == 0 {
+        let room = buffer.get_mut(len..)?;
+        let wanted = room.len();
+        let n = file.read_at(room, len as u64).ok()?;
+        len += n;
+        if n == 0 || n < wanted {
             break;
         }
-        len += n;
     }
     let text = std::str::from_utf8(buffer.get(..len)?).ok()?;
     text.lines()

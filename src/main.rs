@@ -92,7 +92,7 @@ fn run(args: Vec<OsString>) -> c_int {
         });
         return 1;
     }
-    let config = match cli::parse(&args, std::env::vars_os()) {
+    let config = match cli::parse(&args, cli::own_variables()) {
         Ok(cli::Action::Run(config)) => *config,
         Ok(cli::Action::Print(text)) => {
             let _ = std::io::stdout().write_all(text.as_bytes());

@@ -120,6 +120,44 @@ pub enum Action {
 #[derive(Debug, PartialEq, Eq)]
 pub struct UsageError(pub String);
 
+/// The process's `VIGIL_*` and `TINI_*` variables, the only ones `parse`
+/// looks at. The environment is read where the C library keeps it and only
+/// these are copied: a container's environment may hold dozens of others,
+/// and copying each (`std::env::vars_os`) was a large part of start-up.
+pub fn own_variables() -> Vec<(OsString, OsString)> {
+    extern "C" {
+        static environ: *const *const std::os::raw::c_char;
+    }
+    let mut vars = Vec::new();
+    // SAFETY: `environ` is the C library's NULL-terminated array of
+    // NUL-terminated `NAME=VALUE` strings. vigil has one thread and never
+    // changes its own environment, so the array stays as it is while it is
+    // read here.
+    let mut entry = unsafe { environ };
+    while !entry.is_null() {
+        // SAFETY: `entry` points into that array, before its NULL end.
+        let text = unsafe { *entry };
+        if text.is_null() {
+            break;
+        }
+        // SAFETY: each entry is a NUL-terminated string that lives as long
+        // as the process.
+        let bytes = unsafe { std::ffi::CStr::from_ptr(text) }.to_bytes();
+        if bytes.starts_with(b"VIGIL_") || bytes.starts_with(b"TINI_") {
+            if let Some(eq) = bytes.iter().position(|&b| b == b'=') {
+                let (name, value) = bytes.split_at(eq);
+                vars.push((
+                    OsStr::from_bytes(name).to_os_string(),
+                    OsStr::from_bytes(value.get(1..).unwrap_or_default()).to_os_string(),
+                ));
+            }
+        }
+        // SAFETY: the entry was not the NULL end, so the next one exists.
+        entry = unsafe { entry.add(1) };
+    }
+    vars
+}
+
 /// Parses the command line (`args`, the program's name first) and the
 /// environment (`vars`: only the variables in the table are looked at).
 pub fn parse(
