@@ -1256,34 +1256,40 @@ fn vigil_as_docker_init() {
 // ---------------------------------------------------------------------------
 
 /// The test image with an /etc/passwd and /etc/group (a FROM scratch image
-/// has none): `app` (1000:1000, also in group `audio`), and root.
-fn image_with_users(h: &TestImage, test: &str) -> ImageGuard {
-    let dir = std::env::temp_dir().join(format!("{LABEL}-{}-users", run_id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    fs::write(
-        dir.join("passwd"),
-        "root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000:app:/home/app:/bin/sh\n",
-    )
-    .unwrap();
-    fs::write(
-        dir.join("group"),
-        "root:x:0:\naudio:x:29:app\napp:x:1000:\n",
-    )
-    .unwrap();
-    fs::write(
-        dir.join("Dockerfile"),
-        format!(
-            "FROM {}\nLABEL {}\nCOPY passwd group /etc/\n",
-            h.image,
-            run_label()
-        ),
-    )
-    .unwrap();
-    let image = ImageGuard::new(DOCKER, format!("{LABEL}:users-{}-{test}", run_id()));
-    DOCKER.ok(&["build", "-q", "-t", &image.name, &dir.to_string_lossy()]);
-    let _ = fs::remove_dir_all(&dir);
-    image
+/// has none): `app` (1000:1000, also in group `audio`), and root. Built once
+/// for every test that wants it, and removed with the run's other images
+/// at exit: two tests building the same layers at once shared the cache,
+/// and one's clean-up took a layer from under the other's build.
+fn image_with_users(h: &TestImage) -> &'static str {
+    static IMAGE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    IMAGE.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("{LABEL}-{}-users", run_id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(
+            dir.join("passwd"),
+            "root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000:app:/home/app:/bin/sh\n",
+        )
+        .unwrap();
+        fs::write(
+            dir.join("group"),
+            "root:x:0:\naudio:x:29:app\napp:x:1000:\n",
+        )
+        .unwrap();
+        fs::write(
+            dir.join("Dockerfile"),
+            format!(
+                "FROM {}\nLABEL {}\nCOPY passwd group /etc/\n",
+                h.image,
+                run_label()
+            ),
+        )
+        .unwrap();
+        let image = format!("{LABEL}:users-{}", run_id());
+        DOCKER.ok(&["build", "-q", "-t", &image, &dir.to_string_lossy()]);
+        let _ = fs::remove_dir_all(&dir);
+        image
+    })
 }
 
 /// `ENV VIGIL_USER=app` in a FROM scratch image: the app (and the pre-stop
@@ -1295,7 +1301,7 @@ fn vigil_user_runs_the_app_and_the_hooks_as_the_user() {
     const T: &str = "vigil_user";
     let Some(h) = harness(T) else { return };
     let _cpu = timing();
-    let image = image_with_users(h, T);
+    let image = image_with_users(h);
     let dir = std::env::temp_dir().join(format!("{LABEL}-{}-user-tlog", run_id()));
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).unwrap();
@@ -1317,7 +1323,7 @@ fn vigil_user_runs_the_app_and_the_hooks_as_the_user() {
             "-e",
             "VIGIL_PRE_STOP=sh -c 'echo hook uid=$(id -u) gid=$(id -g)'",
         ],
-        &image.name,
+        image,
         &[
             "sh",
             "-c",
@@ -1366,13 +1372,13 @@ fn vigil_user_runs_the_app_and_the_hooks_as_the_user() {
 fn vigil_user_under_docker_run_user_and_arbitrary_uids() {
     const T: &str = "vigil_user_ids";
     let Some(h) = harness(T) else { return };
-    let image = image_with_users(h, T);
+    let image = image_with_users(h);
     let run = |opts: &[&str]| {
         Ctr::run_fg(
             DOCKER,
             T,
             opts,
-            &image.name,
+            image,
             &["sh", "-c", "echo uid=$(id -u) gid=$(id -g) home=$HOME"],
         )
     };
