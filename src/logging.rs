@@ -350,8 +350,8 @@ const STALLED: Duration = Duration::from_millis(500);
 /// on a serial console, the kernel panics the moment vigil exits, and what
 /// the port had not sent by then (the exit report) was lost.
 pub fn let_readers_catch_up() {
-    let pipes = own_outputs();
-    if pipes.is_empty() {
+    let outputs = own_outputs();
+    if outputs.is_empty() {
         return;
     }
     let start = Instant::now();
@@ -362,7 +362,10 @@ pub fn let_readers_catch_up() {
     // CPU, the next ones after pauses growing to 10 ms.
     let mut pause = Duration::ZERO;
     loop {
-        let unread: usize = pipes.iter().map(|&fd| unread(fd)).sum();
+        let unread: usize = outputs
+            .iter()
+            .map(|&(fd, request)| unread(fd, request))
+            .sum();
         let now = Instant::now();
         if unread == 0 || now - start >= CATCH_UP {
             return;
@@ -384,39 +387,44 @@ pub fn let_readers_catch_up() {
 }
 
 /// vigil's stdout and stderr, those that are pipes or terminals, each once
-/// (with `2>&1` both are the same pipe).
-fn own_outputs() -> Vec<libc::c_int> {
+/// (with `2>&1` both are the same pipe), with the `ioctl` that says how much
+/// each still holds: decided here once, not at every look.
+fn own_outputs() -> Vec<(libc::c_int, libc::Ioctl)> {
     let mut seen: Vec<(u64, u64)> = Vec::new();
-    let mut pipes = Vec::new();
-    for fd in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
-        // SAFETY: fstat writes one stat into `st`, which is live; an
-        // all-zero stat is a valid value to start from.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: as above; fd is a plain integer.
-        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+    let mut outputs = Vec::new();
+    let stats = [
+        (libc::STDOUT_FILENO, nix::sys::stat::fstat(io::stdout())),
+        (libc::STDERR_FILENO, nix::sys::stat::fstat(io::stderr())),
+    ];
+    for (fd, stat) in stats {
+        let Ok(st) = stat else {
             continue;
-        }
+        };
         let kind = st.st_mode & libc::S_IFMT;
         // SAFETY: isatty takes a plain integer.
-        if kind != libc::S_IFIFO && !(kind == libc::S_IFCHR && unsafe { libc::isatty(fd) } == 1) {
+        let request = if kind == libc::S_IFIFO {
+            libc::FIONREAD
+        } else if kind == libc::S_IFCHR && unsafe { libc::isatty(fd) } == 1 {
+            libc::TIOCOUTQ
+        } else {
             continue;
-        }
+        };
         // dev_t and ino_t are narrower than u64 on some 32-bit C libraries.
         #[allow(clippy::unnecessary_cast)]
         let id = (st.st_dev as u64, st.st_ino as u64);
         if !seen.contains(&id) {
             seen.push(id);
-            pipes.push(fd);
+            outputs.push((fd, request));
         }
     }
-    pipes
+    outputs
 }
 
-/// Bytes in a pipe that nobody has read yet (FIONREAD works on either end),
-/// or that a terminal has yet to send (TIOCOUTQ; always 0 on a
+/// Bytes in a pipe that nobody has read yet (`FIONREAD` works on either
+/// end), or that a terminal has yet to send (`TIOCOUTQ`; always 0 on a
 /// pseudo-terminal); 0 when the pipe has no reader left, since then nobody
 /// ever will.
-fn unread(fd: libc::c_int) -> usize {
+fn unread(fd: libc::c_int, request: libc::Ioctl) -> usize {
     let mut fds = [libc::pollfd {
         fd,
         events: libc::POLLOUT,
@@ -427,12 +435,6 @@ fn unread(fd: libc::c_int) -> usize {
     if ready < 0 || fds[0].revents & libc::POLLERR != 0 {
         return 0;
     }
-    // SAFETY: isatty takes a plain integer.
-    let request = if unsafe { libc::isatty(fd) } == 1 {
-        libc::TIOCOUTQ
-    } else {
-        libc::FIONREAD
-    };
     let mut n: libc::c_int = 0;
     // SAFETY: FIONREAD and TIOCOUTQ write one int into `n`, which is live.
     let r = unsafe { libc::ioctl(fd, request, &mut n) };
