@@ -335,19 +335,23 @@ impl Text {
     }
 }
 
-/// The raw bytes of a text value, and whether they are known to be UTF-8
-/// (a `str`: no need to check); `Argv` is rendered into `scratch`.
+/// The raw bytes of a text value, whether they are known to be UTF-8 (a
+/// `str`: no need to check), and the cap they are cut to: `max`, or none
+/// for a `Word`, which shortening never cuts. `Argv` is rendered into
+/// `scratch`.
 pub(super) fn text_bytes<'v>(
     value: &'v Value<'_>,
     scratch: &'v mut Vec<u8>,
-) -> Option<(&'v [u8], bool)> {
+    max: usize,
+) -> Option<(&'v [u8], bool, usize)> {
     match value {
-        Value::Str(s) | Value::Word(s) => Some((s.as_bytes(), true)),
-        Value::Bytes(b) => Some((b, false)),
+        Value::Word(s) => Some((s.as_bytes(), true, usize::MAX)),
+        Value::Str(s) => Some((s.as_bytes(), true, max)),
+        Value::Bytes(b) => Some((b, false, max)),
         Value::Argv(words) => {
             scratch.clear();
             crate::text::shell_join(words, scratch);
-            Some((scratch.as_slice(), false))
+            Some((scratch.as_slice(), false, max))
         }
         _ => None,
     }

@@ -105,13 +105,8 @@ impl<'o> Writer<'o> {
             self.out.push(b'"');
             return;
         }
-        let max = if let Value::Word(_) = value {
-            usize::MAX
-        } else {
-            max
-        };
         let mut scratch = std::mem::take(&mut self.text.scratch);
-        if let Some((bytes, valid)) = text_bytes(value, &mut scratch) {
+        if let Some((bytes, valid, max)) = text_bytes(value, &mut scratch, max) {
             self.string_rest(bytes, valid, max);
         }
         self.text.scratch = scratch;
