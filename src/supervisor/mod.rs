@@ -160,11 +160,26 @@ struct Supervisor<S: System> {
     exit_line: Vec<u8>,
 }
 
+/// What the start left for the supervisor to know: read by `setup::start`
+/// before and while it started the child.
+#[derive(Clone, Copy, Debug)]
+struct Start {
+    child: i32,
+    /// vigil's parent before anything started (see `is_parent_death`).
+    parent: i32,
+    /// Whether the child was given the terminal's foreground.
+    gave_terminal: bool,
+}
+
 impl<S: System> Supervisor<S> {
     /// A supervisor for a child that has just been started; `setup::start`
     /// makes the real one, the unit tests theirs.
-    fn new(config: Config, sys: S, child: i32, report: Report) -> Supervisor<S> {
-        let parent = sys.parent();
+    fn new(config: Config, sys: S, start: Start, report: Report) -> Supervisor<S> {
+        let Start {
+            child,
+            parent,
+            gave_terminal,
+        } = start;
         let mut deadlines = Deadlines::default();
         if let Some(after) = config.timeout {
             deadlines.set(Deadline::Timeout, sys.now() + after);
@@ -184,7 +199,7 @@ impl<S: System> Supervisor<S> {
             job_stopped: false,
             child_is_stopped: false,
             parent,
-            gave_terminal: false,
+            gave_terminal,
             report,
             exit_line: match crate::logging::encoder() {
                 Some(_) => Vec::with_capacity(crate::record::LINE_MAX),

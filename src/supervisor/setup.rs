@@ -6,7 +6,7 @@ use std::fmt::Write;
 use std::time::Instant;
 
 use super::system::{Os, System};
-use super::Supervisor;
+use super::{Start, Supervisor};
 use crate::cgroup::OomCounter;
 use crate::cli::Config;
 use crate::hooks::HookKind;
@@ -130,9 +130,12 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     };
     let mut report = report_for(&config, command, child, gave_terminal);
     report.command_exact = command_exact;
-    let mut supervisor = Supervisor::new(config, os, child, report);
-    supervisor.gave_terminal = gave_terminal;
-    supervisor.parent = parent;
+    let start = Start {
+        child,
+        parent,
+        gave_terminal,
+    };
+    let mut supervisor = Supervisor::new(config, os, start, report);
     supervisor.start_post_start();
     Ok(supervisor)
 }
