@@ -392,14 +392,16 @@ pub fn let_readers_catch_up() {
 fn own_outputs() -> Vec<(libc::c_int, libc::Ioctl)> {
     let mut seen: Vec<(u64, u64)> = Vec::new();
     let mut outputs = Vec::new();
-    let stats = [
-        (libc::STDOUT_FILENO, nix::sys::stat::fstat(io::stdout())),
-        (libc::STDERR_FILENO, nix::sys::stat::fstat(io::stderr())),
-    ];
-    for (fd, stat) in stats {
-        let Ok(st) = stat else {
+    for fd in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
+        // Raw, not through `io::stdout()`, whose first use would set up
+        // std's buffered handle (an allocation) on the way out.
+        // SAFETY: fstat writes one stat into `st`, which is live; an
+        // all-zero stat is a valid value to start from.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: as above; fd is a plain integer.
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
             continue;
-        };
+        }
         let kind = st.st_mode & libc::S_IFMT;
         // SAFETY: isatty takes a plain integer.
         let request = if kind == libc::S_IFIFO {
