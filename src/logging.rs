@@ -393,16 +393,9 @@ fn own_outputs() -> Vec<(libc::c_int, libc::Ioctl)> {
     let mut seen: Vec<(u64, u64)> = Vec::new();
     let mut outputs = Vec::new();
     for fd in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
-        // Raw, not through `io::stdout()`, whose first use would set up
-        // std's buffered handle (an allocation) on the way out.
-        // SAFETY: fstat writes one stat into `st`, which is live; an
-        // all-zero stat is a valid value to start from.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: as above; fd is a plain integer.
-        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        let Some((id, kind)) = file_of(fd) else {
             continue;
-        }
-        let kind = st.st_mode & libc::S_IFMT;
+        };
         // SAFETY: isatty takes a plain integer.
         let request = if kind == libc::S_IFIFO {
             libc::FIONREAD
@@ -411,15 +404,31 @@ fn own_outputs() -> Vec<(libc::c_int, libc::Ioctl)> {
         } else {
             continue;
         };
-        // dev_t and ino_t are narrower than u64 on some 32-bit C libraries.
-        #[allow(clippy::unnecessary_cast)]
-        let id = (st.st_dev as u64, st.st_ino as u64);
         if !seen.contains(&id) {
             seen.push(id);
             outputs.push((fd, request));
         }
     }
     outputs
+}
+
+/// The file behind one of vigil's descriptors: its (device, inode), which
+/// tell two descriptors or a path of the same file, and its type
+/// (`S_IFMT` bits). Read with the raw call, not through `io::stdout()` or
+/// `io::stderr()`, whose first use sets up std's buffered handle: this runs
+/// on the way out.
+pub fn file_of(fd: libc::c_int) -> Option<((u64, u64), libc::mode_t)> {
+    // SAFETY: an all-zero stat is a valid value to be written into.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat writes one stat into `st`, which is live; fd is a
+    // plain integer (a closed one is EBADF).
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return None;
+    }
+    // dev_t and ino_t are narrower than u64 on some 32-bit C libraries.
+    #[allow(clippy::unnecessary_cast)]
+    let id = (st.st_dev as u64, st.st_ino as u64);
+    Some((id, st.st_mode & libc::S_IFMT))
 }
 
 /// Bytes in a pipe that nobody has read yet (`FIONREAD` works on either

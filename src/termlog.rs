@@ -13,8 +13,7 @@
 
 use std::borrow::Cow;
 use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
-use std::os::fd::AsFd;
+use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
@@ -35,15 +34,10 @@ enum Stream {
 /// redirected them to).
 fn own_stream(path: &Path) -> Option<Stream> {
     let target = std::fs::metadata(path).ok()?;
-    // dev_t and ino_t are narrower than u64 on some 32-bit C libraries.
-    #[allow(clippy::unnecessary_cast)]
-    let same = |fd: std::os::fd::BorrowedFd<'_>| {
-        nix::sys::stat::fstat(fd)
-            .is_ok_and(|st| st.st_dev as u64 == target.dev() && st.st_ino as u64 == target.ino())
-    };
-    if same(io::stderr().as_fd()) {
+    let same = |fd| logging::file_of(fd).is_some_and(|(id, _)| id == (target.dev(), target.ino()));
+    if same(libc::STDERR_FILENO) {
         Some(Stream::Stderr)
-    } else if same(io::stdout().as_fd()) {
+    } else if same(libc::STDOUT_FILENO) {
         Some(Stream::Stdout)
     } else {
         None
