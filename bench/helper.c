@@ -285,7 +285,7 @@ __attribute__((noreturn)) static int cmd_termrecv(void) {
 
 /* --------------------------------------------------------------- first */
 /*
- * first DELAY_US PID FD
+ * first DELAY_US PID FD [ERRFD]
  *
  * The "first signal" of a fresh init, as `docker stop` sends it: wait
  * DELAY_US (the child is ready and idle, the init asleep), send one SIGTERM
@@ -295,8 +295,8 @@ __attribute__((noreturn)) static int cmd_termrecv(void) {
  * fwd_ns is -1 when no SIGTERM arrived.
  */
 static int cmd_first(int argc, char **argv) {
-    if (argc != 5) {
-        fprintf(stderr, "usage: first DELAY_US PID FD\n");
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: first DELAY_US PID FD [ERRFD]\n");
         return 2;
     }
     int64_t delay = (int64_t)atoll(argv[2]) * 1000;
@@ -310,7 +310,14 @@ static int cmd_first(int argc, char **argv) {
      * engine reads a container's output. (An init may wait at exit until
      * its output pipe is read, as vigil does; read only after the exit, it
      * would wait for a reader that never comes.) */
-    struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = tg.fd, .events = POLLIN}};
+    /* ERRFD, when given, is the init's stderr, a pipe of its own as under a
+     * container engine (which drains both): drained the same way, and
+     * copied to this program's stderr at the end, for the error messages. */
+    static char err[1 << 16];
+    size_t err_len = 0;
+    struct pollfd p[3] = {{.fd = pidfd, .events = POLLIN},
+                          {.fd = tg.fd, .events = POLLIN},
+                          {.fd = argc == 6 ? atoi(argv[5]) : -1, .events = POLLIN}};
     int64_t end = ts + 10000000000LL, te = 0;
     int hang = 0;
     for (;;) {
@@ -319,7 +326,7 @@ static int cmd_first(int argc, char **argv) {
             hang = 1;
             break;
         }
-        int r = poll(p, p[1].fd >= 0 ? 2 : 1, (int)(left / 1000000) + 1);
+        int r = poll(p, 3, (int)(left / 1000000) + 1);
         if (r < 0) {
             if (errno == EINTR) continue;
             die("poll");
@@ -334,6 +341,12 @@ static int cmd_first(int argc, char **argv) {
             if (n > 0) tg.len += (size_t)n;
             if (n == 0 || tg.len == sizeof tg.buf) p[1].fd = -1; /* EOF (or full): only the pidfd now */
         }
+        if (p[2].fd >= 0 && p[2].revents) {
+            ssize_t n = read(p[2].fd, err + err_len, sizeof err - err_len);
+            if (n < 0 && errno != EINTR) die("read");
+            if (n > 0) err_len += (size_t)n;
+            if (n == 0 || err_len == sizeof err) p[2].fd = -1;
+        }
     }
     int sig;
     int64_t t, fwd = -1;
@@ -346,6 +359,12 @@ static int cmd_first(int argc, char **argv) {
         }
         if (arrivals++ == 0) fwd = t - ts;
     }
+    if (p[2].fd >= 0) { /* the rest of the init's stderr, after its exit */
+        ssize_t n;
+        while (err_len < sizeof err && (n = read(p[2].fd, err + err_len, sizeof err - err_len)) > 0)
+            err_len += (size_t)n;
+    }
+    if (err_len) fwrite(err, 1, err_len, stderr);
     printf("{\"fwd_ns\":%lld,\"exit_ns\":%lld,\"arrivals\":%ld,\"stray\":%ld,\"hang\":%d}\n",
            (long long)fwd, (long long)(hang ? -1 : te - ts), arrivals, stray, hang);
     return 0;

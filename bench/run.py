@@ -193,20 +193,26 @@ def read_line(fd, timeout):
 class NsRun:
     """One `unshare ... INIT ... CMD` process."""
 
-    def __init__(self, init, cmd, stdout_pipe=False):
-        self.err = tempfile.TemporaryFile()
-        self.rfd = None
-        wfd = None
+    def __init__(self, init, cmd, stdout_pipe=False, stderr_pipe=False):
+        """stdout_pipe: the init's stdout is a pipe (`rfd`) for the child's
+        records. stderr_pipe: its stderr too, `efd`, which the caller
+        drains, as a container engine does; else a file."""
+        self.err = None if stderr_pipe else tempfile.TemporaryFile()
+        self.rfd = self.efd = None
+        wfd = ewfd = None
         if stdout_pipe:
             self.rfd, wfd = os.pipe()
+        if stderr_pipe:
+            self.efd, ewfd = os.pipe()
         self.proc = subprocess.Popen(
             UNSHARE + (init.argv(cmd) if init else cmd),
             stdin=subprocess.DEVNULL,
             stdout=wfd if wfd is not None else subprocess.DEVNULL,
-            stderr=self.err,
+            stderr=ewfd if ewfd is not None else self.err,
         )
-        if wfd is not None:
-            os.close(wfd)
+        for fd in (wfd, ewfd):
+            if fd is not None:
+                os.close(fd)
         self.pid = None
 
     def ready(self, timeout=10.0):
@@ -217,6 +223,12 @@ class NsRun:
         return self.pid
 
     def stderr(self):
+        if self.err is None:  # a pipe: what is in it now
+            os.set_blocking(self.efd, False)
+            try:
+                return os.read(self.efd, 1 << 16).decode(errors="replace")[-2000:]
+            except OSError:
+                return ""
         self.err.seek(0)
         return self.err.read().decode(errors="replace")[-2000:]
 
@@ -232,10 +244,12 @@ class NsRun:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-        if self.rfd is not None:
-            os.close(self.rfd)
-            self.rfd = None
-        self.err.close()
+        for fd in (self.rfd, self.efd):
+            if fd is not None:
+                os.close(fd)
+        self.rfd = self.efd = None
+        if self.err is not None:
+            self.err.close()
 
 
 # --------------------------------------------------------------------------- statistics
@@ -435,11 +449,12 @@ def _bench_first(inits, helper, rounds, delay_us):
     for r in range(rounds):
         for init in rotated(inits, r):
             a = acc[init.name]
-            run = NsRun(init, [helper, "termrecv"], stdout_pipe=True)
+            run = NsRun(init, [helper, "termrecv"], stdout_pipe=True, stderr_pipe=True)
             try:
                 pid = run.ready()
-                out = subprocess.run([helper, "first", str(delay_us), str(pid), str(run.rfd)],
-                                     pass_fds=[run.rfd], capture_output=True, text=True, timeout=60)
+                out = subprocess.run([helper, "first", str(delay_us), str(pid), str(run.rfd), str(run.efd)],
+                                     pass_fds=[run.rfd, run.efd], capture_output=True, text=True,
+                                     timeout=60)
                 if out.returncode != 0:
                     raise RuntimeError("sender failed: " + out.stderr.strip())
                 d = json.loads(out.stdout)

@@ -1,8 +1,15 @@
 //! vigil's log: every line it writes goes to stderr through `emit`, as
-//! text (`vigil: warning: ...`, through `log` + `env_logger`, as ever) or,
-//! with `--log-format json|logfmt`, as one record per line (`record`). A
-//! record is built only when its line is shown, and only in the structured
-//! formats; the text line's words are its `msg`.
+//! text (`vigil: warning: ...`) or, with `--log-format json|logfmt`, as one
+//! record per line (`record`). A record is built only when its line is
+//! shown, and only in the structured formats; the text line's words are its
+//! `msg`.
+//!
+//! A text line is put together on the stack and written with one `write`:
+//! no allocation, no per-thread buffer. The exit report is written between
+//! the child's death and vigil's exit, while the container's runtime waits;
+//! written through `log` + `env_logger`, its first use of their per-thread
+//! formatter (a heap page, its thread-local destructor) cost more there
+//! than formatting the report (docs/benchmarks.md).
 //!
 //! Every line is prefixed `vigil:` (or `vigil[PID]:` under another vigil,
 //! which a record says with `vigil_pid`), and never blocks while vigil
@@ -23,19 +30,14 @@
 //! child's output.
 
 use std::cell::RefCell;
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::record::{self, Encoder, Format, Record, Timestamp, LINE_MAX};
-use crate::text::one_line;
-
-/// The log target of lines shown at the default verbosity without being
-/// warnings (`Level::Notice`). Logged at `Warn` level, so that verbosity 0
-/// hides them, and printed without the `warning:` tag.
-const NOTICE: &str = "vigil::notice";
+use crate::text::one_line_pieces;
 
 /// What a pipe takes in one piece (POSIX `PIPE_BUF` on Linux): the longest
 /// line vigil writes, newline included.
@@ -79,23 +81,6 @@ impl Level {
         }
     }
 
-    fn log_level(self) -> log::Level {
-        match self {
-            Level::Error => log::Level::Error,
-            Level::Warning | Level::Notice => log::Level::Warn,
-            Level::Info => log::Level::Info,
-            Level::Debug => log::Level::Debug,
-            Level::Trace => log::Level::Trace,
-        }
-    }
-
-    fn target(self) -> &'static str {
-        match self {
-            Level::Notice => NOTICE,
-            _ => "vigil",
-        }
-    }
-
     /// The level a record says.
     pub fn record_level(self) -> record::Level {
         match self {
@@ -125,6 +110,9 @@ struct Setup {
     verbosity: u8,
     /// `None` for text.
     encoder: Option<Encoder>,
+    /// vigil's pid when it runs under another vigil: text lines then start
+    /// `vigil[PID]:`.
+    under_vigil: Option<u32>,
 }
 
 static SETUP: OnceLock<Setup> = OnceLock::new();
@@ -149,42 +137,13 @@ pub fn init(verbosity: u8, format: Format, under_vigil: Option<u32>) {
         encoding,
         vigil_pid: under_vigil,
     });
-    let _ = SETUP.set(Setup { verbosity, encoder });
+    let _ = SETUP.set(Setup {
+        verbosity,
+        encoder,
+        under_vigil,
+    });
     VERBOSITY.store(verbosity, Ordering::Relaxed);
-    if encoder.is_some() {
-        // Every line is a record, written by `emit`: nothing goes through
-        // `log`.
-        return;
-    }
-    let level = match verbosity {
-        0 => log::LevelFilter::Error,
-        1 => log::LevelFilter::Warn,
-        2 => log::LevelFilter::Info,
-        3 => log::LevelFilter::Debug,
-        _ => log::LevelFilter::Trace,
-    };
-    let prefix = match under_vigil {
-        Some(pid) => format!("vigil[{pid}]"),
-        None => "vigil".to_string(),
-    };
-    let _ = env_logger::Builder::new()
-        .filter_level(level)
-        .format(move |buf, record| {
-            let tag = match record.level() {
-                log::Level::Error => "error: ",
-                log::Level::Warn if record.target() == NOTICE => "",
-                log::Level::Warn => "warning: ",
-                _ => "",
-            };
-            // Sized for the exit report, so that formatting it does not
-            // grow the string a few bytes at a time.
-            let mut message = String::with_capacity(512);
-            let _ = std::fmt::Write::write_fmt(&mut message, *record.args());
-            let line = whole_line(&format!("{prefix}: {tag}"), &message);
-            buf.write_all(line.as_bytes())
-        })
-        .target(env_logger::Target::Pipe(Box::new(Stderr)))
-        .try_init();
+    let _ = OUTPUTS.set(find_outputs());
 }
 
 /// How logging was set up; `None` before `init`.
@@ -242,7 +201,11 @@ pub fn emit<'a>(
     }
 }
 
-/// `emit`, once the level is known to be shown.
+/// `emit`, once the level is known to be shown. Never inlined: the line it
+/// puts together on the stack (`TextLine`, a page) would otherwise be in
+/// the frame of every caller, the forwarding path's included, whose first
+/// run would then fault in fresh stack pages for a line it does not write.
+#[inline(never)]
 fn emit_shown<'a>(
     level: Level,
     event: &'static str,
@@ -253,12 +216,15 @@ fn emit_shown<'a>(
         return;
     };
     match &setup.encoder {
-        #[cfg(test)]
-        None if capture::setup().is_some() => {
-            let line = whole_line(&format!("vigil: {}", level.tag()), &fmt::format(msg));
-            write_line(line.as_bytes());
+        None => {
+            let mut line = TextLine::new();
+            match setup.under_vigil {
+                Some(pid) => line.prefix(format_args!("vigil[{pid}]: {}", level.tag())),
+                None => line.prefix(format_args!("vigil: {}", level.tag())),
+            }
+            let _ = line.write_fmt(msg);
+            write_line(line.finish());
         }
-        None => log::log!(target: level.target(), level.log_level(), "{msg}"),
         Some(encoder) => {
             let record = fields(record(level, event, fmt::format(msg)));
             write_record(encoder, &record);
@@ -332,26 +298,95 @@ pub fn final_lines() {
 }
 
 /// How long vigil waits at most, at exit, for its stdout and stderr pipes
-/// to be read empty. Container engines stop copying a container's output
+/// to be read. Container engines stop copying a container's output
 /// shortly after it exits (Docker: 2 s) and drop what is still in the pipe;
 /// under a flood of output the last lines, vigil's report among them, are
-/// what gets dropped. Waiting until the pipes are empty leaves the engine
-/// only the last buffer to copy. Bounded, so that a slow reader cannot hold
-/// up the container's end for long.
+/// what gets dropped. Waiting until what is left fits in one read
+/// (`PIPE_BUF`) leaves the engine only that read to make. Bounded, so that
+/// a slow reader cannot hold up the container's end for long.
 const CATCH_UP: Duration = Duration::from_secs(3);
 
 /// A reader that takes nothing out of the pipe for this long is taken for
 /// none at all (a pipe nobody reads), and vigil exits at once.
 const STALLED: Duration = Duration::from_millis(500);
 
+/// vigil's stdout and stderr, those that are pipes or terminals, each once
+/// (with `2>&1` both are the same pipe): looked at when logging is set up,
+/// so that the exit's look at them is one `ioctl` each.
+static OUTPUTS: OnceLock<Vec<Output>> = OnceLock::new();
+
+/// One of vigil's outputs that a reader empties.
+#[derive(Clone, Copy, Debug)]
+struct Output {
+    fd: libc::c_int,
+    /// A terminal (`TIOCOUTQ`: bytes it has yet to send), else a pipe
+    /// (`FIONREAD`: bytes nobody has read yet).
+    terminal: bool,
+}
+
+impl Output {
+    /// What is left to wait for: a terminal's unsent bytes; a pipe's unread
+    /// ones, unless they fit in one read or nobody reads the pipe any more
+    /// (then nobody ever will).
+    fn left(self) -> usize {
+        let request = if self.terminal {
+            libc::TIOCOUTQ
+        } else {
+            libc::FIONREAD
+        };
+        let mut n: libc::c_int = 0;
+        // SAFETY: FIONREAD and TIOCOUTQ write one int into `n`, which is live.
+        if unsafe { libc::ioctl(self.fd, request, &mut n) } != 0 {
+            return 0;
+        }
+        let n = usize::try_from(n).unwrap_or(0);
+        if n == 0 || (!self.terminal && n <= PIPE_BUF) {
+            return 0;
+        }
+        let mut fds = [libc::pollfd {
+            fd: self.fd,
+            events: libc::POLLOUT,
+            revents: 0,
+        }];
+        // SAFETY: poll reads and writes the one pollfd in `fds`, which is live.
+        let ready = unsafe { libc::poll(fds.as_mut_ptr(), 1, 0) };
+        if ready < 0 || fds[0].revents & (libc::POLLERR | libc::POLLHUP) != 0 {
+            return 0;
+        }
+        n
+    }
+}
+
+/// Looks at stdout and stderr once, for `let_readers_catch_up`.
+fn find_outputs() -> Vec<Output> {
+    let mut seen: Vec<(u64, u64)> = Vec::new();
+    let mut outputs = Vec::new();
+    for fd in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
+        let Some((id, kind)) = file_of(fd) else {
+            continue;
+        };
+        // SAFETY: isatty takes a plain integer.
+        let terminal = kind == libc::S_IFCHR && unsafe { libc::isatty(fd) } == 1;
+        if !(terminal || kind == libc::S_IFIFO) || seen.contains(&id) {
+            continue;
+        }
+        seen.push(id);
+        outputs.push(Output { fd, terminal });
+    }
+    outputs
+}
+
 /// At exit: waits while vigil's stdout or stderr is a pipe that still holds
-/// unread data and someone is reading it (see `CATCH_UP`, `STALLED`), or a
-/// terminal that has not sent it all yet: as the init of a whole machine,
-/// on a serial console, the kernel panics the moment vigil exits, and what
-/// the port had not sent by then (the exit report) was lost.
+/// more than one read's worth of unread data and someone is reading it
+/// (see `CATCH_UP`, `STALLED`), or a terminal that has not sent it all
+/// yet: as the init of a whole machine, on a serial console, the kernel
+/// panics the moment vigil exits, and what the port had not sent by then
+/// (the exit report) was lost.
 pub fn let_readers_catch_up() {
-    let outputs = own_outputs();
-    if outputs.is_empty() {
+    let outputs = OUTPUTS.get_or_init(find_outputs);
+    let left = || outputs.iter().map(|o| o.left()).sum::<usize>();
+    let mut unread = left();
+    if unread == 0 {
         return;
     }
     let start = Instant::now();
@@ -362,12 +397,8 @@ pub fn let_readers_catch_up() {
     // CPU, the next ones after pauses growing to 10 ms.
     let mut pause = Duration::ZERO;
     loop {
-        let unread: usize = outputs
-            .iter()
-            .map(|&(fd, request)| unread(fd, request))
-            .sum();
         let now = Instant::now();
-        if unread == 0 || now - start >= CATCH_UP {
+        if now - start >= CATCH_UP {
             return;
         }
         if unread < least {
@@ -383,33 +414,11 @@ pub fn let_readers_catch_up() {
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(10));
         }
-    }
-}
-
-/// vigil's stdout and stderr, those that are pipes or terminals, each once
-/// (with `2>&1` both are the same pipe), with the `ioctl` that says how much
-/// each still holds: decided here once, not at every look.
-fn own_outputs() -> Vec<(libc::c_int, libc::Ioctl)> {
-    let mut seen: Vec<(u64, u64)> = Vec::new();
-    let mut outputs = Vec::new();
-    for fd in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
-        let Some((id, kind)) = file_of(fd) else {
-            continue;
-        };
-        // SAFETY: isatty takes a plain integer.
-        let request = if kind == libc::S_IFIFO {
-            libc::FIONREAD
-        } else if kind == libc::S_IFCHR && unsafe { libc::isatty(fd) } == 1 {
-            libc::TIOCOUTQ
-        } else {
-            continue;
-        };
-        if !seen.contains(&id) {
-            seen.push(id);
-            outputs.push((fd, request));
+        unread = left();
+        if unread == 0 {
+            return;
         }
     }
-    outputs
 }
 
 /// The file behind one of vigil's descriptors: its (device, inode), which
@@ -431,47 +440,93 @@ pub fn file_of(fd: libc::c_int) -> Option<((u64, u64), libc::mode_t)> {
     Some((id, st.st_mode & libc::S_IFMT))
 }
 
-/// Bytes in a pipe that nobody has read yet (`FIONREAD` works on either
-/// end), or that a terminal has yet to send (`TIOCOUTQ`; always 0 on a
-/// pseudo-terminal); 0 when the pipe has no reader left, since then nobody
-/// ever will.
-fn unread(fd: libc::c_int, request: libc::Ioctl) -> usize {
-    let mut fds = [libc::pollfd {
-        fd,
-        events: libc::POLLOUT,
-        revents: 0,
-    }];
-    // SAFETY: poll reads and writes the one pollfd in `fds`, which is live.
-    let ready = unsafe { libc::poll(fds.as_mut_ptr(), 1, 0) };
-    if ready < 0 || fds[0].revents & libc::POLLERR != 0 {
-        return 0;
+/// `prefix` and `message` as one line that fits in `PIPE_BUF` bytes,
+/// newline included (see `TextLine`).
+fn whole_line(prefix: &str, message: &str) -> String {
+    let mut line = TextLine::new();
+    line.prefix(format_args!("{prefix}"));
+    let _ = line.write_str(message);
+    String::from_utf8_lossy(line.finish()).into_owned()
+}
+
+/// One text line, put together on the stack: a prefix, then the message
+/// with its control characters escaped as it comes (`text::one_line`), so
+/// that it stays one line; a message too long for one pipe write is cut,
+/// and ends ` [...]`.
+struct TextLine {
+    bytes: [u8; PIPE_BUF],
+    len: usize,
+    /// Something did not fit.
+    cut: bool,
+}
+
+impl TextLine {
+    const CUT: &'static [u8] = b" [...]";
+
+    fn new() -> TextLine {
+        TextLine {
+            bytes: [0; PIPE_BUF],
+            len: 0,
+            cut: false,
+        }
     }
-    let mut n: libc::c_int = 0;
-    // SAFETY: FIONREAD and TIOCOUTQ write one int into `n`, which is live.
-    let r = unsafe { libc::ioctl(fd, request, &mut n) };
-    if r == 0 {
-        usize::try_from(n).unwrap_or(0)
-    } else {
-        0
+
+    /// Writes the line's prefix as it is (vigil's own words, no control
+    /// characters to escape).
+    fn prefix(&mut self, prefix: fmt::Arguments<'_>) {
+        let mut raw = Raw(self);
+        let _ = raw.write_fmt(prefix);
+    }
+
+    /// Copies `bytes` as far as they fit, the newline's byte kept free.
+    fn push(&mut self, bytes: &[u8]) {
+        let room = PIPE_BUF - 1 - self.len;
+        let n = bytes.len().min(room);
+        if let (Some(to), Some(from)) = (self.bytes.get_mut(self.len..self.len + n), bytes.get(..n))
+        {
+            to.copy_from_slice(from);
+            self.len += n;
+        }
+        self.cut |= n < bytes.len();
+    }
+
+    /// The whole line, newline included: a cut one ends ` [...]`, cut
+    /// itself on a character's boundary.
+    fn finish(&mut self) -> &[u8] {
+        if self.cut {
+            let mut end = PIPE_BUF - 1 - Self::CUT.len();
+            // Back to the first byte of a character (not a UTF-8 continuation
+            // byte, 0b10xxxxxx).
+            while end > 0 && self.bytes.get(end).is_some_and(|b| b & 0xc0 == 0x80) {
+                end -= 1;
+            }
+            self.len = end;
+            self.push(Self::CUT);
+        }
+        if let Some(last) = self.bytes.get_mut(self.len) {
+            *last = b'\n';
+            self.len += 1;
+        }
+        self.bytes.get(..self.len).unwrap_or_default()
     }
 }
 
-/// `prefix` and `message` as one line that fits in `PIPE_BUF` bytes,
-/// newline included: control characters escaped, and a message too long
-/// for that cut, with `[...]` at the cut. (The exit report shortens its own
-/// parts first, so that its cause and status are never what is cut.)
-fn whole_line(prefix: &str, message: &str) -> String {
-    const CUT: &str = " [...]";
-    let message = one_line(message);
-    let room = PIPE_BUF - 1 - prefix.len();
-    if message.len() <= room {
-        return format!("{prefix}{message}\n");
+/// A message's words: escaped as they are copied.
+impl fmt::Write for TextLine {
+    fn write_str(&mut self, text: &str) -> fmt::Result {
+        one_line_pieces(text, |piece| self.push(piece.as_bytes()));
+        Ok(())
     }
-    let mut end = room.saturating_sub(CUT.len());
-    while !message.is_char_boundary(end) {
-        end -= 1;
+}
+
+/// The prefix: copied as it is.
+struct Raw<'l>(&'l mut TextLine);
+
+impl fmt::Write for Raw<'_> {
+    fn write_str(&mut self, text: &str) -> fmt::Result {
+        self.0.push(text.as_bytes());
+        Ok(())
     }
-    format!("{prefix}{}{CUT}\n", message.get(..end).unwrap_or(""))
 }
 
 /// stderr that never blocks vigil while it supervises. It is shared with
@@ -551,7 +606,13 @@ pub mod capture {
             encoding,
             vigil_pid: None,
         });
-        SETUP.with(|s| s.set(Some(Setup { verbosity, encoder })));
+        SETUP.with(|s| {
+            s.set(Some(Setup {
+                verbosity,
+                encoder,
+                under_vigil: None,
+            }))
+        });
         TIME.with(|t| t.set(Some(time)));
         LINES.with(|l| l.borrow_mut().clear());
     }

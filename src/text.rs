@@ -42,22 +42,40 @@ pub fn os_error(error: &io::Error) -> String {
 /// Escapes control characters (a newline in a command's argument, say), so
 /// that every message stays one line starting `vigil:`.
 pub fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    one_line_pieces(text, |piece| out.push_str(piece));
+    out
+}
+
+/// `one_line` piece by piece, for a writer that copies the pieces where
+/// they go (a log line on the stack) instead of making a new string.
+pub fn one_line_pieces(text: &str, mut put: impl FnMut(&str)) {
     // A control character is below 0x20, 0x7f, or U+0080..U+009F (0xc2
     // then a second byte): a text without those bytes, the usual case, is
-    // let through without decoding it character by character.
+    // let through whole, without decoding it character by character.
     let suspect = |b: &u8| *b < 0x20 || *b == 0x7f || *b == 0xc2;
-    if !text.as_bytes().iter().any(suspect) || !text.chars().any(char::is_control) {
-        return text.to_string();
+    if !text.as_bytes().iter().any(suspect) {
+        return put(text);
     }
-    text.chars()
-        .map(|c| match c {
-            '\n' => "\\n".to_string(),
-            '\t' => "\\t".to_string(),
-            '\r' => "\\r".to_string(),
-            c if c.is_control() => c.escape_unicode().to_string(),
-            c => c.to_string(),
-        })
-        .collect()
+    let mut plain = 0;
+    for (at, c) in text.char_indices() {
+        if !c.is_control() {
+            continue;
+        }
+        put(text.get(plain..at).unwrap_or_default());
+        plain = at + c.len_utf8();
+        match c {
+            '\n' => put("\\n"),
+            '\t' => put("\\t"),
+            '\r' => put("\\r"),
+            c => {
+                for e in c.escape_unicode() {
+                    put(e.encode_utf8(&mut [0; 4]));
+                }
+            }
+        }
+    }
+    put(text.get(plain..).unwrap_or_default());
 }
 
 /// A command's words joined as a shell reads them, byte for byte: a word
@@ -207,5 +225,10 @@ mod tests {
         assert_eq!(one_line("a\nb\tc"), "a\\nb\\tc");
         assert_eq!(one_line("plain é"), "plain é");
         assert_eq!(one_line("\u{85}"), "\\u{85}");
+        assert_eq!(
+            one_line("\u{1b}[31mred\u{7f}\r\n"),
+            "\\u{1b}[31mred\\u{7f}\\r\\n"
+        );
+        assert_eq!(one_line("é\u{9f}x\u{a0}"), "é\\u{9f}x\u{a0}");
     }
 }

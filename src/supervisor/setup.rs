@@ -270,20 +270,23 @@ impl<S: System> Supervisor<S> {
         if !logged && termination_log.is_none() {
             return;
         }
-        let mut msg = String::with_capacity(512);
-        msg.push_str(EXIT_REPORT);
-        let _ = write!(msg, "{exit}");
-        match logging::encoder() {
-            None => {
-                if logged {
-                    logging::emit(level, "exit", format_args!("{msg}"), |r| r);
-                }
-                if let Some(path) = termination_log {
-                    let text = msg.get(EXIT_REPORT.len()..).unwrap_or_default();
-                    termlog::write(path, text.as_bytes(), logged);
-                }
+        match (logging::encoder(), termination_log) {
+            // The usual case, and the one the container's runtime waits
+            // for: the line is formatted where it is written, on the stack.
+            (None, None) => {
+                logging::emit(level, "exit", format_args!("{EXIT_REPORT}{exit}"), |r| r);
             }
-            Some(encoder) => {
+            (None, Some(path)) => {
+                let text = exit.to_string();
+                if logged {
+                    logging::emit(level, "exit", format_args!("{EXIT_REPORT}{text}"), |r| r);
+                }
+                termlog::write(path, text.as_bytes(), logged);
+            }
+            (Some(encoder), _) => {
+                let mut msg = String::with_capacity(512);
+                msg.push_str(EXIT_REPORT);
+                let _ = write!(msg, "{exit}");
                 let clocks = Clocks {
                     wall: logging::wall_clock(),
                     now: self.sys.now(),
