@@ -145,6 +145,11 @@ impl Forwards {
         self.get(sent).map(|f| f.received.sender)
     }
 
+    /// When the last signal of that number was sent.
+    pub fn sent_at(&self, sent: i32) -> Option<Instant> {
+        self.get(sent).map(|f| f.at)
+    }
+
     fn get(&self, sent: i32) -> Option<Forward> {
         usize::try_from(sent)
             .ok()

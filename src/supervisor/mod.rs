@@ -500,6 +500,10 @@ impl<S: System> Supervisor<S> {
 
     /// Kills a running hook's whole process group, saying why for its record.
     fn kill_hook(&mut self, hook: Hook, reason: KillReason) {
+        // Its deadline is set only while it runs (`start_post_start`).
+        if self.hook_mut(hook).is_none() {
+            return;
+        }
         if let Hook::PostStart = hook {
             self.deadlines.clear(Deadline::PostStart);
         }

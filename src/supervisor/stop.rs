@@ -99,7 +99,13 @@ impl<S: System> Supervisor<S> {
         }
         self.kill_hook(Hook::PostStart, KillReason::Cancelled(Cancel::Stop));
         self.run_stop_sequence(signal, 0);
-        let at = at.unwrap_or_else(|| self.sys.now());
+        // Without a grace period, the stop's time is the forward's, when
+        // the signal went straight on: one clock read fewer on the way.
+        let forwarded_at = self
+            .report
+            .stop_signal_sent
+            .and_then(|sent| self.report.forwards.sent_at(sent));
+        let at = at.or(forwarded_at).unwrap_or_else(|| self.sys.now());
         let cause = cause(self);
         self.report.stop = Some(Stop { cause, at });
     }
