@@ -6,10 +6,11 @@
 //!
 //! A text line is put together on the stack and written with one `write`:
 //! no allocation, no per-thread buffer. The exit report is written between
-//! the child's death and vigil's exit, while the container's runtime waits;
-//! written through `log` + `env_logger`, its first use of their per-thread
-//! formatter (a heap page, its thread-local destructor) cost more there
-//! than formatting the report (docs/benchmarks.md).
+//! the child's death and vigil's exit, while the container's runtime waits.
+//! Through `log` + `env_logger`, as it was until issue 21, the report's own
+//! `String` and env_logger's per-thread formatter each took a fresh heap
+//! page there (an `mmap`, a page fault, a thread-local destructor): about
+//! 20 us of a fresh vigil's exit (docs/benchmarks.md).
 //!
 //! Every line is prefixed `vigil:` (or `vigil[PID]:` under another vigil,
 //! which a record says with `vigil_pid`), and never blocks while vigil

@@ -309,6 +309,65 @@ fn the_report_outlasts_a_reader_that_gives_up_after_the_exit() {
     );
 }
 
+/// The child's last line is still in vigil's stdout pipe when vigil is
+/// stopped, and the reader (an engine between two reads) does not read it
+/// yet. A reader gets such a tail in one read, whenever it comes: vigil
+/// exits at once rather than waiting for it (it used to wait until it took
+/// the reader for stalled, half a second). The line is still there for
+/// the reader after vigil's exit.
+#[test]
+fn a_short_unread_tail_does_not_hold_up_the_exit() {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    let mut vigil = Command::new(vigil_bin())
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "echo last-line-of-the-child; exec sleep 1000",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("vigil");
+    let guard = ProcGuard::new();
+    guard.track(vigil.id() as i32);
+    let mut stdout = vigil.stdout.take().expect("stdout");
+    // Wait until the line is in the pipe, unread.
+    let unread = || {
+        let mut n: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int into `n`.
+        unsafe { libc::ioctl(stdout.as_raw_fd(), libc::FIONREAD, &mut n) };
+        n
+    };
+    let waited = wait_until(Duration::from_secs(10), || unread() > 0);
+    assert!(waited, "the child's line never reached the pipe");
+    std::thread::sleep(Duration::from_millis(100));
+    let sent = std::time::Instant::now();
+    kill(vigil.id() as i32, libc::SIGTERM).unwrap();
+    let status = loop {
+        if let Some(status) = vigil.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            sent.elapsed() < Duration::from_secs(10),
+            "vigil did not exit"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    let took = sent.elapsed();
+    assert_eq!(status.code(), Some(143));
+    assert!(
+        took < Duration::from_millis(400),
+        "vigil waited {took:?} for a reader to take {} bytes it can take in one read",
+        unread()
+    );
+    let mut text = String::new();
+    stdout.read_to_string(&mut text).unwrap();
+    assert_eq!(text, "last-line-of-the-child\n");
+}
+
 // ---------------------------------------------------------------------------
 // A broken pipe
 // ---------------------------------------------------------------------------
