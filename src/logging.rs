@@ -217,15 +217,14 @@ fn emit_shown<'a>(
         return;
     };
     match &setup.encoder {
-        None => {
-            let mut line = TextLine::new();
-            match setup.under_vigil {
-                Some(pid) => line.prefix(format_args!("vigil[{pid}]: {}", level.tag())),
-                None => line.prefix(format_args!("vigil: {}", level.tag())),
-            }
-            let _ = line.write_fmt(msg);
-            write_line(line.finish());
-        }
+        None => match setup.under_vigil {
+            Some(pid) => text_line(
+                format_args!("vigil[{pid}]: {}", level.tag()),
+                msg,
+                write_line,
+            ),
+            None => text_line(format_args!("vigil: {}", level.tag()), msg, write_line),
+        },
         Some(encoder) => {
             let record = fields(record(level, event, fmt::format(msg)));
             write_record(encoder, &record);
@@ -275,7 +274,11 @@ pub fn early<'a>(
     fields: impl FnOnce(Record<'a>) -> Record<'a>,
 ) -> Vec<u8> {
     let line = match format.encoding() {
-        None => whole_line(&format!("vigil: {}", level.tag()), msg).into_bytes(),
+        None => text_line(
+            format_args!("vigil: {}", level.tag()),
+            format_args!("{msg}"),
+            <[u8]>::to_vec,
+        ),
         Some(encoding) => {
             let encoder = Encoder {
                 encoding,
@@ -442,12 +445,17 @@ pub fn file_of(fd: libc::c_int) -> Option<((u64, u64), libc::mode_t)> {
 }
 
 /// `prefix` and `message` as one line that fits in `PIPE_BUF` bytes,
-/// newline included (see `TextLine`).
-fn whole_line(prefix: &str, message: &str) -> String {
+/// newline included (see `TextLine`), handed to `with`: every text line
+/// vigil writes is made here.
+fn text_line<R>(
+    prefix: fmt::Arguments<'_>,
+    message: fmt::Arguments<'_>,
+    with: impl FnOnce(&[u8]) -> R,
+) -> R {
     let mut line = TextLine::new();
-    line.prefix(format_args!("{prefix}"));
-    let _ = line.write_str(message);
-    String::from_utf8_lossy(line.finish()).into_owned()
+    line.prefix(prefix);
+    let _ = line.write_fmt(message);
+    with(line.finish())
 }
 
 /// One text line, put together on the stack: a prefix, then the message
@@ -648,6 +656,11 @@ mod tests {
 
     #[test]
     fn a_long_message_is_cut_to_one_pipe_write() {
+        let whole_line = |prefix: &str, message: &str| {
+            text_line(format_args!("{prefix}"), format_args!("{message}"), |l| {
+                String::from_utf8(l.to_vec()).expect("a line is UTF-8")
+            })
+        };
         let line = whole_line("vigil: warning: ", &"x".repeat(10_000));
         assert_eq!(line.len(), PIPE_BUF);
         assert!(line.ends_with(" [...]\n"), "{}", &line[line.len() - 20..]);
