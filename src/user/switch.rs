@@ -107,7 +107,7 @@ use libc::{
 )))]
 compile_error!(
     "which setuid/setgid/setgroups system calls take 32-bit ids has not been checked on \
-     this architecture: see src/user.rs"
+     this architecture: see src/user/switch.rs"
 );
 
 impl Switch {
