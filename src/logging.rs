@@ -38,7 +38,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::record::{self, Encoder, Format, Record, Timestamp, LINE_MAX};
-use crate::text::one_line_pieces;
+use crate::text::{char_start, one_line_pieces};
 
 /// What a pipe takes in one piece (POSIX `PIPE_BUF` on Linux): the longest
 /// line vigil writes, newline included.
@@ -503,13 +503,7 @@ impl TextLine {
     /// itself on a character's boundary.
     fn finish(&mut self) -> &[u8] {
         if self.cut {
-            let mut end = PIPE_BUF - 1 - Self::CUT.len();
-            // Back to the first byte of a character (not a UTF-8 continuation
-            // byte, 0b10xxxxxx).
-            while end > 0 && self.bytes.get(end).is_some_and(|b| b & 0xc0 == 0x80) {
-                end -= 1;
-            }
-            self.len = end;
+            self.len = char_start(&self.bytes, PIPE_BUF - 1 - Self::CUT.len());
             self.push(Self::CUT);
         }
         if let Some(last) = self.bytes.get_mut(self.len) {

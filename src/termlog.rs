@@ -123,12 +123,7 @@ fn capped(line: &[u8]) -> Cow<'_, [u8]> {
     }
     let mut text = body.to_vec();
     if text.len() > LIMIT - 1 {
-        let mut cut = LIMIT - 4;
-        // Back to the start of a UTF-8 character.
-        while text.get(cut).is_some_and(|b| b & 0xc0 == 0x80) {
-            cut -= 1;
-        }
-        text.truncate(cut);
+        text.truncate(crate::text::char_start(&text, LIMIT - 4));
         text.extend_from_slice(b"...");
     }
     text.push(b'\n');

@@ -78,6 +78,16 @@ pub fn one_line_pieces(text: &str, mut put: impl FnMut(&str)) {
     put(text.get(plain..).unwrap_or_default());
 }
 
+/// Where bytes of UTF-8 text may be cut at `at` or before it: `at` moved
+/// back to the first byte of the character it falls in (off any
+/// continuation byte, 0b10xxxxxx), so that what is kept stays UTF-8.
+pub fn char_start(bytes: &[u8], mut at: usize) -> usize {
+    while at > 0 && bytes.get(at).is_some_and(|b| b & 0xc0 == 0x80) {
+        at -= 1;
+    }
+    at
+}
+
 /// A command's words joined as a shell reads them, byte for byte: a word
 /// is put in single quotes (a `'` in it as `'\''`) only when a POSIX shell
 /// would read it otherwise, and an empty word is `''`. So `dd
@@ -218,6 +228,16 @@ mod tests {
             "echo '{a,b}' {} 'hi!' '*.c'"
         );
         assert_eq!(joined(&["a\tb", "x\ny"]), "'a\tb' 'x\ny'");
+    }
+
+    #[test]
+    fn a_cut_moves_back_to_the_start_of_a_character() {
+        let text = "aé€".as_bytes(); // a: 0, é: 1-2, €: 3-5
+        assert_eq!(char_start(text, 0), 0);
+        assert_eq!(char_start(text, 1), 1);
+        assert_eq!(char_start(text, 2), 1);
+        assert_eq!(char_start(text, 5), 3);
+        assert_eq!(char_start(text, 6), 6);
     }
 
     #[test]
