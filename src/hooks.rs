@@ -228,7 +228,7 @@ pub fn start(
         ("VIGIL_CHILD_PID", child_pid.to_string()),
     ];
     if let Hook::PreStop { signal } = hook {
-        env.push(("VIGIL_SIGNAL", signals::name(signal)));
+        env.push(("VIGIL_SIGNAL", signals::name(signal).into_owned()));
     }
     let spec = Spawn {
         argv,

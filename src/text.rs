@@ -5,14 +5,30 @@
 //! depends on none of them.
 
 use std::ffi::OsString;
+use std::fmt;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::time::Duration;
 
 /// A duration for messages: `1.50s` (integer arithmetic: floats would bring
-/// the float formatting code into the binary).
-pub fn secs(d: Duration) -> String {
-    format!("{}.{:02}s", d.as_secs(), d.subsec_millis() / 10)
+/// the float formatting code into the binary). Written where it goes, not
+/// made into a string first: the exit report shows one on the way out.
+pub fn secs(d: Duration) -> Secs {
+    Secs(d)
+}
+
+/// See `secs`.
+pub struct Secs(Duration);
+
+impl fmt::Display for Secs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}.{:02}s",
+            self.0.as_secs(),
+            self.0.subsec_millis() / 10
+        )
+    }
 }
 
 /// A duration someone chose (an option's value), exactly: `5s`, `1.5s`,
@@ -179,8 +195,8 @@ mod tests {
 
     #[test]
     fn durations_print_without_floats() {
-        assert_eq!(secs(Duration::from_millis(1509)), "1.50s");
-        assert_eq!(secs(Duration::from_millis(20)), "0.02s");
+        assert_eq!(secs(Duration::from_millis(1509)).to_string(), "1.50s");
+        assert_eq!(secs(Duration::from_millis(20)).to_string(), "0.02s");
     }
 
     #[test]
