@@ -130,6 +130,52 @@ def build_helper(build_dir):
     return out
 
 
+REFERENCE = "reference (bench/refinit.c)"
+
+
+def build_reference(build_dir):
+    """`--reference`: bench/refinit.c, the least a signalfd init does, built
+    against glibc (`ref-glibc`) and against the musl that vigil's release
+    build links, the one rustup ships for the host's musl target
+    (`ref-musl`). Same code, two C libraries: what the library costs on a
+    path, beside what vigil's own work costs (docs/benchmarks.md, "What the
+    C library costs"). The targets never count them."""
+    src = os.path.join(BENCH_DIR, "refinit.c")
+    os.makedirs(build_dir, exist_ok=True)
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or "cc"
+    built = []
+
+    def run(argv):
+        r = subprocess.run(argv, capture_output=True, text=True)
+        if r.returncode != 0:
+            log(f"bench: {' '.join(argv[:2])} ...: {r.stderr.strip()[:300]}")
+        return r.returncode == 0
+
+    glibc = os.path.join(build_dir, "ref-glibc")
+    if run([cc, "-O2", "-static", "-o", glibc, src]):
+        built.append(Init("ref-glibc", glibc, ["--"], REFERENCE))
+    try:
+        sysroot = subprocess.run(["rustc", "--print", "sysroot"], capture_output=True, text=True,
+                                 timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        sysroot = ""
+    crt = os.path.join(sysroot, "lib", "rustlib", host_musl_target(), "lib", "self-contained")
+    if not os.path.exists(os.path.join(crt, "libc.a")):
+        log(f"bench: no musl for {host_musl_target()} under {crt or 'rustc --print sysroot'}: ref-musl skipped")
+        return built
+    # The system's headers, musl's library: refinit uses only what the two
+    # lay out alike (sigset_t, the kernel's signalfd_siginfo); no fortified
+    # or stack-protected calls, which are glibc's.
+    obj = os.path.join(build_dir, "refinit-musl.o")
+    musl = os.path.join(build_dir, "ref-musl")
+    if run([cc, "-O2", "-U_FORTIFY_SOURCE", "-fno-stack-protector", "-c", src, "-o", obj]) and run(
+            [cc, "-static", "-nostdlib", "-nostartfiles", os.path.join(crt, "crt1.o"),
+             os.path.join(crt, "crti.o"), obj, os.path.join(crt, "libc.a"), os.path.join(crt, "crtn.o"),
+             "-lgcc", "-o", musl]):
+        built.append(Init("ref-musl", musl, ["--"], REFERENCE))
+    return built
+
+
 def children_of(pid):
     kids = []
     try:
@@ -1154,6 +1200,9 @@ def main():
                     help="also measure this binary, called like vigil (`PATH -- CMD`; `NAME='PATH ARGS'` "
                          "puts ARGS before the --): for A/B tests "
                          "of a change; repeatable")
+    ap.add_argument("--reference", action="store_true",
+                    help="also measure bench/refinit.c built against glibc and against musl "
+                         "(ref-glibc, ref-musl): what the C library costs; never in the targets")
     ap.add_argument("--inits", help="comma-separated subset of: vigil,tini-static,tini,dumb-init,catatonit")
     ap.add_argument("--out", help="output directory (default bench/results, or bench/results/quick)")
     ap.add_argument("--startup-rounds", type=int)
@@ -1231,6 +1280,8 @@ def main():
         copy = os.path.join(BENCH_DIR, ".build", "also-" + name)
         shutil.copy2(path, copy)
         inits.append(Init(name, copy, extra + ["--"], f"--also {path}"))
+    if args.reference:
+        inits += build_reference(os.path.join(BENCH_DIR, ".build"))
     if not inits:
         sys.exit("bench: no init to measure")
     names = [i.name for i in inits]
@@ -1311,7 +1362,8 @@ def main():
         machine["loadavg_end"] = " ".join(f.read().split()[:3])
     duration = time.monotonic() - t_start
 
-    targets = evaluate_targets(res, names, raw_bare)
+    contenders = [i.name for i in inits if i.note != REFERENCE]
+    targets = evaluate_targets(res, contenders, raw_bare)
     failures = {n: functional_failures(res[n]) for n in names}
     cmd = "python3 bench/run.py" + (" --quick" if q else "")
     extra = [a for a in sys.argv[1:] if a not in ("--quick", "--write-docs")]
