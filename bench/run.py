@@ -1302,7 +1302,7 @@ def main():
         st = os.stat(i.path)
         info[i.name] = {"path": vigil_src if i.name == "vigil" else (i.note[7:] if i.note.startswith("--also ")
                                                                      else i.path),
-                        "version": version_of(i.path), "note": i.note}
+                        "version": REFERENCE if i.note == REFERENCE else version_of(i.path), "note": i.note}
         res[i.name]["binary_kib"] = st.st_size / 1024
         res[i.name]["binary_bytes"] = st.st_size
         res[i.name]["static"] = is_static(i.path)
