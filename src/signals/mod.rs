@@ -543,11 +543,17 @@ mod tests {
         }
     }
 
+    /// The two tables agree: parsing reads `NAMES`, messages and records
+    /// show `FULL_NAMES`.
     #[test]
     fn full_names_are_the_names() {
-        for n in 1..=31 {
-            assert_eq!(FULL_NAMES[n as usize - 1], name(n));
+        for (bare, full) in NAMES.iter().zip(FULL_NAMES) {
+            assert_eq!(format!("SIG{bare}"), full);
         }
+        assert_eq!(name(15), "SIGTERM");
+        assert_eq!(name(34), "SIGRTMIN");
+        assert_eq!(name(36), "SIGRTMIN+2");
+        assert_eq!(name(32), "signal 32");
     }
 
     #[test]
