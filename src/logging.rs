@@ -32,7 +32,7 @@
 
 use std::cell::RefCell;
 use std::fmt::{self, Write as _};
-use std::io::{self, Write};
+use std::io;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
@@ -260,7 +260,7 @@ pub fn write_line(line: &[u8]) {
     if capture::line(line) {
         return;
     }
-    let _ = Stderr.write(line);
+    Stderr::write(line);
 }
 
 /// Writes one line straight to stderr before logging is set up (a usage
@@ -584,22 +584,16 @@ impl Stderr {
             return ready == 1 && fds[0].revents & libc::POLLOUT != 0;
         }
     }
-}
 
-impl Write for Stderr {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+    /// Writes one line, at most `PIPE_BUF` bytes of it, if there is room.
+    /// Closed, broken or full: the line is lost, vigil goes on.
+    fn write(line: &[u8]) {
         if !Self::has_room() {
-            return Ok(buf.len());
+            return;
         }
-        let len = buf.len().min(PIPE_BUF);
-        // SAFETY: write reads `len` bytes from `buf`, which is at least that long.
-        let n = unsafe { libc::write(libc::STDERR_FILENO, buf.as_ptr().cast(), len) };
-        // Closed, broken or full: the rest is lost, vigil goes on.
-        Ok(if n <= 0 { buf.len() } else { n as usize })
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        let len = line.len().min(PIPE_BUF);
+        // SAFETY: write reads `len` bytes from `line`, which is at least that long.
+        unsafe { libc::write(libc::STDERR_FILENO, line.as_ptr().cast(), len) };
     }
 }
 
