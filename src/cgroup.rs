@@ -87,34 +87,21 @@ const V2_MOUNT: &str = "/sys/fs/cgroup";
 fn open_counter_file() -> Option<(File, PathBuf)> {
     let cgroups = read_text("/proc/self/cgroup")?;
     let (path, v1) = own_cgroup(&cgroups)?;
-    let (mount, file) = if v1 {
-        (V1_MOUNT, "memory.oom_control")
-    } else {
-        (V2_MOUNT, "memory.events")
-    };
+    let mount = if v1 { V1_MOUNT } else { V2_MOUNT };
     let open = |path: PathBuf| File::open(&path).ok().map(|f| (f, path));
     // The whole tree is mounted: vigil's cgroup is at its path.
-    let relative = path.trim_start_matches('/');
-    let mut in_tree = String::with_capacity(mount.len() + relative.len() + file.len() + 2);
-    in_tree.push_str(mount);
-    for part in [relative, file] {
-        if !part.is_empty() {
-            in_tree.push('/');
-            in_tree.push_str(part);
-        }
-    }
-    if let Some(found) = open(PathBuf::from(in_tree)) {
+    if let Some(found) = open(cgroup_file(mount, "/", &path, v1)) {
         return Some(found);
     }
     // The container's own cgroup is the mount's root (then the path above
     // does not exist): make sure by finding vigil in it.
     if holds_this_process(Path::new(mount)) {
-        if let Some(found) = open(Path::new(mount).join(file)) {
+        if let Some(found) = open(cgroup_file(mount, "/", "/", v1)) {
             return Some(found);
         }
     }
     let mountinfo = read_text("/proc/self/mountinfo")?;
-    open(counter_file(&cgroups, &mountinfo)?)
+    open(counter_file(&path, v1, &mountinfo)?)
 }
 
 /// vigil's memory cgroup path from /proc/self/cgroup, and whether it is v1's
@@ -163,18 +150,18 @@ fn read_oom_kills(file: &File) -> Option<u64> {
         .and_then(|n| n.trim().parse().ok())
 }
 
-/// Works out the counter file from the texts of /proc/self/cgroup and
+/// Works out the counter file of vigil's cgroup (`path`, in v1's memory
+/// hierarchy or in v2's, as `own_cgroup` found it) from the text of
 /// /proc/self/mountinfo, for layouts other than the usual ones.
-fn counter_file(cgroups: &str, mountinfo: &str) -> Option<PathBuf> {
-    let (path, v1) = own_cgroup(cgroups)?;
-    if v1 {
-        let (root, mount) = find_mount(mountinfo, |fstype, options| {
+fn counter_file(path: &str, v1: bool, mountinfo: &str) -> Option<PathBuf> {
+    let (root, mount) = if v1 {
+        find_mount(mountinfo, |fstype, options| {
             fstype == "cgroup" && options.split(',').any(|o| o == "memory")
-        })?;
-        return Some(join_cgroup(&mount, &root, &path).join("memory.oom_control"));
-    }
-    let (root, mount) = find_mount(mountinfo, |fstype, _| fstype == "cgroup2")?;
-    Some(join_cgroup(&mount, &root, &path).join("memory.events"))
+        })?
+    } else {
+        find_mount(mountinfo, |fstype, _| fstype == "cgroup2")?
+    };
+    Some(cgroup_file(&mount, &root, path, v1))
 }
 
 /// Finds a mount by filesystem type and super options: returns the root of
@@ -204,15 +191,27 @@ fn unescape(text: &str) -> String {
         .replace("\\134", "\\")
 }
 
-/// The directory of cgroup `path` under a mount that shows the hierarchy
-/// from `root` (a container usually sees its own cgroup as the mount root).
-fn join_cgroup(mount: &str, root: &str, path: &str) -> PathBuf {
+/// The counter file of cgroup `path` under a mount that shows the hierarchy
+/// from `root` (a container usually sees its own cgroup as the mount root):
+/// `memory.oom_control` in v1's memory hierarchy, `memory.events` in v2's.
+/// Made with one allocation: it runs at every start.
+fn cgroup_file(mount: &str, root: &str, path: &str, v1: bool) -> PathBuf {
     let relative = if root == "/" {
         path
     } else {
         path.strip_prefix(root).unwrap_or(path)
     };
-    Path::new(mount).join(relative.trim_start_matches('/'))
+    let relative = relative.trim_start_matches('/');
+    let name = if v1 {
+        "memory.oom_control"
+    } else {
+        "memory.events"
+    };
+    let mut file = PathBuf::with_capacity(mount.len() + relative.len() + name.len() + 2);
+    file.push(mount);
+    file.push(relative);
+    file.push(name);
+    file
 }
 
 #[cfg(test)]
@@ -220,13 +219,19 @@ mod tests {
     use super::*;
     use std::fs;
 
+    /// `counter_file` from the two texts, as `open_counter_file` uses it.
+    fn counter_file_of(cgroups: &str, mountinfo: &str) -> Option<PathBuf> {
+        let (path, v1) = own_cgroup(cgroups)?;
+        counter_file(&path, v1, mountinfo)
+    }
+
     #[test]
     fn v1_inside_a_container() {
         let cgroups = "12:memory:/docker/abc\n11:cpu,cpuacct:/docker/abc\n0::/\n";
         let mountinfo =
             "100 90 0:40 /docker/abc /sys/fs/cgroup/memory ro,nosuid - cgroup cgroup rw,memory\n";
         assert_eq!(
-            counter_file(cgroups, mountinfo).unwrap(),
+            counter_file_of(cgroups, mountinfo).unwrap(),
             PathBuf::from("/sys/fs/cgroup/memory/memory.oom_control")
         );
     }
@@ -236,7 +241,7 @@ mod tests {
         let cgroups = "4:memory:/user.slice/test\n";
         let mountinfo = "30 25 0:27 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n";
         assert_eq!(
-            counter_file(cgroups, mountinfo).unwrap(),
+            counter_file_of(cgroups, mountinfo).unwrap(),
             PathBuf::from("/sys/fs/cgroup/memory/user.slice/test/memory.oom_control")
         );
     }
@@ -246,7 +251,7 @@ mod tests {
         let cgroups = "0::/\n";
         let mountinfo = "50 40 0:30 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n";
         assert_eq!(
-            counter_file(cgroups, mountinfo).unwrap(),
+            counter_file_of(cgroups, mountinfo).unwrap(),
             PathBuf::from("/sys/fs/cgroup/memory.events")
         );
     }
