@@ -181,15 +181,15 @@ fn supervisor(args: &[&str]) -> Supervisor<Fake> {
         now: Some(Instant::now()),
         ..Fake::default()
     };
-    let mut s = Supervisor::new(*config, fake, started(), Report::default());
+    let mut s = Supervisor::new(*config, fake, started(CHILD), Report::default());
     s.start_post_start();
     s
 }
 
-/// The child (pid 100) as a start without a terminal leaves it.
-fn started() -> Start {
+/// The child `child` as a start without a terminal leaves it.
+fn started(child: i32) -> Start {
     Start {
-        child: CHILD,
+        child,
         parent: 1,
         gave_terminal: false,
     }
@@ -612,7 +612,7 @@ fn a_post_start_that_cannot_start_stops_at_once() {
         spawn_fails: true,
         ..Fake::default()
     };
-    let mut s = Supervisor::new(*config, fake, started(), Report::default());
+    let mut s = Supervisor::new(*config, fake, started(CHILD), Report::default());
     s.start_post_start();
     assert_eq!(s.stop, Some(StopReason::PostStartFailed));
     assert_eq!(s.sent_to_child(), [libc::SIGTERM]);

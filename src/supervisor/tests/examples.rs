@@ -53,16 +53,7 @@ fn example(args: &[&str], command: &[&str]) -> Supervisor<Fake> {
         next_pid: 11,
         ..Fake::default()
     };
-    let mut s = Supervisor::new(
-        *config,
-        fake,
-        Start {
-            child: PID,
-            parent: 1,
-            gave_terminal: false,
-        },
-        report,
-    );
+    let mut s = Supervisor::new(*config, fake, started(PID), report);
     s.start_post_start();
     s
 }
