@@ -37,10 +37,6 @@
 # own use (it is never delivered to the program under valgrind).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# vigil runs with none of the VIGIL_*/TINI_* variables of whoever runs this
-# (CI's own knobs, VIGIL_E2E_REQUIRE and the like, would each be a warning
-# about a variable vigil does not know, and this run fails on any warning).
-while read -r name; do unset "$name"; done < <(compgen -e | grep -E '^(VIGIL|TINI)_' || true)
 
 rounds=5
 signals=3000
