@@ -161,7 +161,7 @@ def build_reference(build_dir):
         sysroot = ""
     crt = os.path.join(sysroot, "lib", "rustlib", host_musl_target(), "lib", "self-contained")
     if not os.path.exists(os.path.join(crt, "libc.a")):
-        log(f"bench: no musl for {host_musl_target()} under {crt or 'rustc --print sysroot'}: ref-musl skipped")
+        log(f"bench: no musl for {host_musl_target()} under {crt}: ref-musl skipped")
         return built
     # The system's headers, musl's library: refinit uses only what the two
     # lay out alike (sigset_t, the kernel's signalfd_siginfo); no fortified
