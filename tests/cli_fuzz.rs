@@ -835,8 +835,16 @@ fn judge(
         // with a grace period that SIGKILLs at once).
         124 if text.contains("timeout") => Ok("timed out before it wrote its marker"),
         // A --user that names no user or group: looked up before anything
-        // starts, one error line, exit 1.
-        1 if lines.len() == 1 && lines[0].starts_with("vigil: error: cannot run as user ") => {
+        // starts, one error line, exit 1. The termination log is still
+        // written, so a warning that it could not be (a path too long, a
+        // missing directory) may follow.
+        1 if lines
+            .first()
+            .is_some_and(|l| l.starts_with("vigil: error: cannot run as user "))
+            && lines[1..]
+                .iter()
+                .all(|l| l.starts_with("vigil: warning: could not write the termination log ")) =>
+        {
             if hook_marker.exists() {
                 return Err("a hook ran although the user lookup failed".into());
             }
