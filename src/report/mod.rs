@@ -54,14 +54,15 @@ pub struct Stop {
     pub at: Instant,
 }
 
-/// A signal vigil forwarded to the child: what came, from whom, when, and
-/// what was sent (after `--rewrite`). Plain data, so that the forwarding
-/// path makes it without allocating.
+/// A signal vigil forwarded to the child: what came, from whom, and what
+/// was sent (after `--rewrite`). Plain data, so that the forwarding path
+/// makes it without allocating. Not when: only a stop signal's time is
+/// reported (`Stop`, `LaterStop`), so the clock is read for those alone,
+/// not for every SIGHUP or SIGWINCH passed on.
 #[derive(Clone, Copy, Debug)]
 pub struct Forward {
     pub received: Received,
     pub sent: i32,
-    pub at: Instant,
 }
 
 /// A forwarded signal as the report keeps it: with its sender's name, read
@@ -70,6 +71,15 @@ pub struct Forward {
 pub struct Forwarded {
     pub forward: Forward,
     pub sender: Named,
+}
+
+/// A second stop signal, forwarded at once during the stop sequence: when
+/// it came, since the child may have ended on it rather than on the first.
+#[derive(Clone, Debug)]
+pub struct LaterStop {
+    pub forward: Forward,
+    pub sender: Named,
+    pub at: Instant,
 }
 
 /// The last signal of each number vigil forwarded, by the number sent, so
@@ -145,11 +155,6 @@ impl Forwards {
         self.get(sent).map(|f| f.received.sender)
     }
 
-    /// When the last signal of that number was sent.
-    pub fn sent_at(&self, sent: i32) -> Option<Instant> {
-        self.get(sent).map(|f| f.at)
-    }
-
     fn get(&self, sent: i32) -> Option<Forward> {
         usize::try_from(sent)
             .ok()
@@ -204,7 +209,7 @@ pub struct Report {
     pub stop: Option<Stop>,
     /// A later stop signal (SIGTERM after SIGINT, say), forwarded at once
     /// during the stop sequence: the last one.
-    pub later_stop: Option<Forwarded>,
+    pub later_stop: Option<LaterStop>,
     /// Every signal forwarded, the last of each number.
     pub forwards: Forwards,
     pub grace_period: Option<Duration>,
@@ -432,11 +437,11 @@ impl<'r> Exit<'r> {
     /// Which stop signal the child ended on, when more than one came: the
     /// later one when the ending points to it (or to neither), else the
     /// first. `None` means the first.
-    fn ended_on_later_stop(&self) -> Option<Forward> {
-        let later = self.report.later_stop.as_ref()?.forward;
+    fn ended_on_later_stop(&self) -> Option<&LaterStop> {
+        let later = self.report.later_stop.as_ref()?;
         let signal = self.ending_signal();
         let points_to_first = signal.is_some() && signal == self.report.stop_signal_sent;
-        let points_to_later = signal == Some(later.sent);
+        let points_to_later = signal == Some(later.forward.sent);
         (points_to_later || !points_to_first).then_some(later)
     }
 

@@ -111,7 +111,7 @@ impl<'r> Exit<'r> {
                 o.field("signal", Signal(later.forward.received.signal))
                     .object("sender", &later.sender)
                     .field("sent", Signal(later.forward.sent))
-                    .field("time", clocks.at(later.forward.at));
+                    .field("time", clocks.at(later.at));
             });
             let on = if self.ended_on_later_stop().is_some() {
                 "later"

@@ -139,7 +139,6 @@ fn sigpipe_and_ctrl_c_are_for_v_only() {
         Forward {
             received: outside(libc::SIGINT),
             sent: libc::SIGINT,
-            at: Instant::now(),
         },
         |_| None,
     );
@@ -173,7 +172,6 @@ fn a_forwarded_signal_that_killed_the_child_names_its_sender() {
         Forward {
             received: outside(libc::SIGUSR1),
             sent: libc::SIGUSR1,
-            at: Instant::now(),
         },
         |_| None,
     );
@@ -194,11 +192,11 @@ fn the_later_stop_signal_is_the_one_the_child_ended_on() {
     let later = Forward {
         received: outside(libc::SIGTERM),
         sent: libc::SIGTERM,
-        at: at + Duration::from_millis(500),
     };
-    r.later_stop = Some(Forwarded {
+    r.later_stop = Some(LaterStop {
         forward: later,
         sender: Named::bare(later.received.sender),
+        at: at + Duration::from_millis(500),
     });
     r.ending = Some(Ending::Exited(143));
     r.status = 143;

@@ -81,7 +81,7 @@ impl Exit<'_> {
                 f,
                 ", child ended {} after the {}",
                 secs(after),
-                signals::name(later.received.signal)
+                signals::name(later.forward.received.signal)
             ),
             None => write!(f, ", child ended {} later", secs(after)),
         }
@@ -90,31 +90,47 @@ impl Exit<'_> {
 
 /// `text`, or when it is longer than `max` bytes its beginning and end
 /// with the length in the middle: `sh -c 'exit 3' 1 2 3 [... 288,890 bytes
-/// in all ...] 49999 50000`.
-pub fn shorten(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
+/// in all ...] 49999 50000`. Written where it goes, without a copy: the
+/// command is shortened on vigil's way out, which should not wait for the
+/// allocator.
+pub fn shorten(text: &str, max: usize) -> Shortened<'_> {
+    Shortened { text, max }
+}
+
+/// See `shorten`.
+pub struct Shortened<'a> {
+    text: &'a str,
+    max: usize,
+}
+
+impl fmt::Display for Shortened<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Shortened { text, max } = *self;
+        if text.len() <= max {
+            return f.write_str(text);
+        }
+        let mut head = max * 2 / 3;
+        while !text.is_char_boundary(head) {
+            head -= 1;
+        }
+        let mut tail = text.len() - max / 3;
+        while !text.is_char_boundary(tail) {
+            tail += 1;
+        }
+        write!(
+            f,
+            "{} [... {} bytes in all ...] {}",
+            text.get(..head).unwrap_or("").trim_end(),
+            text.len(),
+            text.get(tail..).unwrap_or("").trim_start()
+        )
     }
-    let mut head = max * 2 / 3;
-    while !text.is_char_boundary(head) {
-        head -= 1;
-    }
-    let mut tail = text.len() - max / 3;
-    while !text.is_char_boundary(tail) {
-        tail += 1;
-    }
-    format!(
-        "{} [... {} bytes in all ...] {}",
-        text.get(..head).unwrap_or("").trim_end(),
-        text.len(),
-        text.get(tail..).unwrap_or("").trim_start()
-    )
 }
 
 /// At most `PROCS_MAX` processes, then how many more there were.
 pub(super) fn list_procs(procs: &[Proc]) -> String {
     let shown = procs.get(..PROCS_MAX).unwrap_or(procs);
-    let mut text = shorten(&procs::list(shown), PROCS_MAX * 40);
+    let mut text = shorten(&procs::list(shown), PROCS_MAX * 40).to_string();
     if procs.len() > shown.len() {
         text.push_str(&format!(" and {} more", procs.len() - shown.len()));
     }

@@ -9,7 +9,7 @@ use super::{Grace, State, StopPhase, StopReason, Supervisor};
 use crate::hooks::{Cancel, Hook, KillReason};
 use crate::logging::{self, Level};
 use crate::record::Record;
-use crate::report::{Forward, Stop, StopCause};
+use crate::report::{Forward, Forwarded, LaterStop, Stop, StopCause};
 use crate::signals::{self, Received, Sender, Signal, Target};
 use crate::text::duration;
 
@@ -99,13 +99,9 @@ impl<S: System> Supervisor<S> {
         }
         self.kill_hook(Hook::PostStart, KillReason::Cancelled(Cancel::Stop));
         self.run_stop_sequence(signal, 0);
-        // Without a grace period, the stop's time is the forward's, when
-        // the signal went straight on: one clock read fewer on the way.
-        let forwarded_at = self
-            .report
-            .stop_signal_sent
-            .and_then(|sent| self.report.forwards.sent_at(sent));
-        let at = at.or(forwarded_at).unwrap_or_else(|| self.sys.now());
+        // Without a grace period, the stop's time is read once the signal
+        // is on its way.
+        let at = at.unwrap_or_else(|| self.sys.now());
         let cause = cause(self);
         self.report.stop = Some(Stop { cause, at });
     }
@@ -209,8 +205,17 @@ impl<S: System> Supervisor<S> {
     /// for the report with its sender.
     pub(super) fn forward_later_stop(&mut self, r: Received) {
         if let Some(forward) = self.forward(r) {
+            let at = self.sys.now();
             self.continue_if_stopped();
-            self.report.later_stop = self.report.forwards.last(forward.sent);
+            self.report.later_stop =
+                self.report
+                    .forwards
+                    .last(forward.sent)
+                    .map(|Forwarded { forward, sender }| LaterStop {
+                        forward,
+                        sender,
+                        at,
+                    });
         }
     }
 
@@ -255,7 +260,6 @@ impl<S: System> Supervisor<S> {
         let forward = Forward {
             received: r,
             sent: to,
-            at: self.sys.now(),
         };
         // After the kill: the child does not wait while vigil reads the
         // sender's name.
