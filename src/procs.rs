@@ -63,11 +63,34 @@ pub fn list(procs: &[Proc]) -> String {
 
 /// Reads a small kernel-made text file (/proc, cgroupfs). These report a
 /// size of 0, so `fs::read_to_string` would start with a 32-byte read and
-/// grow from there: one page up front saves a dozen syscalls.
+/// grow from there: they are read a page at a time instead, into a buffer
+/// on the stack, and only the text's own length is allocated. (A 4 KiB
+/// `String` was the only allocation of its size: musl's allocator mapped a
+/// 16 KiB group for it and unmapped it when it was freed, two system calls
+/// and a page fault at every start.) A longer file (a host's mountinfo) is
+/// read on into a growing buffer.
 pub fn read_text(path: impl AsRef<std::path::Path>) -> Option<String> {
-    let mut text = String::with_capacity(4096);
-    fs::File::open(path).ok()?.read_to_string(&mut text).ok()?;
-    Some(text)
+    let mut file = fs::File::open(path).ok()?;
+    let mut page = [0u8; 4096];
+    let mut len = 0;
+    loop {
+        let Some(free) = page.get_mut(len..) else {
+            return None;
+        };
+        if free.is_empty() {
+            let mut text = Vec::with_capacity(2 * page.len());
+            text.extend_from_slice(&page);
+            file.read_to_end(&mut text).ok()?;
+            return String::from_utf8(text).ok();
+        }
+        match file.read(free) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    String::from_utf8(page.get(..len)?.to_vec()).ok()
 }
 
 /// A process's name for the log, if it still exists: its command name
@@ -270,6 +293,36 @@ pub fn can_reach_all(role: Role) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn read_text_reads_short_and_long_files_whole() {
+        let dir = std::env::temp_dir().join(format!("vigil-read-text-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // Shorter than the stack page, exactly one page, and longer: the
+        // last goes on into a growing buffer.
+        for len in [0, 17, 4095, 4096, 4097, 10_000] {
+            let text: String = (0..len)
+                .map(|i| char::from(b'a' + (i % 26) as u8))
+                .collect();
+            let path = dir.join(format!("f{len}"));
+            std::fs::write(&path, &text).unwrap();
+            assert_eq!(
+                read_text(&path).as_deref(),
+                Some(text.as_str()),
+                "{len} bytes"
+            );
+        }
+        std::fs::write(dir.join("bad"), b"caf\xe9").unwrap();
+        assert_eq!(read_text(dir.join("bad")), None, "not UTF-8");
+        assert_eq!(read_text(dir.join("missing")), None);
+        // A kernel-made file, which says its size is 0.
+        let stat = read_text("/proc/self/stat").unwrap();
+        assert!(
+            stat.starts_with(&format!("{} (", std::process::id())),
+            "{stat}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn reads_own_stat() {
