@@ -74,9 +74,7 @@ pub fn read_text(path: impl AsRef<std::path::Path>) -> Option<String> {
     let mut page = [0u8; 4096];
     let mut len = 0;
     loop {
-        let Some(free) = page.get_mut(len..) else {
-            return None;
-        };
+        let free = page.get_mut(len..)?;
         if free.is_empty() {
             let mut text = Vec::with_capacity(2 * page.len());
             text.extend_from_slice(&page);
