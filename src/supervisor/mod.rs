@@ -22,6 +22,7 @@
 //! - what touches the kernel (the seam the unit tests replace): `system.rs`;
 //! - start-up and the exit report: `setup.rs`.
 
+mod ahead;
 mod deadlines;
 mod ending;
 mod setup;
@@ -158,6 +159,13 @@ struct Supervisor<S: System> {
     /// at start, so that vigil's exit does not wait for the allocator to
     /// map a page for it.
     exit_line: Vec<u8>,
+    /// Whether the first stop signal may go straight on (`ahead`).
+    plan: ahead::Plan,
+    /// A stop signal sent on the moment it was read, handled at the next
+    /// wake-up (`ahead`).
+    sent_ahead: Option<ahead::SentAhead>,
+    /// That signal while it is being handled: its send is done.
+    catching_up: Option<ahead::SentAhead>,
 }
 
 /// What the start left for the supervisor to know: read by `setup::start`
@@ -180,6 +188,7 @@ impl<S: System> Supervisor<S> {
             parent,
             gave_terminal,
         } = start;
+        let plan = ahead::plan(&config);
         let mut deadlines = Deadlines::default();
         if let Some(after) = config.timeout {
             deadlines.set(Deadline::Timeout, sys.now() + after);
@@ -205,6 +214,9 @@ impl<S: System> Supervisor<S> {
                 Some(_) => Vec::with_capacity(crate::record::LINE_MAX),
                 None => Vec::new(),
             },
+            plan,
+            sent_ahead: None,
+            catching_up: None,
         }
     }
 
@@ -230,13 +242,24 @@ impl<S: System> Supervisor<S> {
         }
         let mut progress = false;
         if self.health == Health::Deaf {
+            // (Nothing was sent ahead: that takes a signal read.)
             self.sys.sleep(wait.unwrap_or(FAULT_PACE).min(FAULT_PACE));
             self.reap();
             progress = true;
         } else {
-            match self.sys.next_signal(wait) {
+            let next_signal = self.sys.next_signal(wait);
+            // Whatever woke vigil, the stop signal sent ahead at the last
+            // wake-up is handled first (tested here, inline: every other
+            // wake-up has none).
+            if self.sent_ahead.is_some() {
+                self.catch_up();
+                progress = true;
+            }
+            match next_signal {
                 Ok(Some(received)) => {
-                    self.on_signal(received);
+                    if !self.send_ahead(received) {
+                        self.on_signal(received);
+                    }
                     progress = true;
                 }
                 Ok(None) => {}

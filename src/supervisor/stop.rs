@@ -100,8 +100,10 @@ impl<S: System> Supervisor<S> {
         self.kill_hook(Hook::PostStart, KillReason::Cancelled(Cancel::Stop));
         self.run_stop_sequence(signal, 0);
         // Without a grace period, the stop's time is read once the signal
-        // is on its way.
-        let at = at.unwrap_or_else(|| self.sys.now());
+        // is on its way (sent ahead: when it was sent).
+        let at = at
+            .or(self.catching_up.map(|ahead| ahead.at))
+            .unwrap_or_else(|| self.sys.now());
         let cause = cause(self);
         self.report.stop = Some(Stop { cause, at });
     }
@@ -256,7 +258,9 @@ impl<S: System> Supervisor<S> {
         if logging::shown(Level::Debug) {
             log_forwarding(signal, to, target);
         }
-        self.sys.send(target, to);
+        if !self.sent_already(signal, to) {
+            self.sys.send(target, to);
+        }
         let forward = Forward {
             received: r,
             sent: to,

@@ -808,3 +808,104 @@ fn after_a_fault_the_loop_still_ends_when_the_child_does() {
         Some(StopCause::Fault(why)) if why == "injected"
     ));
 }
+
+/// One signal from outside the namespace, as the next thing the loop reads.
+fn queue(s: &mut Supervisor<Fake>, signal: i32) {
+    s.sys.signals.push_back(Ok(Some(from_outside(signal))));
+}
+
+/// The child's SIGCHLD, as the next thing the loop reads, and its reaping.
+fn queue_child_end(s: &mut Supervisor<Fake>, ending: Ending) {
+    s.sys.signals.push_back(Ok(Some(Received {
+        signal: libc::SIGCHLD,
+        sender: Sender::Kernel,
+    })));
+    s.sys
+        .reaps
+        .push_back(Next::Event(Event::Ended(CHILD, ending)));
+}
+
+#[test]
+fn a_first_stop_signal_goes_straight_on_and_is_accounted_at_the_next_wake_up() {
+    let mut s = supervisor(&[]);
+    let sent_at = s.sys.clock();
+    queue(&mut s, libc::SIGTERM);
+    s.turn();
+    // Sent, and nothing else done yet: the child runs on it first.
+    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+    assert_eq!(s.state, State::Running);
+    assert!(s.report.stop.is_none());
+    // The child takes 2 s to end; its SIGCHLD wakes vigil, which first
+    // accounts for the stop, with the time of the send.
+    s.sys.now = Some(sent_at + Duration::from_secs(2));
+    queue_child_end(&mut s, killed(libc::SIGTERM));
+    s.turn();
+    assert_eq!(s.sent_to_child(), [libc::SIGTERM], "sent once");
+    assert_eq!(s.state, State::Exit(143));
+    let stop = s.report.stop.as_ref().expect("the stop is in the report");
+    assert_eq!(stop.at, sent_at);
+    assert!(matches!(
+        stop.cause,
+        StopCause::Signal {
+            signal: libc::SIGTERM,
+            ..
+        }
+    ));
+    assert_eq!(s.report.stop_signal_sent, Some(libc::SIGTERM));
+    let text = s.report.exit(&killed(libc::SIGTERM)).to_string();
+    assert!(
+        text.contains("(sent SIGTERM), child ended 2.00s later"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_second_stop_signal_finds_the_first_accounted_for() {
+    let mut s = supervisor(&[]);
+    queue(&mut s, libc::SIGINT);
+    queue(&mut s, libc::SIGTERM);
+    s.turn();
+    assert_eq!(s.state, State::Running);
+    s.turn();
+    // The SIGINT's stop began first; the SIGTERM is a later stop signal,
+    // forwarded at once.
+    assert_eq!(s.sent_to_child(), [libc::SIGINT, libc::SIGTERM]);
+    assert!(matches!(
+        s.state,
+        State::Stopping {
+            signal: libc::SIGINT,
+            ..
+        }
+    ));
+    assert!(s.report.later_stop.is_some());
+}
+
+#[test]
+fn a_stop_signal_is_handled_at_once_when_its_bookkeeping_matters_now() {
+    // A grace period's deadline must be armed before vigil waits again; a
+    // pre-stop sleep comes before the forward; --timeout's deadline must be
+    // cleared; a sender in the namespace is named from /proc while it is
+    // still there.
+    for (args, sender) in [
+        (&["--grace-period", "5s"][..], 0),
+        (&["--pre-stop-sleep", "1s"][..], 0),
+        (&["--timeout", "1h"][..], 0),
+        (&[][..], 42),
+    ] {
+        let mut s = supervisor(args);
+        s.sys.signals.push_back(Ok(Some(Received {
+            signal: libc::SIGTERM,
+            sender: Sender::Process {
+                pid: sender,
+                uid: 0,
+            },
+        })));
+        s.turn();
+        assert!(
+            matches!(s.state, State::Stopping { .. }),
+            "{args:?} from pid {sender}: {:?}",
+            s.state
+        );
+        assert!(s.report.stop.is_some(), "{args:?} from pid {sender}");
+    }
+}
