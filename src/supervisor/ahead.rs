@@ -5,7 +5,7 @@
 //! wake-up, before anything else. A child that shares vigil's CPU (a pinned
 //! container, a one-CPU pod) then runs on the signal at once instead of
 //! waiting for that bookkeeping, which is all cold code and data on this
-//! first stop: measured, about 3.5 µs of a 38 µs first SIGTERM
+//! first stop: measured, about 3 µs of a 35-45 µs first SIGTERM
 //! (docs/benchmarks.md, issue 21, third look).
 //!
 //! Only when putting the bookkeeping off changes nothing the user can see:
