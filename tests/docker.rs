@@ -358,8 +358,11 @@ fn signal_senders_are_logged() {
     ctr.wait_log("got USR1", Duration::from_secs(5));
     // The sender stays alive a moment: vigil names it from /proc after
     // forwarding, and a bare `docker exec ... kill` may be gone by then
-    // (vigil then says `name unknown`, which CI once saw).
-    ctr.exec(&["sh", "-c", "kill -USR2 1; sleep 1"]);
+    // (vigil then says `name unknown`, which CI once saw). And it stays
+    // `sh`: with `sleep 1` last, busybox's sh execs it in place, and a
+    // vigil that reads /proc a moment later finds `sleep` (CI saw that
+    // too, on a loaded 2-CPU machine).
+    ctr.exec(&["sh", "-c", "kill -USR2 1; sleep 1; exit 0"]);
     ctr.wait_log("got USR2", Duration::from_secs(5));
     let took = ctr.stop();
     let logs = ctr.logs();
