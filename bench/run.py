@@ -113,13 +113,18 @@ def version_of(path):
 
 # --------------------------------------------------------------------------- helpers
 
+def c_compiler():
+    """$CC, else the system's `cc` or `gcc`."""
+    return os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or "cc"
+
+
 def build_helper(build_dir):
     src = os.path.join(BENCH_DIR, "helper.c")
     os.makedirs(build_dir, exist_ok=True)
     out = os.path.join(build_dir, "helper")
     if os.path.exists(out) and os.path.getmtime(out) >= os.path.getmtime(src):
         return out
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or "cc"
+    cc = c_compiler()
     base = [cc, "-O2", "-Wall", "-o", out, src]
     # Static when possible: the helper forks a lot, fewer mappings = cheaper forks.
     r = subprocess.run(base + ["-static"], capture_output=True, text=True)
@@ -142,7 +147,7 @@ def build_reference(build_dir):
     C library costs"). The targets never count them."""
     src = os.path.join(BENCH_DIR, "refinit.c")
     os.makedirs(build_dir, exist_ok=True)
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or "cc"
+    cc = c_compiler()
     built = []
 
     def run(argv):
