@@ -42,8 +42,7 @@ pub(super) struct Plan {
 
 /// Worked out once, from the configuration.
 pub(super) fn plan(config: &Config) -> Plan {
-    let straight = config.pre_stop.is_none()
-        && config.pre_stop_sleep.is_zero()
+    let straight = super::stop::only_forwards(config)
         && config.grace_period.is_none()
         && config.timeout.is_none()
         && !logging::shown(Level::Info);

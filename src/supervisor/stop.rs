@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::deadlines::Deadline;
 use super::system::System;
 use super::{Grace, State, StopPhase, StopReason, Supervisor};
+use crate::cli::Config;
 use crate::hooks::{Cancel, Hook, KillReason};
 use crate::logging::{self, Level};
 use crate::record::Record;
@@ -38,6 +39,25 @@ const STOP_SEQUENCE: [StopStep; 3] = [
     StopStep::PreStopSleep,
     StopStep::ForwardSignal,
 ];
+
+impl StopStep {
+    /// Whether the configuration gives this step something to wait for;
+    /// one that has none is skipped (`start_step`). Every step is named
+    /// here, so a new one cannot be left out of `only_forwards`.
+    fn waits(self, config: &Config) -> bool {
+        match self {
+            StopStep::PreStopHook => config.pre_stop.is_some(),
+            StopStep::PreStopSleep => !config.pre_stop_sleep.is_zero(),
+            StopStep::ForwardSignal => false,
+        }
+    }
+}
+
+/// Whether the configured stop sequence is nothing but the forward: every
+/// step before it is skipped.
+pub(super) fn only_forwards(config: &Config) -> bool {
+    STOP_SEQUENCE.iter().all(|step| !step.waits(config))
+}
 
 impl<S: System> Supervisor<S> {
     /// Starts the stop sequence: the grace deadline starts, a post-start
