@@ -1219,7 +1219,7 @@ def main():
     ap.add_argument("--idle-seconds", type=float)
     ap.add_argument("--stop-rounds", type=int)
     ap.add_argument("--first-rounds", type=int, help="fresh inits per init for the first-signal test "
-                                                     "(default 200; --quick 10)")
+                                                     "(default 600; --quick 10)")
     ap.add_argument("--first-delay-ms", type=float, help="first-signal test: SIGTERM this long after the "
                                                          "child is ready (default 5)")
     ap.add_argument("--only", help="comma-separated subset of: startup,forward,first,burst,stream,idle,stop")
@@ -1248,7 +1248,7 @@ def main():
         "stream_rounds": args.stream_rounds or 1,
         "idle_seconds": args.idle_seconds or (2.0 if q else 5.0),
         "stop_rounds": args.stop_rounds or (2 if q else 10),
-        "first_rounds": args.first_rounds or (10 if q else 200),
+        "first_rounds": args.first_rounds or (10 if q else 600),
         "first_delay_us": int((args.first_delay_ms or 5) * 1000),
     }
     if os.geteuid() != 0:
