@@ -80,6 +80,14 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
         set_parent_death_signal(signal);
     }
     warn_of_hooks(&config);
+    // The OOM counter is found (and, when vigil is not PID 1, read) before
+    // the child exists: an OOM kill in its first microseconds is then
+    // counted too. And measured: done after the spawn, right after vigil
+    // wakes from the wait for the child's exec, it made the first SIGTERM
+    // reach the child about 4 µs later, on one CPU (docs/benchmarks.md,
+    // issue 21, fourth look): which process runs first when the SIGTERM
+    // comes depends on how long each ran before it last slept.
+    let oom = OomCounter::start(role);
     let (command, command_exact) = spawn::display_command_exact(&config.command);
     let gave_terminal =
         spawn::owns_terminal() && !user.as_ref().is_some_and(user::Switch::new_session);
@@ -125,7 +133,7 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
         role,
         signals,
         inherited,
-        oom: OomCounter::start(role),
+        oom,
         user,
     };
     let mut report = report_for(&config, command, child, gave_terminal);
