@@ -101,7 +101,8 @@ impl<S: System> Supervisor<S> {
 
     /// Handles the stop signal sent ahead at the last wake-up, if any, as
     /// if it had just come: `forward` finds it sent already, and the stop
-    /// takes its time from the send.
+    /// takes its time from the send. It is cleared only afterwards, so
+    /// that both can look it up meanwhile.
     ///
     /// Straight to `on_stop_signal`: what `on_signal` does before it
     /// (vigil's own SIGPIPE, the `-p` signal, a terminal's keys, the log
@@ -110,18 +111,18 @@ impl<S: System> Supervisor<S> {
     /// it inline.)
     #[inline(never)]
     pub(super) fn catch_up(&mut self) {
-        let Some(ahead) = self.sent_ahead.take() else {
+        let Some(ahead) = self.sent_ahead else {
             return;
         };
-        self.catching_up = Some(ahead);
         self.on_stop_signal(ahead.received);
-        self.catching_up = None;
+        self.sent_ahead = None;
     }
 
     /// Whether forwarding `signal` as `sent` now is the send that
-    /// `send_ahead` made already.
+    /// `send_ahead` made already. (Outside `catch_up` nothing forwards
+    /// while a signal sent ahead waits: the loop catches up first thing.)
     pub(super) fn sent_already(&self, signal: i32, sent: i32) -> bool {
-        self.catching_up
+        self.sent_ahead
             .is_some_and(|a| a.received.signal == signal && a.sent == sent)
     }
 }

@@ -162,10 +162,8 @@ struct Supervisor<S: System> {
     /// Whether the first stop signal may go straight on (`ahead`).
     plan: ahead::Plan,
     /// A stop signal sent on the moment it was read, handled at the next
-    /// wake-up (`ahead`).
+    /// wake-up and cleared once handled (`ahead`).
     sent_ahead: Option<ahead::SentAhead>,
-    /// That signal while it is being handled: its send is done.
-    catching_up: Option<ahead::SentAhead>,
 }
 
 /// What the start left for the supervisor to know: read by `setup::start`
@@ -216,7 +214,6 @@ impl<S: System> Supervisor<S> {
             },
             plan,
             sent_ahead: None,
-            catching_up: None,
         }
     }
 

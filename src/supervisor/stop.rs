@@ -122,7 +122,7 @@ impl<S: System> Supervisor<S> {
         // Without a grace period, the stop's time is read once the signal
         // is on its way (sent ahead: when it was sent).
         let at = at
-            .or(self.catching_up.map(|ahead| ahead.at))
+            .or(self.sent_ahead.map(|ahead| ahead.at))
             .unwrap_or_else(|| self.sys.now());
         let cause = cause(self);
         self.report.stop = Some(Stop { cause, at });
