@@ -85,8 +85,8 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     // counted too. And measured: done after the spawn, right after vigil
     // wakes from the wait for the child's exec, it made the first SIGTERM
     // reach the child about 4 µs later, on one CPU (docs/benchmarks.md,
-    // issue 21, fourth look): which process runs first when the SIGTERM
-    // comes depends on how long each ran before it last slept.
+    // issue 21, fourth look; why was not found: more CPU time in its place
+    // changed nothing).
     let oom = OomCounter::start(role);
     let (command, command_exact) = spawn::display_command_exact(&config.command);
     let gave_terminal =
