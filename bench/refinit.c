@@ -11,6 +11,13 @@
  * each to the child and, on SIGCHLD, reaps until the child is gone and exits
  * with its status. No options, no report, no hooks, no drain: the targets
  * never compare vigil with it.
+ *
+ * Built with -DSTART_CPU_US=N (`ref-musl-warm`), it first keeps the CPU busy
+ * for N microseconds, as glibc's own start does on some CPUs: on those, CPU
+ * burned before the fork makes a fresh init's first forwarded signal faster,
+ * for no reason in the init's signal path (docs/benchmarks.md, issue 21,
+ * fifth look). The pair ref-musl / ref-musl-warm shows how much of a first
+ * SIGTERM's gap that is in each run.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -18,10 +25,23 @@
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef START_CPU_US
+#include <time.h>
+
+static void keep_busy(long us) {
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    do clock_gettime(CLOCK_MONOTONIC, &b);
+    while ((b.tv_sec - a.tv_sec) * 1000000L + (b.tv_nsec - a.tv_nsec) / 1000 < us);
+}
+#endif
 
 int main(int argc, char **argv) {
     int first = argc > 1 && strcmp(argv[1], "--") == 0 ? 2 : 1;
     if (first >= argc) return 2;
+#ifdef START_CPU_US
+    keep_busy(START_CPU_US);
+#endif
     sigset_t all;
     sigfillset(&all);
     sigprocmask(SIG_BLOCK, &all, NULL);

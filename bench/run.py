@@ -144,7 +144,8 @@ def build_reference(build_dir):
     build links, the one rustup ships for the host's musl target
     (`ref-musl`). Same code, two C libraries: what the library costs on a
     path, beside what vigil's own work costs (docs/benchmarks.md, "What the
-    C library costs"). The targets never count them."""
+    C library costs"). And `ref-musl-warm`, ref-musl after 1 ms of CPU at
+    start. The targets never count them."""
     src = os.path.join(BENCH_DIR, "refinit.c")
     os.makedirs(build_dir, exist_ok=True)
     cc = c_compiler()
@@ -171,13 +172,17 @@ def build_reference(build_dir):
     # The system's headers, musl's library: refinit uses only what the two
     # lay out alike (sigset_t, the kernel's signalfd_siginfo); no fortified
     # or stack-protected calls, which are glibc's.
-    obj = os.path.join(build_dir, "refinit-musl.o")
-    musl = os.path.join(build_dir, "ref-musl")
-    if run([cc, "-O2", "-U_FORTIFY_SOURCE", "-fno-stack-protector", "-c", src, "-o", obj]) and run(
-            [cc, "-static", "-nostdlib", "-nostartfiles", os.path.join(crt, "crt1.o"),
-             os.path.join(crt, "crti.o"), obj, os.path.join(crt, "libc.a"), os.path.join(crt, "crtn.o"),
-             "-lgcc", "-o", musl]):
-        built.append(Init("ref-musl", musl, ["--"], REFERENCE))
+    # ref-musl-warm: the same, after 1 ms of CPU at start, about what glibc's
+    # start costs on some CPUs; what that alone does to a fresh init's first
+    # signal (refinit.c; docs/benchmarks.md, issue 21, fifth look).
+    for name, defines in (("ref-musl", []), ("ref-musl-warm", ["-DSTART_CPU_US=1000"])):
+        obj = os.path.join(build_dir, name + ".o")
+        musl = os.path.join(build_dir, name)
+        if run([cc, "-O2", "-U_FORTIFY_SOURCE", "-fno-stack-protector", *defines, "-c", src, "-o", obj]) and run(
+                [cc, "-static", "-nostdlib", "-nostartfiles", os.path.join(crt, "crt1.o"),
+                 os.path.join(crt, "crti.o"), obj, os.path.join(crt, "libc.a"), os.path.join(crt, "crtn.o"),
+                 "-lgcc", "-o", musl]):
+            built.append(Init(name, musl, ["--"], REFERENCE))
     return built
 
 
@@ -1207,7 +1212,8 @@ def main():
                          "of a change; repeatable")
     ap.add_argument("--reference", action="store_true",
                     help="also measure bench/refinit.c built against glibc and against musl "
-                         "(ref-glibc, ref-musl): what the C library costs; never in the targets")
+                         "(ref-glibc, ref-musl), and against musl after 1 ms of CPU at start "
+                         "(ref-musl-warm): what the C library costs; never in the targets")
     ap.add_argument("--inits", help="comma-separated subset of: vigil,tini-static,tini,dumb-init,catatonit")
     ap.add_argument("--out", help="output directory (default bench/results, or bench/results/quick)")
     ap.add_argument("--startup-rounds", type=int)
