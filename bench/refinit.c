@@ -13,11 +13,13 @@
  * never compare vigil with it.
  *
  * Built with -DSTART_CPU_US=N (`ref-musl-warm`), it first keeps the CPU busy
- * for N microseconds, as glibc's own start does on some CPUs: on those, CPU
- * burned before the fork makes a fresh init's first forwarded signal faster,
- * for no reason in the init's signal path (docs/benchmarks.md, issue 21,
- * fifth look). The pair ref-musl / ref-musl-warm shows how much of a first
- * SIGTERM's gap that is in each run.
+ * for N microseconds, as glibc's own start does on some CPUs. CPU burned
+ * before the fork makes a fresh init's first forwarded signal faster with no
+ * change to its signal path: the init goes to sleep after its child's
+ * start-up instead of before it, and the scheduler then lets its wake-up
+ * preempt the signal's sender (docs/benchmarks.md, issue 21, fifth look).
+ * The pair ref-musl / ref-musl-warm shows how much of a first SIGTERM's gap
+ * that is in each run.
  */
 #define _GNU_SOURCE
 #include <signal.h>
