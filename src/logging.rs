@@ -10,7 +10,7 @@
 //! Through `log` + `env_logger`, as it was until issue 21, the report's own
 //! `String` and env_logger's per-thread formatter each took a fresh heap
 //! page there (an `mmap`, a page fault, a thread-local destructor): about
-//! 20 us of a fresh vigil's exit (docs/benchmarks.md).
+//! 20 us of a fresh vigil's exit (docs/benchmark-history.md).
 //!
 //! Every line is prefixed `vigil:` (or `vigil[PID]:` under another vigil,
 //! which a record says with `vigil_pid`), and never blocks while vigil

@@ -6,7 +6,7 @@
 //! container, a one-CPU pod) then runs on the signal at once instead of
 //! waiting for that bookkeeping, which is all cold code and data on this
 //! first stop: measured, about 3 µs of a 35-45 µs first SIGTERM
-//! (docs/benchmarks.md, issue 21, third look).
+//! (docs/benchmark-history.md, issue 21, third look).
 //!
 //! Only when putting the bookkeeping off changes nothing the user can see:
 //! - the sequence begins with the forward and arms nothing (no pre-stop
