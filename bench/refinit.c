@@ -17,9 +17,9 @@
  * before the fork makes a fresh init's first forwarded signal faster with no
  * change to its signal path: the init goes to sleep after its child's
  * start-up instead of before it, and the scheduler then lets its wake-up
- * preempt the signal's sender (docs/benchmark-history.md, issue 21, fifth look).
- * The pair ref-musl / ref-musl-warm shows how much of a first SIGTERM's gap
- * that is in each run.
+ * preempt the signal's sender (docs/benchmark-history.md, issue 21, fifth
+ * look). The pair ref-musl / ref-musl-warm shows how much of a first
+ * SIGTERM's gap that is in each run.
  */
 #define _GNU_SOURCE
 #include <signal.h>

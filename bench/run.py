@@ -144,8 +144,8 @@ def build_reference(build_dir):
     build links, the one rustup ships for the host's musl target
     (`ref-musl`). Same code, two C libraries: what the library costs on a
     path, beside what vigil's own work costs (docs/benchmark-history.md,
-    "What the C library costs"). And `ref-musl-warm`, ref-musl after 1 ms of CPU at
-    start. The targets never count them."""
+    "What the C library costs"). And `ref-musl-warm`, ref-musl after 1 ms
+    of CPU at start. The targets never count them."""
     src = os.path.join(BENCH_DIR, "refinit.c")
     os.makedirs(build_dir, exist_ok=True)
     cc = c_compiler()

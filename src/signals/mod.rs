@@ -228,9 +228,9 @@ const FULL_NAMES: [&str; 31] = [
 /// One signal is read at a time, like the C inits: each is forwarded the
 /// moment it is read, before the next is even looked at. Reading 32 at a
 /// time made the first of a burst the fastest of all the inits measured but
-/// the later ones the slowest (docs/benchmark-history.md:
-/// *Earlier findings*). A storm of queued realtime signals is handled one read at a time,
-/// so vigil's memory never grows with the backlog.
+/// the later ones the slowest (docs/benchmark-history.md: *Earlier
+/// findings*). A storm of queued realtime signals is handled one read at a
+/// time, so vigil's memory never grows with the backlog.
 pub struct SignalFd {
     fd: OwnedFd,
     buffer: Box<libc::signalfd_siginfo>,
