@@ -85,10 +85,11 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     // counted too. And measured: done after the spawn, right after vigil
     // wakes from the wait for the child's exec, it made the first SIGTERM
     // reach the child about 4 µs later, on one CPU
-    // (docs/benchmark-history.md, issue 21, fourth look). Why, as traced in the fifth look: work before
-    // the fork rather than after it changes the order in which vigil and
-    // its child go to sleep, and with it whether the scheduler lets
-    // vigil's wake-up preempt the signal's sender.
+    // (docs/benchmark-history.md, issue 21, fourth look). Why, as traced
+    // in the fifth look: work before the fork rather than after it changes
+    // the order in which vigil and its child go to sleep, and with it
+    // whether the scheduler lets vigil's wake-up preempt the signal's
+    // sender.
     let oom = OomCounter::start(role);
     let (command, command_exact) = spawn::display_command_exact(&config.command);
     let gave_terminal =
