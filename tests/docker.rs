@@ -774,7 +774,13 @@ fn the_report_outlasts_the_engines_log_cut_off_under_a_flood() {
 // ---------------------------------------------------------------------------
 
 /// `docker run --memory 32m` with a child that allocates past it: vigil's
-/// report blames the OOM killer, and Docker agrees (`OOMKilled`).
+/// report blames the OOM killer, and the engine or the kernel agrees.
+///
+/// Docker's `OOMKilled` flag is the first witness, but it races the exit:
+/// it is set only when containerd's OOM event reaches the daemon before the
+/// exit event (one CI run saw exit 137 with `OOMKilled=false`). So when the
+/// flag stays false, the kernel's own `oom-kill:` line, which names the
+/// container's memory cgroup, is the witness instead.
 #[test]
 fn oom_kill_is_reported() {
     const T: &str = "oom";
@@ -794,22 +800,46 @@ fn oom_kill_is_reported() {
     );
     let started = Instant::now();
     let code = ctr.wait();
-    let oom = ctr.inspect("{{.State.OOMKilled}}");
+    let took = started.elapsed();
     let logs = ctr.logs();
-    note(
-        T,
-        format!(
-            "--memory 32m: exit {code} after {}, docker inspect OOMKilled={oom}",
-            secs(started.elapsed())
-        ),
-    );
     assert_eq!(code, 137, "logs:\n{logs}");
-    assert_eq!(oom, "true", "docker did not see an OOM kill; logs:\n{logs}");
     let report = must_report(T, &logs);
     assert!(
-        report.contains("OOM") || report.contains("out of memory"),
+        report.contains("by the kernel OOM killer"),
         "the exit report does not blame the OOM killer: {report}"
     );
+    let flag_set = (0..50).any(|i| {
+        if i > 0 {
+            thread::sleep(Duration::from_millis(100));
+        }
+        ctr.inspect("{{.State.OOMKilled}}") == "true"
+    });
+    let witness = if flag_set {
+        "docker inspect OOMKilled=true".to_string()
+    } else {
+        let id = ctr.inspect("{{.Id}}");
+        let line = kernel_oom_kill(&id, "tail").unwrap_or_else(|| {
+            panic!("neither Docker (OOMKilled=false) nor the kernel log saw an OOM kill in {id}; logs:\n{logs}")
+        });
+        format!("docker inspect OOMKilled=false after 5 s; the kernel log: oom-kill:{line}")
+    };
+    note(
+        T,
+        format!("--memory 32m: exit {code} after {}; {witness}", secs(took)),
+    );
+}
+
+/// The kernel log's `oom-kill:` line for a kill of `task` in the memory
+/// cgroup of the container `id` (its path holds the full ID, under either
+/// cgroup driver), or None when there is none or the log cannot be read.
+fn kernel_oom_kill(id: &str, task: &str) -> Option<String> {
+    let out = Command::new("dmesg").output().ok()?;
+    let log = String::from_utf8_lossy(&out.stdout);
+    let task = format!(",task={task},");
+    log.lines()
+        .filter_map(|l| l.split_once("oom-kill:").map(|(_, rest)| rest))
+        .find(|l| l.contains(id) && l.contains(&task))
+        .map(|l| l.split(",pid=").next().unwrap_or(l).to_string())
 }
 
 /// `--memory 32m`, a grandchild (`dd` with a 200 MB buffer) is
