@@ -776,11 +776,11 @@ fn the_report_outlasts_the_engines_log_cut_off_under_a_flood() {
 /// `docker run --memory 32m` with a child that allocates past it: vigil's
 /// report blames the OOM killer, and the engine or the kernel agrees.
 ///
-/// Docker's `OOMKilled` flag is the first witness, but it races the exit:
-/// it is set only when containerd's OOM event reaches the daemon before the
-/// exit event (one CI run saw exit 137 with `OOMKilled=false`). So when the
-/// flag stays false, the kernel's own `oom-kill:` line, which names the
-/// container's memory cgroup, is the witness instead.
+/// Docker's `OOMKilled` flag is the first witness, but it can miss a kill:
+/// one CI run (Docker 20.10) saw exit 137 with `OOMKilled=false`, most
+/// likely because the engine heard of the exit before the OOM event. So
+/// when the flag stays false, the kernel's own `oom-kill:` line, which
+/// names the container's memory cgroup, is the witness instead.
 #[test]
 fn oom_kill_is_reported() {
     const T: &str = "oom";
