@@ -808,10 +808,7 @@ fn oom_kill_is_reported() {
         report.contains("by the kernel OOM killer"),
         "the exit report does not blame the OOM killer: {report}"
     );
-    let flag_set = (0..50).any(|i| {
-        if i > 0 {
-            thread::sleep(Duration::from_millis(100));
-        }
+    let flag_set = wait_until_every(Duration::from_secs(5), Duration::from_millis(100), || {
         ctr.inspect("{{.State.OOMKilled}}") == "true"
     });
     let witness = if flag_set {
