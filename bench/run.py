@@ -423,9 +423,10 @@ def bench_forward(inits, helper, rounds, n_idle, n_bursts, burst_len, gap_us, cp
         os.sched_setaffinity(0, saved)
 
 
-def _bench_forward(inits, helper, rounds, n_idle, n_bursts, burst_len, gap_us):
+def _bench_forward(inits, helper, rounds, n_idle, n_bursts, burst_len, gap_us, sender_cpu=None):
     log(f"signal forwarding: {rounds} rounds x ({n_idle} idle + {n_bursts}x{burst_len} back-to-back), "
         "inits side by side, interleaved signal by signal")
+    pin_sender = None if sender_cpu is None else (lambda: os.sched_setaffinity(0, {sender_cpu}))
     acc = {i.name: {"idle": [], "b2b": [], "lost": 0, "dup": 0, "sent": 0, "cpu": 0, "errors": []}
            for i in inits}
     for r in range(rounds):
@@ -445,7 +446,7 @@ def _bench_forward(inits, helper, rounds, n_idle, n_bursts, burst_len, gap_us):
                 continue
             cpu0 = {name: cpu_ns(run.pid) for name, run in runs.items()}
             r = subprocess.run(argv, pass_fds=[r.rfd for r in runs.values()],
-                               capture_output=True, text=True, timeout=600)
+                               capture_output=True, text=True, timeout=600, preexec_fn=pin_sender)
             cpu1 = {name: cpu_ns(run.pid) for name, run in runs.items()}
             if r.returncode != 0:
                 raise RuntimeError("sender failed: " + r.stderr.strip())
@@ -480,6 +481,62 @@ def _bench_forward(inits, helper, rounds, n_idle, n_bursts, burst_len, gap_us):
             "fwd_errors": a["errors"],
         }
     return res
+
+
+def bench_busy(inits, helper, rounds, n_idle, gap_us, cpu, hogs=2):
+    """Forwarding on a busy CPU, as in a container whose application keeps
+    its CPU busy when `docker stop` comes: the inits, their children and
+    HOGS spinning processes (the application's busy threads) share CPU
+    `cpu`; the sender runs on another CPU, as a container engine does. The
+    init must get onto its busy CPU to forward; how soon depends on when
+    the scheduler lets a waking task preempt a running one (src/sched.rs)."""
+    others = sorted(os.sched_getaffinity(0) - {cpu})
+    if not others:
+        log("busy CPU: needs two CPUs; skipped")
+        return {}
+    saved = os.sched_getaffinity(0)
+    # In a container every process competes in the container's cgroup; on
+    # a host with autogroups (one scheduling group per session) a child in
+    # a session of its own (dumb-init's) would compete with the spinners
+    # as a group of its own instead, and wake up as if the CPU were idle.
+    # So autogroups are off while the spinners run.
+    autogroup = "/proc/sys/kernel/sched_autogroup_enabled"
+    try:
+        with open(autogroup) as f:
+            was = f.read().strip()
+    except OSError:
+        was = None
+    os.sched_setaffinity(0, {cpu})
+    spin = []
+    try:
+        if was == "1":
+            with open(autogroup, "w") as f:
+                f.write("0")
+        spin = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(hogs)]
+        log(f"busy CPU: {hogs} spinning processes on CPU {cpu}, the sender on CPU {others[-1]}"
+            + (", autogroups off" if was == "1" else ""))
+        part = _bench_forward(inits, helper, rounds, n_idle, 0, 1, gap_us, sender_cpu=others[-1])
+    finally:
+        for h in spin:
+            h.kill()
+            h.wait()
+        os.sched_setaffinity(0, saved)
+        if was == "1":
+            with open(autogroup, "w") as f:
+                f.write(was)
+    out = {}
+    for name, d in part.items():
+        raw = d["raw_fwd_idle_ns"]
+        out[name] = {
+            "busy_median_us": d["fwd_idle_median_us"],
+            "busy_p99_us": d["fwd_idle_p99_us"],
+            "busy_over_1ms_pct": 100.0 * sum(1 for v in raw if v > 1_000_000) / len(raw) if raw else None,
+            "raw_busy_ns": raw,
+            "busy_lost": d["signals_lost"],
+            "busy_duplicated": d["signals_duplicated"],
+            "busy_errors": d["fwd_errors"],
+        }
+    return out
 
 
 def bench_first(inits, helper, rounds, delay_us, cpu=None):
@@ -820,6 +877,9 @@ METRICS = [
     ("fwd_b2b_median_us", "forwarding latency back-to-back, median", "µs", "lower", "{:.1f}"),
     ("fwd_b2b_p99_us", "forwarding latency back-to-back, p99", "µs", "lower", "{:.1f}"),
     ("fwd_init_cpu_us_per_signal", "forwarding: PID 1 CPU time per signal", "µs", "lower", "{:.2f}"),
+    ("busy_median_us", "forwarding on a busy CPU, median", "µs", "lower", "{:.1f}"),
+    ("busy_p99_us", "forwarding on a busy CPU, p99", "µs", "lower", "{:.1f}"),
+    ("busy_over_1ms_pct", "forwarding on a busy CPU: signals later than 1 ms", "%", "lower", "{:.1f}"),
     ("signals_lost", "signals lost", "", "lower", "{:d}"),
     ("signals_duplicated", "signals duplicated", "", "lower", "{:d}"),
     ("first_fwd_median_us", "first SIGTERM of a fresh init: forwarding latency, median", "µs", "lower",
@@ -844,7 +904,7 @@ METRICS = [
 ]
 
 # metrics drawn in the chart
-CHART = ["startup_overhead_ms", "fwd_idle_median_us", "fwd_b2b_median_us", "first_fwd_median_us",
+CHART = ["startup_overhead_ms", "fwd_idle_median_us", "fwd_b2b_median_us", "busy_p99_us", "first_fwd_median_us",
          "first_exit_median_us", "burst_rate_per_s",
          "stream_peak_unreaped", "idle_wakeups_per_s", "vmhwm_kib", "binary_bytes", "stop_ms"]
 
@@ -1013,6 +1073,10 @@ def functional_failures(r):
         bad.append(f"{r['burst_left']} zombies left after the burst")
     if r.get("stream_left"):
         bad.append(f"{r['stream_left']} zombies left after the stream")
+    if r.get("busy_lost"):
+        bad.append(f"busy CPU: {r['busy_lost']} signals lost")
+    if r.get("busy_duplicated"):
+        bad.append(f"busy CPU: {r['busy_duplicated']} signals duplicated")
     if r.get("first_lost"):
         bad.append(f"first SIGTERM lost {r['first_lost']} times")
     if r.get("first_duplicated"):
@@ -1025,7 +1089,7 @@ def functional_failures(r):
                    + ", not 143")
     if r.get("stop_timeouts"):
         bad.append(f"did not exit within 30s of SIGTERM {r['stop_timeouts']} times")
-    for k in ("fwd_errors", "first_errors", "burst_errors", "stream_errors", "stop_errors", "idle_errors"):
+    for k in ("fwd_errors", "busy_errors", "first_errors", "burst_errors", "stream_errors", "stop_errors", "idle_errors"):
         for e in r.get(k) or []:
             bad.append(f"{k}: {e}")
     return bad
@@ -1218,6 +1282,7 @@ def main():
     ap.add_argument("--out", help="output directory (default bench/results, or bench/results/quick)")
     ap.add_argument("--startup-rounds", type=int)
     ap.add_argument("--fwd-rounds", type=int)
+    ap.add_argument("--busy-rounds", type=int)
     ap.add_argument("--burst", type=int, default=10000, help="zombies per burst (default 10000)")
     ap.add_argument("--burst-rounds", type=int)
     ap.add_argument("--orphans", type=int, help="orphans in the stream (default 100000; --quick 10000)")
@@ -1228,7 +1293,7 @@ def main():
                                                      "(default 600; --quick 10)")
     ap.add_argument("--first-delay-ms", type=float, help="first-signal test: SIGTERM this long after the "
                                                          "child is ready (default 5)")
-    ap.add_argument("--only", help="comma-separated subset of: startup,forward,first,burst,stream,idle,stop")
+    ap.add_argument("--only", help="comma-separated subset of: startup,forward,busy,first,burst,stream,idle,stop")
     ap.add_argument("--fwd-cpu", type=int,
                     help="CPU the forwarding test is pinned to (default: the last one; -1: not pinned)")
     ap.add_argument("--write-docs", action="store_true",
@@ -1248,6 +1313,9 @@ def main():
         "fwd_bursts_per_round": 5,
         "fwd_burst_len": 10,
         "fwd_gap_us": 5000,
+        "busy_rounds": args.busy_rounds or (1 if q else 6),
+        "busy_idle_per_round": 20 if q else 50,
+        "busy_spinners": 2,
         "burst_zombies": args.burst,
         "burst_rounds": args.burst_rounds or (1 if q else 7),
         "stream_orphans": args.orphans or (10000 if q else 100000),
@@ -1360,6 +1428,9 @@ def main():
             ("forward", lambda: bench_forward(inits, helper, p["fwd_rounds"], p["fwd_idle_per_round"],
                                               p["fwd_bursts_per_round"], p["fwd_burst_len"],
                                               p["fwd_gap_us"], fwd_cpu)),
+            ("busy", lambda: bench_busy(inits, helper, p["busy_rounds"], p["busy_idle_per_round"], p["fwd_gap_us"],
+                                        max(os.sched_getaffinity(0)) if fwd_cpu is None else fwd_cpu,
+                                        p["busy_spinners"])),
             ("first", lambda: bench_first(inits, helper, p["first_rounds"], p["first_delay_us"], fwd_cpu)),
             ("burst", lambda: bench_burst(inits, helper, p["burst_rounds"], p["burst_zombies"])),
             ("stream", lambda: bench_stream(inits, helper, p["stream_rounds"], p["stream_orphans"])),
@@ -1426,7 +1497,8 @@ def main():
         "",
         f"Parameters: start-up {p['startup_rounds']} rounds (bare `unshare ... /bin/true`: "
         f"{fmt(bare_ms, '{:.3f}')} ms); forwarding {p['fwd_rounds']} rounds × ({p['fwd_idle_per_round']} idle + "
-        f"{p['fwd_bursts_per_round']}×{p['fwd_burst_len']} back-to-back); first SIGTERM "
+        f"{p['fwd_bursts_per_round']}×{p['fwd_burst_len']} back-to-back); busy CPU {p['busy_rounds']} rounds × "
+        f"{p['busy_idle_per_round']} signals beside {p['busy_spinners']} spinning processes; first SIGTERM "
         f"{p['first_rounds']} fresh inits each ({p['first_delay_us'] / 1000:g} ms after ready); burst {p['burst_zombies']} "
         f"zombies × {p['burst_rounds']}; stream {p['stream_orphans']} orphans × {p['stream_rounds']}; "
         f"idle {p['idle_seconds']:g} s; stop {p['stop_rounds']} rounds.",

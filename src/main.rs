@@ -35,6 +35,7 @@ mod procs;
 mod reap;
 mod record;
 mod report;
+mod sched;
 mod signals;
 mod spawn;
 mod supervisor;

@@ -4,8 +4,9 @@
 //! std's `Command` hands the parent's *current* signal mask to the child, and
 //! vigil blocks everything: a child started naively would ignore SIGTERM
 //! forever. The `pre_exec` closure, which std runs last before exec, puts
-//! back the mask and dispositions vigil was started with, then switches
-//! user (groups, gid, uid: last, since the steps before may need root).
+//! back the mask and dispositions vigil was started with, and the scheduler
+//! slice (`sched`), then switches user (groups, gid, uid: last, since the
+//! steps before may need root).
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
@@ -18,6 +19,7 @@ use std::process::{Command, Stdio};
 use nix::unistd::AccessFlags;
 
 use crate::record::Record;
+use crate::sched::Slice;
 use crate::signals::Inherited;
 use crate::text::os_error;
 use crate::user::{Switch, SwitchFailure};
@@ -180,6 +182,7 @@ pub fn display_command_exact(argv: &[OsString]) -> (String, bool) {
 pub fn spawn(
     spec: Spawn<'_>,
     inherited: Inherited,
+    slice: Slice,
     user: Option<&Switch>,
 ) -> Result<i32, SpawnError> {
     let Some((program, args)) = spec.argv.split_first() else {
@@ -212,7 +215,8 @@ pub fn spawn(
         }
     };
     let path = std::env::var_os("PATH");
-    let start = |program: &OsStr, args: &[OsString]| start(&spec, program, args, inherited, user);
+    let start =
+        |program: &OsStr, args: &[OsString]| start(&spec, program, args, inherited, slice, user);
     match start(program.as_os_str(), args) {
         Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) => {
             let script = script_path(program, path.as_deref()).unwrap_or_else(|| program.clone());
@@ -300,6 +304,7 @@ fn start(
     program: &OsStr,
     args: &[OsString],
     inherited: Inherited,
+    slice: Slice,
     user: Option<&Switch>,
 ) -> io::Result<i32> {
     let mut command = Command::new(program);
@@ -325,7 +330,8 @@ fn start(
     let user = user.cloned();
     // SAFETY: the closure runs in the forked child before exec, so it must be
     // async-signal-safe: it only makes raw syscalls (setsid; tcsetpgrp is an
-    // ioctl; rt_sigaction and rt_sigprocmask; setgroups, setgid, setuid)
+    // ioctl; rt_sigaction and rt_sigprocmask; sched_setattr; setgroups,
+    // setgid, setuid)
     // and does not allocate. While it runs every signal is still blocked
     // until restore_in_child, so SIGTTOU from tcsetpgrp cannot stop the
     // child.
@@ -339,6 +345,7 @@ fn start(
                 libc::tcsetpgrp(libc::STDIN_FILENO, libc::getpid());
             }
             inherited.restore_in_child()?;
+            slice.restore_in_child();
             match &user {
                 Some(user) => user.apply_in_child(),
                 None => Ok(()),

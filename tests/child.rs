@@ -1,7 +1,7 @@
 //! What the child gets from vigil: a process group of its own, and
 //! otherwise what it would have without vigil (the environment, the working
-//! directory, stdin, and the blocked and ignored signals vigil was started
-//! with, not vigil's own).
+//! directory, stdin, the blocked and ignored signals and the scheduling vigil
+//! was started with, not vigil's own).
 
 mod common;
 
@@ -130,4 +130,127 @@ fn pid1_child_keeps_signals_blocked_and_ignored_by_vigils_parent() {
         sigs_in(base_ign),
         "ignored signals in the child under vigil"
     );
+}
+
+// The scheduler slice. vigil takes the shortest slice the kernel grants, so
+// that its wake-ups preempt a busy CPU (src/sched.rs); the child and the
+// hooks get back what vigil was given.
+
+/// The slice vigil asks for (src/sched.rs, VIGIL_SLICE_NS).
+const VIGIL_SLICE_NS: u64 = 100_000;
+
+/// This test's own scheduling, which vigil inherits through unshare or
+/// a wrapper and must hand on.
+fn own_sched() -> Sched {
+    sched(std::process::id() as i32).expect("sched_getattr of the test itself")
+}
+
+/// vigil's and its child's scheduling, with `sleep 1000` as the child.
+fn sched_of_vigil_and_child(v: Vigil) -> (Sched, Sched) {
+    let (run, _) = start_sleep(v);
+    let vigil = sched(run.vigil_pid()).expect("vigil's sched_getattr");
+    let child = sched(run.child_pid()).expect("the child's sched_getattr");
+    (vigil, child)
+}
+
+/// vigil as PID 1, started through `unshare ... PREFIX...`: unshare forks
+/// PREFIX, which sets the scheduling (`nice`, `chrt`) and execs vigil (a
+/// fork would clear reset-on-fork).
+fn pid1_under(prefix: &[&str]) -> Vigil {
+    let mut wrapper = vec!["unshare", "--pid", "--fork", "--mount-proc"];
+    wrapper.extend(prefix);
+    Vigil::wrapped(&wrapper)
+}
+
+/// What vigil's own scheduling should be, given `given`: the short slice,
+/// everything else as it was (on a kernel with slices; as it was without).
+fn shortened(given: Sched) -> Sched {
+    if given.slice_ns == 0 {
+        return given;
+    }
+    Sched {
+        slice_ns: VIGIL_SLICE_NS,
+        ..given
+    }
+}
+
+#[test]
+fn pid1_takes_the_shortest_slice_and_the_child_gets_what_vigil_was_given() {
+    let own = own_sched();
+    assert!(
+        own.slice_ns == 0 || own.slice_ns > VIGIL_SLICE_NS,
+        "harness: the test already runs with a short slice: {own:?}"
+    );
+    let (vigil, child) = sched_of_vigil_and_child(Vigil::pid1());
+    assert_eq!(vigil, shortened(own), "vigil's own scheduling");
+    assert_eq!(
+        child, own,
+        "the child's scheduling is not what vigil was given"
+    );
+}
+
+#[test]
+fn a_nice_value_is_kept_by_vigil_and_the_child() {
+    let own = own_sched();
+    let (vigil, child) = sched_of_vigil_and_child(pid1_under(&["nice", "-n", "7"]));
+    let given = Sched {
+        nice: own.nice + 7,
+        ..own
+    };
+    assert_eq!(vigil, shortened(given), "vigil under nice 7");
+    assert_eq!(child, given, "the child under nice 7");
+}
+
+#[test]
+fn under_sched_batch_vigil_changes_nothing() {
+    let own = own_sched();
+    let (vigil, child) = sched_of_vigil_and_child(pid1_under(&["chrt", "--batch", "0"]));
+    let given = Sched {
+        policy: libc::SCHED_BATCH as u32,
+        ..own
+    };
+    assert_eq!(
+        vigil, given,
+        "vigil under SCHED_BATCH: it never preempts on waking"
+    );
+    assert_eq!(child, given, "the child under SCHED_BATCH");
+}
+
+/// A parent that marked vigil reset-on-fork asked for children with the
+/// default scheduling: the kernel gives them that, and vigil leaves it so.
+#[test]
+fn reset_on_fork_is_kept_and_left_to_the_kernel() {
+    let own = own_sched();
+    let (vigil, child) =
+        sched_of_vigil_and_child(pid1_under(&["chrt", "--reset-on-fork", "--other", "0"]));
+    let given = Sched {
+        reset_on_fork: true,
+        ..own
+    };
+    assert_eq!(vigil, shortened(given), "vigil marked reset-on-fork");
+    assert_eq!(child, own, "the child of a reset-on-fork vigil");
+}
+
+#[test]
+fn the_hooks_get_what_vigil_was_given_too() {
+    let own = own_sched();
+    let dir = TempDir::new("hooksched");
+    let run = Vigil::pid1()
+        .cwd(dir.path())
+        .args(["--post-start", "sleep 1000", "--", "sleep", "1000"])
+        .spawn();
+    let child = run.child_pid();
+    let vigil = run.vigil_pid();
+    let mut hook = None;
+    assert!(
+        wait_until(TIMEOUT, || {
+            hook = children(vigil).into_iter().find(|&p| p != child);
+            hook.is_some()
+        }),
+        "the post-start hook never started\n{}",
+        run.describe()
+    );
+    let hook = hook.unwrap();
+    assert_eq!(sched(hook), Some(own), "the post-start hook's scheduling");
+    assert_eq!(sched(vigil), Some(shortened(own)), "vigil's own scheduling");
 }

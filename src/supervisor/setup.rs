@@ -15,6 +15,7 @@ use crate::procs::Role;
 use crate::reap::Ending;
 use crate::record::{Argv, Head, Record, LINE_MAX};
 use crate::report::{Audience, Clocks, Report};
+use crate::sched;
 use crate::signals::{Inherited, Signal, SignalFd};
 use crate::spawn::{self, Spawn};
 use crate::termlog;
@@ -91,6 +92,9 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     // whether the scheduler lets vigil's wake-up preempt the signal's
     // sender.
     let oom = OomCounter::start(role);
+    // Before the first fork, so that every process vigil starts gets back
+    // the slice vigil was given (`sched`).
+    let slice = sched::shorten();
     let (command, command_exact) = spawn::display_command_exact(&config.command);
     let gave_terminal =
         spawn::owns_terminal() && !user.as_ref().is_some_and(user::Switch::new_session);
@@ -102,6 +106,7 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
             null_stdin: false,
         },
         inherited,
+        slice,
         user.as_ref(),
     );
     let child = match spawned {
@@ -136,6 +141,7 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
         role,
         signals,
         inherited,
+        slice,
         oom,
         user,
     };

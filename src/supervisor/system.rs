@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use crate::cgroup::OomCounter;
 use crate::procs::{self, Proc, Role};
 use crate::reap::{self, Next};
+use crate::sched::Slice;
 use crate::signals::{self, Inherited, Received, SignalFd, Target};
 use crate::spawn::{self, Spawn, SpawnError};
 use crate::user::Switch;
@@ -70,6 +71,8 @@ pub struct Os {
     pub role: Role,
     pub signals: SignalFd,
     pub inherited: Inherited,
+    /// The scheduler slice the child and the hooks get back.
+    pub slice: Slice,
     pub oom: OomCounter,
     /// `--user`: the hooks run as the child does.
     pub user: Option<Switch>,
@@ -113,7 +116,7 @@ impl System for Os {
     }
 
     fn spawn(&mut self, spec: Spawn<'_>) -> Result<i32, SpawnError> {
-        spawn::spawn(spec, self.inherited, self.user.as_ref())
+        spawn::spawn(spec, self.inherited, self.slice, self.user.as_ref())
     }
 
     fn name(&self, pid: u32) -> Option<String> {

@@ -50,6 +50,51 @@ pub fn stat(pid: i32) -> Option<Stat> {
     })
 }
 
+/// A process's scheduling, as `sched_getattr` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sched {
+    pub policy: u32,
+    pub nice: i32,
+    /// The time slice in nanoseconds (SCHED_OTHER and SCHED_BATCH); 0 on a
+    /// kernel before 6.12, which reports none.
+    pub slice_ns: u64,
+    pub reset_on_fork: bool,
+}
+
+pub fn sched(pid: i32) -> Option<Sched> {
+    // struct sched_attr as of Linux 3.14: size, policy (u32), flags (u64),
+    // nice (i32), priority (u32), runtime, deadline, period (u64): 48 bytes.
+    #[repr(C)]
+    #[derive(Default)]
+    struct Attr {
+        size: u32,
+        policy: u32,
+        flags: u64,
+        nice: i32,
+        priority: u32,
+        runtime: u64,
+        deadline: u64,
+        period: u64,
+    }
+    let mut a = Attr::default();
+    // SAFETY: the kernel writes at most 48 bytes into `a`, which is 48 long.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_sched_getattr,
+            pid,
+            &mut a as *mut Attr,
+            48u32,
+            0u32,
+        )
+    };
+    (r == 0).then_some(Sched {
+        policy: a.policy,
+        nice: a.nice,
+        slice_ns: a.runtime,
+        reset_on_fork: a.flags & 1 != 0,
+    })
+}
+
 /// Process state letter (R, S, D, T, t, Z, ...) or None when gone.
 pub fn state(pid: i32) -> Option<char> {
     stat(pid).map(|s| s.state)
