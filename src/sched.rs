@@ -33,23 +33,23 @@ use std::mem::size_of;
 /// microseconds; the longest it does at once, reaping a burst of thousands
 /// of zombies, is then preempted by its competitors every 0.1 ms, which
 /// costs it nothing it needs.
-pub const VIGIL_SLICE_NS: u64 = 100_000;
+const VIGIL_SLICE_NS: u64 = 100_000;
 
 /// `struct sched_attr` as of Linux 3.14 (SCHED_ATTR_SIZE_VER0): the same
 /// layout on every architecture (fixed-size fields, naturally aligned).
 /// Later kernels accept this size and fill in no more than it holds.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SchedAttr {
-    pub size: u32,
-    pub policy: u32,
-    pub flags: u64,
-    pub nice: i32,
-    pub priority: u32,
+struct SchedAttr {
+    size: u32,
+    policy: u32,
+    flags: u64,
+    nice: i32,
+    priority: u32,
     /// Under SCHED_OTHER since 6.12: the slice (0 when set: the default).
-    pub runtime: u64,
-    pub deadline: u64,
-    pub period: u64,
+    runtime: u64,
+    deadline: u64,
+    period: u64,
 }
 
 const ATTR_SIZE: u32 = 48;
@@ -102,8 +102,9 @@ fn shortened(given: &SchedAttr) -> Option<SchedAttr> {
     if given.policy != libc::SCHED_OTHER as u32 {
         return None;
     }
-    // A kernel that reports no slice (before 6.12) takes none either.
-    if given.runtime == 0 || given.runtime <= VIGIL_SLICE_NS {
+    // A kernel that reports no slice (runtime 0, before 6.12) takes none
+    // either.
+    if given.runtime <= VIGIL_SLICE_NS {
         return None;
     }
     Some(SchedAttr {
@@ -146,19 +147,14 @@ impl Slice {
 }
 
 /// The calling thread's attributes.
-pub fn get() -> Option<SchedAttr> {
-    get_of(0)
-}
-
-/// A process's attributes (`pid` 0: the calling thread).
-pub fn get_of(pid: i32) -> Option<SchedAttr> {
+fn get() -> Option<SchedAttr> {
     let mut attr = SchedAttr::default();
     // SAFETY: sched_getattr writes at most ATTR_SIZE bytes (its third
     // argument) into `attr`, a live SchedAttr of exactly that size.
     let r = unsafe {
         libc::syscall(
             libc::SYS_sched_getattr,
-            pid,
+            0,
             &mut attr as *mut SchedAttr,
             ATTR_SIZE,
             0u32,
