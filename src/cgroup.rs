@@ -157,16 +157,11 @@ fn oom_kill_count(text: &[u8]) -> Option<u64> {
     let mut rest = text;
     loop {
         if let Some(value) = rest.strip_prefix(KEY) {
-            let digits = value.iter().take_while(|b| b.is_ascii_digit());
-            let mut count: Option<u64> = None;
-            for &digit in digits {
-                count = count
-                    .unwrap_or(0)
-                    .checked_mul(10)
-                    .and_then(|n| n.checked_add(u64::from(digit - b'0')));
-                count?;
-            }
-            return count;
+            let len = value.iter().take_while(|b| b.is_ascii_digit()).count();
+            let digits = value.get(..len).filter(|d| !d.is_empty())?;
+            return digits.iter().try_fold(0u64, |n, &digit| {
+                n.checked_mul(10)?.checked_add(u64::from(digit - b'0'))
+            });
         }
         let end = rest.iter().position(|&b| b == b'\n')?;
         rest = rest.get(end + 1..)?;
