@@ -39,7 +39,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::record::{self, Encoder, Format, Record, Timestamp, LINE_MAX};
-use crate::text::{char_start, one_line_pieces};
+use crate::text::{char_start, one_line_pieces, Out};
 
 /// What a pipe takes in one piece (POSIX `PIPE_BUF` on Linux): the longest
 /// line vigil writes, newline included.
@@ -251,6 +251,34 @@ fn write_record(encoder: &Encoder, record: &Record<'_>) {
             write_line(&line);
         }
     });
+}
+
+/// A text line at `level` whose message `render` puts together piece by
+/// piece (`text::Out`), without `core::fmt`: the exit report's way, for
+/// the text format (under `--log-format`, the message is made into a
+/// string for the record). Never inlined, as `emit_shown`.
+#[inline(never)]
+pub fn emit_text(level: Level, event: &'static str, render: impl FnOnce(&mut dyn Out)) {
+    let Some(setup) = setup().filter(|_| shown(level)) else {
+        return;
+    };
+    if setup.encoder.is_some() {
+        let mut msg = String::new();
+        render(&mut msg);
+        return emit_shown(level, event, format_args!("{msg}"), |r| r);
+    }
+    let mut line = TextLine::new();
+    match setup.under_vigil {
+        Some(pid) => {
+            line.words("vigil[");
+            (&mut line as &mut dyn Out).count(u64::from(pid));
+            line.words("]: ");
+        }
+        None => line.words("vigil: "),
+    }
+    line.words(level.tag());
+    render(&mut line);
+    write_line(line.finish());
 }
 
 /// Writes one whole line (a record, encoded) to stderr, as every line is
@@ -535,6 +563,18 @@ impl fmt::Write for TextLine {
     fn write_str(&mut self, text: &str) -> fmt::Result {
         one_line_pieces(text, |piece| self.push(piece.as_bytes()));
         Ok(())
+    }
+}
+
+/// A message put together piece by piece (the exit report): vigil's words
+/// copied, the rest escaped.
+impl Out for TextLine {
+    fn words(&mut self, words: &str) {
+        self.push(words.as_bytes());
+    }
+
+    fn text(&mut self, text: &str) {
+        one_line_pieces(text, |piece| self.push(piece.as_bytes()));
     }
 }
 

@@ -14,6 +14,7 @@ use std::fmt;
 use crate::logging::{self, Level};
 use crate::record::{Fields, Obj};
 use crate::signals::Signal;
+use crate::text::{self, Out};
 
 /// How a process ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,23 +56,31 @@ impl Fields for Ending {
     }
 }
 
-impl fmt::Display for Ending {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Ending {
+    /// `exited with code 3`, `was killed by SIGKILL (status 137)`.
+    pub fn render(&self, out: &mut dyn Out) {
         match *self {
-            Ending::Exited(code) => write!(f, "exited with code {code}"),
+            Ending::Exited(code) => {
+                out.words("exited with code ");
+                out.num(code);
+            }
             Ending::Killed {
                 signal,
                 core_dumped,
             } => {
-                let core = if core_dumped { ", core dumped" } else { "" };
-                write!(
-                    f,
-                    "was killed by {} (status {}{core})",
-                    crate::signals::name(signal),
-                    128 + signal
-                )
+                out.words("was killed by ");
+                out.words(&crate::signals::name(signal));
+                out.words(" (status ");
+                out.num(128 + signal);
+                out.words(if core_dumped { ", core dumped)" } else { ")" });
             }
         }
+    }
+}
+
+impl fmt::Display for Ending {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        text::display(f, |out| self.render(out))
     }
 }
 

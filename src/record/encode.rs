@@ -408,20 +408,8 @@ pub(super) fn put(out: &mut Vec<u8>, bytes: &[u8]) {
 }
 
 /// An unsigned integer in decimal, without `fmt`'s machinery.
-pub(super) fn write_uint(out: &mut Vec<u8>, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        if let Some(d) = digits.get_mut(i) {
-            *d = b'0' + (n % 10) as u8;
-        }
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    put(out, digits.get(i..).unwrap_or_default());
+pub(super) fn write_uint(out: &mut Vec<u8>, n: u64) {
+    put(out, crate::text::decimal(n, &mut [0; 20]).as_bytes());
 }
 
 fn write_int(out: &mut Vec<u8>, n: i64) {

@@ -277,3 +277,47 @@ fn long_lists_are_capped() {
     assert!(text.starts_with("1 (worker), 2 (worker)"), "{text}");
     assert!(text.ends_with(" and 980 more"), "{text}");
 }
+
+/// The log's line is rendered piece by piece (`text::Out`), the
+/// `Display` through `fmt`: both say the same words, and the line escapes
+/// what came from outside vigil (the command, the sender's name) while
+/// vigil's own words pass as they are.
+#[test]
+fn the_log_line_says_what_display_says_with_outside_text_escaped() {
+    use crate::logging::{self, capture, Level};
+    use crate::record::{Format, Timestamp};
+
+    let mut r = base();
+    r.command = "sh -c 'echo a\nb'".into();
+    r.ending = killed(libc::SIGUSR1);
+    r.status = 128 + libc::SIGUSR1;
+    let received = Received {
+        signal: libc::SIGUSR1,
+        sender: Sender::Process { pid: 7, uid: 1000 },
+    };
+    r.forwarded(
+        Forward {
+            received,
+            sent: libc::SIGUSR1,
+        },
+        |_| Some("bad\x1bname".into()),
+    );
+    r.orphans_reaped = 12_345_678_901;
+    let ending = r.ending.expect("set above");
+    let exit = r.exit(&ending);
+
+    capture::start(Format::Text, 1, Timestamp::from_unix(0, 0));
+    logging::emit_text(Level::Warning, "exit", |out| exit.render(out));
+    let lines = capture::take();
+
+    let shown = exit.to_string();
+    assert_eq!(
+        shown,
+        "child was killed by SIGUSR1 (status 138), forwarded by vigil: SIGUSR1 \
+         from pid 7 (bad\x1bname, uid 1000); exit status 138; \
+         command: sh -c 'echo a\nb' (pid 2); orphans reaped: 12345678901"
+    );
+    let escaped = crate::text::one_line(&shown);
+    assert_eq!(lines, [format!("vigil: warning: {escaped}\n")]);
+    assert!(lines[0].contains("echo a\\nb") && lines[0].contains("bad\\u{1b}name"));
+}

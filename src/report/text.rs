@@ -7,83 +7,148 @@ use std::fmt;
 use super::{Cause, Exit, Stop, StopCause, COMMAND_MAX, HOOK_MAX, PROCS_MAX};
 use crate::procs::{self, Proc};
 use crate::signals;
-use crate::text::{duration, secs};
+use crate::text::{self, duration, secs, Out};
 
 impl Exit<'_> {
+    /// The whole line, into `out` (see `text::Out`: the report is written
+    /// on vigil's way out, without `core::fmt`). How the child ended and
+    /// vigil's exit status come first, so that a cut report (a log reader's
+    /// narrow column, the termination message) still says them; then the
+    /// command and the rest.
+    pub fn render(&self, out: &mut dyn Out) {
+        let r = self.report;
+        out.words("child ");
+        self.ending.render(out);
+        self.render_cause(out);
+        out.words("; exit status ");
+        out.num(r.status);
+        out.words("; command: ");
+        shorten(&r.command, COMMAND_MAX).render(out);
+        out.words(" (pid ");
+        out.num(r.child_pid);
+        out.words(")");
+        if let Some(stop) = &r.stop {
+            self.render_stop(out, stop);
+        }
+        if let Some(killed) = &r.grace_killed {
+            out.words("; grace period ");
+            out.words(&r.grace_period.map(duration).unwrap_or_default());
+            out.words(" over, SIGKILL to: ");
+            out.text(&list_procs(killed));
+        }
+        for hook in &r.hooks {
+            out.words("; ");
+            shorten(&hook.to_string(), HOOK_MAX).render(out);
+        }
+        if let Some(n) = r.drained {
+            if n > 0 {
+                out.words("; drain: SIGTERM to ");
+                out.words(&processes(n as u64));
+                if let Some((why, killed)) = &r.drain_killed {
+                    out.words(", then SIGKILL (");
+                    out.show(why);
+                    out.words(")");
+                    if !killed.is_empty() {
+                        out.words(" to: ");
+                        out.text(&list_procs(killed));
+                    }
+                }
+            }
+        }
+        if r.oom_kills > 0 {
+            out.words("; the kernel OOM killer killed ");
+            out.words(&processes(r.oom_kills));
+            out.words(" in this container");
+            if !matches!(self.cause(), Some(Cause::OomKiller)) {
+                out.words(" (not the child: a process it started, or a hook)");
+            }
+        }
+        out.words("; orphans reaped: ");
+        out.count(r.orphans_reaped);
+    }
+
     /// Who is behind the signal that ended the child, when the stop part of
     /// the report does not already say it.
-    fn write_cause(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    fn render_cause(&self, out: &mut dyn Out) {
         match self.cause() {
-            None | Some(Cause::StopSignal) => Ok(()),
-            Some(Cause::GraceDeadline) => f.write_str(" by vigil, at the grace deadline"),
-            Some(Cause::OomKiller) => f.write_str(" by the kernel OOM killer"),
-            Some(Cause::UnknownSigkill) => f.write_str(
+            None | Some(Cause::StopSignal) => {}
+            Some(Cause::GraceDeadline) => out.words(" by vigil, at the grace deadline"),
+            Some(Cause::OomKiller) => out.words(" by the kernel OOM killer"),
+            Some(Cause::UnknownSigkill) => out.words(
                 ", not by vigil or the OOM killer (a SIGKILL goes straight to the child, \
                  so vigil cannot tell who sent it)",
             ),
-            Some(Cause::Terminal) => f.write_str(", from the terminal (Ctrl-C)"),
+            Some(Cause::Terminal) => out.words(", from the terminal (Ctrl-C)"),
             Some(Cause::Forwarded(forwarded)) => {
                 let fwd = forwarded.forward;
-                write!(
-                    f,
-                    ", forwarded by vigil: {} {}",
-                    signals::name(fwd.received.signal),
-                    forwarded.sender
-                )?;
+                out.words(", forwarded by vigil: ");
+                out.words(&signals::name(fwd.received.signal));
+                out.words(" ");
+                forwarded.sender.render(out);
                 if fwd.received.signal != fwd.sent {
-                    write!(f, ", sent as {}", signals::name(fwd.sent))?;
+                    out.words(", sent as ");
+                    out.words(&signals::name(fwd.sent));
                 }
-                Ok(())
             }
         }
     }
 
-    fn write_stop(&self, f: &mut fmt::Formatter<'_>, stop: &Stop) -> fmt::Result {
+    fn render_stop(&self, out: &mut dyn Out, stop: &Stop) {
         let r = self.report;
+        out.words("; stop: ");
         match &stop.cause {
             StopCause::Signal { signal, sender } => {
-                write!(f, "; stop: {} {sender}", signals::name(*signal))?
+                out.words(&signals::name(*signal));
+                out.words(" ");
+                sender.render(out);
             }
-            StopCause::PostStartFailed => write!(f, "; stop: the post-start hook failed")?,
+            StopCause::PostStartFailed => out.words("the post-start hook failed"),
             StopCause::Timeout(after) => {
-                write!(f, "; stop: --timeout ({}) passed", duration(*after))?;
+                out.words("--timeout (");
+                out.words(&duration(*after));
+                out.words(") passed");
                 if let (true, Some(period)) = (r.grace_by_default, r.grace_period) {
-                    write!(
-                        f,
-                        ", grace period {} (the default after --timeout)",
-                        duration(period)
-                    )?;
+                    out.words(", grace period ");
+                    out.words(&duration(period));
+                    out.words(" (the default after --timeout)");
                 }
             }
-            StopCause::Fault(why) => write!(f, "; stop: vigil could not go on: {why}")?,
+            StopCause::Fault(why) => {
+                out.words("vigil could not go on: ");
+                out.text(why);
+            }
         }
         match r.stop_signal_sent {
-            Some(sent) => write!(f, " (sent {})", signals::name(sent))?,
+            Some(sent) => {
+                out.words(" (sent ");
+                out.words(&signals::name(sent));
+                out.words(")");
+            }
             None if r.grace_killed.is_some() => {
-                write!(f, " (not sent: the grace deadline came first)")?
+                out.words(" (not sent: the grace deadline came first)")
             }
             None => {}
         }
         if let Some(later) = &r.later_stop {
-            write!(
-                f,
-                "; then {} {} (sent {} at once)",
-                signals::name(later.forward.received.signal),
-                later.sender,
-                signals::name(later.forward.sent)
-            )?;
+            out.words("; then ");
+            out.words(&signals::name(later.forward.received.signal));
+            out.words(" ");
+            later.sender.render(out);
+            out.words(" (sent ");
+            out.words(&signals::name(later.forward.sent));
+            out.words(" at once)");
         }
         let Some(after) = self.ended_after() else {
-            return Ok(());
+            return;
         };
+        out.words(", child ended ");
+        secs(after).render(out);
         match self.ended_on_later_stop() {
-            Some(later) => write!(
-                f,
-                ", child ended {} after the {}",
-                secs(after),
-                signals::name(later.forward.received.signal)
-            ),
-            None => write!(f, ", child ended {} later", secs(after)),
+            Some(later) => {
+                out.words(" after the ");
+                out.words(&signals::name(later.forward.received.signal));
+            }
+            None => out.words(" later"),
         }
     }
 }
@@ -103,11 +168,11 @@ pub struct Shortened<'a> {
     max: usize,
 }
 
-impl fmt::Display for Shortened<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Shortened<'_> {
+    pub fn render(&self, out: &mut dyn Out) {
         let Shortened { text, max } = *self;
         if text.len() <= max {
-            return f.write_str(text);
+            return out.text(text);
         }
         let mut head = max * 2 / 3;
         while !text.is_char_boundary(head) {
@@ -117,13 +182,17 @@ impl fmt::Display for Shortened<'_> {
         while !text.is_char_boundary(tail) {
             tail += 1;
         }
-        write!(
-            f,
-            "{} [... {} bytes in all ...] {}",
-            text.get(..head).unwrap_or("").trim_end(),
-            text.len(),
-            text.get(tail..).unwrap_or("").trim_start()
-        )
+        out.text(text.get(..head).unwrap_or("").trim_end());
+        out.words(" [... ");
+        out.count(text.len() as u64);
+        out.words(" bytes in all ...] ");
+        out.text(text.get(tail..).unwrap_or("").trim_start());
+    }
+}
+
+impl fmt::Display for Shortened<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        text::display(f, |out| self.render(out))
     }
 }
 
@@ -147,55 +216,7 @@ fn processes(n: u64) -> String {
 }
 
 impl fmt::Display for Exit<'_> {
-    /// How the child ended and vigil's exit status come first, so that a
-    /// cut report (a log reader's narrow column, the termination message)
-    /// still says them; then the command and the rest.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let r = self.report;
-        write!(f, "child {}", self.ending)?;
-        self.write_cause(f)?;
-        write!(f, "; exit status {}", r.status)?;
-        write!(
-            f,
-            "; command: {} (pid {})",
-            shorten(&r.command, COMMAND_MAX),
-            r.child_pid
-        )?;
-        if let Some(stop) = &r.stop {
-            self.write_stop(f, stop)?;
-        }
-        if let Some(killed) = &r.grace_killed {
-            let period = r.grace_period.map(duration).unwrap_or_default();
-            write!(
-                f,
-                "; grace period {period} over, SIGKILL to: {}",
-                list_procs(killed)
-            )?;
-        }
-        for hook in &r.hooks {
-            write!(f, "; {}", shorten(&hook.to_string(), HOOK_MAX))?;
-        }
-        if let Some(n) = r.drained {
-            if n > 0 {
-                write!(f, "; drain: SIGTERM to {}", processes(n as u64))?;
-                if let Some((why, killed)) = &r.drain_killed {
-                    write!(f, ", then SIGKILL ({why})")?;
-                    if !killed.is_empty() {
-                        write!(f, " to: {}", list_procs(killed))?;
-                    }
-                }
-            }
-        }
-        if r.oom_kills > 0 {
-            write!(
-                f,
-                "; the kernel OOM killer killed {} in this container",
-                processes(r.oom_kills)
-            )?;
-            if !matches!(self.cause(), Some(Cause::OomKiller)) {
-                write!(f, " (not the child: a process it started, or a hook)")?;
-            }
-        }
-        write!(f, "; orphans reaped: {}", r.orphans_reaped)
+        text::display(f, |out| self.render(out))
     }
 }

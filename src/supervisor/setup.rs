@@ -290,13 +290,17 @@ impl<S: System> Supervisor<S> {
         match (logging::encoder(), termination_log) {
             // The usual case, and the one the container's runtime waits
             // for: the line is formatted where it is written, on the stack.
-            (None, None) => {
-                logging::emit(level, "exit", format_args!("{EXIT_REPORT}{exit}"), |r| r);
-            }
+            (None, None) => logging::emit_text(level, "exit", |out| {
+                out.words(EXIT_REPORT);
+                exit.render(out);
+            }),
             (None, Some(path)) => {
                 let text = exit.to_string();
                 if logged {
-                    logging::emit(level, "exit", format_args!("{EXIT_REPORT}{text}"), |r| r);
+                    logging::emit_text(level, "exit", |out| {
+                        out.words(EXIT_REPORT);
+                        out.text(&text);
+                    });
                 }
                 termlog::write(path, text.as_bytes(), logged);
             }
