@@ -39,7 +39,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::record::{self, Encoder, Format, Record, Timestamp, LINE_MAX};
-use crate::text::{char_start, one_line_pieces, Out};
+use crate::text::{char_start, decimal, one_line_pieces, Out};
 
 /// What a pipe takes in one piece (POSIX `PIPE_BUF` on Linux): the longest
 /// line vigil writes, newline included.
@@ -218,14 +218,7 @@ fn emit_shown<'a>(
         return;
     };
     match &setup.encoder {
-        None => match setup.under_vigil {
-            Some(pid) => text_line(
-                format_args!("vigil[{pid}]: {}", level.tag()),
-                msg,
-                write_line,
-            ),
-            None => text_line(format_args!("vigil: {}", level.tag()), msg, write_line),
-        },
+        None => text_line(setup.under_vigil, level, msg, write_line),
         Some(encoder) => {
             let record = fields(record(level, event, fmt::format(msg)));
             write_record(encoder, &record);
@@ -268,15 +261,7 @@ pub fn emit_text(level: Level, event: &'static str, render: impl FnOnce(&mut dyn
         return emit_shown(level, event, format_args!("{msg}"), |r| r);
     }
     let mut line = TextLine::new();
-    match setup.under_vigil {
-        Some(pid) => {
-            line.words("vigil[");
-            (&mut line as &mut dyn Out).count(u64::from(pid));
-            line.words("]: ");
-        }
-        None => line.words("vigil: "),
-    }
-    line.words(level.tag());
+    line.vigil_prefix(setup.under_vigil, level);
     render(&mut line);
     write_line(line.finish());
 }
@@ -303,11 +288,7 @@ pub fn early<'a>(
     fields: impl FnOnce(Record<'a>) -> Record<'a>,
 ) -> Vec<u8> {
     let line = match format.encoding() {
-        None => text_line(
-            format_args!("vigil: {}", level.tag()),
-            format_args!("{msg}"),
-            <[u8]>::to_vec,
-        ),
+        None => text_line(None, level, format_args!("{msg}"), <[u8]>::to_vec),
         Some(encoding) => {
             let encoder = Encoder {
                 encoding,
@@ -473,16 +454,18 @@ pub fn file_of(fd: libc::c_int) -> Option<((u64, u64), libc::mode_t)> {
     Some((id, st.st_mode & libc::S_IFMT))
 }
 
-/// `prefix` and `message` as one line that fits in `PIPE_BUF` bytes,
-/// newline included (see `TextLine`), handed to `with`: every text line
-/// vigil writes is made here.
+/// vigil's prefix (`TextLine::vigil_prefix`) and `message` as one line
+/// that fits in `PIPE_BUF` bytes, newline included (see `TextLine`),
+/// handed to `with`: every text line vigil writes is made here, but the
+/// exit report's (`emit_text`).
 fn text_line<R>(
-    prefix: fmt::Arguments<'_>,
+    under_vigil: Option<u32>,
+    level: Level,
     message: fmt::Arguments<'_>,
     with: impl FnOnce(&[u8]) -> R,
 ) -> R {
     let mut line = TextLine::new();
-    line.prefix(prefix);
+    line.vigil_prefix(under_vigil, level);
     let _ = line.write_fmt(message);
     with(line.finish())
 }
@@ -513,11 +496,18 @@ impl TextLine {
         }
     }
 
-    /// Writes the line's prefix as it is (vigil's own words, no control
-    /// characters to escape).
-    fn prefix(&mut self, prefix: fmt::Arguments<'_>) {
-        let mut raw = Raw(self);
-        let _ = raw.write_fmt(prefix);
+    /// How every line of vigil's log begins: `vigil: warning: `, or
+    /// `vigil[42]: ` under another vigil (its pid in this one's namespace).
+    fn vigil_prefix(&mut self, under_vigil: Option<u32>, level: Level) {
+        match under_vigil {
+            Some(pid) => {
+                self.push(b"vigil[");
+                self.push(decimal(pid.into(), &mut [0; 20]).as_bytes());
+                self.push(b"]: ");
+            }
+            None => self.push(b"vigil: "),
+        }
+        self.push(level.tag().as_bytes());
     }
 
     /// Copies `bytes` as far as they fit, the newline's byte kept free.
@@ -575,16 +565,6 @@ impl Out for TextLine {
 
     fn text(&mut self, text: &str) {
         one_line_pieces(text, |piece| self.push(piece.as_bytes()));
-    }
-}
-
-/// The prefix: copied as it is.
-struct Raw<'l>(&'l mut TextLine);
-
-impl fmt::Write for Raw<'_> {
-    fn write_str(&mut self, text: &str) -> fmt::Result {
-        self.0.push(text.as_bytes());
-        Ok(())
     }
 }
 
@@ -700,17 +680,17 @@ mod tests {
 
     #[test]
     fn a_long_message_is_cut_to_one_pipe_write() {
-        let whole_line = |prefix: &str, message: &str| {
-            text_line(format_args!("{prefix}"), format_args!("{message}"), |l| {
+        let whole_line = |level: Level, message: &str| {
+            text_line(None, level, format_args!("{message}"), |l| {
                 String::from_utf8(l.to_vec()).expect("a line is UTF-8")
             })
         };
-        let line = whole_line("vigil: warning: ", &"x".repeat(10_000));
+        let line = whole_line(Level::Warning, &"x".repeat(10_000));
         assert_eq!(line.len(), PIPE_BUF);
         assert!(line.ends_with(" [...]\n"), "{}", &line[line.len() - 20..]);
-        let short = whole_line("vigil: ", "hello\nworld");
+        let short = whole_line(Level::Notice, "hello\nworld");
         assert_eq!(short, "vigil: hello\\nworld\n");
-        let wide = whole_line("vigil: ", &"é".repeat(3000));
+        let wide = whole_line(Level::Notice, &"é".repeat(3000));
         assert!(wide.len() <= PIPE_BUF && wide.ends_with(" [...]\n"));
     }
 }
