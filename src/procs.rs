@@ -61,25 +61,22 @@ pub fn list(procs: &[Proc]) -> String {
     parts.join(", ")
 }
 
-/// Reads a small kernel-made text file (/proc, cgroupfs). These report a
-/// size of 0, so `fs::read_to_string` would start with a 32-byte read and
-/// grow from there: they are read a page at a time instead, into a buffer
-/// on the stack, and only the text's own length is allocated. (A 4 KiB
-/// `String` was the only allocation of its size: musl's allocator mapped a
-/// 16 KiB group for it and unmapped it when it was freed, two system calls
-/// and a page fault at every start.) A longer file (a host's mountinfo) is
-/// read on into a growing buffer.
-pub fn read_text(path: impl AsRef<std::path::Path>) -> Option<String> {
+/// Reads a small kernel-made file (/proc, cgroupfs) as bytes. These report
+/// a size of 0, so `fs::read` would start with a 32-byte read and grow from
+/// there: they are read a page at a time instead, into a buffer on the
+/// stack, and only the content's own length is allocated. A longer file (a
+/// host's mountinfo) is read on into a growing buffer.
+pub fn read_bytes(path: impl AsRef<std::path::Path>) -> Option<Vec<u8>> {
     let mut file = fs::File::open(path).ok()?;
     let mut page = [0u8; 4096];
     let mut len = 0;
     loop {
         let free = page.get_mut(len..)?;
         if free.is_empty() {
-            let mut text = Vec::with_capacity(2 * page.len());
-            text.extend_from_slice(&page);
-            file.read_to_end(&mut text).ok()?;
-            return String::from_utf8(text).ok();
+            let mut bytes = Vec::with_capacity(2 * page.len());
+            bytes.extend_from_slice(&page);
+            file.read_to_end(&mut bytes).ok()?;
+            return Some(bytes);
         }
         match file.read(free) {
             Ok(0) => break,
@@ -88,14 +85,25 @@ pub fn read_text(path: impl AsRef<std::path::Path>) -> Option<String> {
             Err(_) => return None,
         }
     }
-    String::from_utf8(page.get(..len)?.to_vec()).ok()
+    Some(page.get(..len)?.to_vec())
+}
+
+/// `read_bytes` for a file that is text by construction (a cgroup path, a
+/// counter): `None` when it is not UTF-8.
+pub fn read_text(path: impl AsRef<std::path::Path>) -> Option<String> {
+    String::from_utf8(read_bytes(path)?).ok()
 }
 
 /// A process's name for the log, if it still exists: its command name
-/// (`comm`), unless that says nothing (see `telling_name`).
+/// (`comm`), unless that says nothing (see `telling_name`). Whatever bytes
+/// the name holds, it comes back escaped (`text::escape_bytes`).
 pub fn name(pid: i32) -> Option<String> {
-    let comm = read_text(format!("/proc/{pid}/comm"))?;
-    Some(telling_name(pid, comm.trim_end()))
+    let mut comm = read_bytes(format!("/proc/{pid}/comm"))?;
+    // The kernel ends the file with a newline; one inside the name stays.
+    if comm.last() == Some(&b'\n') {
+        comm.pop();
+    }
+    Some(telling_name(pid, &comm))
 }
 
 /// `comm`, or when that says nothing a name from the command line. `exe`
@@ -103,18 +111,18 @@ pub fn name(pid: i32) -> Option<String> {
 /// starts applets that way when they are not linked into PATH): its first
 /// word is the applet. `busybox` run as `busybox APPLET ...`: its second
 /// word is. Only then is the command line read.
-fn telling_name(pid: i32, comm: &str) -> String {
+fn telling_name(pid: i32, comm: &[u8]) -> String {
     let word = match comm {
-        "exe" => 0,
-        "busybox" => 1,
-        _ => return comm.to_string(),
+        b"exe" => 0,
+        b"busybox" => 1,
+        _ => return crate::text::escape_bytes(comm),
     };
-    let program = read_text(format!("/proc/{pid}/cmdline")).and_then(|cmdline| {
-        let arg = cmdline.split('\0').nth(word)?;
-        let base = arg.rsplit('/').next()?;
-        (!base.is_empty()).then(|| crate::text::one_line(base))
+    let program = read_bytes(format!("/proc/{pid}/cmdline")).and_then(|cmdline| {
+        let arg = cmdline.split(|&b| b == 0).nth(word)?;
+        let base = arg.rsplit(|&b| b == b'/').next()?;
+        (!base.is_empty()).then(|| crate::text::escape_bytes(base))
     });
-    program.unwrap_or_else(|| comm.to_string())
+    program.unwrap_or_else(|| crate::text::escape_bytes(comm))
 }
 
 /// vigil's pid when it runs under another vigil, for its log lines to say
@@ -131,8 +139,8 @@ pub fn under_vigil() -> Option<u32> {
     }
     // SAFETY: getppid takes no arguments and cannot fail.
     let parent = unsafe { libc::getppid() };
-    let comm = (parent > 0).then(|| read_text(format!("/proc/{parent}/comm")))??;
-    (comm.trim_end() == VIGIL).then_some(me)
+    let comm = (parent > 0).then(|| read_bytes(format!("/proc/{parent}/comm")))??;
+    (comm.strip_suffix(b"\n") == Some(VIGIL.as_bytes())).then_some(me)
 }
 
 /// What every vigil calls itself.
@@ -159,21 +167,20 @@ pub fn name_self(program: &std::ffi::OsStr) {
 /// `unshare --pid` without `--mount-proc`, /proc still shows the host's
 /// processes, and acting on it would mean acting on strangers.
 pub fn available() -> bool {
-    let Some(stat) = read_text("/proc/self/stat") else {
+    let Some(stat) = read_bytes("/proc/self/stat") else {
         return false;
     };
-    stat.split(' ')
-        .next()
-        .and_then(|pid| pid.parse::<u32>().ok())
-        .is_some_and(|pid| pid == std::process::id())
+    let pid = stat.split(|&b| b == b' ').next().unwrap_or_default();
+    pid == std::process::id().to_string().as_bytes()
 }
 
 /// Name and parent pid from `/proc/PID/stat`, `None` for a zombie (it is
 /// dead already; only reaping is left to do) and for a kernel thread. The
-/// name sits in parentheses and may itself contain spaces and parentheses,
-/// so the fields after it are found from the last `)`.
+/// name sits in parentheses and may itself hold any byte but NUL (spaces,
+/// parentheses, newlines, bytes that are not UTF-8), so the fields after
+/// it are found from the last `)`.
 fn stat(pid: i32) -> Option<(String, i32)> {
-    parse_stat(pid, &read_text(format!("/proc/{pid}/stat"))?)
+    parse_stat(pid, &read_bytes(format!("/proc/{pid}/stat"))?)
 }
 
 /// The kernel's `PF_KTHREAD` task flag (include/linux/sched.h), shown in
@@ -192,11 +199,13 @@ const PF_KTHREAD: u64 = 0x0020_0000;
 /// helper such as modprobe, or a core-dump pipe) is kthreadd's child too
 /// but an ordinary process once it has exec'd, one to drain like any other.
 /// An empty command line would not do either: zombies have one too.
-fn parse_stat(pid: i32, text: &str) -> Option<(String, i32)> {
-    let open = text.find('(')?;
-    let close = text.rfind(')')?;
-    let comm = text.get(open + 1..close)?;
-    let mut rest = text.get(close + 1..)?.split_whitespace();
+fn parse_stat(pid: i32, stat: &[u8]) -> Option<(String, i32)> {
+    let open = stat.iter().position(|&b| b == b'(')?;
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    let comm = stat.get(open + 1..close)?;
+    // Everything after the name is ASCII digits, letters and spaces.
+    let rest = std::str::from_utf8(stat.get(close + 1..)?).ok()?;
+    let mut rest = rest.split_whitespace();
     if rest.next()? == "Z" {
         return None;
     }
@@ -293,7 +302,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn read_text_reads_short_and_long_files_whole() {
+    fn read_bytes_reads_short_and_long_files_whole() {
         let dir = std::env::temp_dir().join(format!("vigil-read-text-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         // Shorter than the stack page, exactly one page, and longer: the
@@ -312,6 +321,7 @@ mod tests {
         }
         std::fs::write(dir.join("bad"), b"caf\xe9").unwrap();
         assert_eq!(read_text(dir.join("bad")), None, "not UTF-8");
+        assert_eq!(read_bytes(dir.join("bad")), Some(b"caf\xe9".to_vec()));
         assert_eq!(read_text(dir.join("missing")), None);
         // A kernel-made file, which says its size is 0.
         let stat = read_text("/proc/self/stat").unwrap();
@@ -336,12 +346,35 @@ mod tests {
     /// they are nobody's to drain.
     #[test]
     fn kernel_threads_are_no_leftovers() {
-        let kthreadd = "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 24";
-        let worker = "7 (kworker/0:0-rcu_gp) I 2 0 0 0 -1 69238880 0 0 0 0 0 0 0 0 0 -20 1";
+        let kthreadd = b"2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 24";
+        let worker = b"7 (kworker/0:0-rcu_gp) I 2 0 0 0 -1 69238880 0 0 0 0 0 0 0 0 0 -20 1";
         assert_eq!(parse_stat(2, kthreadd), None);
         assert_eq!(parse_stat(7, worker), None);
-        let sleep = "255 (sleep) S 1 255 78 0 -1 4194560 90 0 0 0 0 0 0 0 20 0 1 0 650";
+        let sleep = b"255 (sleep) S 1 255 78 0 -1 4194560 90 0 0 0 0 0 0 0 20 0 1 0 650";
         assert_eq!(parse_stat(255, sleep), Some(("sleep".to_string(), 1)));
+    }
+
+    /// A name may hold any byte but NUL: none of them hides the process.
+    #[test]
+    fn odd_names_are_read_and_escaped() {
+        let cases: [(&[u8], &str); 5] = [
+            (b"datenbank-gr\xc3\xb6\xc3", "datenbank-gr\u{f6}\\xc3"),
+            (b"a) S 1 2 (b", "a) S 1 2 (b"),
+            (b"two\nlines", "two\\nlines"),
+            (b"with space", "with space"),
+            (b"", ""),
+        ];
+        for (comm, shown) in cases {
+            let mut line = b"42 (".to_vec();
+            line.extend_from_slice(comm);
+            line.extend_from_slice(b") S 7 42 42 0 -1 4194560 90 0 0 0 0 0 0 0 20 0 1 0 650\n");
+            assert_eq!(
+                parse_stat(42, &line),
+                Some((shown.to_string(), 7)),
+                "{}",
+                String::from_utf8_lossy(comm)
+            );
+        }
     }
 
     /// The same on this machine's own /proc, where the tests do not run in

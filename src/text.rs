@@ -6,6 +6,7 @@
 
 use std::ffi::OsString;
 use std::fmt;
+use std::fmt::Write as _;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::time::Duration;
@@ -195,6 +196,22 @@ pub fn one_line_pieces(text: &str, mut put: impl FnMut(&str)) {
     put(text.get(plain..).unwrap_or_default());
 }
 
+/// Text from outside that need not be UTF-8 (a process's name, which the
+/// kernel cuts to 15 bytes, maybe inside a character), shown on one line:
+/// control characters escaped as `one_line` does, and each byte that is
+/// not UTF-8 as `\xNN`, so that no two names look alike by being mangled
+/// and every log format stays valid.
+pub fn escape_bytes(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        one_line_pieces(chunk.valid(), |piece| out.push_str(piece));
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\x{b:02x}");
+        }
+    }
+    out
+}
+
 /// Where bytes of UTF-8 text may be cut at `at` or before it: `at` moved
 /// back to the first byte of the character it falls in (off any
 /// continuation byte, 0b10xxxxxx), so that what is kept stays UTF-8.
@@ -355,6 +372,18 @@ mod tests {
         assert_eq!(char_start(text, 2), 1);
         assert_eq!(char_start(text, 5), 3);
         assert_eq!(char_start(text, 6), 6);
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_escaped() {
+        // The kernel's 15-byte comm of `datenbank-größe-monitor`.
+        assert_eq!(
+            escape_bytes(b"datenbank-gr\xc3\xb6\xc3"),
+            "datenbank-grö\\xc3"
+        );
+        assert_eq!(escape_bytes(b"caf\xe9 (x)"), "caf\\xe9 (x)");
+        assert_eq!(escape_bytes(b"a\nb"), "a\\nb");
+        assert_eq!(escape_bytes(b""), "");
     }
 
     #[test]
