@@ -434,3 +434,46 @@ fn bad_values_exit_2_and_never_start_the_child() {
         assert_usage_error(args, vars, needles);
     }
 }
+
+/// A long option whose value is missing does not take the next word when
+/// that word looks like an option: `--termination-log -- true` is a usage
+/// error naming the option, not a report written to a file called `--`,
+/// and `--termination-log --grace-period 5s -- true` does not try to run
+/// `5s`. `--opt=-VALUE` gives such a value on purpose. tini's short
+/// options keep getopt's reading (`-p -1` is `-p`'s value `-1`).
+#[test]
+fn a_long_option_does_not_take_an_option_for_its_value() {
+    for args in [
+        &["--termination-log", "--", "true"][..],
+        &["--termination-log", "--grace-period", "5s", "--", "true"],
+        &["--grace-period", "-5s", "true"],
+    ] {
+        let dir = TempDir::new("dashvalue");
+        let out = Vigil::plain().cwd(dir.path()).args(args).run();
+        let line = usage_error_line(&out, &format!("{args:?}"));
+        assert!(
+            line.contains(&format!("{} needs a value", args[0])) && line.contains("=VALUE"),
+            "{line}"
+        );
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "{args:?} wrote {left:?}");
+    }
+    let dir = TempDir::new("dashvalue");
+    let log = dir.join("-report");
+    let out = Vigil::plain()
+        .cwd(dir.path())
+        .args(["--termination-log=-report", "--", "sh", "-c", "exit 3"])
+        .run();
+    assert_eq!(out.code(), Some(3), "{out}");
+    assert!(
+        log.exists(),
+        "no termination log at {}\n{out}",
+        log.display()
+    );
+    let out = Vigil::plain().args(["-p", "-1", "true"]).run();
+    let line = usage_error_line(&out, "-p -1");
+    assert!(
+        line.contains("'-1'"),
+        "-p takes -1 as its value, as getopt does: {line}"
+    );
+}

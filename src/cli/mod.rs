@@ -5,9 +5,12 @@
 //! the command line and the variables by that table. Parsing is getopt's,
 //! as tini's is, except that it stops at the first word that is not an
 //! option: short options cluster (`-sgv`), a short option's value may be
-//! attached (`-pTERM`, `-e3`, `-e=3`), long ones take `--name VALUE` or
-//! `--name=VALUE`, and a value may start with `-` (so `--grace-period -1s`
-//! is a bad duration, named as such, not an unknown option).
+//! attached (`-pTERM`, `-e3`, `-e=3`) and, as in getopt, may be any word,
+//! even one starting with `-`. Long ones take `--name VALUE` or
+//! `--name=VALUE`; a VALUE word that is `--` or starts with `-` is a usage
+//! error naming the option (`--termination-log -- true` would otherwise
+//! write the report to a file called `--`), and `--name=-VALUE` says it
+//! on purpose.
 //!
 //! Precedence: command line, then `VIGIL_*`, then `TINI_*`, then the default.
 //! Every bad value becomes one line naming it, and exit status 2.
@@ -227,7 +230,12 @@ fn lenient_value<'a>(args: &'a [OsString], name: &str) -> Option<&'a OsStr> {
     while let Some(word) = words.next() {
         if let Some(long) = word.strip_prefix(b"--") {
             if long == name.as_bytes() {
-                return words.next().map(OsStr::from_bytes);
+                // As `scan` reads it: a word that looks like an option is
+                // no value.
+                return words
+                    .next()
+                    .filter(|value| !value.starts_with(b"-"))
+                    .map(OsStr::from_bytes);
             }
             if let Some(value) = long
                 .strip_prefix(name.as_bytes())
@@ -317,7 +325,7 @@ fn scan(args: &[OsString]) -> Result<Scanned, UsageError> {
                 .ok_or_else(|| usage(format!("unknown option '{}'", arg.to_string_lossy())))?;
             let value = match (opt.kind.takes_value(), inline) {
                 (true, Some(value)) => Some(OsStr::from_bytes(value)),
-                (true, None) => Some(next_value(opt, &mut rest)?),
+                (true, None) => Some(next_long_value(opt, &mut rest)?),
                 (false, Some(value)) => {
                     return Err(usage(format!(
                         "{} takes no value, but was given '{}'",
@@ -380,6 +388,22 @@ fn next_value<'a>(opt: &Opt, rest: &mut &'a [OsString]) -> Result<&'a OsStr, Usa
         ))
     })?;
     *rest = after;
+    Ok(value)
+}
+
+/// The value of a long option given as the next word, which must not look
+/// like an option: a missing value is then named, not filled with `--` or
+/// the next option.
+fn next_long_value<'a>(opt: &Opt, rest: &mut &'a [OsString]) -> Result<&'a OsStr, UsageError> {
+    let value = next_value(opt, rest)?;
+    if value.as_bytes().starts_with(b"-") {
+        let name = flag_name(opt);
+        return Err(usage(format!(
+            "{name} needs a value ({}), but the next word is '{}': for a value that starts with '-', write {name}=VALUE",
+            opt.value_name,
+            value.to_string_lossy()
+        )));
+    }
     Ok(value)
 }
 

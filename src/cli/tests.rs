@@ -216,6 +216,18 @@ fn usage_errors_name_the_value() {
         (&["-e", "256", "cmd"], &[], "256"),
         (&["-e", "-1", "cmd"], &[], "-1"),
         (&["--post-start-timeout", "-1s", "cmd"], &[], "-1s"),
+        (&["--post-start-timeout=-1s", "cmd"], &[], "-1s"),
+        (
+            &["--termination-log", "--", "true"],
+            &[],
+            "--termination-log needs a value",
+        ),
+        (
+            &["--termination-log", "--grace-period", "5s", "--", "true"],
+            &[],
+            "--termination-log needs a value",
+        ),
+        (&["--pre-stop", "-x", "cmd"], &[], "--pre-stop=VALUE"),
         (&["-e", "abc", "cmd"], &[], "abc"),
         (&[], &[], "no command"),
         (&["-v"], &[], "no command"),
@@ -290,6 +302,12 @@ fn the_termination_log_of_a_usage_error() {
     );
     assert_eq!(at(&["-x"], Some("/t/b")), Some(PathBuf::from("/t/b")));
     assert_eq!(at(&["-x"], Some("")), None);
+    // A word that looks like an option is no value (the usage error says
+    // so): never a file called `--`.
+    assert_eq!(
+        at(&["--termination-log", "--", "true"], Some("/t/b")),
+        Some(PathBuf::from("/t/b"))
+    );
     // After the command, a word is the command's.
     assert_eq!(
         at(&["cmd", "--termination-log", "/t/a"], Some("/t/b")),
