@@ -197,21 +197,26 @@ fn empty_vigil_variables_mean_unset() {
     assert_eq!(out.stderr, "", "{out}");
 }
 
-/// A `VIGIL_*` variable vigil does not know is most likely a misspelt one:
-/// vigil says so, with the variable it probably meant, and runs the child
-/// as usual (the child's status stands).
+/// A `VIGIL_*` variable vigil does not know (in any case), or a `TINI_*`
+/// one close to one of tini's, is most likely a misspelt one: vigil says
+/// so, with the variable it probably meant, and runs the child as usual
+/// (the child's status stands).
 #[test]
 fn a_misspelt_variable_is_a_warning_naming_the_real_one() {
     let out = Vigil::pid1()
         .env("VIGIL_TIMOUT", "1m")
         .env("VIGIL_GRACE", "5s")
         .env("VIGIL_HOOK", "pre-stop")
+        .env("vigil_drain_timeout", "0")
+        .env("TINI_VERBOSTY", "3")
         .args(["--", "sh", "-c", "exit 3"])
         .run();
     assert_eq!(out.code(), Some(3), "{out}");
     for (wrong, right) in [
         ("VIGIL_TIMOUT", "VIGIL_TIMEOUT"),
         ("VIGIL_GRACE", "VIGIL_GRACE_PERIOD"),
+        ("vigil_drain_timeout", "VIGIL_DRAIN_TIMEOUT"),
+        ("TINI_VERBOSTY", "TINI_VERBOSITY"),
     ] {
         let line = format!(
             "vigil: warning: {wrong} is not a vigil variable and is ignored: did you mean {right}?"

@@ -123,14 +123,21 @@ pub enum Action {
 #[derive(Debug, PartialEq, Eq)]
 pub struct UsageError(pub String);
 
-/// The process's `VIGIL_*` and `TINI_*` variables, the only ones `parse`
-/// looks at. The environment is read where the C library keeps it and only
-/// these are copied: a container's environment may hold dozens of others,
-/// and copying each (`std::env::vars_os`) was a large part of start-up.
+/// The process's `VIGIL_*` and `TINI_*` variables, in any case (a
+/// `vigil_timeout` is a mistake to point out), the only ones `parse` looks
+/// at. The environment is read where the C library keeps it and only these
+/// are copied: a container's environment may hold dozens of others.
 pub fn own_variables() -> Vec<(OsString, OsString)> {
     extern "C" {
         static environ: *const *const std::os::raw::c_char;
     }
+    let ours = |bytes: &[u8]| {
+        [&b"VIGIL_"[..], b"TINI_"].iter().any(|prefix| {
+            bytes
+                .get(..prefix.len())
+                .is_some_and(|start| start.eq_ignore_ascii_case(prefix))
+        })
+    };
     let mut vars = Vec::new();
     // SAFETY: `environ` is the C library's NULL-terminated array of
     // NUL-terminated `NAME=VALUE` strings. vigil has one thread and never
@@ -146,7 +153,7 @@ pub fn own_variables() -> Vec<(OsString, OsString)> {
         // SAFETY: each entry is a NUL-terminated string that lives as long
         // as the process.
         let bytes = unsafe { std::ffi::CStr::from_ptr(text) }.to_bytes();
-        if bytes.starts_with(b"VIGIL_") || bytes.starts_with(b"TINI_") {
+        if ours(bytes) {
             if let Some(eq) = bytes.iter().position(|&b| b == b'=') {
                 let (name, value) = bytes.split_at(eq);
                 vars.push((
@@ -190,7 +197,7 @@ pub fn parse(
     }
     let (env, unknown) = Env::keep_known(vars);
     let mut config = build(given, &env)?;
-    config.warnings = unknown.iter().map(|name| unknown_variable(name)).collect();
+    config.warnings = unknown;
     Ok(Action::Run(Box::new(config)))
 }
 
@@ -484,9 +491,13 @@ struct Env(Vec<(OsString, OsString)>);
 const HOOK_VARIABLES: [&str; 3] = ["VIGIL_HOOK", "VIGIL_CHILD_PID", "VIGIL_SIGNAL"];
 
 impl Env {
-    /// The variables the table names, and the names of the `VIGIL_*` ones
-    /// it does not (a misspelt variable is otherwise silently ignored).
-    fn keep_known(vars: impl IntoIterator<Item = (OsString, OsString)>) -> (Env, Vec<String>) {
+    /// The variables the table names, and the mistakes among the others:
+    /// every `VIGIL_*` variable it does not name, in any case (a
+    /// misspelt variable is otherwise silently ignored), and a `TINI_*`
+    /// one that looks like a misspelling of one of tini's.
+    fn keep_known(
+        vars: impl IntoIterator<Item = (OsString, OsString)>,
+    ) -> (Env, Vec<UnknownVariable>) {
         let mut known = Vec::new();
         let mut unknown = Vec::new();
         for (name, value) in vars {
@@ -498,8 +509,23 @@ impl Env {
                 .any(|o| o.env == Some(text) || o.tini_env == Some(text))
             {
                 known.push((name, value));
-            } else if text.starts_with("VIGIL_") && !HOOK_VARIABLES.contains(&text) {
-                unknown.push(text.to_string());
+                continue;
+            }
+            let upper = text.to_ascii_uppercase();
+            if upper.starts_with("VIGIL_") && !HOOK_VARIABLES.contains(&text) {
+                let meant = nearest(&upper, OPTIONS.iter().filter_map(|o| o.env));
+                unknown.push(UnknownVariable {
+                    name: text.to_string(),
+                    meant,
+                });
+            } else if upper.starts_with("TINI_") {
+                let meant = nearest(&upper, OPTIONS.iter().filter_map(|o| o.tini_env));
+                if meant.is_some() {
+                    unknown.push(UnknownVariable {
+                        name: text.to_string(),
+                        meant,
+                    });
+                }
             }
         }
         (Env(known), unknown)
@@ -537,27 +563,22 @@ impl Env {
     }
 }
 
-/// A `VIGIL_*` variable vigil does not know, with the variable it most
-/// likely meant.
-fn unknown_variable(name: &str) -> UnknownVariable {
-    let meant = OPTIONS
-        .iter()
-        .filter_map(|o| o.env)
+/// The name among `known` that `name` (in capitals) most likely meant.
+fn nearest(name: &str, known: impl Iterator<Item = &'static str>) -> Option<&'static str> {
+    known
         .map(|known| (likeness(name, known), known))
         .filter(|(distance, _)| *distance <= 3)
         .min()
-        .map(|(_, known)| known);
-    UnknownVariable {
-        name: name.to_string(),
-        meant,
-    }
+        .map(|(_, known)| known)
 }
 
 /// How far apart two names are: 0 when one starts with the other
-/// (`VIGIL_GRACE` for `VIGIL_GRACE_PERIOD`), else the number of letters to
-/// insert, delete or change (Levenshtein).
+/// (`VIGIL_GRACE` for `VIGIL_GRACE_PERIOD`; more than the bare `VIGIL_` or
+/// `TINI_`), else the number of letters to insert, delete or change
+/// (Levenshtein).
 fn likeness(a: &str, b: &str) -> usize {
-    if a.len() > "VIGIL_".len() && (b.starts_with(a) || a.starts_with(b)) {
+    let prefix = a.find('_').map_or(0, |at| at + 1);
+    if a.len() > prefix && (b.starts_with(a) || a.starts_with(b)) {
         return 0;
     }
     let b: Vec<char> = b.chars().collect();

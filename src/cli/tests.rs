@@ -338,11 +338,14 @@ fn misspelt_variables_are_named_with_the_nearest_one() {
             ("VIGIL_HOOK", "pre-stop"),
             ("VIGIL_ZZZZZZZZZZ", "1"),
             ("TINI_WHATEVER", "1"),
+            ("vigil_timeout", "1m"),
+            ("TINI_VERBOSTY", "2"),
+            ("tini_subreaper", ""),
         ],
     ) else {
         panic!()
     };
-    assert_eq!(c.warnings.len(), 3, "{:?}", c.warnings);
+    assert_eq!(c.warnings.len(), 6, "{:?}", c.warnings);
     assert!(
         c.warnings[0].to_string().contains("VIGIL_TIMOUT")
             && c.warnings[0].to_string().contains("VIGIL_TIMEOUT")
@@ -353,6 +356,16 @@ fn misspelt_variables_are_named_with_the_nearest_one() {
     assert!(c.warnings[2]
         .to_string()
         .ends_with("(vigil --help lists them)"));
+    // Another case, and tini's own names misspelt (a TINI_* variable
+    // that resembles none of tini's is nobody's business).
+    for (warning, meant) in
+        c.warnings[3..]
+            .iter()
+            .zip(["VIGIL_TIMEOUT", "TINI_VERBOSITY", "TINI_SUBREAPER"])
+    {
+        assert_eq!(warning.meant, Some(meant), "{warning}");
+    }
+    assert_eq!(c.timeout, None, "vigil_timeout is not read");
     assert_eq!(likeness("VIGIL_TIMOUT", "VIGIL_TIMEOUT"), 1);
     assert_eq!(likeness("abc", "abc"), 0);
     assert_eq!(likeness("kitten", "sitting"), 3);
