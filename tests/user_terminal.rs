@@ -231,7 +231,7 @@ fn not_pid1_the_same_user_keeps_the_terminal_and_the_injection_is_observable() {
 
 /// Not PID 1, another user: the child is in a session of its own without
 /// a controlling terminal, vigil keeps the terminal's foreground, and
-/// Ctrl-C reaches the child through vigil (a stop signal, forwarded).
+/// Ctrl-C reaches the child through vigil (sent on to the child's group).
 #[test]
 fn not_pid1_another_user_runs_without_the_terminal_and_ctrl_c_still_stops_it() {
     let sh = shell();
@@ -392,4 +392,65 @@ fn pid1_another_user_gets_ctrl_c_and_ctrl_z() {
     );
     run_line(&sh, "echo status=$?");
     assert!(sh.output().contains("status=0"), "{:?}", sh.output());
+}
+
+/// Not PID 1, another user, an interactive shell as the child: Ctrl-C
+/// reaches vigil, which holds the terminal, and goes on to the child's
+/// process group, so it ends the shell's foreground job (`sleep`) as it
+/// would without `--user`, not just the shell. It is no stop of vigil's:
+/// the shell runs on and `--timeout` still passes when its time comes.
+#[test]
+fn not_pid1_another_user_ctrl_c_reaches_the_child_s_job_and_stops_nothing() {
+    let sh = shell();
+    let bash = sh.pid();
+    sh.send(&format!(
+        "{} -v --timeout 8s --user nobody -- bash --norc --noprofile -i\n",
+        quoted(&vigil_bin())
+    ));
+    let vigil = find_descendant(&sh, bash, "vigil", is_vigil);
+    let inner = find_descendant(&sh, vigil, "the inner bash", |p| {
+        comm(p).as_deref() == Some("bash")
+    });
+    // The inner shell runs as nobody, without job control: its prompt is
+    // `bash-X.Y$ `.
+    assert!(
+        wait_until(TIMEOUT, || sh.output().contains("$ ")),
+        "no prompt from the inner bash: {:?}",
+        sh.output()
+    );
+    sh.send("sleep 1000\n");
+    let job = find_descendant(&sh, inner, "the inner bash's sleep", |p| {
+        comm(p).as_deref() == Some("sleep")
+    });
+    sh.send("\x03");
+    assert!(
+        wait_until(TIMEOUT, || gone(job)),
+        "Ctrl-C did not end the inner bash's job: {:?}",
+        sh.output()
+    );
+    assert!(alive(inner) && alive(vigil), "{:?}", sh.output());
+    let out = sh.output();
+    assert!(
+        out.contains("received SIGINT from the terminal"),
+        "vigil got the Ctrl-C: {out:?}"
+    );
+    assert!(
+        !out.contains("vigil: stopping"),
+        "Ctrl-C started a stop: {out:?}"
+    );
+    // The timeout still passes, and stops the shell (an interactive bash
+    // ignores SIGTERM; `exit` ends it).
+    assert!(
+        sh.wait_output("--timeout (8s) passed", TIMEOUT),
+        "the timeout never passed: {:?}",
+        sh.output()
+    );
+    sh.send("exit\n");
+    assert!(
+        wait_until(TIMEOUT, || gone(vigil)),
+        "vigil did not exit: {:?}",
+        sh.output()
+    );
+    run_line(&sh, "echo status=$?");
+    assert!(sh.output().contains("status=124"), "{:?}", sh.output());
 }

@@ -88,7 +88,7 @@ impl<S: System> Supervisor<S> {
         {
             return false;
         }
-        let target = self.target();
+        let target = self.target(r.sender);
         self.sys.send(target, sent);
         let at = self.sys.now();
         self.sent_ahead = Some(SentAhead {

@@ -403,6 +403,15 @@ impl<S: System> Supervisor<S> {
             // is not blocked.
             libc::SIGTTIN | libc::SIGTTOU => {}
             libc::SIGCONT if self.job_stopped => self.resume_job(),
+            // vigil holds the terminal (the child runs in a session of its
+            // own, or vigil was brought to the foreground): what the
+            // terminal sends is for the child's job, as if the child held
+            // it. Ctrl-C there is no stop of the container.
+            _ if matches!(r.sender, Sender::Terminal)
+                && matches!(self.state, State::Running | State::Stopping { .. }) =>
+            {
+                self.forward(r);
+            }
             libc::SIGTERM | libc::SIGINT => self.on_stop_signal(r),
             _ => {
                 self.forward(r);
@@ -495,9 +504,11 @@ impl<S: System> Supervisor<S> {
         }
     }
 
-    /// Where forwarded signals go: the child, or (`-g`) its process group.
-    fn target(&self) -> Target {
-        if self.config.signal_group {
+    /// Where a forwarded signal goes: the child, or (`-g`) its process
+    /// group; a signal from the terminal goes to the group, as the terminal
+    /// itself sends it to the foreground job.
+    fn target(&self, sender: Sender) -> Target {
+        if self.config.signal_group || matches!(sender, Sender::Terminal) {
             Target::Group(self.child)
         } else {
             Target::Process(self.child)

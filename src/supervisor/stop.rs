@@ -274,7 +274,7 @@ impl<S: System> Supervisor<S> {
             );
             return None;
         };
-        let target = self.target();
+        let target = self.target(r.sender);
         if logging::shown(Level::Debug) {
             log_forwarding(signal, to, target);
         }

@@ -563,6 +563,49 @@ fn timeout_stops_as_for_sigterm_and_exits_124() {
     assert_eq!(s.state, State::Exit(124));
 }
 
+/// vigil holds the terminal (the child runs as another user in a session
+/// of its own): Ctrl-C and Ctrl-\\ go to the child's job, start no stop and
+/// leave `--timeout` running. During the drain a Ctrl-C still hurries it.
+#[test]
+fn the_terminal_s_signals_go_to_the_child_s_group_and_stop_nothing() {
+    let mut s = supervisor(&["--timeout", "30s"]);
+    s.sys.terminal = true;
+    let from_the_terminal = |signal| Received {
+        signal,
+        sender: Sender::Kernel,
+    };
+    s.on_signal(from_the_terminal(libc::SIGINT));
+    s.on_signal(from_the_terminal(libc::SIGQUIT));
+    assert_eq!(
+        s.sys.sent,
+        [
+            (Target::Group(CHILD), libc::SIGINT),
+            (Target::Group(CHILD), libc::SIGQUIT)
+        ]
+    );
+    assert_eq!(s.state, State::Running);
+    assert_eq!(s.stop, None);
+    assert!(s.deadlines.get(Deadline::Timeout).is_some());
+    s.sys.children = true;
+    s.sys.left = vec![Proc {
+        pid: 40,
+        name: "left".into(),
+    }];
+    s.ended(CHILD, killed(libc::SIGINT));
+    s.on_signal(from_the_terminal(libc::SIGINT));
+    assert!(
+        matches!(
+            s.state,
+            State::Draining {
+                phase: DrainPhase::Killing,
+                ..
+            }
+        ),
+        "{:?}",
+        s.state
+    );
+}
+
 #[test]
 fn timeout_is_over_once_a_stop_began_or_the_child_exited() {
     let mut s = supervisor(&["--timeout", "3s"]);
