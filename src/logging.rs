@@ -1,16 +1,13 @@
-//! vigil's log: every line it writes goes to stderr through `emit`, as
-//! text (`vigil: warning: ...`) or, with `--log-format json|logfmt`, as one
-//! record per line (`record`). A record is built only when its line is
+//! vigil's log: every line it writes goes to stderr through this module,
+//! as text (`vigil: warning: ...`) or, with `--log-format json|logfmt`, as
+//! one record per line (`record`). A record is built only when its line is
 //! shown, and only in the structured formats; the text line's words are its
-//! `msg`.
+//! `msg`. The termination log is this module's too: the lines that explain
+//! how vigil ended go there in the same format (`emit_final`).
 //!
-//! A text line is put together on the stack and written with one `write`:
-//! no allocation, no per-thread buffer. The exit report is written between
-//! the child's death and vigil's exit, while the container's runtime waits.
-//! Through `log` + `env_logger`, as it was until issue 21, the report's own
-//! `String` and env_logger's per-thread formatter each took a fresh heap
-//! page there (an `mmap`, a page fault, a thread-local destructor): about
-//! 20 us of a fresh vigil's exit (docs/benchmark-history.md).
+//! The one `Logger` is set once at start (`init`); nothing else about the
+//! output is global. Callers say what happened (an event, its words, its
+//! facts) and never which format is in use.
 //!
 //! Every line is prefixed `vigil:` (or `vigil[PID]:` under another vigil,
 //! which a record says with `vigil_pid`), and never blocks while vigil
@@ -30,16 +27,15 @@
 //! a write in one piece, so a vigil line is never split, nor mixed with the
 //! child's output.
 
-use std::cell::RefCell;
 use std::fmt::{self, Write as _};
 use std::io;
-use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::record::{self, Encoder, Format, Record, Timestamp, LINE_MAX};
-use crate::text::{char_start, decimal, one_line_pieces, Out};
+use crate::termlog;
+use crate::text::{char_start, one_line_pieces};
 
 /// What a pipe takes in one piece (POSIX `PIPE_BUF` on Linux): the longest
 /// line vigil writes, newline included.
@@ -47,9 +43,6 @@ pub const PIPE_BUF: usize = 4096;
 
 /// How long the final lines may wait, all together, for room in stderr.
 const PATIENCE: Duration = Duration::from_secs(1);
-
-/// When the final lines stop waiting; unset while vigil supervises.
-static PATIENT_UNTIL: OnceLock<Instant> = OnceLock::new();
 
 /// How important a line is, which decides at what verbosity it is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -72,7 +65,6 @@ pub enum Level {
 
 impl Level {
     /// The least verbosity (tini's scale) at which the line is shown.
-    #[inline(always)]
     const fn verbosity(self) -> u8 {
         match self {
             Level::Error => 0,
@@ -104,73 +96,106 @@ impl Level {
     }
 }
 
-/// How logging was set up.
-#[derive(Clone, Copy, Debug)]
-struct Setup {
-    /// Read by the tests' capture; `VERBOSITY` holds it for everyone else.
-    #[cfg_attr(not(test), allow(dead_code))]
+/// Where and how vigil writes its lines.
+#[derive(Debug)]
+pub struct Logger {
+    /// tini's scale: 0 errors, 1 warnings (the default), 2 info, 3 debug,
+    /// 4 trace.
     verbosity: u8,
     /// `None` for text.
     encoder: Option<Encoder>,
     /// vigil's pid when it runs under another vigil: text lines then start
     /// `vigil[PID]:`.
     under_vigil: Option<u32>,
+    termination_log: Option<PathBuf>,
+    /// When the final lines stop waiting; unset while vigil supervises.
+    patient_until: OnceLock<Instant>,
+    /// vigil's stdout and stderr, those that are pipes or terminals, each
+    /// once (with `2>&1` both are the same pipe), for the wait at exit.
+    outputs: Vec<Output>,
 }
 
-static SETUP: OnceLock<Setup> = OnceLock::new();
-
-/// The verbosity `init` set (`Setup::verbosity`), on its own for the check
-/// every log call makes first: one load, inlined, where the line is not
-/// shown (the forwarding and reaping paths at the default verbosity).
-static VERBOSITY: AtomicU8 = AtomicU8::new(0);
-
-thread_local! {
-    /// The line a record is encoded into, kept from one record to the next
-    /// (vigil has one thread).
-    static LINE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Sets logging up: tini's verbosity scale (0 errors, 1 warnings, the
-/// default, 2 info, 3 debug, 4 trace), the format, and `under_vigil`,
-/// vigil's pid when it runs under another vigil (`procs::under_vigil`):
-/// its text lines then start `vigil[PID]:`, its records carry `vigil_pid`.
-pub fn init(verbosity: u8, format: Format, under_vigil: Option<u32>) {
-    let encoder = format.encoding().map(|encoding| Encoder {
-        encoding,
-        vigil_pid: under_vigil,
-    });
-    let _ = SETUP.set(Setup {
-        verbosity,
-        encoder,
-        under_vigil,
-    });
-    VERBOSITY.store(verbosity, Ordering::Relaxed);
-    let _ = OUTPUTS.set(find_outputs());
-}
-
-/// How logging was set up; `None` before `init`.
-fn setup() -> Option<Setup> {
-    #[cfg(test)]
-    if let Some(setup) = capture::setup() {
-        return Some(setup);
+impl Logger {
+    /// A logger at `verbosity` in `format`; `under_vigil` is vigil's pid
+    /// when it runs under another vigil (`procs::under_vigil`), and
+    /// `termination_log` where the final lines also go.
+    pub fn new(
+        verbosity: u8,
+        format: Format,
+        under_vigil: Option<u32>,
+        termination_log: Option<PathBuf>,
+    ) -> Logger {
+        Logger {
+            verbosity,
+            encoder: format.encoding().map(|encoding| Encoder {
+                encoding,
+                vigil_pid: under_vigil,
+            }),
+            under_vigil,
+            termination_log,
+            patient_until: OnceLock::new(),
+            outputs: find_outputs(),
+        }
     }
-    SETUP.get().copied()
+
+    fn shows(&self, level: Level) -> bool {
+        level.verbosity() <= self.verbosity
+    }
+
+    /// `msg` as this logger writes it: a text line, or the record `fields`
+    /// completes.
+    fn line<'a>(
+        &self,
+        level: Level,
+        event: &'static str,
+        msg: &dyn fmt::Display,
+        fields: impl FnOnce(Record<'a>) -> Record<'a>,
+    ) -> Vec<u8> {
+        match &self.encoder {
+            None => text_line(self.under_vigil, level, msg),
+            Some(encoder) => {
+                let record = fields(record(level, event, msg.to_string()));
+                let mut line = Vec::new();
+                encoder.line(&record, LINE_MAX, &mut line);
+                line
+            }
+        }
+    }
+
+    /// Writes one whole line to stderr: without blocking while vigil
+    /// supervises, patiently at the end.
+    fn write(&self, line: &[u8]) {
+        #[cfg(test)]
+        if capture::line(line) {
+            return;
+        }
+        let patience = self
+            .patient_until
+            .get()
+            .map(|until| until.saturating_duration_since(Instant::now()));
+        stderr_write(line, patience);
+    }
 }
 
-/// Whether a line at `level` is shown: the verbosity is high enough (and,
-/// for `emit` to write it, logging is set up).
-#[inline(always)]
+static LOGGER: OnceLock<Logger> = OnceLock::new();
+
+/// Sets the one logger up, once, at start.
+pub fn init(logger: Logger) {
+    let _ = LOGGER.set(logger);
+}
+
+/// Runs `f` with the logger, if there is one yet.
+fn with<R>(f: impl FnOnce(&Logger) -> R) -> Option<R> {
+    #[cfg(test)]
+    if let Some(logger) = capture::logger() {
+        return Some(f(&logger));
+    }
+    LOGGER.get().map(f)
+}
+
+/// Whether a line at `level` is shown.
 pub fn shown(level: Level) -> bool {
-    #[cfg(test)]
-    if let Some(setup) = capture::setup() {
-        return level.verbosity() <= setup.verbosity;
-    }
-    level.verbosity() <= VERBOSITY.load(Ordering::Relaxed)
-}
-
-/// The encoder of records, `None` for text (or before `init`).
-pub fn encoder() -> Option<Encoder> {
-    setup().and_then(|setup| setup.encoder)
+    with(|l| l.shows(level)).unwrap_or(false)
 }
 
 /// The wall clock, for records.
@@ -191,124 +216,103 @@ pub fn wall_clock() -> Timestamp {
 /// logging::emit(Level::Info, "started", format_args!("started {command} as pid {pid}"),
 ///     |r| r.field("command", Argv(argv)).field("pid", pid));
 /// ```
-#[inline(always)]
 pub fn emit<'a>(
     level: Level,
     event: &'static str,
     msg: fmt::Arguments<'_>,
     fields: impl FnOnce(Record<'a>) -> Record<'a>,
 ) {
-    if shown(level) {
-        emit_shown(level, event, msg, fields);
-    }
-}
-
-/// `emit`, once the level is known to be shown. Never inlined: the line it
-/// puts together on the stack (`TextLine`, a page) would otherwise be in
-/// the frame of every caller, the forwarding path's included, whose first
-/// run would then fault in fresh stack pages for a line it does not write.
-#[inline(never)]
-fn emit_shown<'a>(
-    level: Level,
-    event: &'static str,
-    msg: fmt::Arguments<'_>,
-    fields: impl FnOnce(Record<'a>) -> Record<'a>,
-) {
-    let Some(setup) = setup() else {
-        return;
-    };
-    match &setup.encoder {
-        None => text_line(setup.under_vigil, level, msg, write_line),
-        Some(encoder) => {
-            let record = fields(record(level, event, fmt::format(msg)));
-            write_record(encoder, &record);
-        }
-    }
-}
-
-/// A record of `event` at `level`, stamped now.
-pub fn record<'a>(level: Level, event: &'static str, msg: String) -> Record<'a> {
-    Record::stamped(level.record_level(), event, msg, wall_clock())
-}
-
-/// Encodes `record` into the reused line and writes it.
-fn write_record(encoder: &Encoder, record: &Record<'_>) {
-    LINE.with(|line| match line.try_borrow_mut() {
-        Ok(mut line) => {
-            encoder.line(record, LINE_MAX, &mut line);
-            write_line(&line);
-        }
-        Err(_) => {
-            let mut line = Vec::new();
-            encoder.line(record, LINE_MAX, &mut line);
-            write_line(&line);
+    with(|l| {
+        if l.shows(level) {
+            l.write(&l.line(level, event, &msg, fields));
         }
     });
 }
 
-/// A text line at `level` whose message `render` puts together piece by
-/// piece (`text::Out`), without `core::fmt`: the exit report's way, for
-/// the text format (under `--log-format`, the message is made into a
-/// string for the record). Never inlined, as `emit_shown`.
-#[inline(never)]
-pub fn emit_text(level: Level, event: &'static str, render: impl FnOnce(&mut dyn Out)) {
-    let Some(setup) = setup().filter(|_| shown(level)) else {
-        return;
-    };
-    if setup.encoder.is_some() {
-        let mut msg = String::new();
-        render(&mut msg);
-        return emit_shown(level, event, format_args!("{msg}"), |r| r);
-    }
-    let mut line = TextLine::new();
-    line.vigil_prefix(setup.under_vigil, level);
-    render(&mut line);
-    write_line(line.finish());
+/// Logs the event that says how vigil ends (the exit report, or why
+/// nothing could start), and leaves it in the termination log as well,
+/// whatever the verbosity: `heading` comes before `msg` in the log line
+/// (`exit report: `), the termination log's text is `msg` alone, and a
+/// record is the same bytes in both.
+pub fn emit_final<'a>(
+    level: Level,
+    event: &'static str,
+    heading: &str,
+    msg: &dyn fmt::Display,
+    fields: impl FnOnce(Record<'a>) -> Record<'a>,
+) {
+    with(|l| {
+        let logged = l.shows(level);
+        if !logged && l.termination_log.is_none() {
+            return;
+        }
+        let line = l.line(level, event, &Headed(heading, msg), fields);
+        if logged {
+            l.write(&line);
+        }
+        if let Some(path) = &l.termination_log {
+            match l.encoder {
+                Some(_) => termlog::write(path, &line, logged),
+                None => termlog::write(path, msg.to_string().as_bytes(), logged),
+            }
+        }
+    });
 }
 
-/// Writes one whole line (a record, encoded) to stderr, as every line is
-/// written: without blocking while vigil supervises, patiently at the end.
-pub fn write_line(line: &[u8]) {
-    #[cfg(test)]
-    if capture::line(line) {
-        return;
+/// `heading` then `msg`, as one `Display`.
+struct Headed<'m>(&'m str, &'m dyn fmt::Display);
+
+impl fmt::Display for Headed<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.0, self.1)
     }
-    Stderr::write(line);
 }
 
-/// Writes one line straight to stderr before logging is set up (a usage
-/// error, a start-up failure), in `format`: the text line `vigil: error:
-/// MSG`, or the record `fields` builds. Returns the line, newline included,
-/// for the termination log.
+/// A record of `event` at `level`, stamped now.
+fn record<'a>(level: Level, event: &'static str, msg: String) -> Record<'a> {
+    Record::stamped(level.record_level(), event, msg, wall_clock())
+}
+
+/// Writes one line straight to stderr before the logger is set up (a
+/// usage error, a start-up failure), in `format`: the text line `vigil:
+/// error: MSG`, or the record `fields` builds. The same goes to
+/// `termination_log`, the one the command line or the environment most
+/// likely meant (`cli::termination_log_after`), unless that is an
+/// executable file: a command line that lost the value of its
+/// `--termination-log` took the program for it.
 pub fn early<'a>(
     format: Format,
+    termination_log: Option<&Path>,
     level: Level,
     event: &'static str,
     msg: &str,
     fields: impl FnOnce(Record<'a>) -> Record<'a>,
-) -> Vec<u8> {
-    let line = match format.encoding() {
-        None => text_line(None, level, format_args!("{msg}"), <[u8]>::to_vec),
-        Some(encoding) => {
-            let encoder = Encoder {
-                encoding,
-                vigil_pid: None,
-            };
-            let record = fields(record(level, event, msg.to_string()));
-            let mut line = Vec::new();
-            encoder.line(&record, LINE_MAX, &mut line);
-            line
-        }
+) {
+    let logger = Logger {
+        verbosity: Level::Trace.verbosity(),
+        encoder: format.encoding().map(|encoding| Encoder {
+            encoding,
+            vigil_pid: None,
+        }),
+        under_vigil: None,
+        termination_log: None,
+        patient_until: OnceLock::new(),
+        outputs: Vec::new(),
     };
-    write_line(&line);
-    line
+    let line = logger.line(level, event, &msg, fields);
+    logger.write(&line);
+    if let Some(path) = termination_log {
+        termlog::write_usage_error(path, &line);
+    }
 }
 
 /// From now on, log lines wait for room in a full stderr, `PATIENCE` in all
 /// counted from the first call: the deadline warnings and the exit report,
 /// once everything vigil supervised is ended or being killed.
 pub fn final_lines() {
-    PATIENT_UNTIL.get_or_init(|| Instant::now() + PATIENCE);
+    with(|l| {
+        l.patient_until.get_or_init(|| Instant::now() + PATIENCE);
+    });
 }
 
 /// How long vigil waits at most, at exit, for its stdout and stderr pipes
@@ -323,11 +327,6 @@ const CATCH_UP: Duration = Duration::from_secs(3);
 /// A reader that takes nothing out of the pipe for this long is taken for
 /// none at all (a pipe nobody reads), and vigil exits at once.
 const STALLED: Duration = Duration::from_millis(500);
-
-/// vigil's stdout and stderr, those that are pipes or terminals, each once
-/// (with `2>&1` both are the same pipe): looked at when logging is set up,
-/// so that the exit's look at them is one `ioctl` each.
-static OUTPUTS: OnceLock<Vec<Output>> = OnceLock::new();
 
 /// One of vigil's outputs that a reader empties.
 #[derive(Clone, Copy, Debug)]
@@ -397,7 +396,10 @@ fn find_outputs() -> Vec<Output> {
 /// panics the moment vigil exits, and what the port had not sent by then
 /// (the exit report) was lost.
 pub fn let_readers_catch_up() {
-    let outputs = OUTPUTS.get_or_init(find_outputs);
+    with(|l| wait_for_readers(&l.outputs));
+}
+
+fn wait_for_readers(outputs: &[Output]) {
     let left = || outputs.iter().map(|o| o.left()).sum::<usize>();
     let mut unread = left();
     if unread == 0 {
@@ -454,167 +456,73 @@ pub fn file_of(fd: libc::c_int) -> Option<((u64, u64), libc::mode_t)> {
     Some((id, st.st_mode & libc::S_IFMT))
 }
 
-/// vigil's prefix (`TextLine::vigil_prefix`) and `message` as one line
-/// that fits in `PIPE_BUF` bytes, newline included (see `TextLine`),
-/// handed to `with`: every text line vigil writes is made here, but the
-/// exit report's (`emit_text`).
-fn text_line<R>(
-    under_vigil: Option<u32>,
-    level: Level,
-    message: fmt::Arguments<'_>,
-    with: impl FnOnce(&[u8]) -> R,
-) -> R {
-    let mut line = TextLine::new();
-    line.vigil_prefix(under_vigil, level);
-    let _ = line.write_fmt(message);
-    with(line.finish())
-}
-
-/// One text line, put together on the stack: a prefix, then the message
-/// with its control characters escaped as it comes (`text::one_line`), so
-/// that it stays one line; a message too long for one pipe write is cut,
+/// vigil's prefix and `message` as one line, with the message's control
+/// characters escaped (`text::one_line`), in at most `PIPE_BUF` bytes,
+/// newline included: a longer message is cut, on a character's boundary,
 /// and ends ` [...]`.
-struct TextLine {
-    /// Room for one pipe write, of which only the first `len` bytes are
-    /// ever written or read. The rest is left as it is: zeroing the page
-    /// for each line was a quarter of the exit report's instructions, and
-    /// wrote 64 cache lines where a line fills four.
-    bytes: [MaybeUninit<u8>; PIPE_BUF],
-    len: usize,
-    /// Something did not fit.
-    cut: bool,
+fn text_line(under_vigil: Option<u32>, level: Level, message: &dyn fmt::Display) -> Vec<u8> {
+    let mut line = String::with_capacity(256);
+    match under_vigil {
+        Some(pid) => {
+            let _ = write!(line, "vigil[{pid}]: ");
+        }
+        None => line.push_str("vigil: "),
+    }
+    line.push_str(level.tag());
+    let _ = write!(Escaping(&mut line), "{message}");
+    const CUT: &str = " [...]";
+    if line.len() > PIPE_BUF - 1 {
+        let keep = char_start(line.as_bytes(), PIPE_BUF - 1 - CUT.len());
+        line.truncate(keep);
+        line.push_str(CUT);
+    }
+    line.push('\n');
+    line.into_bytes()
 }
 
-impl TextLine {
-    const CUT: &'static [u8] = b" [...]";
+/// Escapes control characters as they are written into the string.
+struct Escaping<'s>(&'s mut String);
 
-    fn new() -> TextLine {
-        TextLine {
-            bytes: [MaybeUninit::uninit(); PIPE_BUF],
-            len: 0,
-            cut: false,
-        }
-    }
-
-    /// How every line of vigil's log begins: `vigil: warning: `, or
-    /// `vigil[42]: ` under another vigil (its pid in this one's namespace).
-    fn vigil_prefix(&mut self, under_vigil: Option<u32>, level: Level) {
-        match under_vigil {
-            Some(pid) => {
-                self.push(b"vigil[");
-                self.push(decimal(pid.into(), &mut [0; 20]).as_bytes());
-                self.push(b"]: ");
-            }
-            None => self.push(b"vigil: "),
-        }
-        self.push(level.tag().as_bytes());
-    }
-
-    /// Copies `bytes` as far as they fit, the newline's byte kept free.
-    fn push(&mut self, bytes: &[u8]) {
-        let room = PIPE_BUF - 1 - self.len;
-        let n = bytes.len().min(room);
-        if let Some(to) = self.bytes.get_mut(self.len..self.len + n) {
-            // SAFETY: `to` is `n` bytes long and `bytes` at least that
-            // (n <= bytes.len()); a buffer owned by this line cannot
-            // overlap a slice borrowed from elsewhere.
-            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), to.as_mut_ptr().cast(), n) };
-            self.len += n;
-        }
-        self.cut |= n < bytes.len();
-    }
-
-    /// The bytes written so far.
-    fn written(&self) -> &[u8] {
-        let len = self.len.min(PIPE_BUF);
-        // SAFETY: `len` only ever moves past bytes that `push` or `finish`
-        // has just written, so the first `len` (at most the buffer's size)
-        // are initialised; MaybeUninit<u8> is laid out as u8.
-        unsafe { std::slice::from_raw_parts(self.bytes.as_ptr().cast(), len) }
-    }
-
-    /// The whole line, newline included: a cut one ends ` [...]`, cut
-    /// itself on a character's boundary.
-    fn finish(&mut self) -> &[u8] {
-        if self.cut {
-            self.len = char_start(self.written(), PIPE_BUF - 1 - Self::CUT.len());
-            self.push(Self::CUT);
-        }
-        if let Some(last) = self.bytes.get_mut(self.len) {
-            last.write(b'\n');
-            self.len += 1;
-        }
-        self.written()
-    }
-}
-
-/// A message's words: escaped as they are copied.
-impl fmt::Write for TextLine {
+impl fmt::Write for Escaping<'_> {
     fn write_str(&mut self, text: &str) -> fmt::Result {
-        one_line_pieces(text, |piece| self.push(piece.as_bytes()));
+        one_line_pieces(text, |piece| self.0.push_str(piece));
         Ok(())
     }
 }
 
-/// A message put together piece by piece (the exit report): vigil's words
-/// copied, the rest escaped.
-impl Out for TextLine {
-    fn words(&mut self, words: &str) {
-        self.push(words.as_bytes());
-    }
-
-    fn text(&mut self, text: &str) {
-        one_line_pieces(text, |piece| self.push(piece.as_bytes()));
-    }
-}
-
-/// stderr that never blocks vigil while it supervises. It is shared with
-/// the child, so it cannot be made non-blocking itself; instead each write
-/// first asks `poll` whether there is room, and writes at most `PIPE_BUF`
-/// bytes: a pipe that polls writable has a free page, so such a write
-/// neither blocks nor splits. Without room, the line is dropped, or, once
-/// `final_lines` was called, waited for until the patience runs out.
-struct Stderr;
-
-impl Stderr {
-    /// How long a write may wait for room now.
-    fn patience() -> libc::c_int {
-        let Some(until) = PATIENT_UNTIL.get() else {
-            return 0;
-        };
-        let left = until.saturating_duration_since(Instant::now());
+/// Writes one line, at most `PIPE_BUF` bytes of it, to stderr if it has
+/// room now or gets it within `patience`. stderr is shared with the child,
+/// so it cannot be made non-blocking itself; instead `poll` is asked
+/// whether there is room, and a pipe that polls writable has a free page,
+/// so a write of at most `PIPE_BUF` bytes neither blocks nor splits.
+/// Closed, broken or full: the line is lost, vigil goes on.
+fn stderr_write(line: &[u8], patience: Option<Duration>) {
+    let deadline = patience.map(|p| Instant::now() + p);
+    loop {
+        let left = deadline.map_or(Duration::ZERO, |d| {
+            d.saturating_duration_since(Instant::now())
+        });
         // Rounded up: a last millisecond left is still worth a try.
-        libc::c_int::try_from(left.as_micros().div_ceil(1000)).unwrap_or(libc::c_int::MAX)
-    }
-
-    /// Whether stderr has room for a write now, or gets it within the
-    /// patience left.
-    fn has_room() -> bool {
-        loop {
-            let mut fds = [libc::pollfd {
-                fd: libc::STDERR_FILENO,
-                events: libc::POLLOUT,
-                revents: 0,
-            }];
-            // SAFETY: poll reads and writes the one pollfd in `fds`, which is live.
-            let ready = unsafe { libc::poll(fds.as_mut_ptr(), 1, Self::patience()) };
-            if ready < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return ready == 1 && fds[0].revents & libc::POLLOUT != 0;
+        let timeout =
+            libc::c_int::try_from(left.as_micros().div_ceil(1000)).unwrap_or(libc::c_int::MAX);
+        let mut fds = [libc::pollfd {
+            fd: libc::STDERR_FILENO,
+            events: libc::POLLOUT,
+            revents: 0,
+        }];
+        // SAFETY: poll reads and writes the one pollfd in `fds`, which is live.
+        let ready = unsafe { libc::poll(fds.as_mut_ptr(), 1, timeout) };
+        if ready < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+            continue;
         }
-    }
-
-    /// Writes one line, at most `PIPE_BUF` bytes of it, if there is room.
-    /// Closed, broken or full: the line is lost, vigil goes on.
-    fn write(line: &[u8]) {
-        if !Self::has_room() {
+        if ready != 1 || fds[0].revents & libc::POLLOUT == 0 {
             return;
         }
-        let len = line.len().min(PIPE_BUF);
-        // SAFETY: write reads `len` bytes from `line`, which is at least that long.
-        unsafe { libc::write(libc::STDERR_FILENO, line.as_ptr().cast(), len) };
+        break;
     }
+    let len = line.len().min(PIPE_BUF);
+    // SAFETY: write reads `len` bytes from `line`, which is at least that long.
+    unsafe { libc::write(libc::STDERR_FILENO, line.as_ptr().cast(), len) };
 }
 
 /// The unit tests' view of the log: on their own thread, lines are kept
@@ -623,11 +531,12 @@ impl Stderr {
 #[cfg(test)]
 pub mod capture {
     use std::cell::{Cell, RefCell};
+    use std::rc::Rc;
 
-    use super::{Encoder, Format, Setup, Timestamp};
+    use super::{Format, Logger, Timestamp};
 
     thread_local! {
-        static SETUP: Cell<Option<Setup>> = const { Cell::new(None) };
+        static LOGGER: RefCell<Option<Rc<Logger>>> = const { RefCell::new(None) };
         static TIME: Cell<Option<Timestamp>> = const { Cell::new(None) };
         static LINES: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
     }
@@ -635,17 +544,11 @@ pub mod capture {
     /// From now on, this thread's lines are kept: in `format`, at
     /// `verbosity`, every record stamped `time`.
     pub fn start(format: Format, verbosity: u8, time: Timestamp) {
-        let encoder = format.encoding().map(|encoding| Encoder {
-            encoding,
-            vigil_pid: None,
-        });
-        SETUP.with(|s| {
-            s.set(Some(Setup {
-                verbosity,
-                encoder,
-                under_vigil: None,
-            }))
-        });
+        let logger = Logger {
+            outputs: Vec::new(),
+            ..Logger::new(verbosity, format, None, None)
+        };
+        LOGGER.with(|l| *l.borrow_mut() = Some(Rc::new(logger)));
         TIME.with(|t| t.set(Some(time)));
         LINES.with(|l| l.borrow_mut().clear());
     }
@@ -655,8 +558,8 @@ pub mod capture {
         LINES.with(|l| std::mem::take(&mut *l.borrow_mut()))
     }
 
-    pub(super) fn setup() -> Option<Setup> {
-        SETUP.with(Cell::get)
+    pub(super) fn logger() -> Option<Rc<Logger>> {
+        LOGGER.with(|l| l.borrow().clone())
     }
 
     pub(super) fn time() -> Option<Timestamp> {
@@ -665,7 +568,7 @@ pub mod capture {
 
     /// Keeps `line` when this thread captures; whether it did.
     pub(super) fn line(line: &[u8]) -> bool {
-        if setup().is_none() {
+        if logger().is_none() {
             return false;
         }
         let text = String::from_utf8(line.to_vec()).expect("a line is UTF-8");
@@ -681,9 +584,7 @@ mod tests {
     #[test]
     fn a_long_message_is_cut_to_one_pipe_write() {
         let whole_line = |level: Level, message: &str| {
-            text_line(None, level, format_args!("{message}"), |l| {
-                String::from_utf8(l.to_vec()).expect("a line is UTF-8")
-            })
+            String::from_utf8(text_line(None, level, &message)).expect("a line is UTF-8")
         };
         let line = whole_line(Level::Warning, &"x".repeat(10_000));
         assert_eq!(line.len(), PIPE_BUF);

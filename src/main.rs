@@ -75,6 +75,7 @@ fn run(args: Vec<OsString>) -> c_int {
             let error = text::os_error(&e);
             early_error(
                 &args,
+                None,
                 "start_failed",
                 &format!("cannot block signals: {error}"),
                 |r| r.field("error", error.as_str()).field("status", 1),
@@ -88,7 +89,7 @@ fn run(args: Vec<OsString>) -> c_int {
     // Installed setuid or setgid, vigil would run anything as anyone for
     // whoever can start it: refuse before reading a word of its input.
     if let Err(e) = user::refuse_setid() {
-        early_error(&args, "setid_refused", &e.to_string(), |r| {
+        early_error(&args, None, "setid_refused", &e.to_string(), |r| {
             e.fields(r).field("status", 1)
         });
         return 1;
@@ -101,15 +102,24 @@ fn run(args: Vec<OsString>) -> c_int {
             return 0;
         }
         Err(cli::UsageError(message)) => {
-            let line = early_error(&args, "usage_error", &message, |r| r.field("status", 2));
             let var = std::env::var_os("VIGIL_TERMINATION_LOG");
-            if let Some(path) = cli::termination_log_after(&args, var) {
-                termlog::write_usage_error(&path, &line);
-            }
+            let termination_log = cli::termination_log_after(&args, var);
+            early_error(
+                &args,
+                termination_log.as_deref(),
+                "usage_error",
+                &message,
+                |r| r.field("status", 2),
+            );
             return 2;
         }
     };
-    logging::init(config.verbosity, config.log_format, procs::under_vigil());
+    logging::init(logging::Logger::new(
+        config.verbosity,
+        config.log_format,
+        procs::under_vigil(),
+        config.termination_log.clone(),
+    ));
     for warning in &config.warnings {
         logging::emit(
             logging::Level::Warning,
@@ -121,25 +131,26 @@ fn run(args: Vec<OsString>) -> c_int {
             },
         );
     }
-    // The command line is in `config` now, and its copy is never freed:
-    // dropped when the supervisor returns, it was freed string by string
-    // on vigil's way out (1,300 instructions of the allocator's coldest
-    // code while the container's runtime waits for the exit), and freed
-    // here it cost more (the allocator gave the memory back and mapped it
-    // again). vigil exits when `run` returns; the kernel takes it all.
-    std::mem::forget(args);
     supervisor::run(config, inherited)
 }
 
 /// An error before logging is set up, in the format the command line or
 /// `VIGIL_LOG_FORMAT` asks for (read leniently: text when that is what is
-/// wrong). Returns the line, for the termination log.
+/// wrong), also written to `termination_log`.
 fn early_error<'a>(
     args: &[OsString],
+    termination_log: Option<&std::path::Path>,
     event: &'static str,
     message: &str,
     fields: impl FnOnce(record::Record<'a>) -> record::Record<'a>,
-) -> Vec<u8> {
+) {
     let format = cli::log_format_before(args, std::env::var_os("VIGIL_LOG_FORMAT"));
-    logging::early(format, logging::Level::Error, event, message, fields)
+    logging::early(
+        format,
+        termination_log,
+        logging::Level::Error,
+        event,
+        message,
+        fields,
+    );
 }

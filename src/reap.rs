@@ -14,7 +14,6 @@ use std::fmt;
 use crate::logging::{self, Level};
 use crate::record::{Fields, Obj};
 use crate::signals::Signal;
-use crate::text::{self, Out};
 
 /// How a process ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,31 +55,21 @@ impl Fields for Ending {
     }
 }
 
-impl Ending {
-    /// `exited with code 3`, `was killed by SIGKILL (status 137)`.
-    pub fn render(&self, out: &mut dyn Out) {
+/// `exited with code 3`, `was killed by SIGKILL (status 137)`.
+impl fmt::Display for Ending {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Ending::Exited(code) => {
-                out.words("exited with code ");
-                out.num(code);
-            }
+            Ending::Exited(code) => write!(f, "exited with code {code}"),
             Ending::Killed {
                 signal,
                 core_dumped,
             } => {
-                out.words("was killed by ");
-                out.words(&crate::signals::name(signal));
-                out.words(" (status ");
-                out.num(128 + signal);
-                out.words(if core_dumped { ", core dumped)" } else { ")" });
+                let name = crate::signals::name(signal);
+                let status = 128 + signal;
+                let core = if core_dumped { ", core dumped" } else { "" };
+                write!(f, "was killed by {name} (status {status}{core})")
             }
         }
-    }
-}
-
-impl fmt::Display for Ending {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        text::display(f, |out| self.render(out))
     }
 }
 

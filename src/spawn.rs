@@ -140,15 +140,9 @@ const SHELL: &str = "/bin/sh";
 const DEFAULT_PATH: &str = "/usr/local/bin:/bin:/usr/bin";
 
 /// Joins argv for messages, quoted only where a shell would need it, on
-/// one line
-/// (the exit report and the termination log hold it too).
-#[cfg(test)]
-pub fn display_command(argv: &[OsString]) -> String {
-    display_command_exact(argv).0
-}
-
-/// `display_command`, and whether it is exactly the words' bytes as a
-/// shell reads them (nothing replaced or escaped).
+/// one line (the exit report and the termination log hold it too), and
+/// whether it is exactly the words' bytes as a shell reads them (nothing
+/// replaced or escaped).
 pub fn display_command_exact(argv: &[OsString]) -> (String, bool) {
     let mut joined = Vec::new();
     crate::text::shell_join(argv, &mut joined);

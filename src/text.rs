@@ -12,8 +12,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::time::Duration;
 
 /// A duration for messages: `1.50s` (integer arithmetic: floats would bring
-/// the float formatting code into the binary). Written where it goes, not
-/// made into a string first: the exit report shows one on the way out.
+/// the float formatting code into the binary).
 pub fn secs(d: Duration) -> Secs {
     Secs(d)
 }
@@ -21,116 +20,11 @@ pub fn secs(d: Duration) -> Secs {
 /// See `secs`.
 pub struct Secs(Duration);
 
-impl Secs {
-    pub fn render(&self, out: &mut dyn Out) {
-        out.count(self.0.as_secs());
-        let centis = self.0.subsec_millis() / 10;
-        let digits = [
-            b'.',
-            b'0' + (centis / 10) as u8,
-            b'0' + (centis % 10) as u8,
-            b's',
-        ];
-        out.words(std::str::from_utf8(&digits).unwrap_or_default());
-    }
-}
-
 impl fmt::Display for Secs {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        display(f, |out| self.render(out))
+        let centis = self.0.subsec_millis() / 10;
+        write!(f, "{}.{centis:02}s", self.0.as_secs())
     }
-}
-
-/// Where a message is put together piece by piece, without `core::fmt`.
-/// The exit report is written this way: it stands between the child's
-/// death and vigil's exit, for which the container's runtime waits, and
-/// `core::fmt`'s machinery (its `Arguments`, padding, integer and
-/// `Display` calls, 160-odd lines of code fetched cold) was most of its
-/// time. What renders to `Out` gets its `Display` from `display`, so each
-/// text is written once.
-pub trait Out {
-    /// vigil's own words (no control characters), copied as they are.
-    fn words(&mut self, words: &str);
-    /// Text from outside vigil (a command, a process's name, a hook's
-    /// output, an OS error): a log line escapes its control characters
-    /// (`one_line`).
-    fn text(&mut self, text: &str);
-}
-
-impl dyn Out + '_ {
-    /// A number in decimal.
-    pub fn num(&mut self, n: impl Into<i64>) {
-        let n = n.into();
-        if n < 0 {
-            self.words("-");
-        }
-        self.words(decimal(n.unsigned_abs(), &mut [0; 20]));
-    }
-
-    /// An unsigned number in decimal (a count that may not fit an `i64`).
-    pub fn count(&mut self, n: u64) {
-        self.words(decimal(n, &mut [0; 20]));
-    }
-
-    /// Something only `Display` writes (the rarer parts of a report), as
-    /// text from outside.
-    pub fn show(&mut self, what: impl fmt::Display) {
-        struct Text<'o, 'a>(&'o mut (dyn Out + 'a));
-        impl fmt::Write for Text<'_, '_> {
-            fn write_str(&mut self, text: &str) -> fmt::Result {
-                self.0.text(text);
-                Ok(())
-            }
-        }
-        let _ = fmt::write(&mut Text(self), format_args!("{what}"));
-    }
-}
-
-/// A `Display` made from what `render` puts into an `Out`: the words and
-/// the text as they are (a log line escapes the text where it writes it).
-pub fn display(f: &mut fmt::Formatter<'_>, render: impl FnOnce(&mut dyn Out)) -> fmt::Result {
-    struct Plain<'f, 'a> {
-        f: &'f mut fmt::Formatter<'a>,
-        result: fmt::Result,
-    }
-    impl Out for Plain<'_, '_> {
-        fn words(&mut self, words: &str) {
-            if self.result.is_ok() {
-                self.result = self.f.write_str(words);
-            }
-        }
-        fn text(&mut self, text: &str) {
-            self.words(text);
-        }
-    }
-    let mut plain = Plain { f, result: Ok(()) };
-    render(&mut plain);
-    plain.result
-}
-
-impl Out for String {
-    fn words(&mut self, words: &str) {
-        self.push_str(words);
-    }
-    fn text(&mut self, text: &str) {
-        self.push_str(text);
-    }
-}
-
-/// `n` in decimal, in `digits`, without `core::fmt`'s machinery.
-pub fn decimal(mut n: u64, digits: &mut [u8; 20]) -> &str {
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        if let Some(d) = digits.get_mut(i) {
-            *d = b'0' + (n % 10) as u8;
-        }
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    std::str::from_utf8(digits.get(i..).unwrap_or_default()).unwrap_or_default()
 }
 
 /// A duration someone chose (an option's value), exactly: `5s`, `1.5s`,

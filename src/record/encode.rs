@@ -4,9 +4,7 @@
 
 use std::time::Duration;
 
-use std::borrow::Cow;
-
-use super::{json, logfmt, Encoding, Head, Node, Obj, Record, Value};
+use super::{json, logfmt, Encoding, Head, Node, Record, Value};
 
 /// Writes records as lines in one encoding. `vigil_pid` is set exactly when
 /// the text lines would start `vigil[PID]:` (a vigil under another vigil),
@@ -99,96 +97,6 @@ impl Encoder {
         let shortened = walk(&record.nodes, 0, record.nodes.len(), step, &mut sink);
         let cut = sink.cut_any();
         sink.trailer(shortened || cut, self.vigil_pid);
-    }
-}
-
-impl Encoder {
-    /// Writes the record that `build` describes into `out` (cleared first),
-    /// as `line` writes a `Record`, but without building one first: the
-    /// fields go straight into the line, in one pass. Only a line too long
-    /// for `limit` is then built as a `Record` (`build` runs again) and
-    /// shortened. For the exit record, which is written when the container's
-    /// runtime is waiting for vigil to exit.
-    pub fn line_of<'a>(
-        &self,
-        head: &Head<'a>,
-        build: impl Fn(&mut Obj<'_, 'a>),
-        limit: usize,
-        out: &mut Vec<u8>,
-    ) {
-        out.clear();
-        let mut sink = Sink::new(self.encoding, out, limit);
-        sink.header(head, usize::MAX);
-        build(&mut Obj::streaming(&mut sink));
-        if !sink.over() {
-            // Nothing was cut: no string or list is cut at the first step,
-            // and one longer than the line would have made it too long.
-            sink.trailer(false, self.vigil_pid);
-            if !sink.over() {
-                return;
-            }
-        }
-        let mut record =
-            Record::stamped(head.level, head.event, Cow::Borrowed(head.msg), head.time);
-        build(&mut record.obj());
-        self.line(&record, limit, out);
-    }
-}
-
-/// Where a record's fields go as they are added: the line being written,
-/// as the first shortening step writes them (nothing cut). Once the line
-/// is too long, nothing more is written: it will be built again.
-pub(super) trait Stream {
-    fn scalar(&mut self, key: &str, value: &Value<'_>);
-    fn open_object(&mut self, key: &str);
-    fn close_object(&mut self);
-    fn open_list(&mut self, key: &str, len: usize);
-    fn open_item(&mut self, index: usize);
-    fn close_item(&mut self);
-    fn close_list(&mut self);
-}
-
-impl Stream for Sink<'_> {
-    fn scalar(&mut self, key: &str, value: &Value<'_>) {
-        if !self.over() {
-            Sink::scalar(self, key, value, usize::MAX);
-        }
-    }
-
-    fn open_object(&mut self, key: &str) {
-        if !self.over() {
-            Sink::open_object(self, key);
-        }
-    }
-
-    fn close_object(&mut self) {
-        if !self.over() {
-            Sink::close_object(self);
-        }
-    }
-
-    fn open_list(&mut self, key: &str, len: usize) {
-        if !self.over() {
-            Sink::open_list(self, key, len);
-        }
-    }
-
-    fn open_item(&mut self, index: usize) {
-        if !self.over() {
-            Sink::open_item(self, index);
-        }
-    }
-
-    fn close_item(&mut self) {
-        if !self.over() {
-            Sink::close_item(self);
-        }
-    }
-
-    fn close_list(&mut self) {
-        if !self.over() {
-            Sink::close_list(self);
-        }
     }
 }
 
@@ -407,9 +315,9 @@ pub(super) fn put(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(bytes);
 }
 
-/// An unsigned integer in decimal, without `fmt`'s machinery.
+/// An unsigned integer in decimal.
 pub(super) fn write_uint(out: &mut Vec<u8>, n: u64) {
-    put(out, crate::text::decimal(n, &mut [0; 20]).as_bytes());
+    put(out, n.to_string().as_bytes());
 }
 
 fn write_int(out: &mut Vec<u8>, n: i64) {

@@ -57,7 +57,7 @@ use std::path::Path;
 use std::time::Duration;
 
 pub use encode::Encoder;
-use encode::{cut_points, put, text_bytes, write_plain, write_uint, Stream, Text};
+use encode::{cut_points, put, text_bytes, write_plain, write_uint, Text};
 pub use time::Timestamp;
 
 /// The version of the schema in docs/logging.md, written in every record
@@ -334,9 +334,7 @@ impl<'a> Record<'a> {
             level,
             event,
             msg: msg.into(),
-            // Enough for every event without growing, the exit record
-            // included, most of the time.
-            nodes: Vec::with_capacity(32),
+            nodes: Vec::new(),
         }
     }
 
@@ -349,7 +347,7 @@ impl<'a> Record<'a> {
 
     fn obj(&mut self) -> Obj<'_, 'a> {
         Obj {
-            to: To::Nodes(&mut self.nodes),
+            nodes: &mut self.nodes,
         }
     }
 
@@ -436,34 +434,17 @@ pub struct Head<'h> {
 }
 
 /// The fields of one object being built: the record's top level, or a
-/// nested object or list item. Kept in a record's list of fields, or
-/// written straight into a line (`Encoder::line_of`).
+/// nested object or list item, kept in the record's list of fields.
 pub struct Obj<'r, 'a> {
-    to: To<'r, 'a>,
-}
-
-enum To<'r, 'a> {
-    Nodes(&'r mut Vec<Node<'a>>),
-    Stream(&'r mut dyn Stream),
-}
-
-impl<'r, 'a> Obj<'r, 'a> {
-    fn streaming(stream: &'r mut dyn Stream) -> Obj<'r, 'a> {
-        Obj {
-            to: To::Stream(stream),
-        }
-    }
+    nodes: &'r mut Vec<Node<'a>>,
 }
 
 impl<'a> Obj<'_, 'a> {
     pub fn field(&mut self, key: &'static str, value: impl Into<Value<'a>>) -> &mut Self {
-        match &mut self.to {
-            To::Nodes(nodes) => nodes.push(Node::Scalar {
-                key,
-                value: value.into(),
-            }),
-            To::Stream(stream) => stream.scalar(key, &value.into()),
-        }
+        self.nodes.push(Node::Scalar {
+            key,
+            value: value.into(),
+        });
         self
     }
 
@@ -487,22 +468,9 @@ impl<'a> Obj<'_, 'a> {
         key: &'static str,
         build: impl FnOnce(&mut Obj<'_, 'a>),
     ) -> &mut Self {
-        match &mut self.to {
-            To::Nodes(nodes) => {
-                let at = open(nodes, key, false);
-                build(&mut Obj {
-                    to: To::Nodes(nodes),
-                });
-                close(nodes, at, 0);
-            }
-            To::Stream(stream) => {
-                stream.open_object(key);
-                build(&mut Obj {
-                    to: To::Stream(&mut **stream),
-                });
-                stream.close_object();
-            }
-        }
+        let at = open(self.nodes, key, false);
+        build(&mut Obj { nodes: self.nodes });
+        close(self.nodes, at, 0);
         self
     }
 
@@ -525,37 +493,14 @@ impl<'a> Obj<'_, 'a> {
         I::IntoIter: ExactSizeIterator,
     {
         let items = items.into_iter();
-        match &mut self.to {
-            To::Nodes(nodes) => {
-                let at = open(nodes, key, true);
-                let len = items.len();
-                for item in items {
-                    let item_at = open(nodes, "", false);
-                    build(
-                        &mut Obj {
-                            to: To::Nodes(nodes),
-                        },
-                        item,
-                    );
-                    close(nodes, item_at, 0);
-                }
-                close(nodes, at, len);
-            }
-            To::Stream(stream) => {
-                stream.open_list(key, items.len());
-                for (i, item) in items.enumerate() {
-                    stream.open_item(i);
-                    build(
-                        &mut Obj {
-                            to: To::Stream(&mut **stream),
-                        },
-                        item,
-                    );
-                    stream.close_item();
-                }
-                stream.close_list();
-            }
+        let at = open(self.nodes, key, true);
+        let len = items.len();
+        for item in items {
+            let item_at = open(self.nodes, "", false);
+            build(&mut Obj { nodes: self.nodes }, item);
+            close(self.nodes, item_at, 0);
         }
+        close(self.nodes, at, len);
         self
     }
 

@@ -2,12 +2,13 @@
 //! the container: how the child ended and why, who asked it to stop and
 //! when, how the hooks went, what vigil had to kill.
 //!
-//! `Report` gathers the facts while vigil runs; when the child has ended,
-//! `Report::exit` gives the finished report (`Exit`), which works out once
-//! who or what ended the child (`Cause`) and is then rendered two ways from
-//! the same facts: the text line (`text.rs`, one line for people) and the
-//! `exit` record (`record.rs`, the same facts as fields, for
-//! `--log-format json|logfmt`). What one says the other says.
+//! The supervisor keeps each fact where it happens (the stop, the grace
+//! period, the drain, the hooks, the signals it forwarded); at the end it
+//! hands them over as one `Exit`, which works out who or what ended the
+//! child (`Cause`) and is rendered two ways from the same facts: the text
+//! line (`text.rs`, one line for people) and the `exit` record
+//! (`record.rs`, the same facts as fields, for `--log-format
+//! json|logfmt`). What one says the other says.
 //!
 //! It goes to the log (see `Audience`: shown by default unless the
 //! container simply succeeded, a warning when the ending was abnormal) and
@@ -23,6 +24,7 @@ pub use record::Clocks;
 #[cfg(test)]
 mod tests;
 
+use std::ffi::OsString;
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -48,10 +50,16 @@ pub enum StopCause {
     Fault(String),
 }
 
+/// The stop sequence: what started it and when, what the child was sent.
 #[derive(Debug)]
 pub struct Stop {
     pub cause: StopCause,
     pub at: Instant,
+    /// The signal the child was sent to stop it, after `--rewrite`.
+    pub sent: Option<i32>,
+    /// A later stop signal (SIGTERM after SIGINT, say), forwarded at once
+    /// during the stop sequence: the last one.
+    pub later: Option<LaterStop>,
 }
 
 /// A signal vigil forwarded to the child: what came, from whom, and what
@@ -186,44 +194,73 @@ impl fmt::Display for DrainKill {
     }
 }
 
-/// Everything the report says, gathered while vigil runs.
+/// The grace period of a stop: how long, and whether it was `--timeout`'s
+/// default rather than the user's; once it passed, whom it SIGKILLed.
+#[derive(Debug)]
+pub struct Grace {
+    pub period: Duration,
+    pub by_default: bool,
+    pub kill: Option<GraceKill>,
+}
+
+/// The SIGKILL at the grace deadline.
+#[derive(Debug)]
+pub struct GraceKill {
+    /// When it was sent: a child it killed ended then, even if vigil
+    /// reaped it later (its final lines may wait for room in stderr).
+    pub at: Instant,
+    pub killed: Vec<Proc>,
+}
+
+/// What the child left behind when it exited.
+#[derive(Debug)]
+pub struct Drain {
+    /// How many processes got the drain's SIGTERM.
+    pub left: usize,
+    /// Set when the drain ended in SIGKILL: why, and who was SIGKILLed.
+    pub kill: Option<(DrainKill, Vec<Proc>)>,
+}
+
+/// The command as the report shows it.
 #[derive(Debug, Default)]
-pub struct Report {
-    /// The command for the text line, quoted as a shell reads it.
-    pub command: String,
-    /// Whether `command` is exactly the command's bytes as a shell reads
-    /// them (they were UTF-8, without control characters to escape), so
-    /// that the exit record can show it as it is.
-    pub command_exact: bool,
-    pub child_pid: i32,
+pub struct Command {
+    pub argv: Vec<OsString>,
+    /// Quoted as a shell reads it, with control characters escaped.
+    pub text: String,
+    /// Whether `text` is exactly the command's bytes as a shell reads them
+    /// (they were UTF-8, without control characters to escape), so that
+    /// the exit record can show it as it is.
+    pub exact: bool,
+}
+
+impl Command {
+    pub fn new(argv: Vec<OsString>) -> Command {
+        let (text, exact) = crate::spawn::display_command_exact(&argv);
+        Command { argv, text, exact }
+    }
+}
+
+/// The report of a child that has ended: the facts the supervisor kept,
+/// handed over at the end.
+#[derive(Debug)]
+pub struct Exit {
+    pub command: Command,
+    pub pid: i32,
     /// Whether vigil gave the child the terminal's foreground: a SIGINT
     /// death then most likely was Ctrl-C.
-    pub child_had_terminal: bool,
-    pub ending: Option<Ending>,
-    pub ended_at: Option<Instant>,
+    pub had_terminal: bool,
+    pub ending: Ending,
+    pub ended_at: Instant,
+    /// vigil's exit status.
     pub status: i32,
     /// Whether the user listed the child's status (code or 128+N) with `-e`.
     pub code_expected: bool,
-    /// The signal the child was sent to stop it, after `--rewrite`.
-    pub stop_signal_sent: Option<i32>,
     pub stop: Option<Stop>,
-    /// A later stop signal (SIGTERM after SIGINT, say), forwarded at once
-    /// during the stop sequence: the last one.
-    pub later_stop: Option<LaterStop>,
     /// Every signal forwarded, the last of each number.
     pub forwards: Forwards,
-    pub grace_period: Option<Duration>,
-    /// The grace period was not the user's but `--timeout`'s default.
-    pub grace_by_default: bool,
-    /// Set when the grace deadline passed: who was SIGKILLed then.
-    pub grace_killed: Option<Vec<Proc>>,
-    /// When that SIGKILL was sent: a child it killed ended then, even if
-    /// vigil reaped it later (its final lines may wait for room in stderr).
-    pub grace_killed_at: Option<Instant>,
-    /// How many processes were left when the child exited.
-    pub drained: Option<usize>,
-    /// Set when the drain ended in SIGKILL: why, and who was SIGKILLed then.
-    pub drain_killed: Option<(DrainKill, Vec<Proc>)>,
+    /// The grace period, once a stop started one.
+    pub grace: Option<Grace>,
+    pub drain: Option<Drain>,
     pub hooks: Vec<hooks::Record>,
     pub orphans_reaped: u64,
     /// OOM kills the container's cgroup counted while vigil ran.
@@ -280,31 +317,6 @@ impl Cause {
     }
 }
 
-impl Report {
-    /// The finished report: the child ended so. Every way to vigil's exit
-    /// goes through the child's end, so the ending is always known here.
-    pub fn exit<'r>(&'r self, ending: &'r Ending) -> Exit<'r> {
-        Exit {
-            report: self,
-            ending,
-        }
-    }
-
-    /// Keeps a forwarded signal; `name_of` names its sender (see
-    /// `Forwards::record`).
-    pub fn forwarded(&mut self, forward: Forward, name_of: impl FnOnce(u32) -> Option<String>) {
-        self.forwards.record(forward, name_of);
-    }
-}
-
-/// The report of a child that has ended: what the text line and the exit
-/// record are made from.
-#[derive(Clone, Copy, Debug)]
-pub struct Exit<'r> {
-    pub report: &'r Report,
-    pub ending: &'r Ending,
-}
-
 /// The longest command the text line shows, in bytes; a longer one is cut
 /// in the middle. Together with the other caps (processes listed, hook
 /// texts) this keeps the report well inside one 4096-byte log line and the
@@ -318,12 +330,12 @@ const PROCS_MAX: usize = 20;
 /// program, which may be long).
 const HOOK_MAX: usize = 300;
 
-impl<'r> Exit<'r> {
+impl Exit {
     /// Who gets to see the report (see `Audience`).
     pub fn audience(&self) -> Audience {
         if self.abnormal() {
             Audience::Warning
-        } else if self.quiet_ending() || (self.report.status == 0 && self.report.stop.is_none()) {
+        } else if self.quiet_ending() || (self.status == 0 && self.stop.is_none()) {
             Audience::Verbose
         } else {
             Audience::Default
@@ -333,19 +345,18 @@ impl<'r> Exit<'r> {
     /// Whether the ending deserves a warning: a SIGKILL, a failed hook, a
     /// deadline hit, an OOM kill, or an exit the user did not expect.
     pub fn abnormal(&self) -> bool {
-        let r = self.report;
         let forced = matches!(
-            r.stop,
+            self.stop,
             Some(Stop {
                 cause: StopCause::Timeout(_) | StopCause::Fault(_),
                 ..
             })
         );
         forced
-            || r.grace_killed.is_some()
-            || r.drain_killed.is_some()
-            || r.hooks.iter().any(hooks::Record::failed)
-            || r.oom_kills > 0
+            || self.grace_kill().is_some()
+            || self.drain.as_ref().is_some_and(|d| d.kill.is_some())
+            || self.hooks.iter().any(hooks::Record::failed)
+            || self.oom_kills > 0
             || !(self.ending_expected() || self.quiet_ending())
     }
 
@@ -365,7 +376,7 @@ impl<'r> Exit<'r> {
 
     /// The signal of a death, or of a shell's 141 or 130 exit code.
     fn ending_or_code_signal(&self) -> Option<i32> {
-        match *self.ending {
+        match self.ending {
             Ending::Killed { signal, .. } => Some(signal),
             Ending::Exited(code) if code == 128 + libc::SIGPIPE || code == 128 + libc::SIGINT => {
                 Some(code - 128)
@@ -380,12 +391,11 @@ impl<'r> Exit<'r> {
     /// the stop sequence forwards it in vigil's name, and the stop's cause
     /// says whose it was).
     fn ctrl_c(&self) -> bool {
-        let r = self.report;
-        match r.forwards.last_sender(libc::SIGINT) {
-            None => r.child_had_terminal,
+        match self.forwards.last_sender(libc::SIGINT) {
+            None => self.had_terminal,
             Some(Sender::Terminal) => true,
             Some(Sender::Vigil) => matches!(
-                &r.stop,
+                &self.stop,
                 Some(Stop {
                     cause: StopCause::Signal { sender, .. },
                     ..
@@ -398,13 +408,9 @@ impl<'r> Exit<'r> {
     /// The stop signals vigil sent: the one that ended the stop sequence,
     /// and a later one forwarded at once.
     fn stop_signals_sent(&self) -> impl Iterator<Item = i32> + '_ {
-        let r = self.report;
-        let later = r.later_stop.as_ref().map(|l| l.forward.sent);
-        r.stop
-            .as_ref()
-            .and(r.stop_signal_sent)
-            .into_iter()
-            .chain(later)
+        let stop = self.stop.as_ref();
+        let later = stop.and_then(|s| s.later.as_ref()).map(|l| l.forward.sent);
+        stop.and_then(|s| s.sent).into_iter().chain(later)
     }
 
     /// An ending is expected when it is success, a status listed with `-e`,
@@ -412,8 +418,8 @@ impl<'r> Exit<'r> {
     /// conventional 128+N exit code).
     fn ending_expected(&self) -> bool {
         let answered_stop = |n: i32| self.stop_signals_sent().any(|sent| sent == n);
-        let code_expected = self.report.code_expected;
-        match *self.ending {
+        let code_expected = self.code_expected;
+        match self.ending {
             Ending::Exited(0) => true,
             Ending::Exited(code) => code_expected || (code > 128 && answered_stop(code - 128)),
             Ending::Killed { signal, .. } => {
@@ -425,7 +431,7 @@ impl<'r> Exit<'r> {
     /// The signal the child's ending points to: the one that killed it, or
     /// N for the conventional exit code 128+N.
     fn ending_signal(&self) -> Option<i32> {
-        match *self.ending {
+        match self.ending {
             Ending::Killed { signal, .. } => Some(signal),
             Ending::Exited(code) if code > 128 && code - 128 <= signals::MAX_SIGNAL => {
                 Some(code - 128)
@@ -438,9 +444,10 @@ impl<'r> Exit<'r> {
     /// later one when the ending points to it (or to neither), else the
     /// first. `None` means the first.
     fn ended_on_later_stop(&self) -> Option<&LaterStop> {
-        let later = self.report.later_stop.as_ref()?;
+        let stop = self.stop.as_ref()?;
+        let later = stop.later.as_ref()?;
         let signal = self.ending_signal();
-        let points_to_first = signal.is_some() && signal == self.report.stop_signal_sent;
+        let points_to_first = signal.is_some() && signal == stop.sent;
         let points_to_later = signal == Some(later.forward.sent);
         (points_to_later || !points_to_first).then_some(later)
     }
@@ -449,10 +456,10 @@ impl<'r> Exit<'r> {
     /// stop signal it ended on): until it was reaped, or for a child killed
     /// at the grace deadline, until that SIGKILL.
     fn ended_after(&self) -> Option<Duration> {
-        let r = self.report;
-        let stop = r.stop.as_ref()?;
-        let mut ended = r.ended_at?;
-        if let (Some(at), Ending::Killed { signal, .. }) = (r.grace_killed_at, *self.ending) {
+        let stop = self.stop.as_ref()?;
+        let mut ended = self.ended_at;
+        let kill_at = self.grace_kill().map(|kill| kill.at);
+        if let (Some(at), Ending::Killed { signal, .. }) = (kill_at, self.ending) {
             if signal == libc::SIGKILL {
                 ended = ended.min(at);
             }
@@ -461,17 +468,21 @@ impl<'r> Exit<'r> {
         Some(ended.saturating_duration_since(from))
     }
 
+    /// The SIGKILL at the grace deadline, if it came.
+    pub fn grace_kill(&self) -> Option<&GraceKill> {
+        self.grace.as_ref().and_then(|g| g.kill.as_ref())
+    }
+
     /// Who or what ended the child, when vigil can tell (a child that was
     /// killed; an exit code is the child's own doing).
     pub fn cause(&self) -> Option<Cause> {
-        let Ending::Killed { signal, .. } = *self.ending else {
+        let Ending::Killed { signal, .. } = self.ending else {
             return None;
         };
-        let r = self.report;
         if signal == libc::SIGKILL {
-            return Some(if r.grace_killed.is_some() {
+            return Some(if self.grace_kill().is_some() {
                 Cause::GraceDeadline
-            } else if r.oom_kills > 0 {
+            } else if self.oom_kills > 0 {
                 Cause::OomKiller
             } else {
                 Cause::UnknownSigkill
@@ -483,6 +494,6 @@ impl<'r> Exit<'r> {
         if self.stop_signals_sent().any(|sent| sent == signal) {
             return Some(Cause::StopSignal);
         }
-        r.forwards.last(signal).map(Cause::Forwarded)
+        self.forwards.last(signal).map(Cause::Forwarded)
     }
 }

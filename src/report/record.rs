@@ -2,7 +2,6 @@
 //! json|logfmt` and their termination log: the facts the text line says,
 //! as the fields docs/logging.md lists.
 
-use std::ffi::OsString;
 use std::time::Instant;
 
 use super::{Cause, DrainKill, Exit, Forwarded, Stop, StopCause};
@@ -23,14 +22,13 @@ impl Clocks {
     }
 }
 
-impl<'r> Exit<'r> {
-    /// The exit record's fields: `argv` is the command exactly as it was
-    /// run (every byte of it, where the text line shows only what is valid
-    /// UTF-8), `clocks` turn the instants vigil timed into times.
-    pub fn fields(&self, o: &mut Obj<'_, 'r>, argv: &'r [OsString], clocks: Clocks) {
-        let r = self.report;
+impl Exit {
+    /// The exit record's fields: the command exactly as it was run (every
+    /// byte of it, where the text line shows only what is valid UTF-8);
+    /// `clocks` turn the instants vigil timed into times.
+    pub fn fields<'r>(&'r self, o: &mut Obj<'_, 'r>, clocks: Clocks) {
         let timeout = matches!(
-            r.stop,
+            self.stop,
             Some(Stop {
                 cause: StopCause::Timeout(_),
                 ..
@@ -39,33 +37,33 @@ impl<'r> Exit<'r> {
         // The command's text, as the report has it, is its exact bytes when
         // they were valid UTF-8 without a control character: no need to
         // join the words again.
-        let command = if r.command_exact {
-            Value::from(r.command.as_str())
+        let command = if self.command.exact {
+            Value::from(self.command.text.as_str())
         } else {
-            Value::from(Argv(argv))
+            Value::from(Argv(&self.command.argv))
         };
-        o.field("status", r.status)
+        o.field("status", self.status)
             .object_with("ending", |o| self.ending_fields(o))
             .field("command", command)
-            .field("pid", r.child_pid);
-        if let Some(stop) = &r.stop {
+            .field("pid", self.pid);
+        if let Some(stop) = &self.stop {
             o.object_with("stop", |o| self.stop_fields(o, stop, clocks));
         }
-        if let Some(killed) = &r.grace_killed {
-            o.list("grace_kills", killed);
+        if let Some(kill) = self.grace_kill() {
+            o.list("grace_kills", &kill.killed);
         }
-        if !r.hooks.is_empty() {
-            o.list("hooks", &r.hooks);
+        if !self.hooks.is_empty() {
+            o.list("hooks", &self.hooks);
         }
         self.drain_fields(o);
-        o.field("oom_kills", r.oom_kills)
-            .field("orphans_reaped", r.orphans_reaped)
+        o.field("oom_kills", self.oom_kills)
+            .field("orphans_reaped", self.orphans_reaped)
             .field("timeout", timeout);
     }
 
     /// How the child ended, and what ended it.
-    fn ending_fields(&self, o: &mut Obj<'_, 'r>) {
-        o.flatten(self.ending);
+    fn ending_fields<'r>(&'r self, o: &mut Obj<'_, 'r>) {
+        o.flatten(&self.ending);
         let Some(cause) = self.cause() else {
             return;
         };
@@ -82,8 +80,7 @@ impl<'r> Exit<'r> {
 
     /// The stop sequence: what started it, what was sent, how long the
     /// child took.
-    fn stop_fields(&self, o: &mut Obj<'_, 'r>, stop: &'r Stop, clocks: Clocks) {
-        let r = self.report;
+    fn stop_fields<'r>(&'r self, o: &mut Obj<'_, 'r>, stop: &'r Stop, clocks: Clocks) {
         let cause = match &stop.cause {
             StopCause::Signal { .. } => "signal",
             StopCause::PostStartFailed => "post_start_failed",
@@ -104,9 +101,9 @@ impl<'r> Exit<'r> {
             }
             StopCause::Signal { .. } | StopCause::PostStartFailed => {}
         }
-        o.opt("grace_period", r.grace_period)
-            .opt("sent", r.stop_signal_sent.map(Signal));
-        if let Some(later) = &r.later_stop {
+        o.opt("grace_period", self.grace.as_ref().map(|g| g.period))
+            .opt("sent", stop.sent.map(Signal));
+        if let Some(later) = &stop.later {
             o.object_with("later", |o| {
                 o.field("signal", Signal(later.forward.received.signal))
                     .object("sender", &later.sender)
@@ -125,14 +122,13 @@ impl<'r> Exit<'r> {
 
     /// What the child left behind: how many got SIGTERM, and why and to
     /// whom the SIGKILL went.
-    fn drain_fields(&self, o: &mut Obj<'_, 'r>) {
-        let r = self.report;
-        let Some(left) = r.drained.filter(|n| *n > 0) else {
+    fn drain_fields<'r>(&'r self, o: &mut Obj<'_, 'r>) {
+        let Some(drain) = self.drain.as_ref().filter(|d| d.left > 0) else {
             return;
         };
         o.object_with("drain", |o| {
-            o.field("left", left);
-            match r.drain_killed.as_ref().map(|(why, _)| *why) {
+            o.field("left", drain.left);
+            match drain.kill.as_ref().map(|(why, _)| *why) {
                 Some(DrainKill::Timeout(after)) => {
                     o.word("kill_cause", "drain_timeout")
                         .field("timeout", after);
@@ -144,7 +140,7 @@ impl<'r> Exit<'r> {
                 None => {}
             }
         });
-        if let Some((_, killed)) = &r.drain_killed {
+        if let Some((_, killed)) = &drain.kill {
             o.list("drain_kills", killed);
         }
     }

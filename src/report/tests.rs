@@ -3,37 +3,34 @@ use super::*;
 use crate::hooks::{Cancel, HookKind, Outcome, Record};
 use crate::signals::Sender;
 
-/// The finished report of a test's `Report`, whose ending is set.
-trait Ended {
-    fn audience(&self) -> Audience;
-    fn to_string(&self) -> String;
-}
-
-impl Ended for Report {
-    fn audience(&self) -> Audience {
-        let ending = self.ending.expect("the test set an ending");
-        self.exit(&ending).audience()
-    }
-
-    fn to_string(&self) -> String {
-        let ending = self.ending.expect("the test set an ending");
-        self.exit(&ending).to_string()
-    }
-}
-
-fn base() -> Report {
-    Report {
-        command: "sleep 1000".into(),
-        child_pid: 2,
-        ..Report::default()
+fn base() -> Exit {
+    Exit {
+        command: Command {
+            argv: vec!["sleep".into(), "1000".into()],
+            text: "sleep 1000".into(),
+            exact: true,
+        },
+        pid: 2,
+        had_terminal: false,
+        ending: Ending::Exited(0),
+        ended_at: Instant::now(),
+        status: 0,
+        code_expected: false,
+        stop: None,
+        forwards: Forwards::default(),
+        grace: None,
+        drain: None,
+        hooks: Vec::new(),
+        orphans_reaped: 0,
+        oom_kills: 0,
     }
 }
 
-fn killed(signal: i32) -> Option<Ending> {
-    Some(Ending::Killed {
+fn killed(signal: i32) -> Ending {
+    Ending::Killed {
         signal,
         core_dumped: false,
-    })
+    }
 }
 
 fn outside(signal: i32) -> Received {
@@ -43,27 +40,28 @@ fn outside(signal: i32) -> Received {
     }
 }
 
-fn stopped_by(r: &mut Report, signal: i32, at: Instant) {
+fn stopped_by(r: &mut Exit, signal: i32, at: Instant) {
     r.stop = Some(Stop {
         cause: StopCause::Signal {
             signal,
             sender: Named::bare(outside(signal).sender),
         },
         at,
+        sent: Some(signal),
+        later: None,
     });
-    r.stop_signal_sent = Some(signal);
 }
 
 #[test]
 fn a_clean_exit_is_for_v_only_and_a_failure_is_shown() {
     let mut r = base();
-    r.ending = Some(Ending::Exited(0));
+    r.ending = Ending::Exited(0);
     assert_eq!(r.audience(), Audience::Verbose);
     assert_eq!(
         r.to_string(),
         "child exited with code 0; exit status 0; command: sleep 1000 (pid 2); orphans reaped: 0"
     );
-    r.ending = Some(Ending::Exited(3));
+    r.ending = Ending::Exited(3);
     r.status = 3;
     assert_eq!(r.audience(), Audience::Warning);
     r.code_expected = true;
@@ -78,16 +76,16 @@ fn the_answer_to_a_stop_is_shown_but_no_warning() {
     r.ending = killed(15);
     r.status = 143;
     assert_eq!(r.audience(), Audience::Default);
-    r.ending = Some(Ending::Exited(0));
+    r.ending = Ending::Exited(0);
     r.status = 0;
     assert_eq!(r.audience(), Audience::Default);
-    r.ending = Some(Ending::Exited(143));
+    r.ending = Ending::Exited(143);
     r.status = 143;
     assert_eq!(r.audience(), Audience::Default);
-    r.ending = Some(Ending::Killed {
+    r.ending = Ending::Killed {
         signal: 11,
         core_dumped: true,
-    });
+    };
     r.status = 139;
     assert_eq!(r.audience(), Audience::Warning);
 }
@@ -99,12 +97,18 @@ fn stop_and_grace() {
     r.ending = killed(9);
     r.status = 137;
     stopped_by(&mut r, 15, at);
-    r.ended_at = Some(at + Duration::from_millis(1000));
-    r.grace_period = Some(Duration::from_secs(1));
-    r.grace_killed = Some(vec![Proc {
-        pid: 2,
-        name: "sleep".into(),
-    }]);
+    r.ended_at = at + Duration::from_millis(1000);
+    r.grace = Some(Grace {
+        period: Duration::from_secs(1),
+        by_default: false,
+        kill: Some(GraceKill {
+            at: r.ended_at,
+            killed: vec![Proc {
+                pid: 2,
+                name: "sleep".into(),
+            }],
+        }),
+    });
     assert_eq!(r.audience(), Audience::Warning);
     let text = r.to_string();
     assert!(
@@ -132,7 +136,7 @@ fn sigpipe_and_ctrl_c_are_for_v_only() {
     r.ending = killed(libc::SIGINT);
     r.status = 130;
     assert_eq!(r.audience(), Audience::Warning);
-    r.child_had_terminal = true;
+    r.had_terminal = true;
     assert_eq!(r.audience(), Audience::Verbose);
     assert!(r.to_string().contains(", from the terminal (Ctrl-C)"));
     r.forwards.record(
@@ -152,15 +156,15 @@ fn sigpipe_and_ctrl_c_are_for_v_only() {
 #[test]
 fn a_shell_that_says_141_or_130_is_as_quiet_as_the_death_it_reports() {
     let mut r = base();
-    r.ending = Some(Ending::Exited(141));
+    r.ending = Ending::Exited(141);
     r.status = 141;
     assert_eq!(r.audience(), Audience::Verbose);
-    r.ending = Some(Ending::Exited(130));
+    r.ending = Ending::Exited(130);
     r.status = 130;
     assert_eq!(r.audience(), Audience::Warning, "no terminal: not Ctrl-C");
-    r.child_had_terminal = true;
+    r.had_terminal = true;
     assert_eq!(r.audience(), Audience::Verbose);
-    r.ending = Some(Ending::Exited(142));
+    r.ending = Ending::Exited(142);
     r.status = 142;
     assert_eq!(r.audience(), Audience::Warning);
 }
@@ -193,14 +197,14 @@ fn the_later_stop_signal_is_the_one_the_child_ended_on() {
         received: outside(libc::SIGTERM),
         sent: libc::SIGTERM,
     };
-    r.later_stop = Some(LaterStop {
+    r.stop.as_mut().unwrap().later = Some(LaterStop {
         forward: later,
         sender: Named::bare(later.received.sender),
         at: at + Duration::from_millis(500),
     });
-    r.ending = Some(Ending::Exited(143));
+    r.ending = Ending::Exited(143);
     r.status = 143;
-    r.ended_at = Some(at + Duration::from_millis(700));
+    r.ended_at = at + Duration::from_millis(700);
     assert_eq!(r.audience(), Audience::Default);
     let text = r.to_string();
     assert!(
@@ -208,7 +212,7 @@ fn the_later_stop_signal_is_the_one_the_child_ended_on() {
         "{text}"
     );
     // An ending that points to the first signal is the first one's.
-    r.ending = Some(Ending::Exited(130));
+    r.ending = Ending::Exited(130);
     assert!(r.to_string().contains(", child ended 0.70s later"));
 }
 
@@ -217,8 +221,16 @@ fn a_cancelled_hook_is_no_failure() {
     let mut r = base();
     r.ending = killed(9);
     r.status = 137;
-    stopped_by(&mut r, 15, Instant::now());
-    r.grace_killed = Some(Vec::new());
+    let at = Instant::now();
+    stopped_by(&mut r, 15, at);
+    r.grace = Some(Grace {
+        period: Duration::from_secs(1),
+        by_default: false,
+        kill: Some(GraceKill {
+            at,
+            killed: Vec::new(),
+        }),
+    });
     r.hooks.push(Record {
         kind: HookKind::PreStop,
         outcome: Outcome::Cancelled(Cancel::GraceDeadline),
@@ -233,7 +245,7 @@ fn a_cancelled_hook_is_no_failure() {
 #[test]
 fn oom_kill_of_another_process() {
     let mut r = base();
-    r.ending = Some(Ending::Exited(0));
+    r.ending = Ending::Exited(0);
     r.oom_kills = 1;
     assert_eq!(r.audience(), Audience::Warning);
     assert!(r.to_string().contains(
@@ -250,8 +262,8 @@ fn oom_kill_of_another_process() {
 fn a_long_command_is_shortened_and_the_cause_comes_first() {
     let mut r = base();
     let words: Vec<String> = (1..=50_000).map(|n| n.to_string()).collect();
-    r.command = format!("sh -c 'exit 3' {}", words.join(" "));
-    r.ending = Some(Ending::Exited(3));
+    r.command.text = format!("sh -c 'exit 3' {}", words.join(" "));
+    r.ending = Ending::Exited(3);
     r.status = 3;
     let text = r.to_string();
     assert!(text.len() < 400, "{} bytes: {text}", text.len());
@@ -278,24 +290,23 @@ fn long_lists_are_capped() {
     assert!(text.ends_with(" and 980 more"), "{text}");
 }
 
-/// The log's line is rendered piece by piece (`text::Out`), the
-/// `Display` through `fmt`: both say the same words, and the line escapes
-/// what came from outside vigil (the command, the sender's name) while
-/// vigil's own words pass as they are.
+/// The log's line says what `Display` says, and escapes what came from
+/// outside vigil (the command, the sender's name) while vigil's own words
+/// pass as they are.
 #[test]
 fn the_log_line_says_what_display_says_with_outside_text_escaped() {
     use crate::logging::{self, capture, Level};
     use crate::record::{Format, Timestamp};
 
     let mut r = base();
-    r.command = "sh -c 'echo a\nb'".into();
+    r.command.text = "sh -c 'echo a\nb'".into();
     r.ending = killed(libc::SIGUSR1);
     r.status = 128 + libc::SIGUSR1;
     let received = Received {
         signal: libc::SIGUSR1,
         sender: Sender::Process { pid: 7, uid: 1000 },
     };
-    r.forwarded(
+    r.forwards.record(
         Forward {
             received,
             sent: libc::SIGUSR1,
@@ -303,11 +314,10 @@ fn the_log_line_says_what_display_says_with_outside_text_escaped() {
         |_| Some("bad\x1bname".into()),
     );
     r.orphans_reaped = 12_345_678_901;
-    let ending = r.ending.expect("set above");
-    let exit = r.exit(&ending);
+    let exit = r;
 
     capture::start(Format::Text, 1, Timestamp::from_unix(0, 0));
-    logging::emit_text(Level::Warning, "exit", |out| exit.render(out));
+    logging::emit(Level::Warning, "exit", format_args!("{exit}"), |r| r);
     let lines = capture::take();
 
     let shown = exit.to_string();

@@ -1,163 +1,145 @@
 //! The exit report as one line of text: `child was killed by SIGKILL
 //! (status 137) by vigil, at the grace deadline; exit status 137; command:
-//! ...`. Each part renders a fact the exit record also has as a field.
+//! ...`. Each part says a fact the exit record also has as a field. Text
+//! from outside vigil (the command, a sender's name, a hook's output) is
+//! written as it is: the log line escapes its control characters.
 
-use std::fmt;
+use std::fmt::{self, Display, Formatter};
 
 use super::{Cause, Exit, Stop, StopCause, COMMAND_MAX, HOOK_MAX, PROCS_MAX};
 use crate::procs::{self, Proc};
 use crate::signals;
-use crate::text::{self, duration, secs, Out};
+use crate::text::{duration, secs};
 
-impl Exit<'_> {
-    /// The whole line, into `out` (see `text::Out`: the report is written
-    /// on vigil's way out, without `core::fmt`). How the child ended and
-    /// vigil's exit status come first, so that a cut report (a log reader's
-    /// narrow column, the termination message) still says them; then the
-    /// command and the rest.
-    pub fn render(&self, out: &mut dyn Out) {
-        let r = self.report;
-        out.words("child ");
-        self.ending.render(out);
-        self.render_cause(out);
-        out.words("; exit status ");
-        out.num(r.status);
-        out.words("; command: ");
-        shorten(&r.command, COMMAND_MAX).render(out);
-        out.words(" (pid ");
-        out.num(r.child_pid);
-        out.words(")");
-        if let Some(stop) = &r.stop {
-            self.render_stop(out, stop);
+/// How the child ended and vigil's exit status come first, so that a cut
+/// report (a log reader's narrow column, the termination message) still
+/// says them; then the command and the rest.
+impl Display for Exit {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(f, "child {}", self.ending)?;
+        self.write_cause(f)?;
+        write!(
+            f,
+            "; exit status {}; command: {} (pid {})",
+            self.status,
+            shorten(&self.command.text, COMMAND_MAX),
+            self.pid
+        )?;
+        if let Some(stop) = &self.stop {
+            self.write_stop(f, stop)?;
         }
-        if let Some(killed) = &r.grace_killed {
-            out.words("; grace period ");
-            out.words(&r.grace_period.map(duration).unwrap_or_default());
-            out.words(" over, SIGKILL to: ");
-            out.text(&list_procs(killed));
+        if let (Some(grace), Some(kill)) = (&self.grace, self.grace_kill()) {
+            write!(
+                f,
+                "; grace period {} over, SIGKILL to: {}",
+                duration(grace.period),
+                list_procs(&kill.killed)
+            )?;
         }
-        for hook in &r.hooks {
-            out.words("; ");
-            shorten(&hook.to_string(), HOOK_MAX).render(out);
+        for hook in &self.hooks {
+            write!(f, "; {}", shorten(&hook.to_string(), HOOK_MAX))?;
         }
-        if let Some(n) = r.drained {
-            if n > 0 {
-                out.words("; drain: SIGTERM to ");
-                out.words(&processes(n as u64));
-                if let Some((why, killed)) = &r.drain_killed {
-                    out.words(", then SIGKILL (");
-                    out.show(why);
-                    out.words(")");
-                    if !killed.is_empty() {
-                        out.words(" to: ");
-                        out.text(&list_procs(killed));
-                    }
+        if let Some(drain) = self.drain.as_ref().filter(|d| d.left > 0) {
+            write!(f, "; drain: SIGTERM to {}", processes(drain.left as u64))?;
+            if let Some((why, killed)) = &drain.kill {
+                write!(f, ", then SIGKILL ({why})")?;
+                if !killed.is_empty() {
+                    write!(f, " to: {}", list_procs(killed))?;
                 }
             }
         }
-        if r.oom_kills > 0 {
-            out.words("; the kernel OOM killer killed ");
-            out.words(&processes(r.oom_kills));
-            out.words(" in this container");
+        if self.oom_kills > 0 {
+            write!(
+                f,
+                "; the kernel OOM killer killed {} in this container",
+                processes(self.oom_kills)
+            )?;
             if !matches!(self.cause(), Some(Cause::OomKiller)) {
-                out.words(" (not the child: a process it started, or a hook)");
+                f.write_str(" (not the child: a process it started, or a hook)")?;
             }
         }
-        out.words("; orphans reaped: ");
-        out.count(r.orphans_reaped);
+        write!(f, "; orphans reaped: {}", self.orphans_reaped)
     }
+}
 
+impl Exit {
     /// Who is behind the signal that ended the child, when the stop part of
     /// the report does not already say it.
-    fn render_cause(&self, out: &mut dyn Out) {
+    fn write_cause(&self, f: &mut Formatter<'_>) -> fmt::Result {
         match self.cause() {
-            None | Some(Cause::StopSignal) => {}
-            Some(Cause::GraceDeadline) => out.words(" by vigil, at the grace deadline"),
-            Some(Cause::OomKiller) => out.words(" by the kernel OOM killer"),
-            Some(Cause::UnknownSigkill) => out.words(
+            None | Some(Cause::StopSignal) => Ok(()),
+            Some(Cause::GraceDeadline) => f.write_str(" by vigil, at the grace deadline"),
+            Some(Cause::OomKiller) => f.write_str(" by the kernel OOM killer"),
+            Some(Cause::UnknownSigkill) => f.write_str(
                 ", not by vigil or the OOM killer (a SIGKILL goes straight to the child, \
                  so vigil cannot tell who sent it)",
             ),
-            Some(Cause::Terminal) => out.words(", from the terminal (Ctrl-C)"),
+            Some(Cause::Terminal) => f.write_str(", from the terminal (Ctrl-C)"),
             Some(Cause::Forwarded(forwarded)) => {
                 let fwd = forwarded.forward;
-                out.words(", forwarded by vigil: ");
-                out.words(&signals::name(fwd.received.signal));
-                out.words(" ");
-                forwarded.sender.render(out);
+                let name = signals::name(fwd.received.signal);
+                write!(f, ", forwarded by vigil: {name} {}", forwarded.sender)?;
                 if fwd.received.signal != fwd.sent {
-                    out.words(", sent as ");
-                    out.words(&signals::name(fwd.sent));
+                    write!(f, ", sent as {}", signals::name(fwd.sent))?;
                 }
+                Ok(())
             }
         }
     }
 
-    fn render_stop(&self, out: &mut dyn Out, stop: &Stop) {
-        let r = self.report;
-        out.words("; stop: ");
+    fn write_stop(&self, f: &mut Formatter<'_>, stop: &Stop) -> fmt::Result {
+        f.write_str("; stop: ")?;
         match &stop.cause {
             StopCause::Signal { signal, sender } => {
-                out.words(&signals::name(*signal));
-                out.words(" ");
-                sender.render(out);
+                write!(f, "{} {sender}", signals::name(*signal))?;
             }
-            StopCause::PostStartFailed => out.words("the post-start hook failed"),
+            StopCause::PostStartFailed => f.write_str("the post-start hook failed")?,
             StopCause::Timeout(after) => {
-                out.words("--timeout (");
-                out.words(&duration(*after));
-                out.words(") passed");
-                if let (true, Some(period)) = (r.grace_by_default, r.grace_period) {
-                    out.words(", grace period ");
-                    out.words(&duration(period));
-                    out.words(" (the default after --timeout)");
+                write!(f, "--timeout ({}) passed", duration(*after))?;
+                if let Some(grace) = self.grace.as_ref().filter(|g| g.by_default) {
+                    write!(
+                        f,
+                        ", grace period {} (the default after --timeout)",
+                        duration(grace.period)
+                    )?;
                 }
             }
-            StopCause::Fault(why) => {
-                out.words("vigil could not go on: ");
-                out.text(why);
-            }
+            StopCause::Fault(why) => write!(f, "vigil could not go on: {why}")?,
         }
-        match r.stop_signal_sent {
-            Some(sent) => {
-                out.words(" (sent ");
-                out.words(&signals::name(sent));
-                out.words(")");
-            }
-            None if r.grace_killed.is_some() => {
-                out.words(" (not sent: the grace deadline came first)")
+        match stop.sent {
+            Some(sent) => write!(f, " (sent {})", signals::name(sent))?,
+            None if self.grace_kill().is_some() => {
+                f.write_str(" (not sent: the grace deadline came first)")?
             }
             None => {}
         }
-        if let Some(later) = &r.later_stop {
-            out.words("; then ");
-            out.words(&signals::name(later.forward.received.signal));
-            out.words(" ");
-            later.sender.render(out);
-            out.words(" (sent ");
-            out.words(&signals::name(later.forward.sent));
-            out.words(" at once)");
+        if let Some(later) = &stop.later {
+            write!(
+                f,
+                "; then {} {} (sent {} at once)",
+                signals::name(later.forward.received.signal),
+                later.sender,
+                signals::name(later.forward.sent)
+            )?;
         }
         let Some(after) = self.ended_after() else {
-            return;
+            return Ok(());
         };
-        out.words(", child ended ");
-        secs(after).render(out);
+        write!(f, ", child ended {}", secs(after))?;
         match self.ended_on_later_stop() {
-            Some(later) => {
-                out.words(" after the ");
-                out.words(&signals::name(later.forward.received.signal));
-            }
-            None => out.words(" later"),
+            Some(later) => write!(
+                f,
+                " after the {}",
+                signals::name(later.forward.received.signal)
+            ),
+            None => f.write_str(" later"),
         }
     }
 }
 
 /// `text`, or when it is longer than `max` bytes its beginning and end
 /// with the length in the middle: `sh -c 'exit 3' 1 2 3 [... 288,890 bytes
-/// in all ...] 49999 50000`. Written where it goes, without a copy: the
-/// command is shortened on vigil's way out, which should not wait for the
-/// allocator.
+/// in all ...] 49999 50000`.
 pub fn shorten(text: &str, max: usize) -> Shortened<'_> {
     Shortened { text, max }
 }
@@ -168,11 +150,11 @@ pub struct Shortened<'a> {
     max: usize,
 }
 
-impl Shortened<'_> {
-    pub fn render(&self, out: &mut dyn Out) {
+impl Display for Shortened<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         let Shortened { text, max } = *self;
         if text.len() <= max {
-            return out.text(text);
+            return f.write_str(text);
         }
         let mut head = max * 2 / 3;
         while !text.is_char_boundary(head) {
@@ -182,17 +164,13 @@ impl Shortened<'_> {
         while !text.is_char_boundary(tail) {
             tail += 1;
         }
-        out.text(text.get(..head).unwrap_or("").trim_end());
-        out.words(" [... ");
-        out.count(text.len() as u64);
-        out.words(" bytes in all ...] ");
-        out.text(text.get(tail..).unwrap_or("").trim_start());
-    }
-}
-
-impl fmt::Display for Shortened<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        text::display(f, |out| self.render(out))
+        write!(
+            f,
+            "{} [... {} bytes in all ...] {}",
+            text.get(..head).unwrap_or("").trim_end(),
+            text.len(),
+            text.get(tail..).unwrap_or("").trim_start()
+        )
     }
 }
 
@@ -212,11 +190,5 @@ fn processes(n: u64) -> String {
         "1 process".to_string()
     } else {
         format!("{n} processes")
-    }
-}
-
-impl fmt::Display for Exit<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        text::display(f, |out| self.render(out))
     }
 }

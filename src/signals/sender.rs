@@ -5,7 +5,6 @@ use std::borrow::Cow;
 use std::fmt;
 
 use crate::record::{Fields, Obj};
-use crate::text::{self, Out};
 
 /// One signal as read from the signalfd, with what the kernel says of its sender.
 #[derive(Clone, Copy, Debug)]
@@ -100,32 +99,20 @@ impl Named {
     pub fn bare(sender: Sender) -> Named {
         Named { sender, name: None }
     }
-
-    /// `from pid 42 (kill, uid 0)`, `from pid 0 (outside this PID
-    /// namespace)`, `from the kernel`.
-    pub fn render(&self, out: &mut dyn Out) {
-        match (self.sender.fixed_description(), self.sender) {
-            (Some(text), _) => out.words(text),
-            (None, Sender::Process { pid, uid }) => {
-                out.words("from pid ");
-                out.num(pid);
-                out.words(" (");
-                match &self.name {
-                    Some(name) => out.text(name),
-                    None => out.words("name unknown"),
-                }
-                out.words(", uid ");
-                out.num(uid);
-                out.words(")");
-            }
-            (None, _) => {}
-        }
-    }
 }
 
+/// `from pid 42 (kill, uid 0)`, `from pid 0 (outside this PID
+/// namespace)`, `from the kernel`.
 impl fmt::Display for Named {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        text::display(f, |out| self.render(out))
+        match (self.sender.fixed_description(), self.sender) {
+            (Some(text), _) => f.write_str(text),
+            (None, Sender::Process { pid, uid }) => {
+                let name = self.name.as_deref().unwrap_or("name unknown");
+                write!(f, "from pid {pid} ({name}, uid {uid})")
+            }
+            (None, _) => Ok(()),
+        }
     }
 }
 

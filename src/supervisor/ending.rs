@@ -5,12 +5,12 @@
 use super::deadlines::Deadline;
 use super::stop::StopStep;
 use super::system::System;
-use super::{DrainPhase, Grace, Hook, State, StopPhase, StopReason, Supervisor};
+use super::{DrainPhase, Hook, State, StopPhase, Supervisor};
 use crate::hooks::{self, Cancel, KillReason};
 use crate::logging::{self, Level};
 use crate::procs::{self, Proc};
 use crate::reap::{Ending, Event, Next};
-use crate::report::DrainKill;
+use crate::report::{Drain, DrainKill, GraceKill, StopCause};
 use crate::signals::{Signal, Target};
 use crate::text::duration;
 
@@ -29,11 +29,7 @@ impl<S: System> Supervisor<S> {
                     }
                 }
                 Next::Nothing => {
-                    if let State::Draining {
-                        phase: DrainPhase::Killing,
-                        ..
-                    } = self.state
-                    {
+                    if let State::Draining(DrainPhase::Killing) = self.state {
                         // Something may have forked after the last SIGKILL.
                         let known = self.known_groups();
                         self.sys.signal_all(&[libc::SIGKILL], &known);
@@ -41,8 +37,8 @@ impl<S: System> Supervisor<S> {
                     return;
                 }
                 Next::NoChildren => {
-                    if let State::Draining { ending, .. } = self.state {
-                        self.state = State::Exit(self.exit_status(ending));
+                    if let State::Draining(_) = self.state {
+                        self.state = State::Exit(self.exit_status());
                     }
                     return;
                 }
@@ -63,9 +59,7 @@ impl<S: System> Supervisor<S> {
         if self.pre_stop.as_ref().is_some_and(|h| h.pid == pid) {
             return self.pre_stop_ended(ending);
         }
-        self.report.orphans_reaped += 1;
-        // Checked first, inline: an orphan not logged (at the default
-        // verbosity, every one) costs one load and no call.
+        self.orphans_reaped += 1;
         let level = if self.config.warn_on_reap {
             Level::Warning
         } else {
@@ -86,7 +80,7 @@ impl<S: System> Supervisor<S> {
             self.post_start_failed(record);
         } else {
             hook_ended(Level::Info, &record, "");
-            self.report.hooks.push(record);
+            self.hooks.push(record);
         }
     }
 
@@ -103,7 +97,7 @@ impl<S: System> Supervisor<S> {
         } else {
             hook_ended(Level::Info, &record, "");
         }
-        self.report.hooks.push(record);
+        self.hooks.push(record);
         self.step_over(StopStep::PreStopHook);
     }
 
@@ -116,8 +110,7 @@ impl<S: System> Supervisor<S> {
             format_args!("child pid {child} {ending}"),
             |r| r.field("pid", child).object("ending", &ending),
         );
-        self.report.ending = Some(ending);
-        self.report.ended_at = Some(self.sys.now());
+        self.ended = Some((ending, self.sys.now()));
         // Nothing of the stop sequence or the timeout is left to do.
         self.deadlines.clear(Deadline::PreStopSleep);
         self.deadlines.clear(Deadline::Timeout);
@@ -133,7 +126,7 @@ impl<S: System> Supervisor<S> {
         if self.config.drain_timeout.is_zero() || !self.sys.any_children() {
             // Nothing left, or told to behave like tini: exit at once (as
             // PID 1, the kernel then kills whatever is left).
-            self.state = State::Exit(self.exit_status(ending));
+            self.state = State::Exit(self.exit_status());
             return;
         }
         if !self.sys.procs_listed() {
@@ -145,7 +138,8 @@ impl<S: System> Supervisor<S> {
             );
         }
         let known = self.known_groups();
-        let phase = if self.grace == Grace::Expired {
+        let grace_passed = self.grace.as_ref().is_some_and(|g| g.kill.is_some());
+        let phase = if grace_passed {
             self.sys.signal_all(&[libc::SIGKILL], &known);
             DrainPhase::Killing
         } else {
@@ -160,7 +154,10 @@ impl<S: System> Supervisor<S> {
                     |r| r.list("terminated", &left),
                 );
             }
-            self.report.drained = Some(left.len());
+            self.drain = Some(Drain {
+                left: left.len(),
+                kill: None,
+            });
             let mut deadline = self.sys.now() + self.config.drain_timeout;
             if let Some(grace) = self.deadlines.get(Deadline::Grace) {
                 deadline = deadline.min(grace);
@@ -168,7 +165,7 @@ impl<S: System> Supervisor<S> {
             self.deadlines.set(Deadline::Drain, deadline);
             DrainPhase::Terminating
         };
-        self.state = State::Draining { ending, phase };
+        self.state = State::Draining(phase);
     }
 
     /// Process groups vigil knows of without /proc: the child's and the
@@ -186,12 +183,15 @@ impl<S: System> Supervisor<S> {
     /// `-e` (128+N included, as in tini). After `--timeout`, 124 as with
     /// coreutils `timeout`. After a failed post-start hook never 0: the
     /// child's own failure stands, a success becomes 1.
-    pub(super) fn exit_status(&self, ending: Ending) -> i32 {
+    pub(super) fn exit_status(&self) -> i32 {
+        let Some((ending, _)) = self.ended else {
+            return 0;
+        };
         let status = ending.status();
-        match self.stop {
-            Some(StopReason::Timeout) => 124,
-            Some(StopReason::PostStartFailed) => status.max(1),
-            Some(StopReason::Signal | StopReason::Fault) | None => {
+        match self.stop.as_ref().map(|stop| &stop.cause) {
+            Some(StopCause::Timeout(_)) => 124,
+            Some(StopCause::PostStartFailed) => status.max(1),
+            Some(StopCause::Signal { .. } | StopCause::Fault(_)) | None => {
                 self.config.status_after_e(status)
             }
         }
@@ -200,11 +200,7 @@ impl<S: System> Supervisor<S> {
     /// The grace period is over: everything still alive gets SIGKILL, and
     /// the log says who that was.
     pub(super) fn grace_expired(&mut self) {
-        let period = match self.grace {
-            Grace::Running(period) => period,
-            Grace::NotStarted | Grace::Expired => Duration::ZERO,
-        };
-        self.grace = Grace::Expired;
+        let period = self.grace.as_ref().map_or(Duration::ZERO, |g| g.period);
         let mut groups = self.known_groups();
         groups.push(Target::Process(self.child));
         let cancelled = KillReason::Cancelled(Cancel::GraceDeadline);
@@ -217,9 +213,11 @@ impl<S: System> Supervisor<S> {
         self.deadlines.clear(Deadline::PostStart);
         self.deadlines.clear(Deadline::PreStopSleep);
         // Before the kill: its warning may wait for room in stderr.
-        self.report.grace_killed_at = Some(self.sys.now());
-        let victims = self.kill_everything_left(Kill::Grace(period), &groups);
-        self.report.grace_killed = Some(victims);
+        let at = self.sys.now();
+        let killed = self.kill_everything_left(Kill::Grace(period), &groups);
+        if let Some(grace) = &mut self.grace {
+            grace.kill = Some(GraceKill { at, killed });
+        }
         match self.state {
             // The stop sequence is overtaken: no stop signal after SIGKILL.
             State::Stopping { signal, .. } => {
@@ -228,7 +226,7 @@ impl<S: System> Supervisor<S> {
                     phase: StopPhase::AwaitingExit,
                 }
             }
-            State::Draining { ending, .. } => self.killed_in_drain(ending),
+            State::Draining(_) => self.killed_in_drain(),
             State::Running | State::Exit(_) => {}
         }
     }
@@ -236,23 +234,22 @@ impl<S: System> Supervisor<S> {
     /// The drain is cut short (its timeout, a stop signal): SIGKILL to what
     /// is left.
     pub(super) fn end_drain(&mut self, why: DrainKill) {
-        if let State::Draining { ending, .. } = self.state {
+        if let State::Draining(_) = self.state {
             self.deadlines.clear(Deadline::Drain);
             let left = self.kill_everything_left(Kill::Drain(why), &self.known_groups());
-            self.report.drain_killed = Some((why, left));
-            self.killed_in_drain(ending);
+            if let Some(drain) = &mut self.drain {
+                drain.kill = Some((why, left));
+            }
+            self.killed_in_drain();
         }
     }
 
     /// Everything vigil can reach got SIGKILL during the drain: wait for the
     /// kernel to finish them, unless vigil cannot tell when that is.
-    fn killed_in_drain(&mut self, ending: Ending) {
+    fn killed_in_drain(&mut self) {
         self.deadlines.clear(Deadline::Drain);
         self.state = if self.sys.can_reach_all() {
-            State::Draining {
-                ending,
-                phase: DrainPhase::Killing,
-            }
+            State::Draining(DrainPhase::Killing)
         } else {
             // Without /proc a left-over in a session of its own is out of
             // sight and out of reach: waiting for it would be forever.
@@ -262,7 +259,7 @@ impl<S: System> Supervisor<S> {
                 format_args!("without /proc vigil cannot list or reach processes outside the child's and the hooks' process groups: exiting, any such process is left running"),
                 |r| r,
             );
-            State::Exit(self.exit_status(ending))
+            State::Exit(self.exit_status())
         };
     }
 
@@ -273,16 +270,13 @@ impl<S: System> Supervisor<S> {
         // Everything is being killed: from here on the log may wait for
         // room in stderr, so that this warning and the report get through.
         logging::final_lines();
-        if logging::shown(Level::Warning) {
-            kill.log(&left, self.sys.can_reach_all());
-        }
+        kill.log(&left, self.sys.can_reach_all());
         left
     }
 }
 
 /// `reaped pid 55, which exited with code 0`; with `-w`, a warning:
 /// `reaped orphaned zombie pid 55, ...`.
-#[inline(never)]
 fn log_reaped(level: Level, pid: i32, ending: Ending) {
     let orphaned = if level == Level::Warning {
         "orphaned zombie "

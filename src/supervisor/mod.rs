@@ -22,7 +22,6 @@
 //! - what touches the kernel (the seam the unit tests replace): `system.rs`;
 //! - start-up and the exit report: `setup.rs`.
 
-mod ahead;
 mod deadlines;
 mod ending;
 mod setup;
@@ -31,13 +30,13 @@ mod system;
 #[cfg(test)]
 mod tests;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::cli::Config;
 use crate::hooks::{self, Hook, KillReason};
 use crate::logging::{self, Level};
 use crate::reap::Ending;
-use crate::report::{DrainKill, Report, StopCause};
+use crate::report::{self, Drain, DrainKill, Forwards, Stop, StopCause};
 use crate::signals::{self, Named, Received, Sender, Signal, Target};
 use crate::text::duration;
 use deadlines::{Deadline, Deadlines, Due};
@@ -54,7 +53,7 @@ enum State {
     /// A stop began; the child still runs.
     Stopping { signal: i32, phase: StopPhase },
     /// The child has exited; what it left behind is being ended.
-    Draining { ending: Ending, phase: DrainPhase },
+    Draining(DrainPhase),
     /// Nothing is left: vigil exits with this status.
     Exit(i32),
 }
@@ -77,27 +76,6 @@ enum DrainPhase {
     Terminating,
     /// The others got SIGKILL; waiting for the kernel to finish them.
     Killing,
-}
-
-/// The grace period, which starts at the first stop signal and runs beside
-/// the state: when it passes, everything gets SIGKILL whatever the state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Grace {
-    NotStarted,
-    /// This long; its deadline is pending (`Deadline::Grace`).
-    Running(Duration),
-    Expired,
-}
-
-/// Why the stop sequence began: policy (the exit status) reads this; the
-/// report describes the stop in its own words.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum StopReason {
-    Signal,
-    PostStartFailed,
-    Timeout,
-    /// vigil itself could not go on (see `Health`).
-    Fault,
 }
 
 /// Whether the loop's waiting works. A fault is logged once and starts the
@@ -133,9 +111,17 @@ struct Supervisor<S: System> {
     sys: S,
     child: i32,
     state: State,
-    grace: Grace,
-    /// Set when the stop sequence begins.
-    stop: Option<StopReason>,
+    /// The stop sequence, once it began: its cause decides the exit status
+    /// (124 after `--timeout`, never 0 after a failed post-start hook).
+    stop: Option<Stop>,
+    /// The grace period, which starts with the stop sequence and runs
+    /// beside the state (its deadline is `Deadline::Grace`): when it
+    /// passes, everything gets SIGKILL whatever the state.
+    grace: Option<report::Grace>,
+    /// How the child ended, and when vigil reaped it.
+    ended: Option<(Ending, Instant)>,
+    /// What the child left behind, once the drain began.
+    drain: Option<Drain>,
     deadlines: Deadlines,
     health: Health,
     /// Turns in a row that did nothing (see `WASTED_TURNS`).
@@ -145,6 +131,12 @@ struct Supervisor<S: System> {
     /// and must still be recognised and reported when it is reaped.
     post_start: Option<hooks::Running>,
     pre_stop: Option<hooks::Running>,
+    /// The hooks that have ended, as the report tells them.
+    hooks: Vec<hooks::Record>,
+    /// The last signal of each number forwarded, to tell whose signal
+    /// killed the child.
+    forwards: Forwards,
+    orphans_reaped: u64,
     /// vigil stopped itself because the child was stopped (Ctrl-Z).
     job_stopped: bool,
     /// The child was stopped and vigil has not continued it since.
@@ -154,16 +146,6 @@ struct Supervisor<S: System> {
     /// vigil made the child's group the terminal's foreground group, and
     /// takes the terminal back when it exits.
     gave_terminal: bool,
-    report: Report,
-    /// Where the exit record is encoded (`--log-format json|logfmt`): made
-    /// at start, so that vigil's exit does not wait for the allocator to
-    /// map a page for it.
-    exit_line: Vec<u8>,
-    /// Whether the first stop signal may go straight on (`ahead`).
-    plan: ahead::Plan,
-    /// A stop signal sent on the moment it was read, handled at the next
-    /// wake-up and cleared once handled (`ahead`).
-    sent_ahead: Option<ahead::SentAhead>,
 }
 
 /// What the start left for the supervisor to know: read by `setup::start`
@@ -180,13 +162,12 @@ struct Start {
 impl<S: System> Supervisor<S> {
     /// A supervisor for a child that has just been started; `setup::start`
     /// makes the real one, the unit tests theirs.
-    fn new(config: Config, sys: S, start: Start, report: Report) -> Supervisor<S> {
+    fn new(config: Config, sys: S, start: Start) -> Supervisor<S> {
         let Start {
             child,
             parent,
             gave_terminal,
         } = start;
-        let plan = ahead::plan(&config);
         let mut deadlines = Deadlines::default();
         if let Some(after) = config.timeout {
             deadlines.set(Deadline::Timeout, sys.now() + after);
@@ -196,24 +177,22 @@ impl<S: System> Supervisor<S> {
             sys,
             child,
             state: State::Running,
-            grace: Grace::NotStarted,
             stop: None,
+            grace: None,
+            ended: None,
+            drain: None,
             deadlines,
             health: Health::Good,
             wasted: 0,
             post_start: None,
             pre_stop: None,
+            hooks: Vec::new(),
+            forwards: Forwards::default(),
+            orphans_reaped: 0,
             job_stopped: false,
             child_is_stopped: false,
             parent,
             gave_terminal,
-            report,
-            exit_line: match crate::logging::encoder() {
-                Some(_) => Vec::with_capacity(crate::record::LINE_MAX),
-                None => Vec::new(),
-            },
-            plan,
-            sent_ahead: None,
         }
     }
 
@@ -239,24 +218,13 @@ impl<S: System> Supervisor<S> {
         }
         let mut progress = false;
         if self.health == Health::Deaf {
-            // (Nothing was sent ahead: that takes a signal read.)
             self.sys.sleep(wait.unwrap_or(FAULT_PACE).min(FAULT_PACE));
             self.reap();
             progress = true;
         } else {
-            let next_signal = self.sys.next_signal(wait);
-            // Whatever woke vigil, the stop signal sent ahead at the last
-            // wake-up is handled first (tested here, inline: every other
-            // wake-up has none).
-            if self.sent_ahead.is_some() {
-                self.catch_up();
-                progress = true;
-            }
-            match next_signal {
+            match self.sys.next_signal(wait) {
                 Ok(Some(received)) => {
-                    if !self.send_ahead(received) {
-                        self.on_signal(received);
-                    }
+                    self.on_signal(received);
                     progress = true;
                 }
                 Ok(None) => {}
@@ -344,9 +312,7 @@ impl<S: System> Supervisor<S> {
                     ),
                     |r| r.field("timeout", after),
                 );
-                self.begin_stop(libc::SIGTERM, StopReason::Timeout, |_| {
-                    StopCause::Timeout(after)
-                });
+                self.begin_stop(libc::SIGTERM, StopCause::Timeout(after));
             }
         }
     }
@@ -364,15 +330,12 @@ impl<S: System> Supervisor<S> {
             self.health = health;
         }
         if self.state == State::Running {
-            self.begin_stop(libc::SIGTERM, StopReason::Fault, |_| StopCause::Fault(why));
+            self.begin_stop(libc::SIGTERM, StopCause::Fault(why));
         }
     }
 
     fn on_signal(&mut self, mut r: Received) {
-        // `matches!`, not `==`: the derived comparison is a call that
-        // loads its constant from the read-only data, one more cache line
-        // on every signal's way.
-        if r.signal == libc::SIGPIPE && matches!(r.sender, Sender::Vigil) {
+        if r.signal == libc::SIGPIPE && r.sender == Sender::Vigil {
             // vigil's own write to a closed pipe (its stderr, most likely):
             // not news for the child, and not to be logged, since logging it
             // to that same pipe would raise the next one.
@@ -386,8 +349,6 @@ impl<S: System> Supervisor<S> {
         {
             r.sender = Sender::Terminal;
         }
-        // Checked here, inline, so that a signal not logged (at the default
-        // verbosity, every one) costs one load and no call.
         let level = if r.signal == libc::SIGCHLD {
             Level::Trace
         } else {
@@ -421,7 +382,6 @@ impl<S: System> Supervisor<S> {
 
     /// Logs a signal's arrival with its sender: SIGCHLD (one per exit)
     /// only at `-vvv`, and as the kernel gave it, without reading /proc.
-    #[inline(never)]
     fn log_received(&self, r: Received, level: Level) {
         let chld = r.signal == libc::SIGCHLD;
         let sender = if chld {
@@ -476,23 +436,22 @@ impl<S: System> Supervisor<S> {
     fn on_stop_signal(&mut self, r: Received) {
         match self.state {
             State::Running => {
-                self.begin_stop(r.signal, StopReason::Signal, |s| StopCause::Signal {
-                    signal: r.signal,
-                    sender: s.named(r.sender),
-                })
+                let sender = self.named(r.sender);
+                self.begin_stop(
+                    r.signal,
+                    StopCause::Signal {
+                        signal: r.signal,
+                        sender,
+                    },
+                )
             }
             State::Stopping { .. } => self.forward_later_stop(r),
             // Whoever sends a stop signal now wants vigil gone: the drain is
             // cut short.
-            State::Draining {
-                phase: DrainPhase::Terminating,
-                ..
-            } => self.end_drain(DrainKill::StopSignal(r.signal)),
-            State::Draining {
-                phase: DrainPhase::Killing,
-                ..
+            State::Draining(DrainPhase::Terminating) => {
+                self.end_drain(DrainKill::StopSignal(r.signal))
             }
-            | State::Exit(_) => logging::emit(
+            State::Draining(DrainPhase::Killing) | State::Exit(_) => logging::emit(
                 Level::Debug,
                 "stop_signal_ignored",
                 format_args!(
@@ -572,11 +531,9 @@ impl<S: System> Supervisor<S> {
             format_args!("{record}; stopping as if SIGTERM had arrived"),
             |r| r.flatten(&record),
         );
-        self.report.hooks.push(record);
+        self.hooks.push(record);
         if let State::Running = self.state {
-            self.begin_stop(libc::SIGTERM, StopReason::PostStartFailed, |_| {
-                StopCause::PostStartFailed
-            });
+            self.begin_stop(libc::SIGTERM, StopCause::PostStartFailed);
         }
     }
 

@@ -2,9 +2,6 @@
 //! parent-death signal), starting the child, and at the end the exit
 //! report and the terminal given back.
 
-use std::fmt::Write;
-use std::time::Instant;
-
 use super::system::{Os, System};
 use super::{Start, Supervisor};
 use crate::cgroup::OomCounter;
@@ -12,13 +9,11 @@ use crate::cli::Config;
 use crate::hooks::HookKind;
 use crate::logging::{self, Level};
 use crate::procs::Role;
-use crate::reap::Ending;
-use crate::record::{Argv, Head, Record, LINE_MAX};
-use crate::report::{Audience, Clocks, Report};
+use crate::record::{Argv, Record};
+use crate::report::{Audience, Clocks, Command, Exit};
 use crate::sched;
 use crate::signals::{Inherited, Signal, SignalFd};
 use crate::spawn::{self, Spawn};
-use crate::termlog;
 use crate::text::os_error;
 use crate::user;
 
@@ -56,7 +51,7 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
         .map(|spec| user::prepare(spec, role == Role::Pid1))
     {
         Some(Err(e)) => {
-            failed_to_start(&config, "user_failed", &e.to_string(), |r| {
+            failed_to_start("user_failed", &e.to_string(), |r| {
                 e.fields(r).field("status", 1)
             });
             return Err(1);
@@ -82,20 +77,12 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     }
     warn_of_hooks(&config);
     // The OOM counter is found (and, when vigil is not PID 1, read) before
-    // the child exists: an OOM kill in its first microseconds is then
-    // counted too. And measured: done after the spawn, right after vigil
-    // wakes from the wait for the child's exec, it made the first SIGTERM
-    // reach the child about 4 µs later, on one CPU
-    // (docs/benchmark-history.md, issue 21, fourth look). Why, as traced
-    // in the fifth look: work before the fork rather than after it changes
-    // the order in which vigil and its child go to sleep, and with it
-    // whether the scheduler lets vigil's wake-up preempt the signal's
-    // sender.
+    // the child exists, so that an OOM kill in its first moments is
+    // counted too.
     let oom = OomCounter::start(role);
     // Before the first fork, so that every process vigil starts gets back
     // the slice vigil was given (`sched`).
     let slice = sched::shorten();
-    let (command, command_exact) = spawn::display_command_exact(&config.command);
     let gave_terminal =
         spawn::owns_terminal() && !user.as_ref().is_some_and(user::Switch::new_session);
     let spawned = spawn::spawn(
@@ -121,7 +108,7 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
             } else {
                 config.status_after_e(e.status())
             };
-            failed_to_start(&config, e.event(), &e.to_string(), |r| {
+            failed_to_start(e.event(), &e.to_string(), |r| {
                 e.fields(r).field("status", status)
             });
             return Err(status);
@@ -130,13 +117,15 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     logging::emit(
         Level::Info,
         "started",
-        format_args!("started {command} as pid {child}"),
+        format_args!(
+            "started {} as pid {child}",
+            spawn::display_command_exact(&config.command).0
+        ),
         |r| {
             r.field("command", Argv(&config.command))
                 .field("pid", child)
         },
     );
-    warm_up_clock();
     let os = Os {
         role,
         signals,
@@ -145,14 +134,12 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
         oom,
         user,
     };
-    let mut report = report_for(&config, command, child, gave_terminal);
-    report.command_exact = command_exact;
     let start = Start {
         child,
         parent,
         gave_terminal,
     };
-    let mut supervisor = Supervisor::new(config, os, start, report);
+    let mut supervisor = Supervisor::new(config, os, start);
     supervisor.start_post_start();
     Ok(supervisor)
 }
@@ -197,151 +184,65 @@ fn warn_of_hooks(config: &Config) {
     }
 }
 
-/// The report of a child just started, as `pid`; `command` is its text.
-pub(super) fn report_for(
-    config: &Config,
-    command: String,
-    pid: i32,
-    gave_terminal: bool,
-) -> Report {
-    Report {
-        command,
-        child_pid: pid,
-        child_had_terminal: gave_terminal,
-        grace_period: config.grace_period,
-        ..Report::default()
-    }
-}
-
 /// Nothing could start: one error line, which the termination log gets too
 /// (the same line: a record in the structured formats).
 pub(super) fn failed_to_start<'a>(
-    config: &Config,
     event: &'static str,
     message: &str,
     fields: impl FnOnce(Record<'a>) -> Record<'a>,
 ) {
-    let logged = logging::shown(Level::Error);
-    match logging::encoder() {
-        Some(encoder) => {
-            let record = fields(logging::record(Level::Error, event, message.to_string()));
-            let mut line = Vec::new();
-            encoder.line(&record, LINE_MAX, &mut line);
-            if logged {
-                logging::write_line(&line);
-            }
-            if let Some(path) = &config.termination_log {
-                termlog::write(path, &line, logged);
-            }
-        }
-        None => {
-            logging::emit(Level::Error, event, format_args!("{message}"), |r| r);
-            if let Some(path) = &config.termination_log {
-                termlog::write(path, message.as_bytes(), logged);
-            }
-        }
-    }
+    logging::emit_final(Level::Error, event, "", &message, fields);
 }
 
 impl<S: System> Supervisor<S> {
     /// Writes the exit report and returns the exit status.
-    ///
-    /// The supervisor is not dropped: vigil is about to exit, and the kernel
-    /// frees the memory and closes the signalfd then anyway. Doing it here
-    /// would put a `munmap` (the allocator giving back a page) and a `close`
-    /// between the child's death and vigil's exit, which is when the
-    /// container's runtime is waiting for it.
     pub(super) fn finish(mut self, status: i32) -> i32 {
-        if let Some(ending) = self.report.ending {
-            self.report.code_expected = self.exit_status(ending) == 0 && ending.status() != 0;
-        }
-        self.report.oom_kills = self.sys.oom_kills();
-        self.report.status = status;
+        let oom_kills = self.sys.oom_kills();
         logging::final_lines();
         // Every way to `State::Exit` goes through the child's end: the
         // ending is known.
-        if let Some(ending) = self.report.ending {
-            self.report_exit(&ending);
+        if let Some((ending, ended_at)) = self.ended {
+            let code_expected = status == 0 && ending.status() != 0;
+            let exit = Exit {
+                command: Command::new(std::mem::take(&mut self.config.command)),
+                pid: self.child,
+                had_terminal: self.gave_terminal,
+                ending,
+                ended_at,
+                status,
+                code_expected,
+                stop: self.stop.take(),
+                forwards: std::mem::take(&mut self.forwards),
+                grace: self.grace.take(),
+                drain: self.drain.take(),
+                hooks: std::mem::take(&mut self.hooks),
+                orphans_reaped: self.orphans_reaped,
+                oom_kills,
+            };
+            let clocks = Clocks {
+                wall: logging::wall_clock(),
+                now: self.sys.now(),
+            };
+            report_exit(&exit, clocks);
         }
         if self.gave_terminal {
             self.sys.reclaim_terminal(self.child);
         }
         self.sys.let_readers_catch_up();
-        std::mem::forget(self);
         status
-    }
-
-    /// The exit report, to the log when it is due and to the termination
-    /// log. Made only when one of them will show it (it is most of the work
-    /// between the child's death and vigil's exit), and once for both: the
-    /// text line, or the record, whose bytes both get.
-    fn report_exit(&mut self, ending: &Ending) {
-        let exit = self.report.exit(ending);
-        let level = match exit.audience() {
-            Audience::Warning => Level::Warning,
-            Audience::Default => Level::Notice,
-            Audience::Verbose => Level::Info,
-        };
-        let logged = logging::shown(level);
-        let termination_log = self.config.termination_log.as_deref();
-        if !logged && termination_log.is_none() {
-            return;
-        }
-        match (logging::encoder(), termination_log) {
-            // The usual case, and the one the container's runtime waits
-            // for: the line is formatted where it is written, on the stack.
-            (None, None) => logging::emit_text(level, "exit", |out| {
-                out.words(EXIT_REPORT);
-                exit.render(out);
-            }),
-            (None, Some(path)) => {
-                let text = exit.to_string();
-                if logged {
-                    logging::emit_text(level, "exit", |out| {
-                        out.words(EXIT_REPORT);
-                        out.text(&text);
-                    });
-                }
-                termlog::write(path, text.as_bytes(), logged);
-            }
-            (Some(encoder), _) => {
-                let mut msg = String::with_capacity(512);
-                msg.push_str(EXIT_REPORT);
-                let _ = write!(msg, "{exit}");
-                let clocks = Clocks {
-                    wall: logging::wall_clock(),
-                    now: self.sys.now(),
-                };
-                let head = Head {
-                    time: clocks.wall,
-                    level: level.record_level(),
-                    event: "exit",
-                    msg: &msg,
-                };
-                let line = &mut self.exit_line;
-                let argv = &self.config.command;
-                encoder.line_of(&head, |o| exit.fields(o, argv, clocks), LINE_MAX, line);
-                if logged {
-                    logging::write_line(line);
-                }
-                if let Some(path) = termination_log {
-                    termlog::write(path, line, logged);
-                }
-            }
-        }
     }
 }
 
-/// How the exit report's line begins (after `vigil: ` and its tag).
-const EXIT_REPORT: &str = "exit report: ";
-
-/// Reads the clock once, right after the child is started: musl looks up
-/// the vDSO's `clock_gettime` at the first call (a search of its symbols
-/// and page faults). Done here, it overlaps the child's own start-up; left
-/// to the first stop signal, it delayed the forwarding of `docker stop`'s
-/// SIGTERM (docs/benchmarks.md: first signal).
-fn warm_up_clock() {
-    let _ = Instant::now();
+/// The exit report, to the log when it is due and to the termination log.
+fn report_exit(exit: &Exit, clocks: Clocks) {
+    let level = match exit.audience() {
+        Audience::Warning => Level::Warning,
+        Audience::Default => Level::Notice,
+        Audience::Verbose => Level::Info,
+    };
+    logging::emit_final(level, "exit", "exit report: ", exit, |r| {
+        r.with(|o| exit.fields(o, clocks))
+    });
 }
 
 fn become_subreaper() {

@@ -5,12 +5,11 @@ use std::time::Duration;
 
 use super::deadlines::Deadline;
 use super::system::System;
-use super::{Grace, State, StopPhase, StopReason, Supervisor};
-use crate::cli::Config;
+use super::{State, StopPhase, Supervisor};
 use crate::hooks::{Cancel, Hook, KillReason};
 use crate::logging::{self, Level};
 use crate::record::Record;
-use crate::report::{Forward, Forwarded, LaterStop, Stop, StopCause};
+use crate::report::{Forward, Forwarded, Grace, LaterStop, Stop, StopCause};
 use crate::signals::{self, Received, Sender, Signal, Target};
 use crate::text::duration;
 
@@ -40,69 +39,35 @@ const STOP_SEQUENCE: [StopStep; 3] = [
     StopStep::ForwardSignal,
 ];
 
-impl StopStep {
-    /// Whether the configuration gives this step something to wait for;
-    /// one that has none is skipped (`start_step`). Every step is named
-    /// here, so a new one cannot be left out of `only_forwards`.
-    fn waits(self, config: &Config) -> bool {
-        match self {
-            StopStep::PreStopHook => config.pre_stop.is_some(),
-            StopStep::PreStopSleep => !config.pre_stop_sleep.is_zero(),
-            StopStep::ForwardSignal => false,
-        }
-    }
-}
-
-/// Whether the configured stop sequence is nothing but the forward: every
-/// step before it is skipped.
-pub(super) fn only_forwards(config: &Config) -> bool {
-    STOP_SEQUENCE.iter().all(|step| !step.waits(config))
-}
-
 impl<S: System> Supervisor<S> {
     /// Starts the stop sequence: the grace deadline starts, a post-start
     /// hook still running is cancelled, and `STOP_SEQUENCE` runs from its
     /// first step. A running `--timeout` has nothing left to do.
-    ///
-    /// The cause is worked out for the report only after that: with no hook
-    /// and no pre-stop sleep the stop signal is forwarded at once, and the
-    /// child should not wait while vigil names the sender (which reads /proc
-    /// and allocates).
-    pub(super) fn begin_stop(
-        &mut self,
-        signal: i32,
-        reason: StopReason,
-        cause: impl FnOnce(&Self) -> StopCause,
-    ) {
-        self.stop = Some(reason);
+    pub(super) fn begin_stop(&mut self, signal: i32, cause: StopCause) {
+        let at = self.sys.now();
         self.deadlines.clear(Deadline::Timeout);
-        // A grace deadline counts from the stop signal's arrival; without
-        // one, only the report wants the time, and it can wait until the
-        // signal is on its way.
-        let mut at = None;
         // `--timeout` promises a bounded job: without a grace period of the
         // user's, the stop it starts gets docker stop's.
-        let period = match (self.config.grace_period, reason) {
-            (Some(period), _) => Some(period),
-            (None, StopReason::Timeout) => {
-                self.report.grace_period = Some(TIMEOUT_GRACE);
-                self.report.grace_by_default = true;
-                Some(TIMEOUT_GRACE)
-            }
+        let grace = match (self.config.grace_period, &cause) {
+            (Some(period), _) => Some((period, false)),
+            (None, StopCause::Timeout(_)) => Some((TIMEOUT_GRACE, true)),
             (None, _) => None,
         };
-        if let Some(period) = period {
-            let now = self.sys.now();
-            self.grace = Grace::Running(period);
-            self.deadlines.set(Deadline::Grace, now + period);
-            at = Some(now);
+        if let Some((period, by_default)) = grace {
+            self.grace = Some(Grace {
+                period,
+                by_default,
+                kill: None,
+            });
+            self.deadlines.set(Deadline::Grace, at + period);
         }
-        let why = match reason {
-            StopReason::Signal => "signal",
-            StopReason::PostStartFailed => "post_start_failed",
-            StopReason::Timeout => "timeout",
-            StopReason::Fault => "fault",
+        let why = match cause {
+            StopCause::Signal { .. } => "signal",
+            StopCause::PostStartFailed => "post_start_failed",
+            StopCause::Timeout(_) => "timeout",
+            StopCause::Fault(_) => "fault",
         };
+        let period = grace.map(|(period, _)| period);
         let fields = |r: Record<'static>| {
             r.word("cause", why)
                 .field("signal", Signal(signal))
@@ -117,15 +82,14 @@ impl<S: System> Supervisor<S> {
             ),
             None => logging::emit(Level::Info, "stopping", format_args!("stopping"), fields),
         }
+        self.stop = Some(Stop {
+            cause,
+            at,
+            sent: None,
+            later: None,
+        });
         self.kill_hook(Hook::PostStart, KillReason::Cancelled(Cancel::Stop));
         self.run_stop_sequence(signal, 0);
-        // Without a grace period, the stop's time is read once the signal
-        // is on its way (sent ahead: when it was sent).
-        let at = at
-            .or(self.sent_ahead.map(|ahead| ahead.at))
-            .unwrap_or_else(|| self.sys.now());
-        let cause = cause(self);
-        self.report.stop = Some(Stop { cause, at });
     }
 
     /// What the sequence waited for in `step` is over (the pre-stop hook
@@ -166,7 +130,8 @@ impl<S: System> Supervisor<S> {
         };
     }
 
-    /// Starts one step; whether the sequence must wait for it.
+    /// Starts one step; whether the sequence must wait for it. A step the
+    /// configuration gives nothing to do is skipped.
     fn start_step(&mut self, step: StopStep, signal: i32) -> bool {
         match step {
             StopStep::PreStopHook => {
@@ -186,7 +151,7 @@ impl<S: System> Supervisor<S> {
                             format_args!("{record}; going on with the stop"),
                             |r| r.flatten(&record),
                         );
-                        self.report.hooks.push(record);
+                        self.hooks.push(record);
                         false
                     }
                 }
@@ -211,12 +176,15 @@ impl<S: System> Supervisor<S> {
                 true
             }
             StopStep::ForwardSignal => {
-                // Who sent the stop signal is in the report's stop cause.
+                // Who sent the stop signal is in the stop's cause.
                 let r = Received {
                     signal,
                     sender: Sender::Vigil,
                 };
-                self.report.stop_signal_sent = self.forward(r).map(|f| f.sent);
+                let sent = self.forward(r).map(|f| f.sent);
+                if let Some(stop) = &mut self.stop {
+                    stop.sent = sent;
+                }
                 self.continue_if_stopped();
                 false
             }
@@ -229,15 +197,17 @@ impl<S: System> Supervisor<S> {
         if let Some(forward) = self.forward(r) {
             let at = self.sys.now();
             self.continue_if_stopped();
-            self.report.later_stop =
-                self.report
-                    .forwards
-                    .last(forward.sent)
-                    .map(|Forwarded { forward, sender }| LaterStop {
-                        forward,
-                        sender,
-                        at,
-                    });
+            let later = self
+                .forwards
+                .last(forward.sent)
+                .map(|Forwarded { forward, sender }| LaterStop {
+                    forward,
+                    sender,
+                    at,
+                });
+            if let Some(stop) = &mut self.stop {
+                stop.later = later;
+            }
         }
     }
 
@@ -275,20 +245,14 @@ impl<S: System> Supervisor<S> {
             return None;
         };
         let target = self.target(r.sender);
-        if logging::shown(Level::Debug) {
-            log_forwarding(signal, to, target);
-        }
-        if !self.sent_already(signal, to) {
-            self.sys.send(target, to);
-        }
+        log_forwarding(signal, to, target);
+        self.sys.send(target, to);
         let forward = Forward {
             received: r,
             sent: to,
         };
-        // After the kill: the child does not wait while vigil reads the
-        // sender's name.
         let sys = &self.sys;
-        self.report.forwarded(forward, |pid| sys.name(pid));
+        self.forwards.record(forward, |pid| sys.name(pid));
         Some(forward)
     }
 }

@@ -181,7 +181,7 @@ fn supervisor(args: &[&str]) -> Supervisor<Fake> {
         now: Some(Instant::now()),
         ..Fake::default()
     };
-    let mut s = Supervisor::new(*config, fake, started(CHILD), Report::default());
+    let mut s = Supervisor::new(*config, fake, started(CHILD));
     s.start_post_start();
     s
 }
@@ -214,15 +214,39 @@ fn killed(signal: i32) -> Ending {
 }
 
 impl Supervisor<Fake> {
-    /// A process ended and SIGCHLD said so.
-    fn ended(&mut self, pid: i32, ending: Ending) {
-        self.sys
-            .reaps
-            .push_back(Next::Event(Event::Ended(pid, ending)));
-        self.on_signal(Received {
+    /// `r` is the next thing the loop reads, and one turn of the loop runs:
+    /// the way every signal reaches the state machine.
+    fn signal(&mut self, r: Received) {
+        self.sys.signals.push_back(Ok(Some(r)));
+        self.turn();
+    }
+
+    /// SIGCHLD comes, and the kernel has `events` to reap.
+    fn chld(&mut self, events: impl IntoIterator<Item = Next>) {
+        self.sys.reaps.extend(events);
+        self.signal(Received {
             signal: libc::SIGCHLD,
             sender: Sender::Kernel,
         });
+    }
+
+    /// A process ended and SIGCHLD said so.
+    fn ended(&mut self, pid: i32, ending: Ending) {
+        self.chld([Next::Event(Event::Ended(pid, ending))]);
+    }
+
+    /// How the stop began, as the exit status reads it.
+    fn stop_cause(&self) -> Option<&'static str> {
+        self.stop.as_ref().map(|stop| match stop.cause {
+            StopCause::Signal { .. } => "signal",
+            StopCause::PostStartFailed => "post_start_failed",
+            StopCause::Timeout(_) => "timeout",
+            StopCause::Fault(_) => "fault",
+        })
+    }
+
+    fn grace_passed(&self) -> bool {
+        self.grace.as_ref().is_some_and(|g| g.kill.is_some())
     }
 
     /// Moves the clock to just past the next deadline and runs one turn.
@@ -254,25 +278,25 @@ impl Supervisor<Fake> {
 #[test]
 fn running_forwards_a_signal_at_once() {
     let mut s = supervisor(&[]);
-    s.on_signal(from_outside(libc::SIGUSR1));
+    s.signal(from_outside(libc::SIGUSR1));
     assert_eq!(s.sys.sent, [(Target::Process(CHILD), libc::SIGUSR1)]);
     assert_eq!(s.state, State::Running);
     let mut g = supervisor(&["-g", "--rewrite", "USR1:HUP", "--rewrite", "USR2:0"]);
-    g.on_signal(from_outside(libc::SIGUSR1));
-    g.on_signal(from_outside(libc::SIGUSR2));
-    g.on_signal(from_outside(libc::SIGTTIN));
+    g.signal(from_outside(libc::SIGUSR1));
+    g.signal(from_outside(libc::SIGUSR2));
+    g.signal(from_outside(libc::SIGTTIN));
     assert_eq!(g.sys.sent, [(Target::Group(CHILD), libc::SIGHUP)]);
 }
 
 #[test]
 fn running_stop_signal_without_a_sequence_is_forwarded_at_once() {
     let mut s = supervisor(&[]);
-    s.on_signal(from_outside(libc::SIGTERM));
+    s.signal(from_outside(libc::SIGTERM));
     assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
     assert_eq!(s.stopping(), Some(StopPhase::AwaitingExit));
-    assert_eq!(s.stop, Some(StopReason::Signal));
+    assert_eq!(s.stop_cause(), Some("signal"));
     assert!(matches!(
-        s.report.stop.as_ref().map(|stop| &stop.cause),
+        s.stop.as_ref().map(|stop| &stop.cause),
         Some(StopCause::Signal {
             signal: libc::SIGTERM,
             ..
@@ -291,7 +315,7 @@ fn the_stop_sequence_runs_hook_then_sleep_then_signal() {
         "--grace-period",
         "30s",
     ]);
-    s.on_signal(from_outside(libc::SIGINT));
+    s.signal(from_outside(libc::SIGINT));
     assert_eq!(
         s.stopping(),
         Some(StopPhase::Waiting(StopStep::PreStopHook))
@@ -322,7 +346,7 @@ fn the_stop_sequence_runs_hook_then_sleep_then_signal() {
 #[test]
 fn a_slow_pre_stop_hook_is_mentioned_once_and_nothing_else_changes() {
     let mut s = supervisor(&["--pre-stop", "slow-hook", "--grace-period", "30s"]);
-    s.on_signal(from_outside(libc::SIGTERM));
+    s.signal(from_outside(libc::SIGTERM));
     assert_eq!(
         s.deadlines.next(),
         s.deadlines.get(Deadline::PreStopSlow),
@@ -337,7 +361,7 @@ fn a_slow_pre_stop_hook_is_mentioned_once_and_nothing_else_changes() {
     assert!(s.sent_to_child().is_empty());
     // A hook that ends first leaves nothing to mention.
     let mut s = supervisor(&["--pre-stop", "quick-hook"]);
-    s.on_signal(from_outside(libc::SIGTERM));
+    s.signal(from_outside(libc::SIGTERM));
     let hook = s.pre_stop.as_ref().unwrap().pid;
     s.ended(hook, exited(0));
     assert_eq!(s.deadlines.next(), None);
@@ -346,17 +370,17 @@ fn a_slow_pre_stop_hook_is_mentioned_once_and_nothing_else_changes() {
 #[test]
 fn a_pre_stop_hook_that_fails_or_cannot_start_does_not_stop_the_sequence() {
     let mut s = supervisor(&["--pre-stop", "false"]);
-    s.on_signal(from_outside(libc::SIGTERM));
+    s.signal(from_outside(libc::SIGTERM));
     let hook = s.pre_stop.as_ref().unwrap().pid;
     s.ended(hook, exited(1));
     assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
-    assert!(s.report.hooks[0].failed());
+    assert!(s.hooks[0].failed());
 
     let mut s = supervisor(&["--pre-stop", "missing"]);
     s.sys.spawn_fails = true;
-    s.on_signal(from_outside(libc::SIGTERM));
+    s.signal(from_outside(libc::SIGTERM));
     assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
-    assert!(matches!(s.report.hooks[0].outcome, Outcome::CouldNotRun(_)));
+    assert!(matches!(s.hooks[0].outcome, Outcome::CouldNotRun(_)));
 }
 
 // Stopping.
@@ -369,15 +393,15 @@ fn stopping_a_later_stop_signal_is_forwarded_at_once_in_each_phase() {
         &[],
     ] {
         let mut s = supervisor(args);
-        s.on_signal(from_outside(libc::SIGINT));
+        s.signal(from_outside(libc::SIGINT));
         let phase = s.stopping();
         let before = s.sent_to_child();
-        s.on_signal(from_outside(libc::SIGTERM));
+        s.signal(from_outside(libc::SIGTERM));
         let mut want = before.clone();
         want.push(libc::SIGTERM);
         assert_eq!(s.sent_to_child(), want, "{args:?}");
         assert_eq!(s.stopping(), phase, "{args:?}: the phase stays");
-        assert!(s.report.later_stop.is_some());
+        assert!(s.stop.as_ref().unwrap().later.is_some());
     }
 }
 
@@ -390,16 +414,10 @@ fn stopping_the_child_exit_in_each_phase_starts_the_drain() {
     ] {
         let mut s = supervisor(args);
         s.sys.children = true;
-        s.on_signal(from_outside(libc::SIGTERM));
+        s.signal(from_outside(libc::SIGTERM));
         s.ended(CHILD, killed(libc::SIGTERM));
         assert!(
-            matches!(
-                s.state,
-                State::Draining {
-                    phase: DrainPhase::Terminating,
-                    ..
-                }
-            ),
+            matches!(s.state, State::Draining(DrainPhase::Terminating)),
             "{args:?}: {:?}",
             s.state
         );
@@ -413,8 +431,7 @@ fn stopping_the_child_exit_in_each_phase_starts_the_drain() {
                 Some(KillReason::Cancelled(Cancel::ChildExited))
             );
         }
-        s.sys.reaps.push_back(Next::NoChildren);
-        s.reap();
+        s.chld([Next::NoChildren]);
         assert_eq!(s.state, State::Exit(143), "{args:?}");
     }
 }
@@ -444,9 +461,9 @@ fn the_grace_deadline_kills_everything_and_overtakes_the_sequence() {
         pid: CHILD,
         name: "app".into(),
     }];
-    s.on_signal(from_outside(libc::SIGTERM));
+    s.signal(from_outside(libc::SIGTERM));
     s.next_deadline_passes();
-    assert_eq!(s.grace, Grace::Expired);
+    assert!(s.grace_passed());
     assert_eq!(s.sys.signalled_all, [vec![libc::SIGKILL]]);
     assert_eq!(s.stopping(), Some(StopPhase::AwaitingExit));
     assert_eq!(
@@ -457,24 +474,18 @@ fn the_grace_deadline_kills_everything_and_overtakes_the_sequence() {
     let hook = s.pre_stop.as_ref().unwrap().pid;
     s.ended(hook, killed(libc::SIGKILL));
     assert!(!s.sent_to_child().contains(&libc::SIGTERM));
-    assert!(s.report.grace_killed.is_some());
+    assert!(s.grace_passed());
     // The child's exit now goes straight to killing what is left.
     s.sys.children = true;
     s.ended(CHILD, killed(libc::SIGKILL));
-    assert_eq!(
-        s.state,
-        State::Draining {
-            ending: killed(libc::SIGKILL),
-            phase: DrainPhase::Killing
-        }
-    );
+    assert_eq!(s.state, State::Draining(DrainPhase::Killing));
 }
 
 #[test]
 fn the_grace_deadline_during_the_drain_ends_it() {
     let mut s = supervisor(&["--grace-period", "1s", "--drain-timeout", "10s"]);
     s.sys.children = true;
-    s.on_signal(from_outside(libc::SIGTERM));
+    s.signal(from_outside(libc::SIGTERM));
     s.ended(CHILD, exited(0));
     // The drain deadline is the grace deadline, the earlier of the two.
     assert_eq!(
@@ -482,14 +493,8 @@ fn the_grace_deadline_during_the_drain_ends_it() {
         s.deadlines.get(Deadline::Grace)
     );
     s.next_deadline_passes();
-    assert_eq!(s.grace, Grace::Expired);
-    assert!(matches!(
-        s.state,
-        State::Draining {
-            phase: DrainPhase::Killing,
-            ..
-        }
-    ));
+    assert!(s.grace_passed());
+    assert!(matches!(s.state, State::Draining(DrainPhase::Killing)));
     assert_eq!(s.deadlines.next(), None);
 }
 
@@ -507,14 +512,13 @@ fn the_drain_deadline_kills_what_is_left_and_vigil_waits_for_it() {
         s.sys.signalled_all,
         [vec![libc::SIGTERM, libc::SIGCONT], vec![libc::SIGKILL]]
     );
-    let (why, killed_list) = s.report.drain_killed.clone().unwrap();
+    let (why, killed_list) = s.drain.as_ref().unwrap().kill.clone().unwrap();
     assert_eq!(why.to_string(), "drain timeout (2s) over");
     assert_eq!(killed_list[0].pid, 300);
     // A reaping round with nothing to reap SIGKILLs again (a late fork).
-    s.reap();
+    s.chld([]);
     assert_eq!(s.sys.signalled_all.len(), 3);
-    s.sys.reaps.push_back(Next::NoChildren);
-    s.reap();
+    s.chld([Next::NoChildren]);
     assert_eq!(s.state, State::Exit(0));
 }
 
@@ -523,21 +527,15 @@ fn a_stop_signal_during_the_drain_kills_what_is_left_at_once() {
     let mut s = supervisor(&[]);
     s.sys.children = true;
     s.ended(CHILD, exited(0));
-    s.on_signal(from_outside(libc::SIGINT));
-    assert!(matches!(
-        s.state,
-        State::Draining {
-            phase: DrainPhase::Killing,
-            ..
-        }
-    ));
+    s.signal(from_outside(libc::SIGINT));
+    assert!(matches!(s.state, State::Draining(DrainPhase::Killing)));
     assert_eq!(
-        s.report.drain_killed.as_ref().unwrap().0,
+        s.drain.as_ref().unwrap().kill.as_ref().unwrap().0,
         crate::report::DrainKill::StopSignal(libc::SIGINT)
     );
     assert_eq!(s.deadlines.get(Deadline::Drain), None);
     // Another one changes nothing.
-    s.on_signal(from_outside(libc::SIGTERM));
+    s.signal(from_outside(libc::SIGTERM));
     assert_eq!(s.sys.signalled_all.len(), 2);
 }
 
@@ -556,7 +554,7 @@ fn timeout_stops_as_for_sigterm_and_exits_124() {
     let mut s = supervisor(&["--timeout", "3s", "--grace-period", "1s"]);
     assert!(s.deadlines.get(Deadline::Timeout).is_some());
     s.next_deadline_passes();
-    assert_eq!(s.stop, Some(StopReason::Timeout));
+    assert_eq!(s.stop_cause(), Some("timeout"));
     assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
     assert!(s.deadlines.get(Deadline::Grace).is_some());
     s.ended(CHILD, exited(0));
@@ -574,8 +572,8 @@ fn the_terminal_s_signals_go_to_the_child_s_group_and_stop_nothing() {
         signal,
         sender: Sender::Kernel,
     };
-    s.on_signal(from_the_terminal(libc::SIGINT));
-    s.on_signal(from_the_terminal(libc::SIGQUIT));
+    s.signal(from_the_terminal(libc::SIGINT));
+    s.signal(from_the_terminal(libc::SIGQUIT));
     assert_eq!(
         s.sys.sent,
         [
@@ -584,7 +582,7 @@ fn the_terminal_s_signals_go_to_the_child_s_group_and_stop_nothing() {
         ]
     );
     assert_eq!(s.state, State::Running);
-    assert_eq!(s.stop, None);
+    assert_eq!(s.stop_cause(), None);
     assert!(s.deadlines.get(Deadline::Timeout).is_some());
     s.sys.children = true;
     s.sys.left = vec![Proc {
@@ -592,15 +590,9 @@ fn the_terminal_s_signals_go_to_the_child_s_group_and_stop_nothing() {
         name: "left".into(),
     }];
     s.ended(CHILD, killed(libc::SIGINT));
-    s.on_signal(from_the_terminal(libc::SIGINT));
+    s.signal(from_the_terminal(libc::SIGINT));
     assert!(
-        matches!(
-            s.state,
-            State::Draining {
-                phase: DrainPhase::Killing,
-                ..
-            }
-        ),
+        matches!(s.state, State::Draining(DrainPhase::Killing)),
         "{:?}",
         s.state
     );
@@ -609,7 +601,7 @@ fn the_terminal_s_signals_go_to_the_child_s_group_and_stop_nothing() {
 #[test]
 fn timeout_is_over_once_a_stop_began_or_the_child_exited() {
     let mut s = supervisor(&["--timeout", "3s"]);
-    s.on_signal(from_outside(libc::SIGTERM));
+    s.signal(from_outside(libc::SIGTERM));
     assert_eq!(s.deadlines.get(Deadline::Timeout), None);
     s.ended(CHILD, killed(libc::SIGTERM));
     assert_eq!(s.state, State::Exit(143), "the signal's status, not 124");
@@ -626,7 +618,7 @@ fn a_failed_post_start_stops_and_the_status_is_never_0() {
     let mut s = supervisor(&["--post-start", "check"]);
     let hook = s.post_start.as_ref().unwrap().pid;
     s.ended(hook, exited(2));
-    assert_eq!(s.stop, Some(StopReason::PostStartFailed));
+    assert_eq!(s.stop_cause(), Some("post_start_failed"));
     assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
     s.ended(CHILD, exited(0));
     assert_eq!(s.state, State::Exit(1));
@@ -655,9 +647,9 @@ fn a_post_start_that_cannot_start_stops_at_once() {
         spawn_fails: true,
         ..Fake::default()
     };
-    let mut s = Supervisor::new(*config, fake, started(CHILD), Report::default());
+    let mut s = Supervisor::new(*config, fake, started(CHILD));
     s.start_post_start();
-    assert_eq!(s.stop, Some(StopReason::PostStartFailed));
+    assert_eq!(s.stop_cause(), Some("post_start_failed"));
     assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
 }
 
@@ -667,22 +659,22 @@ fn the_post_start_timeout_kills_the_hook_and_stops() {
     let hook = s.post_start.as_ref().unwrap().pid;
     s.next_deadline_passes();
     assert_eq!(s.sys.sent, [(Target::Group(hook), libc::SIGKILL)]);
-    assert_eq!(s.stop, None, "the stop waits for the hook's end");
+    assert_eq!(s.stop_cause(), None, "the stop waits for the hook's end");
     s.ended(hook, killed(libc::SIGKILL));
-    assert!(matches!(s.report.hooks[0].outcome, Outcome::TimedOut));
-    assert_eq!(s.stop, Some(StopReason::PostStartFailed));
+    assert!(matches!(s.hooks[0].outcome, Outcome::TimedOut));
+    assert_eq!(s.stop_cause(), Some("post_start_failed"));
 }
 
 #[test]
 fn a_post_start_still_running_at_the_stop_is_cancelled() {
     let mut s = supervisor(&["--post-start", "slow", "--post-start-timeout", "9s"]);
     let hook = s.post_start.as_ref().unwrap().pid;
-    s.on_signal(from_outside(libc::SIGTERM));
+    s.signal(from_outside(libc::SIGTERM));
     assert_eq!(s.sys.sent[0], (Target::Group(hook), libc::SIGKILL));
     assert_eq!(s.deadlines.get(Deadline::PostStart), None);
     s.ended(hook, killed(libc::SIGKILL));
-    assert!(!s.report.hooks[0].failed());
-    assert_eq!(s.stop, Some(StopReason::Signal));
+    assert!(!s.hooks[0].failed());
+    assert_eq!(s.stop_cause(), Some("signal"));
 }
 
 // Reaping and job control.
@@ -694,11 +686,11 @@ fn orphans_are_counted() {
         Next::Event(Event::Ended(401, exited(0))),
         Next::Event(Event::Ended(402, killed(9))),
     ]);
-    s.on_signal(Received {
+    s.signal(Received {
         signal: libc::SIGCHLD,
         sender: Sender::Kernel,
     });
-    assert_eq!(s.report.orphans_reaped, 2);
+    assert_eq!(s.orphans_reaped, 2);
     assert_eq!(s.state, State::Running);
 }
 
@@ -707,12 +699,9 @@ fn ctrl_z_under_a_job_control_shell_stops_vigil_and_sigcont_resumes_it() {
     let mut s = supervisor(&[]);
     s.gave_terminal = true;
     s.sys.job_control = true;
-    s.sys
-        .reaps
-        .push_back(Next::Event(Event::Stopped(CHILD, libc::SIGTSTP)));
-    s.reap();
+    s.chld([Next::Event(Event::Stopped(CHILD, libc::SIGTSTP))]);
     assert_eq!(s.sys.stopped_self, 1);
-    s.on_signal(from_outside(libc::SIGCONT));
+    s.signal(from_outside(libc::SIGCONT));
     assert_eq!(s.sys.terminal_given, [CHILD]);
     assert_eq!(s.sys.sent, [(Target::Group(CHILD), libc::SIGCONT)]);
 }
@@ -725,22 +714,16 @@ fn with_nobody_to_resume_it_vigil_never_stops_itself() {
         let mut s = supervisor(&[]);
         s.gave_terminal = terminal;
         s.sys.job_control = job_control;
-        s.sys
-            .reaps
-            .push_back(Next::Event(Event::Stopped(CHILD, libc::SIGTSTP)));
-        s.reap();
+        s.chld([Next::Event(Event::Stopped(CHILD, libc::SIGTSTP))]);
         assert_eq!(s.sys.stopped_self, 0);
         assert_eq!(s.sys.sent, [(Target::Group(CHILD), libc::SIGCONT)]);
     }
     // A SIGSTOP was meant: the child stays stopped, and the stop signal
     // comes with SIGCONT so that it can act on it.
     let mut s = supervisor(&[]);
-    s.sys
-        .reaps
-        .push_back(Next::Event(Event::Stopped(CHILD, libc::SIGSTOP)));
-    s.reap();
+    s.chld([Next::Event(Event::Stopped(CHILD, libc::SIGSTOP))]);
     assert!(s.sys.sent.is_empty());
-    s.on_signal(from_outside(libc::SIGTERM));
+    s.signal(from_outside(libc::SIGTERM));
     assert_eq!(
         s.sys.sent,
         [
@@ -754,21 +737,21 @@ fn with_nobody_to_resume_it_vigil_never_stops_itself() {
 fn timeout_ends_a_stopped_child_within_the_default_grace() {
     let mut s = supervisor(&["--timeout", "2s"]);
     s.sys.children = true;
-    s.sys
-        .reaps
-        .push_back(Next::Event(Event::Stopped(CHILD, libc::SIGSTOP)));
-    s.reap();
+    s.chld([Next::Event(Event::Stopped(CHILD, libc::SIGSTOP))]);
     s.next_deadline_passes();
     assert_eq!(s.sent_to_child(), [libc::SIGTERM, libc::SIGCONT]);
-    assert_eq!(s.grace, Grace::Running(stop::TIMEOUT_GRACE));
-    assert!(s.report.grace_by_default);
+    let grace = s.grace.as_ref().unwrap();
+    assert_eq!(
+        (grace.period, grace.by_default),
+        (stop::TIMEOUT_GRACE, true)
+    );
+    assert!(!s.grace_passed());
     // A child that ignores SIGTERM is SIGKILLed at the default grace.
     s.next_deadline_passes();
-    assert_eq!(s.grace, Grace::Expired);
+    assert!(s.grace_passed());
     assert_eq!(s.sys.signalled_all, [vec![libc::SIGKILL]]);
     s.ended(CHILD, killed(libc::SIGKILL));
-    s.sys.reaps.push_back(Next::NoChildren);
-    s.reap();
+    s.chld([Next::NoChildren]);
     assert_eq!(s.state, State::Exit(124));
 }
 
@@ -802,7 +785,7 @@ fn a_persistent_signalfd_error_stops_the_container_without_spinning() {
     turns_until_exit(&mut s, 10);
     assert_eq!(s.sys.waits.len(), 1, "the signalfd is not read again");
     assert_eq!(s.health, Health::Deaf);
-    assert_eq!(s.stop, Some(StopReason::Fault));
+    assert_eq!(s.stop_cause(), Some("fault"));
     assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
     assert!(!s.sys.sleeps.is_empty());
     assert!(
@@ -821,7 +804,7 @@ fn a_deadline_that_never_comes_stops_the_container_without_spinning() {
         s.turn();
     }
     assert_eq!(s.health, Health::Unsteady);
-    assert_eq!(s.stop, Some(StopReason::Fault));
+    assert_eq!(s.stop_cause(), Some("fault"));
     assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
     // From now on every wait is paced, even for a deadline due "now".
     let waits = s.sys.waits.len();
@@ -847,7 +830,7 @@ fn after_a_fault_the_loop_still_ends_when_the_child_does() {
     let turns = turns_until_exit(&mut s, 3);
     assert_eq!(turns, 1);
     assert!(matches!(
-        s.report.stop.as_ref().map(|stop| &stop.cause),
+        s.stop.as_ref().map(|stop| &stop.cause),
         Some(StopCause::Fault(why)) if why == "injected"
     ));
 }
@@ -857,36 +840,17 @@ fn queue(s: &mut Supervisor<Fake>, signal: i32) {
     s.sys.signals.push_back(Ok(Some(from_outside(signal))));
 }
 
-/// The child's SIGCHLD, as the next thing the loop reads, and its reaping.
-fn queue_child_end(s: &mut Supervisor<Fake>, ending: Ending) {
-    s.sys.signals.push_back(Ok(Some(Received {
-        signal: libc::SIGCHLD,
-        sender: Sender::Kernel,
-    })));
-    s.sys
-        .reaps
-        .push_back(Next::Event(Event::Ended(CHILD, ending)));
-}
-
+/// The first stop signal is forwarded and the stop accounted for in the
+/// same turn, with the time it arrived.
 #[test]
-fn a_first_stop_signal_goes_straight_on_and_is_accounted_at_the_next_wake_up() {
+fn a_first_stop_signal_is_forwarded_and_accounted_at_once() {
     let mut s = supervisor(&[]);
-    let sent_at = s.sys.clock();
-    queue(&mut s, libc::SIGTERM);
-    s.turn();
-    // Sent, and nothing else done yet: the child runs on it first.
+    let arrived = s.sys.clock();
+    s.signal(from_outside(libc::SIGTERM));
     assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
-    assert_eq!(s.state, State::Running);
-    assert!(s.report.stop.is_none());
-    // The child takes 2 s to end; its SIGCHLD wakes vigil, which first
-    // accounts for the stop, with the time of the send.
-    s.sys.now = Some(sent_at + Duration::from_secs(2));
-    queue_child_end(&mut s, killed(libc::SIGTERM));
-    s.turn();
-    assert_eq!(s.sent_to_child(), [libc::SIGTERM], "sent once");
-    assert_eq!(s.state, State::Exit(143));
-    let stop = s.report.stop.as_ref().expect("the stop is in the report");
-    assert_eq!(stop.at, sent_at);
+    assert!(matches!(s.state, State::Stopping { .. }));
+    let stop = s.stop.as_ref().expect("the stop began");
+    assert_eq!(stop.at, arrived);
     assert!(matches!(
         stop.cause,
         StopCause::Signal {
@@ -894,21 +858,19 @@ fn a_first_stop_signal_goes_straight_on_and_is_accounted_at_the_next_wake_up() {
             ..
         }
     ));
-    assert_eq!(s.report.stop_signal_sent, Some(libc::SIGTERM));
-    let text = s.report.exit(&killed(libc::SIGTERM)).to_string();
-    assert!(
-        text.contains("(sent SIGTERM), child ended 2.00s later"),
-        "{text}"
-    );
+    assert_eq!(stop.sent, Some(libc::SIGTERM));
+    s.sys.now = Some(arrived + Duration::from_secs(2));
+    s.ended(CHILD, killed(libc::SIGTERM));
+    assert_eq!(s.sent_to_child(), [libc::SIGTERM], "sent once");
+    assert_eq!(s.state, State::Exit(143));
 }
 
 #[test]
-fn a_second_stop_signal_finds_the_first_accounted_for() {
+fn a_second_stop_signal_is_a_later_one() {
     let mut s = supervisor(&[]);
     queue(&mut s, libc::SIGINT);
     queue(&mut s, libc::SIGTERM);
     s.turn();
-    assert_eq!(s.state, State::Running);
     s.turn();
     // The SIGINT's stop began first; the SIGTERM is a later stop signal,
     // forwarded at once.
@@ -920,35 +882,5 @@ fn a_second_stop_signal_finds_the_first_accounted_for() {
             ..
         }
     ));
-    assert!(s.report.later_stop.is_some());
-}
-
-#[test]
-fn a_stop_signal_is_handled_at_once_when_its_bookkeeping_matters_now() {
-    // A grace period's deadline must be armed before vigil waits again; a
-    // pre-stop sleep comes before the forward; --timeout's deadline must be
-    // cleared; a sender in the namespace is named from /proc while it is
-    // still there.
-    for (args, sender) in [
-        (&["--grace-period", "5s"][..], 0),
-        (&["--pre-stop-sleep", "1s"][..], 0),
-        (&["--timeout", "1h"][..], 0),
-        (&[][..], 42),
-    ] {
-        let mut s = supervisor(args);
-        s.sys.signals.push_back(Ok(Some(Received {
-            signal: libc::SIGTERM,
-            sender: Sender::Process {
-                pid: sender,
-                uid: 0,
-            },
-        })));
-        s.turn();
-        assert!(
-            matches!(s.state, State::Stopping { .. }),
-            "{args:?} from pid {sender}: {:?}",
-            s.state
-        );
-        assert!(s.report.stop.is_some(), "{args:?} from pid {sender}");
-    }
+    assert!(s.stop.as_ref().unwrap().later.is_some());
 }

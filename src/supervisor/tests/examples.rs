@@ -46,14 +46,12 @@ fn example(args: &[&str], command: &[&str]) -> Supervisor<Fake> {
     let Ok(Action::Run(config)) = cli::parse(&argv, Vec::new()) else {
         panic!("bad example options {args:?}");
     };
-    let text = crate::spawn::display_command(&config.command);
-    let report = setup::report_for(&config, text, PID, false);
     let fake = Fake {
         now: Some(Instant::now()),
         next_pid: 11,
         ..Fake::default()
     };
-    let mut s = Supervisor::new(*config, fake, started(PID), report);
+    let mut s = Supervisor::new(*config, fake, started(PID));
     s.start_post_start();
     s
 }
@@ -228,20 +226,13 @@ fn exit_records(format: Format) -> Vec<(&'static str, String)> {
 /// be executed, the command line is wrong.
 fn start_records(format: Format) -> Vec<(&'static str, String)> {
     let exec = lines(format, || {
-        let argv: Vec<OsString> = ["vigil", "--termination-log=", "/app/server"]
-            .iter()
-            .map(OsString::from)
-            .collect();
-        let Ok(Action::Run(config)) = cli::parse(&argv, Vec::new()) else {
-            panic!();
-        };
         let e = SpawnError {
             program: "/app/server".into(),
             error: io::Error::from_raw_os_error(libc::ENOENT),
             shell_error: None,
             switch_failed: None,
         };
-        setup::failed_to_start(&config, e.event(), &e.to_string(), |r| {
+        setup::failed_to_start(e.event(), &e.to_string(), |r| {
             e.fields(r).field("status", e.status())
         });
     });
@@ -253,7 +244,7 @@ fn start_records(format: Format) -> Vec<(&'static str, String)> {
         let Err(cli::UsageError(message)) = cli::parse(&args, Vec::new()) else {
             panic!();
         };
-        logging::early(format, Level::Error, "usage_error", &message, |r| {
+        logging::early(format, None, Level::Error, "usage_error", &message, |r| {
             r.field("status", 2)
         });
     });
