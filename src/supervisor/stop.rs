@@ -18,9 +18,25 @@ use crate::text::duration;
 /// that ignores SIGTERM still ends.
 pub const TIMEOUT_GRACE: Duration = Duration::from_secs(10);
 
-/// One step of the stop sequence.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StopStep {
+/// Declares `StopStep` and `StopStep::ALL`, every step, from one list:
+/// the test that holds `STOP_SEQUENCE` to every step reads `ALL`, so a step
+/// added here but left out of the sequence fails it.
+macro_rules! stop_steps {
+    ($($(#[doc = $doc:literal])* $step:ident,)*) => {
+        /// One step of the stop sequence.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum StopStep {
+            $($(#[doc = $doc])* $step,)*
+        }
+
+        impl StopStep {
+            #[cfg(test)]
+            pub const ALL: &'static [StopStep] = &[$(StopStep::$step,)*];
+        }
+    };
+}
+
+stop_steps! {
     /// `--pre-stop`: run the hook, and wait for it.
     PreStopHook,
     /// `--pre-stop-sleep`: wait.
@@ -33,7 +49,7 @@ pub enum StopStep {
 /// either starts something to wait for or is skipped (not configured, or
 /// the hook could not start), and when what it started is over the
 /// sequence goes on with the step after it in this list.
-const STOP_SEQUENCE: [StopStep; 3] = [
+pub(super) const STOP_SEQUENCE: [StopStep; 3] = [
     StopStep::PreStopHook,
     StopStep::PreStopSleep,
     StopStep::ForwardSignal,

@@ -305,6 +305,17 @@ fn running_stop_signal_without_a_sequence_is_forwarded_at_once() {
     assert_eq!(s.deadlines.next(), None, "no grace period, no deadline");
 }
 
+/// Every step of the stop sequence is in `STOP_SEQUENCE`, once: a step
+/// left out would never run.
+#[test]
+fn every_stop_step_is_in_the_sequence_once() {
+    for step in StopStep::ALL {
+        let times = stop::STOP_SEQUENCE.iter().filter(|s| *s == step).count();
+        assert_eq!(times, 1, "{step:?} is in STOP_SEQUENCE {times} times");
+    }
+    assert_eq!(stop::STOP_SEQUENCE.len(), StopStep::ALL.len());
+}
+
 #[test]
 fn the_stop_sequence_runs_hook_then_sleep_then_signal() {
     let mut s = supervisor(&[
