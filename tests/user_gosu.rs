@@ -368,11 +368,12 @@ fn run(lab: &Lab, case: &Case, runner: Runner) -> Run {
         prefix.push(format!("--groups=+{USER_ID}"));
     }
     prefix.push(root.display().to_string());
+    // `--user=SPEC`: a spec that starts with `-` (`-0`) is a value only in
+    // that form, where the next word would be taken for an option.
+    let user = format!("--user={}", case.spec);
     let (program, mut args): (&str, Vec<&str>) = match runner {
         Runner::Gosu => ("/gosu", vec![case.spec.as_str()]),
-        Runner::VigilPid1 | Runner::VigilPlain => {
-            ("/vigil", vec!["--user", case.spec.as_str(), "--"])
-        }
+        Runner::VigilPid1 | Runner::VigilPlain => ("/vigil", vec![user.as_str(), "--"]),
         Runner::VigilEnv => ("/vigil", vec!["--"]),
     };
     args.extend(["/bin/sh", "-c", SCRIPT]);
