@@ -148,10 +148,7 @@ fn read_oom_kills(file: &File) -> Option<u64> {
 }
 
 /// The number on the `oom_kill N` line of the counter file's text (v1's
-/// `oom_kill_disable` line is another key). Read byte by byte: this runs
-/// between the child's death and vigil's exit, where splitting the text
-/// into UTF-8 lines and parsing the number with `str::parse` cost 1,100 of
-/// the 1,800 instructions of the read.
+/// `oom_kill_disable` line is another key).
 fn oom_kill_count(text: &[u8]) -> Option<u64> {
     const KEY: &[u8] = b"oom_kill ";
     let mut rest = text;

@@ -189,7 +189,7 @@ const PF_KTHREAD: u64 = 0x0020_0000;
 
 /// As the init of a whole machine (not of a container: a PID namespace
 /// shows no kernel threads), /proc lists the kernel's own threads beside
-/// the processes. They are never leftovers (spec, section 5): `kill(-1)`
+/// the processes. They are never leftovers: `kill(-1)`
 /// does not reach them, they never exit, and listing them would make the
 /// drain wait for them and the report name them. The flag is what tells
 /// them apart: the kernel sets it on every kernel thread, kthreadd

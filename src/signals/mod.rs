@@ -226,11 +226,10 @@ const FULL_NAMES: [&str; 31] = [
 /// copies one per signal.
 ///
 /// One signal is read at a time, like the C inits: each is forwarded the
-/// moment it is read, before the next is even looked at. Reading 32 at a
-/// time made the first of a burst the fastest of all the inits measured but
-/// the later ones the slowest (docs/benchmark-history.md: *Earlier
-/// findings*). A storm of queued realtime signals is handled one read at a
-/// time, so vigil's memory never grows with the backlog.
+/// moment it is read, before the next is even looked at, so the last of a
+/// burst does not wait for the whole burst to be read. A storm of queued
+/// realtime signals is handled one read at a time, so vigil's memory never
+/// grows with the backlog.
 pub struct SignalFd {
     fd: OwnedFd,
     buffer: Box<libc::signalfd_siginfo>,
@@ -333,9 +332,6 @@ const NAMES: [&str; 31] = [
 const RTMIN: i32 = 34;
 
 /// A signal's name for messages: `SIGTERM`, `SIGRTMIN+2`, `signal 32`.
-/// The classic names are borrowed, not built: the exit report names two
-/// or three signals on the way out, where an allocation each was a fifth
-/// of the report's instructions.
 pub fn name(signal: i32) -> Cow<'static, str> {
     if let Some(classic) = usize::try_from(signal - 1)
         .ok()

@@ -1,5 +1,6 @@
 //! The state machine's transitions, driven through a fake `System`: every
-//! state × event pair the contract names, without forking. The fake's
+//! state × event pair of the lifecycle, through the loop's turn, without
+//! forking. The fake's
 //! clock moves only when a wait times out; the signals, reaps and spawns it
 //! returns are queued by each test; what vigil did is recorded.
 //!
@@ -481,7 +482,7 @@ fn the_grace_deadline_kills_everything_and_overtakes_the_sequence() {
         s.pre_stop.as_ref().unwrap().killed_for,
         Some(KillReason::Cancelled(Cancel::GraceDeadline))
     );
-    // The hook's end no longer forwards the stop signal.
+    // The hook's end, after the grace deadline, forwards no stop signal.
     let hook = s.pre_stop.as_ref().unwrap().pid;
     s.ended(hook, killed(libc::SIGKILL));
     assert!(!s.sent_to_child().contains(&libc::SIGTERM));

@@ -227,7 +227,7 @@ pub fn resolve(spec: &Spec, root: &Path, current: Ids) -> Result<Identity, Looku
 
 /// An entry's home directory, or `/` when the field is empty or missing.
 /// (gosu sets HOME to the empty string then; an empty HOME sends `cd` and
-/// `~` nowhere useful, and the contract says "the entry's home, or /".)
+/// `~` nowhere useful, so vigil gives `/`.)
 fn home_or_root(home: Vec<u8>) -> OsString {
     if home.is_empty() {
         OsString::from("/")

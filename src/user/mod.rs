@@ -1,4 +1,4 @@
-//! `--user USER[:GROUP]`: whom the child and the hooks run as (spec 2a).
+//! `--user USER[:GROUP]`: whom the child and the hooks run as.
 //!
 //! Images put gosu (or su-exec, or setpriv) under tini to run their program
 //! as a non-root user. vigil does both jobs, so a spec here means what it

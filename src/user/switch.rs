@@ -24,8 +24,8 @@ pub struct Switch {
     /// already has: the child then keeps vigil's ids and groups (it could
     /// not set groups without CAP_SETGID) and only HOME changes.
     change: bool,
-    /// The terminal rule (spec 2a): start each process in a session of its
-    /// own, without vigil's controlling terminal.
+    /// The terminal rule: start each process in a session of its own,
+    /// without vigil's controlling terminal.
     new_session: bool,
 }
 
@@ -136,7 +136,7 @@ impl Switch {
         &self.identity.home
     }
 
-    /// The terminal rule (spec 2a, TIOCSTI, CVE-2016-2779): whether each
+    /// The terminal rule (TIOCSTI, CVE-2016-2779): whether each
     /// process started as this identity must get a session of its own,
     /// without vigil's controlling terminal, and must not be given the
     /// terminal's foreground.
