@@ -1587,7 +1587,11 @@ fn user_1000_and_read_only_root() {
 #[path = "../src/record/check.rs"]
 mod check;
 
-/// `docker logs CTR 2>&1 | jq -c 'select(.event=="exit")'`: the exit
+/// docs/logging.md's jq filter for vigil's exit record.
+const VIGIL_EXIT: &str = r#"fromjson? | select(.logger == "vigil" and .event == "exit")"#;
+
+/// `docker logs CTR 2>&1 | jq -cR 'fromjson? | select(.logger == "vigil"
+/// and .event == "exit")'` (docs/logging.md's recipe): the exit
 /// record, found by jq in a log where every line is vigil's (the children
 /// here write nothing). Every line of that log is also held to the schema.
 /// None (after a skip line) when jq is missing.
@@ -1605,10 +1609,7 @@ fn jq_exit_record(test: &str, ctr: &Ctr) -> Option<serde_json::Value> {
             .check_json(&value)
             .unwrap_or_else(|e| panic!("{test}: {e}\n{line}"));
     }
-    let script = format!(
-        "docker logs {} 2>&1 | jq -c 'select(.event==\"exit\")'",
-        ctr.name
-    );
+    let script = format!("docker logs {} 2>&1 | jq -cR '{VIGIL_EXIT}'", ctr.name);
     let out = Command::new("sh").args(["-c", &script]).output().unwrap();
     let found = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "{test}: jq failed: {out:?}");
@@ -1784,13 +1785,8 @@ fn json_file_log_read_with_jq() {
     );
     assert_eq!(ctr.wait(), 3);
     let path = ctr.inspect("{{.LogPath}}");
-    let out = Command::new("jq")
-        .args([
-            "-c",
-            r#".log | fromjson? | select(.event == "exit")"#,
-            &path,
-        ])
-        .output();
+    let filter = format!(".log | {VIGIL_EXIT}");
+    let out = Command::new("jq").args(["-c", &filter, &path]).output();
     let Ok(out) = out else {
         skip(T, "VIGIL_E2E_REQUIRE", "no jq (Debian package jq)");
         return;
@@ -1801,6 +1797,43 @@ fn json_file_log_read_with_jq() {
     let exit: serde_json::Value = serde_json::from_str(found.trim()).unwrap();
     assert_eq!(exit["status"], 3);
     check::Schema::load().check_json(&exit).unwrap();
+}
+
+/// An application that logs JSON lines of its own, one of them looking
+/// like vigil's exit record: the recipe finds vigil's record only, by its
+/// `logger`.
+#[test]
+fn an_applications_own_json_is_not_taken_for_vigils() {
+    const T: &str = "app_json";
+    let Some(h) = harness(T) else { return };
+    let app_line = r#"{"event":"exit","level":"info","status":2}"#;
+    let ctr = h.start(
+        T,
+        &["-e", "VIGIL_LOG_FORMAT=json"],
+        &["sh", "-c", &format!("echo '{app_line}' >&2; exit 3")],
+    );
+    assert_eq!(ctr.wait(), 3);
+    let script = format!("docker logs {} 2>&1 | jq -cR '{VIGIL_EXIT}'", ctr.name);
+    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    if !out.status.success() && Command::new("jq").arg("--version").output().is_err() {
+        skip(T, "VIGIL_E2E_REQUIRE", "no jq (Debian package jq)");
+        return;
+    }
+    let found = String::from_utf8_lossy(&out.stdout).into_owned();
+    note(T, format!("jq: {}", found.trim()));
+    let records: Vec<serde_json::Value> = found
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        records.len(),
+        1,
+        "{found}
+{}",
+        ctr.logs()
+    );
+    assert_eq!(records[0]["status"], 3, "vigil's, not the app's: {found}");
+    assert_eq!(records[0]["logger"], "vigil");
 }
 
 /// Docker's own `--init` (tini, as `docker-init`) above the image's vigil:

@@ -81,7 +81,7 @@ impl<'o> Writer<'o> {
         record.time.write_rfc3339(self.out);
         put(self.out, b"\",\"level\":\"");
         put(self.out, record.level.as_str().as_bytes());
-        put(self.out, b"\",\"event\":\"");
+        put(self.out, b"\",\"logger\":\"vigil\",\"event\":\"");
         // An event's name is one of the schema's constants, like a key.
         put_key(self.out, record.event);
         put(self.out, b"\",\"msg\":\"");

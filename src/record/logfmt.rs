@@ -71,6 +71,7 @@ impl<'o> Writer<'o> {
         record.time.write_rfc3339(self.out);
         put(self.out, b" level=");
         put(self.out, record.level.as_str().as_bytes());
+        put(self.out, b" logger=vigil");
         self.key("event");
         self.string(record.event.as_bytes(), true, usize::MAX);
         self.key("msg");

@@ -119,11 +119,11 @@ fn the_common_fields_come_first_and_the_schema_last() {
         .field("pid", 7);
     assert_eq!(
         json_line(&record),
-        "{\"time\":\"2026-12-01T18:06:20.123Z\",\"level\":\"info\",\"event\":\"started\",\"msg\":\"started sleep 1 as pid 7\",\"command\":\"sleep 1\",\"pid\":7,\"schema\":1}\n"
+        "{\"time\":\"2026-12-01T18:06:20.123Z\",\"level\":\"info\",\"logger\":\"vigil\",\"event\":\"started\",\"msg\":\"started sleep 1 as pid 7\",\"command\":\"sleep 1\",\"pid\":7,\"schema\":1}\n"
     );
     assert_eq!(
         logfmt_line(&record),
-        "time=2026-12-01T18:06:20.123Z level=info event=started msg=\"started sleep 1 as pid 7\" command=\"sleep 1\" pid=7 schema=1\n"
+        "time=2026-12-01T18:06:20.123Z level=info logger=vigil event=started msg=\"started sleep 1 as pid 7\" command=\"sleep 1\" pid=7 schema=1\n"
     );
     let nested = Encoder {
         vigil_pid: Some(12),
@@ -168,8 +168,8 @@ fn every_control_character_is_escaped() {
             .field("pid", 1),
     );
     let pairs = parse_logfmt(&logfmt_text).unwrap();
-    assert_eq!(pairs[3], ("msg".to_string(), all.clone()));
-    assert_eq!(pairs[4], ("command".to_string(), all));
+    assert_eq!(pairs[4], ("msg".to_string(), all.clone()));
+    assert_eq!(pairs[5], ("command".to_string(), all));
 }
 
 #[test]
@@ -198,7 +198,7 @@ fn bytes_that_are_not_utf8_stay_visible() {
         .field("pid", 1);
     let text = logfmt_line(&record);
     assert!(text.contains(r#" command="a\\xffb" "#), "{text}");
-    assert_eq!(parse_logfmt(&text).unwrap()[4].1, "a\\xffb");
+    assert_eq!(parse_logfmt(&text).unwrap()[5].1, "a\\xffb");
 }
 
 #[test]
@@ -346,7 +346,7 @@ fn logfmt_quotes_only_what_needs_it() {
             text.contains(&format!(" command={written} pid=1 ")),
             "{value:?}: {text}"
         );
-        assert_eq!(parse_logfmt(&text).unwrap()[4].1, value);
+        assert_eq!(parse_logfmt(&text).unwrap()[5].1, value);
     }
 }
 

@@ -8,7 +8,7 @@ use super::*;
 #[test]
 fn the_checker_refuses_what_the_schema_does_not_say() {
     let schema = Schema::load();
-    let good = json!({"time": "2026-12-01T18:06:20.123Z", "level": "info", "event": "started", "msg": "m", "command": "x", "pid": 7, "schema": 1});
+    let good = json!({"time": "2026-12-01T18:06:20.123Z", "level": "info", "logger": "vigil", "event": "started", "msg": "m", "command": "x", "pid": 7, "schema": 1});
     schema.check_json(&good).unwrap();
     let mut bad = Vec::new();
     let with = |key: &str, value: Json| {
@@ -37,7 +37,7 @@ fn the_checker_refuses_what_the_schema_does_not_say() {
         assert!(schema.check_json(&record).is_err(), "accepted {record}");
     }
     // Nested objects are checked field by field too.
-    let ending = |e: Json| json!({"time": "2026-12-01T18:06:20.123Z", "level": "info", "event": "child_ended", "msg": "m", "pid": 7, "ending": e, "schema": 1});
+    let ending = |e: Json| json!({"time": "2026-12-01T18:06:20.123Z", "level": "info", "logger": "vigil", "event": "child_ended", "msg": "m", "pid": 7, "ending": e, "schema": 1});
     schema
         .check_json(&ending(json!({"kind": "exited", "code": 0, "status": 0})))
         .unwrap();
@@ -155,7 +155,7 @@ fn endings_senders_and_hooks_as_fields() {
                 .flatten(&record),
         );
         let mut fields = parsed.as_object().unwrap().clone();
-        for common in ["time", "level", "event", "msg", "schema"] {
+        for common in ["time", "level", "logger", "event", "msg", "schema"] {
             fields.remove(common);
         }
         Json::Object(fields)
