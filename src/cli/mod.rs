@@ -475,7 +475,8 @@ impl Given {
     fn resolve(&self, at: usize, opt: &Opt, env: &Env) -> Result<Vec<Value>, UsageError> {
         let uses: Vec<Value> = self.all(at).cloned().collect();
         if opt.kind == Kind::Level && !uses.is_empty() {
-            let level = values::DEFAULT_VERBOSITY.saturating_add(uses.len() as u8);
+            let uses = u8::try_from(uses.len()).unwrap_or(u8::MAX);
+            let level = values::DEFAULT_VERBOSITY.saturating_add(uses);
             return Ok(vec![Value::Level(level.min(values::MAX_VERBOSITY))]);
         }
         if !uses.is_empty() {

@@ -173,6 +173,11 @@ fn repeated_tini_options_are_accepted() {
     let c = run(&["-s", "-s", "-gg", "-w", "-w", "-v", "-v", "--", "x"], &[]).unwrap();
     assert!(c.subreaper && c.signal_group && c.warn_on_reap);
     assert_eq!(c.verbosity, 3);
+    // However many, `-v` tops out at the highest level.
+    for n in [3, 255, 256, 257, 1000] {
+        let flag = format!("-{}", "v".repeat(n));
+        assert_eq!(run(&[&flag, "x"], &[]).unwrap().verbosity, 4, "{n} times");
+    }
     // The last -p wins, as with getopt; each is checked.
     let c = run(&["-p", "SIGHUP", "-p", "SIGKILL", "x"], &[]).unwrap();
     assert_eq!(c.parent_death_signal, Some(9));
