@@ -18,10 +18,11 @@
 //! unread, as `()`, and so never need `Config`.
 //!
 //! Adding an option of a kind the table already has: a row here, the
-//! `Config` field its effect sets, the behaviour that reads that field, and
-//! its tests. A new kind: a `Kind` (and whether it takes a value), how
+//! `Config` field its effect sets, the behaviour that reads that field, its
+//! tests, and its row in the README's option table. A new kind: a `Kind` (and whether it takes a value), how
 //! `values::read` reads it into a new `Value` and the accessor effects use,
-//! and its generator in the fuzz grammar (tests/cli_fuzz.rs).
+//! a sample value in cli/tests.rs and its generator in the fuzz grammar
+//! (tests/cli_fuzz.rs).
 
 use super::Apply;
 

@@ -1,7 +1,7 @@
 //! Reading one value of each `Kind`, wherever it comes from (the command
-//! line, a variable, the table's default). Every error names the bad text
-//! and says what is accepted; the caller adds which option or variable it
-//! came from.
+//! line, a variable, the table's default), and giving it back as its kind's
+//! type to the options' effects. Every error names the bad text and says
+//! what is accepted; the caller adds which option or variable it came from.
 
 use std::ffi::{OsStr, OsString};
 use std::time::Duration;
