@@ -427,16 +427,23 @@ fn junk(r: &mut Rng) -> OsString {
     }
 }
 
-fn value_of(r: &mut Rng, kind: u8, hook_marker: &Path) -> String {
+/// A value for an option of the table's `kind`. Every kind that takes a
+/// value has its generator here: a new kind of option fails to compile
+/// until the fuzz grammar knows its values.
+fn value_of(r: &mut Rng, kind: Kind, hook_marker: &Path) -> String {
     match kind {
-        b's' => signal(r, false),
-        b'c' => exit_code(r),
-        b'r' => rewrite(r),
-        b'h' => hook(r, hook_marker),
-        b'd' => duration(r),
-        b'u' => user(r),
-        b'f' => log_format(r),
-        _ => path(r),
+        Kind::Signal => signal(r, false),
+        Kind::ExitCode => exit_code(r),
+        Kind::Rewrite => rewrite(r),
+        Kind::Command => hook(r, hook_marker),
+        Kind::Duration => duration(r),
+        Kind::Path => path(r),
+        Kind::User => user(r),
+        Kind::LogFormat => log_format(r),
+        // They take no value: `valued` leaves them out.
+        Kind::Switch | Kind::Level | Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense => {
+            String::new()
+        }
     }
 }
 
@@ -476,35 +483,13 @@ fn user(r: &mut Rng) -> String {
     }
 }
 
-/// The generator of values of an option table `Kind` (`value_of`'s byte).
-/// Every kind must have one: a new kind of option fails to compile here
-/// until the fuzz grammar knows its values.
-fn generator(kind: Kind) -> Option<u8> {
-    match kind {
-        Kind::Signal => Some(b's'),
-        Kind::ExitCode => Some(b'c'),
-        Kind::Rewrite => Some(b'r'),
-        Kind::Command => Some(b'h'),
-        Kind::Duration => Some(b'd'),
-        Kind::Path => Some(b'p'),
-        Kind::User => Some(b'u'),
-        Kind::LogFormat => Some(b'f'),
-        Kind::Switch | Kind::Level | Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense => {
-            None
-        }
-    }
-}
-
 /// Every spelling of every option in the table that takes a value, with
-/// its generator: `-p`, `--rewrite`, ...
-fn valued() -> Vec<(String, u8)> {
+/// its kind: `-p`, `--rewrite`, ...
+fn valued() -> Vec<(String, Kind)> {
     let mut all = Vec::new();
-    for o in OPTIONS {
-        let Some(generator) = generator(o.kind) else {
-            continue;
-        };
-        all.extend(o.short.map(|c| (format!("-{c}"), generator)));
-        all.extend(o.long.map(|l| (format!("--{l}"), generator)));
+    for o in OPTIONS.iter().filter(|o| o.kind.takes_value()) {
+        all.extend(o.short.map(|c| (format!("-{c}"), o.kind)));
+        all.extend(o.long.map(|l| (format!("--{l}"), o.kind)));
     }
     all
 }
@@ -589,66 +574,48 @@ fn option(r: &mut Rng, hook_marker: &Path) -> Vec<OsString> {
     }
 }
 
-/// Every variable of the option table, with the generator of its values:
-/// vigil's own read like the option's value (a switch as 1/0 and the
-/// like, the level as a number, rewrites as a list), tini's as tini
-/// reads them.
-fn env_vars() -> Vec<(&'static str, u8)> {
+/// Every variable of the option table, with its option's kind.
+fn env_vars() -> Vec<(&'static str, Kind)> {
     let mut all = Vec::new();
     for o in OPTIONS {
-        let kind = match o.kind {
-            Kind::Switch => b'b',
-            Kind::Level => b'n',
-            Kind::Rewrite => b'R',
-            other => match generator(other) {
-                Some(generator) => generator,
-                None => continue,
-            },
-        };
-        all.extend(o.env.map(|name| (name, kind)));
-        all.extend(o.tini_env.map(|name| (name, kind)));
+        all.extend(o.env.map(|name| (name, o.kind)));
+        all.extend(o.tini_env.map(|name| (name, o.kind)));
     }
     all
 }
 
-fn env_value(r: &mut Rng, kind: u8, hook_marker: &Path) -> OsString {
+/// A value for a variable of the table: vigil's own read like the option's
+/// value, but a switch as 1/0 and the like, the level as a number, rewrites
+/// as a list; tini's as tini reads them.
+fn env_value(r: &mut Rng, kind: Kind, hook_marker: &Path) -> OsString {
     if r.tame {
         return OsString::from(match kind {
-            b'R' => rewrite(r),
-            b'h' => hook(r, hook_marker),
-            b'd' => duration(r),
-            b'p' => path(r),
-            b'u' => user(r),
-            b'f' => log_format(r),
-            b'b' => r.pick(&["", "1", "0", "true", "off", " On "]).to_string(),
-            _ => r.pick(&["", "0", "1", "2", "3", "4"]).to_string(),
+            Kind::Switch => r.pick(&["", "1", "0", "true", "off", " On "]).to_string(),
+            Kind::Level => r.pick(&["", "0", "1", "2", "3", "4"]).to_string(),
+            other => value_of(r, other, hook_marker),
         });
     }
     if r.chance(15) {
         return junk(r);
     }
     OsString::from(match kind {
-        b'R' => {
+        Kind::Rewrite => {
             let n = r.below(4);
             let rules: Vec<String> = (0..n).map(|_| rewrite(r)).collect();
             rules.join(r.pick(&[",", ", ", ",,", " , "]))
         }
-        b'h' => hook(r, hook_marker),
-        b'd' => duration(r),
-        b'p' => path(r),
-        b'u' => user(r),
-        b'f' => log_format(r),
-        b'b' => r
+        Kind::Switch => r
             .pick(&[
                 "", "1", "0", "true", "false", "yes", "no", "on", "off", "TRUE", " On ", "maybe",
                 "2", "-1",
             ])
             .to_string(),
-        _ => r
+        Kind::Level => r
             .pick(&[
                 "", "0", "1", "2", "3", "4", "5", "99", "-1", " 3", "3x", "x3", "256",
             ])
             .to_string(),
+        other => value_of(r, other, hook_marker),
     })
 }
 

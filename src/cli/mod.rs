@@ -1,8 +1,10 @@
 //! The command line and the environment: everything vigil is told, checked
 //! and turned into one `Config` before anything starts.
 //!
-//! Every option is declared once, in `options::OPTIONS`; this module reads
-//! the command line and the variables by that table. Parsing is getopt's,
+//! Every option is declared once, in one row of `options::OPTIONS`, with
+//! its effect on the `Config`; this module reads the command line and the
+//! variables by that table, and `build` makes the `Config` by applying
+//! every row to the values it was given. Parsing is getopt's,
 //! as tini's is, except that it stops at the first word that is not an
 //! option: short options cluster (`-sgv`), a short option's value may be
 //! attached (`-pTERM`, `-e3`, `-e=3`) and, as in getopt, may be any word,
@@ -15,6 +17,19 @@
 //! Precedence: command line, then `VIGIL_*`, then `TINI_*`, then the default.
 //! Every bad value becomes one line naming it, and exit status 2.
 
+/// What an option does to the `Config` with its value (`Opt::apply` says
+/// when it is called).
+pub type Apply = fn(&mut Config, Value);
+
+/// An option's effect, as the table writes it: here the closure itself.
+/// The tests include the table with an `apply!` that drops it (options.rs
+/// says why).
+macro_rules! apply {
+    ($effect:expr) => {
+        $effect
+    };
+}
+
 mod help;
 pub mod options;
 mod values;
@@ -25,7 +40,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use options::{Default, Id, Kind, Opt, Repeat, OPTIONS};
+use options::{Default, Kind, Opt, Repeat, OPTIONS};
 use values::{From, Value};
 
 use crate::record::Format;
@@ -44,8 +59,9 @@ const BUILD: &str = concat!(
 /// creates it and shows its content as the termination message).
 const DEFAULT_TERMINATION_LOG: &str = "/dev/termination-log";
 
-/// Everything vigil needs to run.
-#[derive(Debug)]
+/// Everything vigil needs to run. What the default leaves in a field does
+/// not matter: every option's effect sets its field, given or not.
+#[derive(Debug, Default)]
 pub struct Config {
     pub command: Vec<OsString>,
     pub subreaper: bool,
@@ -182,7 +198,7 @@ pub fn parse(
         Scanned::Help => return Ok(Action::Print(help::render())),
         Scanned::Given(given) => given,
     };
-    if given.has(Id::Version) {
+    if given.asks(Kind::PrintVersion) {
         return Ok(Action::Print(if invoked_as_docker_init {
             // The form `docker info` parses for its init version.
             format!("tini version {VERSION} - vigil\n")
@@ -192,7 +208,7 @@ pub fn parse(
             format!("vigil version {VERSION}\n{BUILD}\n")
         }));
     }
-    if given.has(Id::License) {
+    if given.asks(Kind::PrintLicense) {
         return Ok(Action::Print(include_str!("../../LICENSE").to_string()));
     }
     let (env, unknown) = Env::keep_known(vars);
@@ -208,10 +224,7 @@ pub fn parse(
 /// started.
 pub fn termination_log_after(args: &[OsString], var: Option<OsString>) -> Option<PathBuf> {
     let given = lenient_value(args, "termination-log").map(OsStr::to_os_string);
-    match given.or(var) {
-        Some(path) => (!path.is_empty()).then(|| PathBuf::from(path)),
-        None => default_termination_log(),
-    }
+    termination_log(given.or(var))
 }
 
 /// The log format for what is said before the command line is read (a
@@ -276,17 +289,22 @@ fn lenient_value<'a>(args: &'a [OsString], name: &str) -> Option<&'a OsStr> {
     None
 }
 
-fn default_termination_log() -> Option<PathBuf> {
-    Path::new(DEFAULT_TERMINATION_LOG)
-        .exists()
-        .then(|| PathBuf::from(DEFAULT_TERMINATION_LOG))
+/// The termination log's file, given `--termination-log`'s value: none
+/// when it is empty; when it is unset, the default if that file exists.
+fn termination_log(given: Option<OsString>) -> Option<PathBuf> {
+    match given {
+        Some(path) => (!path.is_empty()).then(|| PathBuf::from(path)),
+        None => Path::new(DEFAULT_TERMINATION_LOG)
+            .exists()
+            .then(|| PathBuf::from(DEFAULT_TERMINATION_LOG)),
+    }
 }
 
-/// What the command line said, option by option in the order given, and
-/// the command.
+/// What the command line said, option by option in the order given (each
+/// option by its place in `OPTIONS`), and the command.
 #[derive(Debug, Default)]
 struct Given {
-    values: Vec<(Id, Value)>,
+    values: Vec<(usize, Value)>,
     command: Vec<OsString>,
 }
 
@@ -326,9 +344,10 @@ fn scan(args: &[OsString]) -> Result<Scanned, UsageError> {
                 Some(eq) => (long.get(..eq).unwrap_or_default(), long.get(eq + 1..)),
                 None => (long, None),
             };
-            let opt = OPTIONS
+            let (at, opt) = OPTIONS
                 .iter()
-                .find(|o| o.long.is_some_and(|l| l.as_bytes() == name))
+                .enumerate()
+                .find(|(_, o)| o.long.is_some_and(|l| l.as_bytes() == name))
                 .ok_or_else(|| usage(format!("unknown option '{}'", arg.to_string_lossy())))?;
             let value = match (opt.kind.takes_value(), inline) {
                 (true, Some(value)) => Some(OsStr::from_bytes(value)),
@@ -342,7 +361,7 @@ fn scan(args: &[OsString]) -> Result<Scanned, UsageError> {
                 }
                 (false, None) => None,
             };
-            if given.take(opt, value)? {
+            if given.take(at, opt, value)? {
                 return Ok(Scanned::Help);
             }
         } else if let Some(cluster) = bytes.strip_prefix(b"-").filter(|c| !c.is_empty()) {
@@ -350,9 +369,10 @@ fn scan(args: &[OsString]) -> Result<Scanned, UsageError> {
             let mut letters = cluster;
             while let Some((&letter, after)) = letters.split_first() {
                 letters = after;
-                let opt = OPTIONS
+                let (at, opt) = OPTIONS
                     .iter()
-                    .find(|o| letter.is_ascii() && o.short == Some(char::from(letter)))
+                    .enumerate()
+                    .find(|(_, o)| letter.is_ascii() && o.short == Some(char::from(letter)))
                     .ok_or_else(|| {
                         let shown = if letter.is_ascii() {
                             char::from(letter).to_string()
@@ -371,7 +391,7 @@ fn scan(args: &[OsString]) -> Result<Scanned, UsageError> {
                     letters = &[];
                     Some(OsStr::from_bytes(attached))
                 };
-                if given.take(opt, value)? {
+                if given.take(at, opt, value)? {
                     return Ok(Scanned::Help);
                 }
             }
@@ -415,13 +435,13 @@ fn next_long_value<'a>(opt: &Opt, rest: &mut &'a [OsString]) -> Result<&'a OsStr
 }
 
 impl Given {
-    /// Records one use of `opt`, its value checked; `true` when it asks for
-    /// the help.
-    fn take(&mut self, opt: &Opt, raw: Option<&OsStr>) -> Result<bool, UsageError> {
+    /// Records one use of `opt`, the row at `at` in `OPTIONS`, its value
+    /// checked; `true` when it asks for the help.
+    fn take(&mut self, at: usize, opt: &Opt, raw: Option<&OsStr>) -> Result<bool, UsageError> {
         if opt.kind == Kind::PrintHelp {
             return Ok(true);
         }
-        if opt.repeat == Repeat::Once && self.has(opt.id) {
+        if opt.repeat == Repeat::Once && self.all(at).next().is_some() {
             return Err(usage(format!(
                 "{} is given twice: give it once",
                 flag_name(opt)
@@ -429,56 +449,47 @@ impl Given {
         }
         let value = values::read(opt.kind, raw.unwrap_or_default(), From::CommandLine)
             .map_err(|why| usage(format!("{}: {why}", flag_name(opt))))?;
-        self.values.push((opt.id, value));
+        self.values.push((at, value));
         Ok(false)
     }
 
-    fn has(&self, id: Id) -> bool {
-        self.values.iter().any(|(i, _)| *i == id)
-    }
-
-    /// Every value given for `id`, in order.
-    fn all(&self, id: Id) -> impl Iterator<Item = &Value> {
+    /// Whether an option of `kind` was given (`--version`, `-l`).
+    fn asks(&self, kind: Kind) -> bool {
         self.values
             .iter()
-            .filter(move |(i, _)| *i == id)
+            .any(|(at, _)| OPTIONS.get(*at).is_some_and(|o| o.kind == kind))
+    }
+
+    /// Every value given for the row at `at`, in order.
+    fn all(&self, at: usize) -> impl Iterator<Item = &Value> {
+        self.values
+            .iter()
+            .filter(move |(i, _)| *i == at)
             .map(|(_, v)| v)
     }
 
-    /// The value of `id` after the precedence: the command line, then
-    /// vigil's variable, then tini's, then the table's default. A level
-    /// given on the command line counts its uses; rewrites add up; of any
-    /// other option given twice, the last counts.
-    fn resolve(&self, id: Id, env: &Env) -> Result<Option<Value>, UsageError> {
-        let Some(opt) = options::get(id) else {
-            return Ok(None);
-        };
-        let uses = self.all(id).count();
-        if uses > 0 {
-            return Ok(match opt.kind {
-                Kind::Level => {
-                    let level = values::DEFAULT_VERBOSITY.saturating_add(uses as u8);
-                    Some(Value::Level(level.min(values::MAX_VERBOSITY)))
-                }
-                Kind::Rewrite => Some(Value::Rewrite(
-                    self.all(id)
-                        .flat_map(|v| match v {
-                            Value::Rewrite(rules) => rules.clone(),
-                            _ => Vec::new(),
-                        })
-                        .collect(),
-                )),
-                _ => self.all(id).last().cloned(),
-            });
+    /// The values of `opt`, the row at `at`, after the precedence, to be
+    /// applied in turn: its uses on the command line, in order (a level's
+    /// uses counted, as one value); else vigil's variable, then tini's, then
+    /// the table's default; else `Value::Unset`.
+    fn resolve(&self, at: usize, opt: &Opt, env: &Env) -> Result<Vec<Value>, UsageError> {
+        let uses: Vec<Value> = self.all(at).cloned().collect();
+        if opt.kind == Kind::Level && !uses.is_empty() {
+            let uses = u8::try_from(uses.len()).unwrap_or(u8::MAX);
+            let level = values::DEFAULT_VERBOSITY.saturating_add(uses);
+            return Ok(vec![Value::Level(level.min(values::MAX_VERBOSITY))]);
+        }
+        if !uses.is_empty() {
+            return Ok(uses);
         }
         if let Some(value) = env.value(opt)? {
-            return Ok(Some(value));
+            return Ok(vec![value]);
         }
         match opt.default {
             Default::Value(text) => values::read(opt.kind, OsStr::new(text), From::Vigil)
-                .map(Some)
+                .map(|value| vec![value])
                 .map_err(|why| UsageError(format!("the default of {}: {why}", flag_name(opt)))),
-            Default::None | Default::Note(_) => Ok(None),
+            Default::None | Default::Note(_) => Ok(vec![Value::Unset]),
         }
     }
 }
@@ -603,74 +614,23 @@ fn likeness(a: &str, b: &str) -> usize {
     row.last().copied().unwrap_or(usize::MAX)
 }
 
+/// The `Config`: every option's effect applied to its values, in the
+/// table's order (so a usage error names the first bad variable in the
+/// order `--help` lists them).
 fn build(given: Given, env: &Env) -> Result<Config, UsageError> {
     if given.command.is_empty() {
         return Err(UsageError(
             "no command given: usage is vigil [OPTIONS] [--] COMMAND [ARG...]".into(),
         ));
     }
-    let value = |id| given.resolve(id, env);
-    let switch = |id| Ok::<_, UsageError>(matches!(value(id)?, Some(Value::Switch(true))));
-    let duration = |id| {
-        Ok::<_, UsageError>(match value(id)? {
-            Some(Value::Duration(d)) => Some(d),
-            _ => None,
-        })
-    };
-    let command = |id| {
-        Ok::<_, UsageError>(match value(id)? {
-            Some(Value::Command(words)) => Some(words),
-            _ => None,
-        })
-    };
-    let mut rewrites = Rewrites::default();
-    if let Some(Value::Rewrite(rules)) = value(Id::Rewrite)? {
-        rules.into_iter().for_each(|rule| rewrites.add(rule));
+    let mut config = Config::default();
+    for (at, opt) in OPTIONS.iter().enumerate() {
+        for value in given.resolve(at, opt, env)? {
+            (opt.apply)(&mut config, value);
+        }
     }
-    let termination_log = match value(Id::TerminationLog)? {
-        Some(Value::Path(path)) => (!path.is_empty()).then(|| PathBuf::from(path)),
-        _ => default_termination_log(),
-    };
-    Ok(Config {
-        subreaper: switch(Id::Subreaper)?,
-        signal_group: switch(Id::Group)?,
-        warn_on_reap: switch(Id::WarnOnReap)?,
-        parent_death_signal: match value(Id::ParentDeathSignal)? {
-            Some(Value::Signal(signal)) => Some(signal),
-            _ => None,
-        },
-        verbosity: match value(Id::Verbose)? {
-            Some(Value::Level(level)) => level,
-            _ => values::DEFAULT_VERBOSITY,
-        },
-        expected_codes: given
-            .all(Id::Expect)
-            .filter_map(|v| match v {
-                Value::ExitCode(code) => Some(*code),
-                _ => None,
-            })
-            .collect(),
-        rewrites,
-        post_start: command(Id::PostStart)?,
-        post_start_timeout: duration(Id::PostStartTimeout)?,
-        pre_stop: command(Id::PreStop)?,
-        pre_stop_sleep: duration(Id::PreStopSleep)?.unwrap_or_default(),
-        grace_period: duration(Id::GracePeriod)?,
-        drain_timeout: duration(Id::DrainTimeout)?.unwrap_or_default(),
-        termination_log,
-        // 0 means no timeout, as with coreutils `timeout`.
-        timeout: duration(Id::Timeout)?.filter(|d| !d.is_zero()),
-        user: match value(Id::User)? {
-            Some(Value::User(spec)) => Some(spec),
-            _ => None,
-        },
-        log_format: match value(Id::LogFormat)? {
-            Some(Value::LogFormat(format)) => format,
-            _ => Format::default(),
-        },
-        command: given.command,
-        warnings: Vec::new(),
-    })
+    config.command = given.command;
+    Ok(config)
 }
 
 #[cfg(test)]

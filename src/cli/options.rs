@@ -1,40 +1,30 @@
-//! vigil's options, each declared once: its names, its environment
-//! variables, the kind of value it takes, its default and its help.
+//! vigil's options, each declared once, in one row: its names, its
+//! environment variables, the kind of value it takes, its default, its help
+//! and its effect on the `Config`.
 //!
 //! Everything else about the command line is derived from this table: the
-//! parser (`cli::scan`), the environment precedence (`cli::Given`), `--help`
-//! and so the man page, and the integration tests' fuzz grammar and
-//! flag/environment pairs, which include this file as it is (it depends on
-//! nothing but `core`). The README's option table is checked against it by
-//! a test.
+//! parser (`cli::scan`), the environment precedence (`cli::Given`), the
+//! `Config` (`cli::build` applies every row's effect), `--help` and so the
+//! man page, and the integration tests' fuzz grammar and flag/environment
+//! pairs. The README's option table is checked against it by a test.
 //!
-//! Adding an option: an `Id`, a row here, the `Config` field it sets and the
-//! behaviour that reads it, and its tests.
+//! The tests include this very file, without the rest of vigil, so that
+//! what they generate and check is what the binary reads. All of it but the
+//! effects depends on nothing but `core`; an effect is a closure over
+//! vigil's `Config`, written `apply!(|c, v| ...)` (`c` the `Config`, `v`
+//! the option's `Value`), and the module that includes this file defines
+//! `apply!` and the type `Apply` of an effect: `cli` keeps the closure, as
+//! a `fn(&mut Config, Value)`; the tests (tests/common/mod.rs) drop it
+//! unread, as `()`, and so never need `Config`.
+//!
+//! Adding an option of a kind the table already has: a row here, the
+//! `Config` field its effect sets, the behaviour that reads that field, its
+//! tests, and its row in the README's option table. A new kind: a `Kind` (and whether it takes a value), how
+//! `values::read` reads it into a new `Value` and the accessor effects use,
+//! a sample value in cli/tests.rs and its generator in the fuzz grammar
+//! (tests/cli_fuzz.rs).
 
-/// Names an option in code, so that a misspelt option is a compile error.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Id {
-    Subreaper,
-    ParentDeathSignal,
-    Verbose,
-    WarnOnReap,
-    Group,
-    Expect,
-    License,
-    Version,
-    Help,
-    Rewrite,
-    PostStart,
-    PostStartTimeout,
-    PreStop,
-    PreStopSleep,
-    GracePeriod,
-    DrainTimeout,
-    Timeout,
-    TerminationLog,
-    User,
-    LogFormat,
-}
+use super::Apply;
 
 /// What an option takes, which decides how its value (from the command
 /// line, the environment or the default) is read.
@@ -108,7 +98,6 @@ pub enum Default {
 /// One option.
 #[derive(Clone, Copy, Debug)]
 pub struct Opt {
-    pub id: Id,
     pub short: Option<char>,
     /// Without the leading `--`.
     pub long: Option<&'static str>,
@@ -126,12 +115,18 @@ pub struct Opt {
     pub empty_env_is_value: bool,
     pub default: Default,
     pub help: &'static str,
+    /// What the option does to the `Config`: called by `cli::build` once
+    /// for each use on the command line, in order (a level once, with the
+    /// uses counted), else once with the value of its variable or its
+    /// default, else with `Value::Unset`. So an option given twice is
+    /// applied twice: an effect that sets its field keeps the last value, one
+    /// that adds to it (`-e`, `--rewrite`) keeps them all.
+    pub apply: Apply,
 }
 
 /// A row with the fields most rows leave empty already empty.
-const fn opt(id: Id, kind: Kind, help: &'static str) -> Opt {
+const fn opt(kind: Kind, help: &'static str, apply: Apply) -> Opt {
     Opt {
-        id,
         short: None,
         long: None,
         value_name: "",
@@ -142,120 +137,137 @@ const fn opt(id: Id, kind: Kind, help: &'static str) -> Opt {
         empty_env_is_value: false,
         default: Default::None,
         help,
+        apply,
     }
 }
 
 /// tini's one-letter options.
-const fn short(id: Id, c: char, kind: Kind, repeat: Repeat, help: &'static str) -> Opt {
+const fn short(c: char, kind: Kind, repeat: Repeat, help: &'static str, apply: Apply) -> Opt {
     Opt {
         short: Some(c),
         repeat,
-        ..opt(id, kind, help)
+        ..opt(kind, help, apply)
     }
 }
 
 /// vigil's long options, each with its `VIGIL_*` variable.
 const fn long(
-    id: Id,
     name: &'static str,
     value_name: &'static str,
     kind: Kind,
     env: &'static str,
     help: &'static str,
+    apply: Apply,
 ) -> Opt {
     Opt {
         long: Some(name),
         value_name,
         env: Some(env),
-        ..opt(id, kind, help)
+        ..opt(kind, help, apply)
     }
 }
 
-/// Every option, in the order `--help` lists them.
+/// The effect of the options that print and exit: they set nothing.
+const PRINTS: Apply = apply!(|_, _| {});
+
+/// Every option, in the order `--help` lists them, which is also the order
+/// their values are read in, and so which of two bad ones is named.
 pub const OPTIONS: &[Opt] = &[
     Opt {
         env: Some("VIGIL_SUBREAPER"),
         tini_env: Some("TINI_SUBREAPER"),
-        ..short(Id::Subreaper, 's', Kind::Switch, Repeat::Replace,
-            "Register as a child subreaper (automatic when not PID 1)")
+        ..short('s', Kind::Switch, Repeat::Replace,
+            "Register as a child subreaper (automatic when not PID 1)",
+            apply!(|c, v| c.subreaper = v.switch()))
     },
     Opt {
         value_name: "SIGNAL",
-        ..short(Id::ParentDeathSignal, 'p', Kind::Signal, Repeat::Replace,
-            "Have the kernel send SIGNAL to vigil when vigil's parent dies")
+        ..short('p', Kind::Signal, Repeat::Replace,
+            "Have the kernel send SIGNAL to vigil when vigil's parent dies",
+            apply!(|c, v| c.parent_death_signal = v.signal()))
     },
     Opt {
         env: Some("VIGIL_VERBOSITY"),
         tini_env: Some("TINI_VERBOSITY"),
-        ..short(Id::Verbose, 'v', Kind::Level, Repeat::Append,
-            "More output; repeatable (-vvv); the variables take the level, 0-4")
+        ..short('v', Kind::Level, Repeat::Append,
+            "More output; repeatable (-vvv); the variables take the level, 0-4",
+            apply!(|c, v| c.verbosity = v.level()))
     },
-    short(Id::WarnOnReap, 'w', Kind::Switch, Repeat::Replace,
-        "Warn about each orphaned zombie reaped"),
+    short('w', Kind::Switch, Repeat::Replace,
+        "Warn about each orphaned zombie reaped",
+        apply!(|c, v| c.warn_on_reap = v.switch())),
     Opt {
         env: Some("VIGIL_KILL_PROCESS_GROUP"),
         tini_env: Some("TINI_KILL_PROCESS_GROUP"),
-        ..short(Id::Group, 'g', Kind::Switch, Repeat::Replace,
-            "Send forwarded signals to the child's whole process group")
+        ..short('g', Kind::Switch, Repeat::Replace,
+            "Send forwarded signals to the child's whole process group",
+            apply!(|c, v| c.signal_group = v.switch()))
     },
     Opt {
         value_name: "CODE",
-        ..short(Id::Expect, 'e', Kind::ExitCode, Repeat::Append,
-            "Exit with 0 when the child exits with CODE; repeatable")
+        ..short('e', Kind::ExitCode, Repeat::Append,
+            "Exit with 0 when the child exits with CODE; repeatable",
+            apply!(|c, v| c.expected_codes.extend(v.exit_code())))
     },
-    short(Id::License, 'l', Kind::PrintLicense, Repeat::Replace, "Print the license and exit"),
+    short('l', Kind::PrintLicense, Repeat::Replace, "Print the license and exit", PRINTS),
     Opt {
         long: Some("version"),
         repeat: Repeat::Replace,
-        ..opt(Id::Version, Kind::PrintVersion, "Print the version and exit")
+        ..opt(Kind::PrintVersion, "Print the version and exit", PRINTS)
     },
     Opt {
         repeat: Repeat::Append,
-        ..long(Id::Rewrite, "rewrite", "FROM:TO", Kind::Rewrite, "VIGIL_REWRITE",
-            "Forward signal FROM as TO (TO 0 drops it); repeatable; the variable takes a comma-separated list")
+        ..long("rewrite", "FROM:TO", Kind::Rewrite, "VIGIL_REWRITE",
+            "Forward signal FROM as TO (TO 0 drops it); repeatable; the variable takes a comma-separated list",
+            apply!(|c, v| for rule in v.rewrites() { c.rewrites.add(rule) }))
     },
-    long(Id::PostStart, "post-start", "CMD", Kind::Command, "VIGIL_POST_START",
-        "Run CMD right after the child starts"),
-    long(Id::PostStartTimeout, "post-start-timeout", "DUR", Kind::Duration,
-        "VIGIL_POST_START_TIMEOUT", "A post-start hook still running then has failed"),
-    long(Id::PreStop, "pre-stop", "CMD", Kind::Command, "VIGIL_PRE_STOP",
-        "Run CMD when a stop signal arrives, before forwarding it"),
+    long("post-start", "CMD", Kind::Command, "VIGIL_POST_START",
+        "Run CMD right after the child starts",
+        apply!(|c, v| c.post_start = v.command())),
+    long("post-start-timeout", "DUR", Kind::Duration, "VIGIL_POST_START_TIMEOUT",
+        "A post-start hook still running then has failed",
+        apply!(|c, v| c.post_start_timeout = v.duration())),
+    long("pre-stop", "CMD", Kind::Command, "VIGIL_PRE_STOP",
+        "Run CMD when a stop signal arrives, before forwarding it",
+        apply!(|c, v| c.pre_stop = v.command())),
     Opt {
         default: Default::Value("0"),
-        ..long(Id::PreStopSleep, "pre-stop-sleep", "DUR", Kind::Duration, "VIGIL_PRE_STOP_SLEEP",
-            "Wait this long after pre-stop before forwarding the stop signal")
+        ..long("pre-stop-sleep", "DUR", Kind::Duration, "VIGIL_PRE_STOP_SLEEP",
+            "Wait this long after pre-stop before forwarding the stop signal",
+            apply!(|c, v| c.pre_stop_sleep = v.duration().unwrap_or_default()))
     },
-    long(Id::GracePeriod, "grace-period", "DUR", Kind::Duration, "VIGIL_GRACE_PERIOD",
-        "After the first stop signal, time until everything left gets SIGKILL"),
+    long("grace-period", "DUR", Kind::Duration, "VIGIL_GRACE_PERIOD",
+        "After the first stop signal, time until everything left gets SIGKILL",
+        apply!(|c, v| c.grace_period = v.duration())),
     Opt {
         default: Default::Value("2s"),
-        ..long(Id::DrainTimeout, "drain-timeout", "DUR", Kind::Duration, "VIGIL_DRAIN_TIMEOUT",
-            "After the child exits, time the others get between SIGTERM and SIGKILL")
+        ..long("drain-timeout", "DUR", Kind::Duration, "VIGIL_DRAIN_TIMEOUT",
+            "After the child exits, time the others get between SIGTERM and SIGKILL",
+            apply!(|c, v| c.drain_timeout = v.duration().unwrap_or_default()))
     },
-    long(Id::Timeout, "timeout", "DUR", Kind::Duration, "VIGIL_TIMEOUT",
-        "After DUR, stop the command as if SIGTERM had arrived, and exit 124 (0: no timeout)"),
+    long("timeout", "DUR", Kind::Duration, "VIGIL_TIMEOUT",
+        "After DUR, stop the command as if SIGTERM had arrived, and exit 124 (0: no timeout)",
+        apply!(|c, v| c.timeout = v.duration().filter(|d| !d.is_zero()))),
     Opt {
         empty_env_is_value: true,
         default: Default::Note("/dev/termination-log if it exists"),
-        ..long(Id::TerminationLog, "termination-log", "PATH", Kind::Path, "VIGIL_TERMINATION_LOG",
-            "Where the exit report is written; empty disables")
+        ..long("termination-log", "PATH", Kind::Path, "VIGIL_TERMINATION_LOG",
+            "Where the exit report is written; empty disables",
+            apply!(|c, v| c.termination_log = super::termination_log(v.path())))
     },
-    long(Id::User, "user", "USER[:GROUP]", Kind::User, "VIGIL_USER",
-        "Run the child and the hooks as USER (name or uid), with GROUP, else USER's groups"),
+    long("user", "USER[:GROUP]", Kind::User, "VIGIL_USER",
+        "Run the child and the hooks as USER (name or uid), with GROUP, else USER's groups",
+        apply!(|c, v| c.user = v.user())),
     Opt {
         default: Default::Value("text"),
-        ..long(Id::LogFormat, "log-format", "FORMAT", Kind::LogFormat, "VIGIL_LOG_FORMAT",
-            "text, json or logfmt: the form of each line vigil writes and of the termination log")
+        ..long("log-format", "FORMAT", Kind::LogFormat, "VIGIL_LOG_FORMAT",
+            "text, json or logfmt: the form of each line vigil writes and of the termination log",
+            apply!(|c, v| c.log_format = v.log_format().unwrap_or_default()))
     },
     Opt {
         short: Some('h'),
         long: Some("help"),
         repeat: Repeat::Replace,
-        ..opt(Id::Help, Kind::PrintHelp, "Print help")
+        ..opt(Kind::PrintHelp, "Print help", PRINTS)
     },
 ];
-
-/// The row of `id`. Every `Id` has exactly one (a unit test checks it).
-pub fn get(id: Id) -> Option<&'static Opt> {
-    OPTIONS.iter().find(|o| o.id == id)
-}

@@ -32,38 +32,13 @@ fn printed(args: &[&str]) -> Option<String> {
 }
 
 #[test]
-fn every_id_has_one_row_and_every_name_one_option() {
+fn every_name_is_one_option() {
     use std::collections::HashSet;
-    let ids = [
-        Id::Subreaper,
-        Id::ParentDeathSignal,
-        Id::Verbose,
-        Id::WarnOnReap,
-        Id::Group,
-        Id::Expect,
-        Id::License,
-        Id::Version,
-        Id::Help,
-        Id::Rewrite,
-        Id::PostStart,
-        Id::PostStartTimeout,
-        Id::PreStop,
-        Id::PreStopSleep,
-        Id::GracePeriod,
-        Id::DrainTimeout,
-        Id::Timeout,
-        Id::TerminationLog,
-        Id::User,
-        Id::LogFormat,
-    ];
-    assert_eq!(ids.len(), OPTIONS.len());
-    for id in ids {
-        assert_eq!(OPTIONS.iter().filter(|o| o.id == id).count(), 1, "{id:?}");
-    }
     let mut names = HashSet::new();
     for o in OPTIONS {
-        assert!(o.short.is_some() || o.long.is_some(), "{:?}", o.id);
-        assert_eq!(o.kind.takes_value(), !o.value_name.is_empty(), "{:?}", o.id);
+        let shown = flag_name(o);
+        assert!(o.short.is_some() || o.long.is_some(), "{o:?}");
+        assert_eq!(o.kind.takes_value(), !o.value_name.is_empty(), "{shown}");
         for name in [o.short.map(String::from), o.long.map(String::from)]
             .into_iter()
             .flatten()
@@ -74,8 +49,87 @@ fn every_id_has_one_row_and_every_name_one_option() {
         }
         // A default must read as a value of the option's kind.
         if let Default::Value(text) = o.default {
-            assert!(values::read(o.kind, OsStr::new(text), From::Vigil).is_ok());
+            assert!(
+                values::read(o.kind, OsStr::new(text), From::Vigil).is_ok(),
+                "{shown}"
+            );
         }
+    }
+}
+
+/// The `Config`'s fields, each as its name and its value (`Debug`'s
+/// words).
+fn fields(config: &Config) -> Vec<(String, String)> {
+    let mut fields: Vec<(String, String)> = Vec::new();
+    for line in format!("{config:#?}").lines() {
+        // A field starts at the first level of indentation; the lines of a
+        // value written on several are deeper, or close it (`    ],`).
+        let depth = line.len() - line.trim_start().len();
+        let starts_a_field = depth == 4 && line.trim_start().starts_with(char::is_alphabetic);
+        match fields.last_mut() {
+            _ if starts_a_field => {
+                let (name, value) = line.trim().split_once(':').unwrap();
+                fields.push((name.to_string(), value.to_string()));
+            }
+            Some((_, value)) if depth >= 4 => value.push_str(line.trim()),
+            _ => {}
+        }
+    }
+    fields
+}
+
+/// The field an option's effect sets, by the one thing that changes when it
+/// is given: each option sets a field of its own, so an effect copied from
+/// another row and not edited fails here, and so does a field no row sets.
+#[test]
+fn every_option_sets_a_field_of_its_own() {
+    // A value of each kind that is no option's default.
+    let sample = |kind| match kind {
+        Kind::Signal => "HUP",
+        Kind::ExitCode => "3",
+        Kind::Duration => "7s",
+        Kind::Command => "true",
+        Kind::Path => "/elsewhere",
+        Kind::Rewrite => "TERM:QUIT",
+        Kind::User => "7:7",
+        Kind::LogFormat => "json",
+        Kind::Switch | Kind::Level | Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense => {
+            ""
+        }
+    };
+    let unset = fields(&run(&["x"], &[]).unwrap());
+    let mut set_by = std::collections::HashMap::new();
+    for o in OPTIONS {
+        if matches!(
+            o.kind,
+            Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense
+        ) {
+            continue;
+        }
+        let flag = flag_name(o);
+        let mut args = vec![flag.as_str()];
+        if o.kind.takes_value() {
+            args.push(sample(o.kind));
+        }
+        args.push("x");
+        let given = fields(&run(&args, &[]).unwrap());
+        let changed: Vec<&String> = given
+            .iter()
+            .filter(|field| !unset.contains(field))
+            .map(|(name, _)| name)
+            .collect();
+        assert_eq!(changed.len(), 1, "{args:?} changed {changed:?}");
+        let field = changed[0].clone();
+        if let Some(other) = set_by.insert(field.clone(), flag.clone()) {
+            panic!("{flag} and {other} both set {field}");
+        }
+    }
+    // And every field is some option's, but those `parse` fills itself.
+    for (field, _) in &unset {
+        assert!(
+            set_by.contains_key(field) || ["command", "warnings"].contains(&field.as_str()),
+            "no option sets {field}"
+        );
     }
 }
 
@@ -126,6 +180,11 @@ fn repeated_tini_options_are_accepted() {
     let c = run(&["-s", "-s", "-gg", "-w", "-w", "-v", "-v", "--", "x"], &[]).unwrap();
     assert!(c.subreaper && c.signal_group && c.warn_on_reap);
     assert_eq!(c.verbosity, 3);
+    // However many, `-v` tops out at the highest level.
+    for n in [3, 255, 256, 257, 1000] {
+        let flag = format!("-{}", "v".repeat(n));
+        assert_eq!(run(&[&flag, "x"], &[]).unwrap().verbosity, 4, "{n} times");
+    }
     // The last -p wins, as with getopt; each is checked.
     let c = run(&["-p", "SIGHUP", "-p", "SIGKILL", "x"], &[]).unwrap();
     assert_eq!(c.parent_death_signal, Some(9));

@@ -1,7 +1,7 @@
 //! Reading one value of each `Kind`, wherever it comes from (the command
-//! line, a variable, the table's default). Every error names the bad text
-//! and says what is accepted; the caller adds which option or variable it
-//! came from.
+//! line, a variable, the table's default), and giving it back as its kind's
+//! type to the options' effects. Every error names the bad text and says
+//! what is accepted; the caller adds which option or variable it came from.
 
 use std::ffi::{OsStr, OsString};
 use std::time::Duration;
@@ -33,6 +33,81 @@ pub enum Value {
     Rewrite(Vec<(i32, i32)>),
     User(user::Spec),
     LogFormat(Format),
+    /// Given nowhere, and no default: what an option's effect gets then.
+    Unset,
+}
+
+/// The value as the type of its kind, for the options' effects. An unset
+/// value gives what the option means when it is not given (off, no
+/// signal, tini's verbosity, nothing); so would a value of another kind,
+/// which the table's kinds rule out.
+impl Value {
+    pub fn switch(self) -> bool {
+        self == Value::Switch(true)
+    }
+
+    pub fn level(self) -> u8 {
+        match self {
+            Value::Level(level) => level,
+            _ => DEFAULT_VERBOSITY,
+        }
+    }
+
+    pub fn signal(self) -> Option<i32> {
+        match self {
+            Value::Signal(signal) => Some(signal),
+            _ => None,
+        }
+    }
+
+    pub fn exit_code(self) -> Option<i32> {
+        match self {
+            Value::ExitCode(code) => Some(code),
+            _ => None,
+        }
+    }
+
+    pub fn duration(self) -> Option<Duration> {
+        match self {
+            Value::Duration(duration) => Some(duration),
+            _ => None,
+        }
+    }
+
+    pub fn command(self) -> Option<Vec<OsString>> {
+        match self {
+            Value::Command(words) => Some(words),
+            _ => None,
+        }
+    }
+
+    pub fn path(self) -> Option<OsString> {
+        match self {
+            Value::Path(path) => Some(path),
+            _ => None,
+        }
+    }
+
+    pub fn rewrites(self) -> Vec<(i32, i32)> {
+        match self {
+            Value::Rewrite(rules) => rules,
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn user(self) -> Option<user::Spec> {
+        match self {
+            Value::User(spec) => Some(spec),
+            _ => None,
+        }
+    }
+
+    pub fn log_format(self) -> Option<Format> {
+        match self {
+            Value::LogFormat(format) => Some(format),
+            _ => None,
+        }
+    }
 }
 
 /// Where a value comes from, which decides how some kinds read it.

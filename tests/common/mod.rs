@@ -39,7 +39,8 @@
 //! - `log`: reading vigil's log lines;
 //! - `pty`: an interactive shell on a pseudo-terminal;
 //! - `rng`: seeded randomness for generated cases;
-//! - `options`: vigil's option table (src/cli/options.rs itself);
+//! - `options`: vigil's option table (src/cli/options.rs itself, without
+//!   the rows' effects);
 //! - `capture`, `start_state`: plumbing of the above.
 // Each test binary uses only part of the harness.
 #![allow(dead_code)]
@@ -47,6 +48,15 @@
 // vigil's option table, the very file the binary is built from: the tests'
 // flag/variable pairs and the command-line fuzz grammar are read from it,
 // so an option added there is tested without another list to update.
+// Each row also carries its effect on vigil's `Config`, which the tests do
+// not have: the file leaves `apply!` and the type `Apply` of an effect to
+// whoever includes it, and here `apply!` drops the effect unread.
+macro_rules! apply {
+    ($effect:expr) => {
+        ()
+    };
+}
+pub type Apply = ();
 #[path = "../../src/cli/options.rs"]
 pub mod options;
 
