@@ -618,6 +618,12 @@ impl Ctr {
         }
     }
 
+    /// `start` of the stopped container: the same command again, on the
+    /// same filesystem and volumes.
+    pub fn start_again(&self) {
+        self.engine.ok(&["start", &self.name]);
+    }
+
     /// `stop` with the container's own stop timeout; returns how long it took.
     pub fn stop(&self) -> Duration {
         let started = Instant::now();

@@ -29,6 +29,7 @@
 //! - `timing`: how long vigil took, and the checks on it;
 //! - `cgroup`: a memory or pids cgroup made for one test;
 //! - `engine`: Docker and podman, for the end-to-end tests;
+//! - `servers`: the Debian image with real servers, and their clients;
 //! - `command`: other commands, run with a deadline;
 //! - `recorder`: the signal-recording test programs (`sigrec`, `sigcount`);
 //! - `programs`: where vigil, the test programs and PATH commands are;
@@ -77,6 +78,7 @@ mod programs;
 mod pty;
 mod recorder;
 mod rng;
+mod servers;
 mod start_state;
 mod timing;
 mod vigil;
@@ -100,6 +102,7 @@ pub use self::{
     rawsig::{set_sigmask, sig_bit},
     recorder::*,
     rng::*,
+    servers::*,
     timing::*,
     vigil::*,
     wait::*,
