@@ -94,35 +94,54 @@ pub fn read_text(path: impl AsRef<std::path::Path>) -> Option<String> {
     String::from_utf8(read_bytes(path)?).ok()
 }
 
-/// A process's name for the log, if it still exists: its command name
-/// (`comm`), unless that says nothing (see `telling_name`). Whatever bytes
-/// the name holds, it comes back escaped (`text::escape_bytes`).
+/// A process's name for the log, if it still exists: its title (`title`).
 pub fn name(pid: i32) -> Option<String> {
     let mut comm = read_bytes(format!("/proc/{pid}/comm"))?;
     // The kernel ends the file with a newline; one inside the name stays.
     if comm.last() == Some(&b'\n') {
         comm.pop();
     }
-    Some(telling_name(pid, &comm))
+    Some(title(pid, &comm))
 }
 
-/// `comm`, or when that says nothing a name from the command line. `exe`
-/// is what a program re-executed through /proc/self/exe is called (busybox
-/// starts applets that way when they are not linked into PATH): its first
-/// word is the applet. `busybox` run as `busybox APPLET ...`: its second
-/// word is. Only then is the command line read.
-fn telling_name(pid: i32, comm: &[u8]) -> String {
-    let word = match comm {
-        b"exe" => 0,
-        b"busybox" => 1,
-        _ => return crate::text::escape_bytes(comm),
+/// The longest title shown, in bytes before escaping; a longer one is cut.
+const TITLE_MAX: usize = 64;
+
+/// What a process is called in the log and the report: its command line,
+/// which is what `ps` shows and what servers rewrite to say what each
+/// process does (`postgres: checkpointer`, `nginx: worker process`), with
+/// the program's directory left out (`sleep 1000` for `/bin/sleep 1000`);
+/// the kernel's 15-byte `comm` when the command line is empty (a zombie, a
+/// process that cleared it). Cut to `TITLE_MAX` bytes, and escaped: any
+/// byte may be in it.
+fn title(pid: i32, comm: &[u8]) -> String {
+    let cmdline = read_bytes(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let mut words = cmdline
+        .split(|&b| b == 0)
+        .filter(|w| !w.is_empty())
+        .peekable();
+    let Some(first) = words.next() else {
+        return crate::text::escape_bytes(comm);
     };
-    let program = read_bytes(format!("/proc/{pid}/cmdline")).and_then(|cmdline| {
-        let arg = cmdline.split(|&b| b == 0).nth(word)?;
-        let base = arg.rsplit(|&b| b == b'/').next()?;
-        (!base.is_empty()).then(|| crate::text::escape_bytes(base))
-    });
-    program.unwrap_or_else(|| crate::text::escape_bytes(comm))
+    // A path as the program (not a rewritten title, which may hold spaces
+    // and slashes): its base name.
+    let program = match first.iter().rposition(|&b| b == b'/') {
+        Some(slash) if !first.contains(&b' ') => first.get(slash + 1..).unwrap_or(first),
+        _ => first,
+    };
+    let mut title = program.to_vec();
+    for word in words {
+        title.push(b' ');
+        title.extend_from_slice(word);
+    }
+    let title = title.trim_ascii_end();
+    if title.len() <= TITLE_MAX {
+        return crate::text::escape_bytes(title);
+    }
+    let cut = crate::text::char_start(title, TITLE_MAX - 3);
+    let mut shown = crate::text::escape_bytes(title.get(..cut).unwrap_or(title));
+    shown.push_str("...");
+    shown
 }
 
 /// vigil's pid when it runs under another vigil, for its log lines to say
@@ -174,12 +193,20 @@ pub fn available() -> bool {
     pid == std::process::id().to_string().as_bytes()
 }
 
-/// Name and parent pid from `/proc/PID/stat`, `None` for a zombie (it is
-/// dead already; only reaping is left to do) and for a kernel thread. The
-/// name sits in parentheses and may itself hold any byte but NUL (spaces,
-/// parentheses, newlines, bytes that are not UTF-8), so the fields after
-/// it are found from the last `)`.
-fn stat(pid: i32) -> Option<(String, i32)> {
+/// A process as `/proc/PID/stat` shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stat {
+    pub pid: i32,
+    pub ppid: i32,
+    pub pgrp: i32,
+    /// `R`, `S`, `D`, `T`...
+    pub state: char,
+    pub comm: Vec<u8>,
+}
+
+/// `/proc/PID/stat`, `None` for a zombie (it is dead already; only reaping
+/// is left to do) and for a kernel thread.
+fn stat(pid: i32) -> Option<Stat> {
     parse_stat(pid, &read_bytes(format!("/proc/{pid}/stat"))?)
 }
 
@@ -199,23 +226,34 @@ const PF_KTHREAD: u64 = 0x0020_0000;
 /// helper such as modprobe, or a core-dump pipe) is kthreadd's child too
 /// but an ordinary process once it has exec'd, one to drain like any other.
 /// An empty command line would not do either: zombies have one too.
-fn parse_stat(pid: i32, stat: &[u8]) -> Option<(String, i32)> {
+/// The command name sits in parentheses and may itself hold any byte but
+/// NUL (spaces, parentheses, newlines, bytes that are not UTF-8), so the
+/// fields after it are found from the last `)`.
+fn parse_stat(pid: i32, stat: &[u8]) -> Option<Stat> {
     let open = stat.iter().position(|&b| b == b'(')?;
     let close = stat.iter().rposition(|&b| b == b')')?;
     let comm = stat.get(open + 1..close)?;
     // Everything after the name is ASCII digits, letters and spaces.
     let rest = std::str::from_utf8(stat.get(close + 1..)?).ok()?;
     let mut rest = rest.split_whitespace();
-    if rest.next()? == "Z" {
+    let state = rest.next()?.chars().next()?;
+    if state == 'Z' {
         return None;
     }
     let ppid = rest.next()?.parse().ok()?;
-    // pgrp, session, tty_nr and tpgid come before the flags.
-    let flags: u64 = rest.nth(4)?.parse().ok()?;
+    let pgrp = rest.next()?.parse().ok()?;
+    // session, tty_nr and tpgid come before the flags.
+    let flags: u64 = rest.nth(3)?.parse().ok()?;
     if flags & PF_KTHREAD != 0 {
         return None;
     }
-    Some((telling_name(pid, comm), ppid))
+    Some(Stat {
+        pid,
+        ppid,
+        pgrp,
+        state,
+        comm: comm.to_vec(),
+    })
 }
 
 /// Every pid in /proc.
@@ -227,23 +265,20 @@ fn all_pids() -> Vec<i32> {
         .collect()
 }
 
-/// The processes vigil is answerable for, itself excluded. Empty when /proc
-/// cannot be trusted (see `available`).
-pub fn others(role: Role) -> Vec<Proc> {
+/// The processes vigil is answerable for, itself excluded, as /proc
+/// shows them. Empty when /proc cannot be trusted (see `available`).
+pub fn answerable(role: Role) -> Vec<Stat> {
     if !available() {
         return Vec::new();
     }
     let me = std::process::id() as i32;
-    let table: Vec<(i32, String, i32)> = all_pids()
+    let table: Vec<Stat> = all_pids()
         .into_iter()
         .filter(|&pid| pid != me)
-        .filter_map(|pid| stat(pid).map(|(name, ppid)| (pid, name, ppid)))
+        .filter_map(stat)
         .collect();
     if role == Role::Pid1 {
-        return table
-            .into_iter()
-            .map(|(pid, name, _)| Proc { pid, name })
-            .collect();
+        return table;
     }
     // Descendants: grow the set from vigil outwards until it stops growing.
     let mut found = HashSet::from([me]);
@@ -251,18 +286,45 @@ pub fn others(role: Role) -> Vec<Proc> {
     let mut grew = true;
     while grew {
         grew = false;
-        for (pid, name, ppid) in &table {
-            if found.contains(ppid) && !found.contains(pid) {
-                found.insert(*pid);
-                result.push(Proc {
-                    pid: *pid,
-                    name: name.clone(),
-                });
+        for entry in &table {
+            if found.contains(&entry.ppid) && !found.contains(&entry.pid) {
+                found.insert(entry.pid);
+                result.push(entry.clone());
                 grew = true;
             }
         }
     }
     result
+}
+
+/// `answerable`, each by pid and title.
+pub fn others(role: Role) -> Vec<Proc> {
+    answerable(role)
+        .into_iter()
+        .map(|s| Proc {
+            pid: s.pid,
+            name: title(s.pid, &s.comm),
+        })
+        .collect()
+}
+
+/// A process still running, for the line that says what the stop waits
+/// for: by pid, title and state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Running {
+    pub stat: Stat,
+    pub title: String,
+}
+
+/// `answerable`, each with its title.
+pub fn running(role: Role) -> Vec<Running> {
+    answerable(role)
+        .into_iter()
+        .map(|stat| Running {
+            title: title(stat.pid, &stat.comm),
+            stat,
+        })
+        .collect()
 }
 
 /// Sends `signals`, in order, to every process vigil is answerable for and
@@ -336,9 +398,10 @@ mod tests {
     fn reads_own_stat() {
         assert!(available());
         let me = std::process::id() as i32;
-        let (name, ppid) = stat(me).unwrap();
-        assert!(!name.is_empty());
-        assert!(ppid > 0);
+        let stat = stat(me).unwrap();
+        assert!(!stat.comm.is_empty());
+        assert!(stat.ppid > 0);
+        assert!(!name(me).unwrap().is_empty());
     }
 
     /// As the init of a whole machine, /proc shows the kernel's threads
@@ -351,30 +414,59 @@ mod tests {
         assert_eq!(parse_stat(2, kthreadd), None);
         assert_eq!(parse_stat(7, worker), None);
         let sleep = b"255 (sleep) S 1 255 78 0 -1 4194560 90 0 0 0 0 0 0 0 20 0 1 0 650";
-        assert_eq!(parse_stat(255, sleep), Some(("sleep".to_string(), 1)));
+        let stat = parse_stat(255, sleep).unwrap();
+        assert_eq!((stat.ppid, stat.pgrp, stat.state), (1, 255, 'S'));
+        assert_eq!(stat.comm, b"sleep");
     }
 
     /// A name may hold any byte but NUL: none of them hides the process.
     #[test]
-    fn odd_names_are_read_and_escaped() {
-        let cases: [(&[u8], &str); 5] = [
-            (b"datenbank-gr\xc3\xb6\xc3", "datenbank-gr\u{f6}\\xc3"),
-            (b"a) S 1 2 (b", "a) S 1 2 (b"),
-            (b"two\nlines", "two\\nlines"),
-            (b"with space", "with space"),
-            (b"", ""),
+    fn odd_names_are_read() {
+        let cases: [&[u8]; 5] = [
+            b"datenbank-gr\xc3\xb6\xc3",
+            b"a) S 1 2 (b",
+            b"two\nlines",
+            b"with space",
+            b"",
         ];
-        for (comm, shown) in cases {
+        for comm in cases {
             let mut line = b"42 (".to_vec();
             line.extend_from_slice(comm);
             line.extend_from_slice(b") S 7 42 42 0 -1 4194560 90 0 0 0 0 0 0 0 20 0 1 0 650\n");
-            assert_eq!(
-                parse_stat(42, &line),
-                Some((shown.to_string(), 7)),
-                "{}",
-                String::from_utf8_lossy(comm)
-            );
+            let stat = parse_stat(42, &line).unwrap();
+            assert_eq!((stat.comm.as_slice(), stat.ppid), (comm, 7));
         }
+    }
+
+    /// A process's title is its command line, the program's directory left
+    /// out; its comm when the command line is empty; escaped, and cut.
+    #[test]
+    fn titles_come_from_the_command_line() {
+        let dir = std::env::temp_dir().join(format!("vigil-title-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let program = dir.join("two\nlines");
+        std::fs::copy("/bin/sleep", &program).unwrap();
+        let long = "x".repeat(100);
+        let mut child = std::process::Command::new(&program)
+            .args(["1000", &long])
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        // Until the exec, the command line is the test binary's.
+        let mut title = String::new();
+        for _ in 0..200 {
+            title = name(pid).unwrap();
+            if title.starts_with("two") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(title.starts_with("two\\nlines 1000 xxx"), "{title}");
+        assert!(title.ends_with("xx..."), "{title}");
+        assert_eq!(title.len(), TITLE_MAX + 1, "one escaped newline: {title}");
     }
 
     /// The same on this machine's own /proc, where the tests do not run in
@@ -399,7 +491,7 @@ mod tests {
         child.kill().unwrap();
         child.wait().unwrap();
         assert!(
-            found.iter().any(|p| p.pid == pid && p.name == "sleep"),
+            found.iter().any(|p| p.pid == pid && p.name == "sleep 5"),
             "{found:?}"
         );
     }

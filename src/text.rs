@@ -11,8 +11,9 @@ use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::time::Duration;
 
-/// A duration for messages: `1.50s` (integer arithmetic: floats would bring
-/// the float formatting code into the binary).
+/// A measured duration for messages, to the millisecond: `1.500s`,
+/// `0.019s` (integer arithmetic: floats would bring the float formatting
+/// code into the binary).
 pub fn secs(d: Duration) -> Secs {
     Secs(d)
 }
@@ -22,8 +23,7 @@ pub struct Secs(Duration);
 
 impl fmt::Display for Secs {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let centis = self.0.subsec_millis() / 10;
-        write!(f, "{}.{centis:02}s", self.0.as_secs())
+        write!(f, "{}.{:03}s", self.0.as_secs(), self.0.subsec_millis())
     }
 }
 
@@ -207,8 +207,8 @@ mod tests {
 
     #[test]
     fn durations_print_without_floats() {
-        assert_eq!(secs(Duration::from_millis(1509)).to_string(), "1.50s");
-        assert_eq!(secs(Duration::from_millis(20)).to_string(), "0.02s");
+        assert_eq!(secs(Duration::from_millis(1509)).to_string(), "1.509s");
+        assert_eq!(secs(Duration::from_millis(19)).to_string(), "0.019s");
     }
 
     #[test]

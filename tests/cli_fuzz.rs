@@ -433,6 +433,10 @@ fn junk(r: &mut Rng) -> OsString {
 fn value_of(r: &mut Rng, kind: Kind, hook_marker: &Path) -> String {
     match kind {
         Kind::Signal => signal(r, false),
+        Kind::StopSignals => (0..=r.below(3))
+            .map(|_| signal(r, false))
+            .collect::<Vec<_>>()
+            .join(","),
         Kind::ExitCode => exit_code(r),
         Kind::Rewrite => rewrite(r),
         Kind::Command => hook(r, hook_marker),

@@ -76,6 +76,10 @@ pub struct Config {
     pub post_start_timeout: Option<Duration>,
     pub pre_stop: Option<Vec<OsString>>,
     pub pre_stop_sleep: Duration,
+    /// `--pre-stop-timeout`; unset: half the grace period, else 5 s.
+    pub pre_stop_timeout: Option<Duration>,
+    /// The signals that start the stop sequence.
+    pub stop_signals: Vec<i32>,
     pub grace_period: Option<Duration>,
     pub drain_timeout: Duration,
     pub termination_log: Option<PathBuf>,

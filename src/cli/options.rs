@@ -38,6 +38,9 @@ pub enum Kind {
     Level,
     /// A signal by name (`TERM`, `SIGTERM`, `RTMIN+2`) or number.
     Signal,
+    /// Signals that start the stop sequence: a comma-separated list of
+    /// signals, each one vigil can catch and forward.
+    StopSignals,
     /// An exit code, 0-255, read as tini reads it (strtol).
     ExitCode,
     /// A duration: `500ms`, `5s`, `2m`, `1h`, or a bare number of seconds.
@@ -231,10 +234,22 @@ pub const OPTIONS: &[Opt] = &[
         "Run CMD when a stop signal arrives, before forwarding it",
         apply!(|c, v| c.pre_stop = v.command())),
     Opt {
+        default: Default::Note("half the grace period, else 5s"),
+        ..long("pre-stop-timeout", "DUR", Kind::Duration, "VIGIL_PRE_STOP_TIMEOUT",
+            "A pre-stop hook still running then is killed, and the stop signal forwarded",
+            apply!(|c, v| c.pre_stop_timeout = v.duration()))
+    },
+    Opt {
         default: Default::Value("0"),
         ..long("pre-stop-sleep", "DUR", Kind::Duration, "VIGIL_PRE_STOP_SLEEP",
             "Wait this long after pre-stop before forwarding the stop signal",
             apply!(|c, v| c.pre_stop_sleep = v.duration().unwrap_or_default()))
+    },
+    Opt {
+        default: Default::Value("TERM,INT"),
+        ..long("stop-signals", "SIG[,SIG]", Kind::StopSignals, "VIGIL_STOP_SIGNALS",
+            "The signals that start the stop sequence (pre-stop, grace period); others are forwarded at once",
+            apply!(|c, v| c.stop_signals = v.stop_signals()))
     },
     long("grace-period", "DUR", Kind::Duration, "VIGIL_GRACE_PERIOD",
         "After the first stop signal, time until everything left gets SIGKILL",

@@ -86,6 +86,7 @@ fn every_option_sets_a_field_of_its_own() {
     // A value of each kind that is no option's default.
     let sample = |kind| match kind {
         Kind::Signal => "HUP",
+        Kind::StopSignals => "QUIT,TERM",
         Kind::ExitCode => "3",
         Kind::Duration => "7s",
         Kind::Command => "true",

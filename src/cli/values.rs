@@ -26,6 +26,7 @@ pub enum Value {
     Switch(bool),
     Level(u8),
     Signal(i32),
+    StopSignals(Vec<i32>),
     ExitCode(i32),
     Duration(Duration),
     Command(Vec<OsString>),
@@ -57,6 +58,13 @@ impl Value {
         match self {
             Value::Signal(signal) => Some(signal),
             _ => None,
+        }
+    }
+
+    pub fn stop_signals(self) -> Vec<i32> {
+        match self {
+            Value::StopSignals(signals) => signals,
+            _ => vec![libc::SIGTERM, libc::SIGINT],
         }
     }
 
@@ -152,6 +160,7 @@ pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
             From::Tini => Value::Level(atoi(text)),
         },
         Kind::Signal => Value::Signal(signals::parse(text)?),
+        Kind::StopSignals => Value::StopSignals(parse_stop_signals(text)?),
         Kind::ExitCode => Value::ExitCode(parse_exit_code(text)?),
         Kind::Duration => Value::Duration(parse_duration(text)?),
         Kind::Command => Value::Command(hooks::parse_command(text)?),
@@ -170,6 +179,32 @@ pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
         },
         Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense => Value::Switch(true),
     })
+}
+
+/// A list of stop signals, `TERM,QUIT`: each one a signal vigil reads and
+/// forwards (not KILL or STOP, which no one can catch, nor CHLD, TTIN and
+/// TTOU, which vigil keeps or ignores), each once, at least one.
+fn parse_stop_signals(text: &str) -> Result<Vec<i32>, String> {
+    let mut list = Vec::new();
+    for word in text.split(',').map(str::trim) {
+        let signal = signals::parse(word).map_err(|why| format!("in '{text}': {why}"))?;
+        let never = match signal {
+            libc::SIGKILL | libc::SIGSTOP => "the kernel lets no one catch it",
+            libc::SIGCHLD => "vigil keeps it to reap",
+            libc::SIGTTIN | libc::SIGTTOU => "vigil ignores it, as tini does",
+            _ => "",
+        };
+        if !never.is_empty() {
+            return Err(format!(
+                "in '{text}': {} cannot be a stop signal: {never}",
+                signals::name(signal)
+            ));
+        }
+        if !list.contains(&signal) {
+            list.push(signal);
+        }
+    }
+    Ok(list)
 }
 
 /// C's `atoi`, which tini uses for `TINI_VERBOSITY`: leading digits, else 0.

@@ -50,6 +50,29 @@ pub enum StopCause {
     Fault(String),
 }
 
+/// Why the stop sequence sent the child no stop signal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotSent {
+    /// `--rewrite` drops it (`TERM:0`).
+    Rewritten,
+    /// The pre-stop hook still ran when the child ended or the grace
+    /// deadline came.
+    PreStopHook,
+    /// The pre-stop sleep was not over then.
+    PreStopSleep,
+}
+
+impl NotSent {
+    /// The word in the exit record.
+    pub fn word(self) -> &'static str {
+        match self {
+            NotSent::Rewritten => "rewritten",
+            NotSent::PreStopHook => "pre_stop_hook",
+            NotSent::PreStopSleep => "pre_stop_sleep",
+        }
+    }
+}
+
 /// The stop sequence: what started it and when, what the child was sent.
 #[derive(Debug)]
 pub struct Stop {
@@ -57,6 +80,8 @@ pub struct Stop {
     pub at: Instant,
     /// The signal the child was sent to stop it, after `--rewrite`.
     pub sent: Option<i32>,
+    /// Why none was, when none was.
+    pub not_sent: Option<NotSent>,
     /// A later stop signal (SIGTERM after SIGINT, say), forwarded at once
     /// during the stop sequence: the last one.
     pub later: Option<LaterStop>,

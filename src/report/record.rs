@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use super::{Cause, DrainKill, Exit, Forwarded, Stop, StopCause};
-use crate::record::{Argv, Obj, Timestamp, Value};
+use crate::record::{Argv, Obj, Timestamp, Value, Word};
 use crate::signals::Signal;
 
 /// The wall clock and the monotonic clock read at the same moment, to turn
@@ -102,7 +102,8 @@ impl Exit {
             StopCause::Signal { .. } | StopCause::PostStartFailed => {}
         }
         o.opt("grace_period", self.grace.as_ref().map(|g| g.period))
-            .opt("sent", stop.sent.map(Signal));
+            .opt("sent", stop.sent.map(Signal))
+            .opt("not_sent", stop.not_sent.map(|n| Word(n.word())));
         if let Some(later) = &stop.later {
             o.object_with("later", |o| {
                 o.field("signal", Signal(later.forward.received.signal))

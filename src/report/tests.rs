@@ -48,6 +48,7 @@ fn stopped_by(r: &mut Exit, signal: i32, at: Instant) {
         },
         at,
         sent: Some(signal),
+        not_sent: None,
         later: None,
     });
 }
@@ -118,7 +119,7 @@ fn stop_and_grace() {
         "{text}"
     );
     for needle in [
-        "; stop: SIGTERM from pid 0 (outside this PID namespace) (sent SIGTERM), child ended 1.00s later",
+        "; stop: SIGTERM from pid 0 (outside this PID namespace) (sent SIGTERM), child ended 1.000s later",
         "; grace period 1s over, SIGKILL to: 2 (sleep)",
     ] {
         assert!(text.contains(needle), "{needle} not in {text}");
@@ -208,12 +209,12 @@ fn the_later_stop_signal_is_the_one_the_child_ended_on() {
     assert_eq!(r.audience(), Audience::Default);
     let text = r.to_string();
     assert!(
-        text.contains("; stop: SIGINT from pid 0 (outside this PID namespace) (sent SIGINT); then SIGTERM from pid 0 (outside this PID namespace) (sent SIGTERM at once), child ended 0.20s after the SIGTERM"),
+        text.contains("; stop: SIGINT from pid 0 (outside this PID namespace) (sent SIGINT); then SIGTERM from pid 0 (outside this PID namespace) (sent SIGTERM at once), child ended 0.200s after the SIGTERM"),
         "{text}"
     );
     // An ending that points to the first signal is the first one's.
     r.ending = Ending::Exited(130);
-    assert!(r.to_string().contains(", child ended 0.70s later"));
+    assert!(r.to_string().contains(", child ended 0.700s later"));
 }
 
 #[test]
@@ -238,7 +239,7 @@ fn a_cancelled_hook_is_no_failure() {
     });
     assert!(r
         .to_string()
-        .contains("; pre-stop hook cancelled at the grace deadline after 1.00s"));
+        .contains("; pre-stop hook cancelled at the grace deadline after 1.000s"));
     assert!(!r.hooks.iter().any(Record::failed));
 }
 

@@ -6,7 +6,7 @@
 
 use std::fmt::{self, Display, Formatter};
 
-use super::{Cause, Exit, Stop, StopCause, COMMAND_MAX, HOOK_MAX, PROCS_MAX};
+use super::{Cause, Exit, NotSent, Stop, StopCause, COMMAND_MAX, HOOK_MAX, PROCS_MAX};
 use crate::procs::{self, Proc};
 use crate::signals;
 use crate::text::{duration, secs};
@@ -106,12 +106,27 @@ impl Exit {
             }
             StopCause::Fault(why) => write!(f, "vigil could not go on: {why}")?,
         }
-        match stop.sent {
-            Some(sent) => write!(f, " (sent {})", signals::name(sent))?,
-            None if self.grace_kill().is_some() => {
-                f.write_str(" (not sent: the grace deadline came first)")?
+        let signal = match &stop.cause {
+            StopCause::Signal { signal, .. } => signals::name(*signal),
+            _ => "the stop signal".into(),
+        };
+        let at_grace = self.grace_kill().is_some();
+        match (stop.sent, stop.not_sent) {
+            (Some(sent), _) => write!(f, " (sent {})", signals::name(sent))?,
+            (None, Some(NotSent::Rewritten)) => write!(f, " (not sent: --rewrite drops {signal})")?,
+            (None, Some(NotSent::PreStopHook)) if at_grace => f.write_str(
+                " (not sent: the pre-stop hook was still running at the grace deadline)",
+            )?,
+            (None, Some(NotSent::PreStopHook)) => {
+                f.write_str(" (not sent: the child ended during the pre-stop hook)")?
             }
-            None => {}
+            (None, Some(NotSent::PreStopSleep)) if at_grace => {
+                f.write_str(" (not sent: the pre-stop sleep was not over at the grace deadline)")?
+            }
+            (None, Some(NotSent::PreStopSleep)) => {
+                f.write_str(" (not sent: the child ended during the pre-stop sleep)")?
+            }
+            (None, None) => {}
         }
         if let Some(later) = &stop.later {
             write!(

@@ -14,9 +14,12 @@ pub enum Deadline {
     Grace,
     /// `--post-start-timeout`: the hook has failed.
     PostStart,
-    /// The pre-stop hook has run for a while: say so at the default
-    /// verbosity, in case the engine's own timeout cuts the stop short.
-    PreStopSlow,
+    /// The child still runs half the grace period (else 5 s) after the stop
+    /// began: say what still runs, before an engine's SIGKILL leaves no
+    /// time to.
+    StillRunning,
+    /// `--pre-stop-timeout`: the hook is killed and the stop goes on.
+    PreStopTimeout,
     /// `--pre-stop-sleep` is over: the stop sequence goes on.
     PreStopSleep,
     /// `--drain-timeout` is over: SIGKILL to what is left.
@@ -25,10 +28,11 @@ pub enum Deadline {
     Timeout,
 }
 
-const ALL: [Deadline; 6] = [
+const ALL: [Deadline; 7] = [
     Deadline::Grace,
     Deadline::PostStart,
-    Deadline::PreStopSlow,
+    Deadline::StillRunning,
+    Deadline::PreStopTimeout,
     Deadline::PreStopSleep,
     Deadline::Drain,
     Deadline::Timeout,
@@ -39,7 +43,8 @@ impl fmt::Display for Deadline {
         f.write_str(match self {
             Deadline::Grace => "grace period",
             Deadline::PostStart => "post-start timeout",
-            Deadline::PreStopSlow => "slow pre-stop hook notice",
+            Deadline::StillRunning => "still-running notice",
+            Deadline::PreStopTimeout => "pre-stop timeout",
             Deadline::PreStopSleep => "pre-stop sleep",
             Deadline::Drain => "drain timeout",
             Deadline::Timeout => "--timeout",

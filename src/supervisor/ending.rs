@@ -5,8 +5,8 @@
 use super::deadlines::Deadline;
 use super::stop::StopStep;
 use super::system::System;
-use super::{DrainPhase, Hook, State, StopPhase, Supervisor};
-use crate::hooks::{self, Cancel, KillReason};
+use super::{DrainPhase, State, StopPhase, Supervisor};
+use crate::hooks::{self, Cancel, HookKind, KillReason};
 use crate::logging::{self, Level};
 use crate::procs::{self, Proc};
 use crate::reap::{Ending, Event, Next};
@@ -87,7 +87,7 @@ impl<S: System> Supervisor<S> {
     /// The pre-stop hook is done, well or not: the stop sequence goes on,
     /// unless the child exited or the grace deadline passed meanwhile.
     fn pre_stop_ended(&mut self, ending: Ending) {
-        self.deadlines.clear(Deadline::PreStopSlow);
+        self.deadlines.clear(Deadline::PreStopTimeout);
         let Some(hook) = self.pre_stop.take() else {
             return;
         };
@@ -111,15 +111,22 @@ impl<S: System> Supervisor<S> {
             |r| r.field("pid", child).object("ending", &ending),
         );
         self.ended = Some((ending, self.sys.now()));
+        self.note_not_sent();
         // Nothing of the stop sequence or the timeout is left to do.
-        self.deadlines.clear(Deadline::PreStopSleep);
-        self.deadlines.clear(Deadline::Timeout);
+        for done in [
+            Deadline::PreStopSleep,
+            Deadline::PreStopTimeout,
+            Deadline::StillRunning,
+            Deadline::Timeout,
+        ] {
+            self.deadlines.clear(done);
+        }
         // A post-start hook has nothing left to do: vigil ends it. A
         // pre-stop hook still running is ended by the drain (or the grace
         // deadline, or the kernel when PID 1 exits). Either way vigil ended
         // it: cancelled, not failed.
         let cancelled = KillReason::Cancelled(Cancel::ChildExited);
-        self.kill_hook(Hook::PostStart, cancelled);
+        self.kill_hook(HookKind::PostStart, cancelled);
         if let Some(hook) = &mut self.pre_stop {
             hook.ending_for(cancelled);
         }
@@ -210,8 +217,15 @@ impl<S: System> Supervisor<S> {
         {
             hook.ending_for(cancelled);
         }
-        self.deadlines.clear(Deadline::PostStart);
-        self.deadlines.clear(Deadline::PreStopSleep);
+        for overtaken in [
+            Deadline::PostStart,
+            Deadline::PreStopSleep,
+            Deadline::PreStopTimeout,
+            Deadline::StillRunning,
+        ] {
+            self.deadlines.clear(overtaken);
+        }
+        self.note_not_sent();
         // Before the kill: its warning may wait for room in stderr.
         let at = self.sys.now();
         let killed = self.kill_everything_left(Kill::Grace(period), &groups);

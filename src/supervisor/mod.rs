@@ -33,7 +33,7 @@ mod tests;
 use std::time::{Duration, Instant};
 
 use crate::cli::Config;
-use crate::hooks::{self, Hook, KillReason};
+use crate::hooks::{self, Hook, HookKind, KillReason};
 use crate::logging::{self, Level};
 use crate::reap::Ending;
 use crate::report::{self, Drain, DrainKill, Forwards, Stop, StopCause};
@@ -93,12 +93,6 @@ enum Health {
 
 /// The shortest turn of the loop after a fault.
 const FAULT_PACE: Duration = Duration::from_millis(100);
-
-/// A pre-stop hook still running after this long is mentioned at the
-/// default verbosity: an engine that SIGKILLs the container at its own
-/// timeout (`docker stop -t 3`) leaves vigil no time to report, and the log
-/// should still say what the stop was waiting for.
-const PRE_STOP_SLOW: Duration = Duration::from_secs(2);
 
 /// How many turns in a row may end with nothing done (no signal, no
 /// deadline passed) before the loop calls it a fault. One such turn can
@@ -283,22 +277,10 @@ impl<S: System> Supervisor<S> {
                         |r| r.field("pid", hook.pid).field("timeout", timeout),
                     );
                 }
-                self.kill_hook(Hook::PostStart, KillReason::TimedOut);
+                self.kill_hook(HookKind::PostStart, KillReason::TimedOut);
             }
-            Deadline::PreStopSlow => {
-                if let Some(hook) = &self.pre_stop {
-                    logging::emit(
-                        Level::Notice,
-                        "pre_stop_slow",
-                        format_args!(
-                            "pre-stop hook pid {} still running after {}",
-                            hook.pid,
-                            duration(PRE_STOP_SLOW)
-                        ),
-                        |r| r.field("pid", hook.pid).field("running", PRE_STOP_SLOW),
-                    );
-                }
-            }
+            Deadline::StillRunning => self.say_still_running(),
+            Deadline::PreStopTimeout => self.pre_stop_timed_out(),
             Deadline::PreStopSleep => self.step_over(StopStep::PreStopSleep),
             Deadline::Drain => self.end_drain(DrainKill::Timeout(self.config.drain_timeout)),
             Deadline::Timeout => {
@@ -312,7 +294,7 @@ impl<S: System> Supervisor<S> {
                     ),
                     |r| r.field("timeout", after),
                 );
-                self.begin_stop(libc::SIGTERM, StopCause::Timeout(after));
+                self.begin_stop(self.first_stop_signal(), StopCause::Timeout(after));
             }
         }
     }
@@ -330,7 +312,7 @@ impl<S: System> Supervisor<S> {
             self.health = health;
         }
         if self.state == State::Running {
-            self.begin_stop(libc::SIGTERM, StopCause::Fault(why));
+            self.begin_stop(self.first_stop_signal(), StopCause::Fault(why));
         }
     }
 
@@ -373,7 +355,7 @@ impl<S: System> Supervisor<S> {
             {
                 self.forward(r);
             }
-            libc::SIGTERM | libc::SIGINT => self.on_stop_signal(r),
+            signal if self.config.stop_signals.contains(&signal) => self.on_stop_signal(r),
             _ => {
                 self.forward(r);
             }
@@ -431,8 +413,8 @@ impl<S: System> Supervisor<S> {
         from_parent && self.sys.parent() != self.parent
     }
 
-    /// SIGTERM or SIGINT: the first one starts the stop sequence; later
-    /// ones are forwarded at once.
+    /// A stop signal (`--stop-signals`, TERM and INT by default): the first
+    /// one starts the stop sequence; later ones are forwarded at once.
     fn on_stop_signal(&mut self, r: Received) {
         match self.state {
             State::Running => {
@@ -475,11 +457,22 @@ impl<S: System> Supervisor<S> {
     }
 
     /// The hook of that kind, if it runs.
-    fn hook_mut(&mut self, hook: Hook) -> &mut Option<hooks::Running> {
+    fn hook_mut(&mut self, hook: HookKind) -> &mut Option<hooks::Running> {
         match hook {
-            Hook::PostStart => &mut self.post_start,
-            Hook::PreStop { .. } => &mut self.pre_stop,
+            HookKind::PostStart => &mut self.post_start,
+            HookKind::PreStop => &mut self.pre_stop,
         }
+    }
+
+    /// The signal `--timeout`, a failed post-start hook and a fault stop
+    /// the child with: the first of `--stop-signals` (SIGTERM unless the
+    /// image said otherwise), as if it had arrived.
+    fn first_stop_signal(&self) -> i32 {
+        self.config
+            .stop_signals
+            .first()
+            .copied()
+            .unwrap_or(libc::SIGTERM)
     }
 
     /// Starts a hook through the seam; the record of one that could not run.
@@ -487,19 +480,20 @@ impl<S: System> Supervisor<S> {
         let started = self.sys.now();
         let sys = &mut self.sys;
         let running = hooks::start(hook, argv, self.child, started, |spec| sys.spawn(spec))?;
-        *self.hook_mut(hook) = Some(running);
+        *self.hook_mut(hook.kind()) = Some(running);
         Ok(())
     }
 
     /// Kills a running hook's whole process group, saying why for its record.
-    fn kill_hook(&mut self, hook: Hook, reason: KillReason) {
-        // Its deadline is set only while it runs (`start_post_start`).
+    fn kill_hook(&mut self, hook: HookKind, reason: KillReason) {
+        // Its deadline is set only while it runs.
         if self.hook_mut(hook).is_none() {
             return;
         }
-        if let Hook::PostStart = hook {
-            self.deadlines.clear(Deadline::PostStart);
-        }
+        self.deadlines.clear(match hook {
+            HookKind::PostStart => Deadline::PostStart,
+            HookKind::PreStop => Deadline::PreStopTimeout,
+        });
         let Some(running) = self.hook_mut(hook) else {
             return;
         };
@@ -533,7 +527,7 @@ impl<S: System> Supervisor<S> {
         );
         self.hooks.push(record);
         if let State::Running = self.state {
-            self.begin_stop(libc::SIGTERM, StopCause::PostStartFailed);
+            self.begin_stop(self.first_stop_signal(), StopCause::PostStartFailed);
         }
     }
 

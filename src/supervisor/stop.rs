@@ -1,15 +1,17 @@
 //! The stop sequence: what vigil does between the first stop signal (or a
 //! failed post-start hook, or `--timeout`) and the child's exit.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use super::deadlines::Deadline;
 use super::system::System;
 use super::{State, StopPhase, Supervisor};
-use crate::hooks::{Cancel, Hook, KillReason};
+use crate::hooks::{Cancel, Hook, HookKind, KillReason};
 use crate::logging::{self, Level};
-use crate::record::Record;
-use crate::report::{Forward, Forwarded, Grace, LaterStop, Stop, StopCause};
+use crate::procs;
+use crate::record::{Fields, Obj, Record};
+use crate::report::{Forward, Forwarded, Grace, LaterStop, NotSent, Stop, StopCause};
 use crate::signals::{self, Received, Sender, Signal, Target};
 use crate::text::duration;
 
@@ -17,6 +19,11 @@ use crate::text::duration;
 /// `--grace-period` is set: `docker stop`'s default wait, so that a job
 /// that ignores SIGTERM still ends.
 pub const TIMEOUT_GRACE: Duration = Duration::from_secs(10);
+
+/// Without a grace period: how long a pre-stop hook may run by default,
+/// and when the line saying what still runs comes; half of `docker stop`'s
+/// default wait, so both come before its SIGKILL.
+pub const NO_GRACE_WAIT: Duration = Duration::from_secs(5);
 
 /// Declares `StopStep` and `StopStep::ALL`, every step, from one list:
 /// the test that holds `STOP_SEQUENCE` to every step reads `ALL`, so a step
@@ -102,9 +109,12 @@ impl<S: System> Supervisor<S> {
             cause,
             at,
             sent: None,
+            not_sent: None,
             later: None,
         });
-        self.kill_hook(Hook::PostStart, KillReason::Cancelled(Cancel::Stop));
+        self.deadlines
+            .set(Deadline::StillRunning, at + self.half_grace());
+        self.kill_hook(HookKind::PostStart, KillReason::Cancelled(Cancel::Stop));
         self.run_stop_sequence(signal, 0);
     }
 
@@ -156,8 +166,8 @@ impl<S: System> Supervisor<S> {
                 };
                 match self.start_hook(Hook::PreStop { signal }, &argv) {
                     Ok(()) => {
-                        let at = self.sys.now() + super::PRE_STOP_SLOW;
-                        self.deadlines.set(Deadline::PreStopSlow, at);
+                        let at = self.sys.now() + self.pre_stop_timeout();
+                        self.deadlines.set(Deadline::PreStopTimeout, at);
                         true
                     }
                     Err(record) => {
@@ -200,10 +210,67 @@ impl<S: System> Supervisor<S> {
                 let sent = self.forward(r).map(|f| f.sent);
                 if let Some(stop) = &mut self.stop {
                     stop.sent = sent;
+                    if sent.is_none() {
+                        stop.not_sent = Some(NotSent::Rewritten);
+                    }
                 }
                 self.continue_if_stopped();
                 false
             }
+        }
+    }
+
+    /// Half the grace period, else `NO_GRACE_WAIT`: when the line saying
+    /// what still runs comes, and how long a pre-stop hook may run unless
+    /// `--pre-stop-timeout` says otherwise.
+    pub(super) fn half_grace(&self) -> Duration {
+        self.grace.as_ref().map_or(NO_GRACE_WAIT, |g| g.period / 2)
+    }
+
+    fn pre_stop_timeout(&self) -> Duration {
+        self.config
+            .pre_stop_timeout
+            .unwrap_or_else(|| self.half_grace())
+    }
+
+    /// The pre-stop hook has run as long as it may: its process group gets
+    /// SIGKILL and the stop goes on at once, so that the child gets its
+    /// stop signal before the grace deadline. A hook never withholds it.
+    pub(super) fn pre_stop_timed_out(&mut self) {
+        let limit = self.pre_stop_timeout();
+        if let Some(hook) = &self.pre_stop {
+            logging::emit(
+                Level::Warning,
+                "pre_stop_timed_out",
+                format_args!(
+                    "pre-stop hook pid {} still running after {} (--pre-stop-timeout): killing it, and going on with the stop",
+                    hook.pid,
+                    duration(limit)
+                ),
+                |r| r.field("pid", hook.pid).field("timeout", limit),
+            );
+        }
+        self.kill_hook(HookKind::PreStop, KillReason::TimedOut);
+        self.step_over(StopStep::PreStopHook);
+    }
+
+    /// What the stop sequence had not got to when the child ended or the
+    /// grace deadline came: the report says why no stop signal was sent.
+    pub(super) fn note_not_sent(&mut self) {
+        let State::Stopping {
+            phase: StopPhase::Waiting(step),
+            ..
+        } = self.state
+        else {
+            return;
+        };
+        let why = match step {
+            StopStep::PreStopHook => NotSent::PreStopHook,
+            StopStep::PreStopSleep => NotSent::PreStopSleep,
+            StopStep::ForwardSignal => return,
+        };
+        if let Some(stop) = &mut self.stop {
+            stop.not_sent = Some(why);
         }
     }
 
@@ -304,5 +371,144 @@ fn log_forwarding(signal: i32, to: i32, target: Target) {
             ),
             fields,
         );
+    }
+}
+
+/// The shells whose script may wait for a foreground job that never got
+/// the stop signal: the classic silent `docker stop`.
+const SHELLS: [&[u8]; 8] = [
+    b"sh", b"bash", b"dash", b"ash", b"zsh", b"ksh", b"mksh", b"busybox",
+];
+
+/// A process state in words: `/proc/PID/stat`'s letter.
+fn state_word(state: char) -> Cow<'static, str> {
+    match state {
+        'R' => "running".into(),
+        'S' => "sleeping".into(),
+        'D' => "in uninterruptible sleep".into(),
+        'T' => "stopped".into(),
+        't' => "traced".into(),
+        'I' => "idle".into(),
+        other => format!("state {other}").into(),
+    }
+}
+
+/// `7 (bash run.sh) sleeping, 9 (sleep 1000) sleeping`, at most
+/// `PROCS_MAX` of them.
+fn running_list(running: &[&procs::Running]) -> String {
+    const PROCS_MAX: usize = 20;
+    let mut text = running
+        .iter()
+        .take(PROCS_MAX)
+        .map(|p| format!("{} ({}) {}", p.stat.pid, p.title, state_word(p.stat.state)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if running.len() > PROCS_MAX {
+        text.push_str(&format!(" and {} more", running.len() - PROCS_MAX));
+    }
+    text
+}
+
+/// A process and its state, for the `still_running` record.
+struct StillRunning<'a>(&'a procs::Running);
+
+impl Fields for StillRunning<'_> {
+    fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
+        let p = self.0;
+        o.field("pid", p.stat.pid)
+            .field("name", p.title.as_str())
+            .field("state", state_word(p.stat.state));
+    }
+}
+
+impl<S: System> Supervisor<S> {
+    /// The child still runs half the grace period (else 5 s) after the stop
+    /// began: say once what still runs, and why when vigil can tell. The
+    /// classic case is a shell script whose foreground job never got the
+    /// stop signal: the shell waits for the job, and the job knows nothing
+    /// of the stop, until the engine's SIGKILL. Said before that SIGKILL,
+    /// which leaves vigil no time to say anything.
+    pub(super) fn say_still_running(&mut self) {
+        let State::Stopping { signal, phase } = self.state else {
+            return;
+        };
+        let after = self.half_grace();
+        let all = self.sys.running();
+        let child = self.child;
+        let hook = self.pre_stop.as_ref().map(|h| h.pid);
+        let own = all.iter().find(|p| p.stat.pid == child);
+        // The child first, then the others; not the hook, said apart.
+        let mut running: Vec<&procs::Running> = own.into_iter().collect();
+        running.extend(
+            all.iter()
+                .filter(|p| p.stat.pid != child && Some(p.stat.pgrp) != hook),
+        );
+        let name = signals::name(signal);
+        let mut msg = format!("still running {} after {name}: ", duration(after));
+        if running.is_empty() {
+            msg.push_str(&format!("the child, pid {child}"));
+        } else {
+            msg.push_str(&running_list(&running));
+        }
+        if let Some(hook) = hook {
+            msg.push_str(&format!("; the pre-stop hook (pid {hook}) too"));
+        }
+        if phase == StopPhase::Waiting(StopStep::PreStopHook) {
+            msg.push_str(&format!(", and {name} waits for it"));
+        }
+        let waiting = own.and_then(|shell| self.shell_waiting(shell, &all));
+        if let Some((shell, jobs)) = &waiting {
+            msg.push_str(&format!(
+                "; {} ({}) is a shell waiting for its foreground job, {}, which did not get {name} (vigil sent it to the shell alone): end the script with `exec` of its last command, or run vigil with -g",
+                shell.stat.pid,
+                shell.title,
+                running_list(jobs)
+            ));
+        }
+        let listed: Vec<StillRunning> = running.iter().map(|p| StillRunning(p)).collect();
+        logging::emit(
+            Level::Warning,
+            "still_running",
+            format_args!("{msg}"),
+            |r| {
+                let r = r
+                    .field("signal", Signal(signal))
+                    .field("after", after)
+                    .list("running", &listed)
+                    .opt("pre_stop_hook", hook);
+                r.with(|o| {
+                    if let Some((shell, jobs)) = &waiting {
+                        o.object_with("shell", |o| {
+                            o.field("pid", shell.stat.pid)
+                                .field("name", shell.title.as_str())
+                                .list_with("jobs", jobs.iter(), |o, job| {
+                                    o.field("pid", job.stat.pid)
+                                        .field("name", job.title.as_str());
+                                });
+                        });
+                    }
+                })
+            },
+        );
+    }
+
+    /// When the child is a shell whose foreground job (its children in its
+    /// process group) never got the stop signal, which went to the shell
+    /// alone: the shell and the job.
+    fn shell_waiting<'p>(
+        &self,
+        shell: &'p procs::Running,
+        all: &'p [procs::Running],
+    ) -> Option<(&'p procs::Running, Vec<&'p procs::Running>)> {
+        let sent_alone =
+            !self.config.signal_group && self.stop.as_ref().is_some_and(|s| s.sent.is_some());
+        if !sent_alone || !SHELLS.contains(&shell.stat.comm.as_slice()) {
+            return None;
+        }
+        let jobs: Vec<&procs::Running> = all
+            .iter()
+            .filter(|p| p.stat.ppid == shell.stat.pid && p.stat.pgrp == shell.stat.pgrp)
+            .collect();
+        (!jobs.is_empty()).then_some((shell, jobs))
     }
 }

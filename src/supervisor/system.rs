@@ -43,6 +43,8 @@ pub trait System {
     /// A process's name for the log and the report (a signal's sender),
     /// from /proc, if it is still there.
     fn name(&self, pid: u32) -> Option<String>;
+    /// The processes vigil answers for that still run, with their state.
+    fn running(&self) -> Vec<procs::Running>;
     /// Whether vigil has a controlling terminal (whose driver may signal
     /// vigil's group: Ctrl-C after `fg`).
     fn has_terminal(&self) -> bool;
@@ -121,6 +123,10 @@ impl System for Os {
 
     fn name(&self, pid: u32) -> Option<String> {
         procs::name(pid as i32)
+    }
+
+    fn running(&self) -> Vec<procs::Running> {
+        procs::running(self.role)
     }
 
     fn has_terminal(&self) -> bool {

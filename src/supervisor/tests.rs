@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use super::*;
 use crate::cli::{self, Action};
 use crate::hooks::{Cancel, Outcome};
-use crate::procs::Proc;
+use crate::procs::{self, Proc};
 use crate::reap::{Event, Next};
 use crate::spawn::{Spawn, SpawnError};
 
@@ -48,6 +48,8 @@ struct Fake {
     spawn_fails: bool,
     /// What `name` finds in /proc: (pid, name).
     names: Vec<(u32, String)>,
+    /// What `running` finds in /proc.
+    running: Vec<procs::Running>,
     /// `has_terminal`.
     terminal: bool,
     /// `oom_kills`.
@@ -136,6 +138,10 @@ impl System for Fake {
             .iter()
             .find(|(p, _)| *p == pid)
             .map(|(_, n)| n.clone())
+    }
+
+    fn running(&self) -> Vec<procs::Running> {
+        self.running.clone()
     }
 
     fn has_terminal(&self) -> bool {
@@ -256,6 +262,14 @@ impl Supervisor<Fake> {
         self.turn();
     }
 
+    /// The clock moves on until `deadline` has passed, and every deadline
+    /// before it with it.
+    fn passes(&mut self, deadline: Deadline) {
+        while self.deadlines.get(deadline).is_some() {
+            self.next_deadline_passes();
+        }
+    }
+
     /// The signals sent to the child itself, in order.
     fn sent_to_child(&self) -> Vec<i32> {
         self.sys
@@ -303,7 +317,7 @@ fn running_stop_signal_without_a_sequence_is_forwarded_at_once() {
             ..
         })
     ));
-    assert_eq!(s.deadlines.next(), None, "no grace period, no deadline");
+    assert_eq!(s.deadlines.get(Deadline::Grace), None, "no grace period");
 }
 
 /// Every step of the stop sequence is in `STOP_SEQUENCE`, once: a step
@@ -355,28 +369,108 @@ fn the_stop_sequence_runs_hook_then_sleep_then_signal() {
     assert!(s.deadlines.get(Deadline::Grace).is_some());
 }
 
+/// A pre-stop hook never withholds the stop signal: at half the grace
+/// period (the default `--pre-stop-timeout`) its group gets SIGKILL and the
+/// child its stop signal, long before the grace deadline.
 #[test]
-fn a_slow_pre_stop_hook_is_mentioned_once_and_nothing_else_changes() {
-    let mut s = supervisor(&["--pre-stop", "slow-hook", "--grace-period", "30s"]);
+fn a_hung_pre_stop_hook_is_killed_and_the_stop_signal_still_sent() {
+    let mut s = supervisor(&["--pre-stop", "sleep 30", "--grace-period", "30s"]);
+    let start = s.sys.clock();
+    s.signal(from_outside(libc::SIGTERM));
+    let hook = s.pre_stop.as_ref().unwrap().pid;
+    assert_eq!(
+        s.deadlines.get(Deadline::PreStopTimeout),
+        Some(start + Duration::from_secs(15))
+    );
+    s.next_deadline_passes();
+    assert!(s.sys.sent.contains(&(Target::Group(hook), libc::SIGKILL)));
+    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+    assert_eq!(s.stopping(), Some(StopPhase::AwaitingExit));
+    assert!(
+        s.deadlines.get(Deadline::Grace).is_some(),
+        "the grace runs on"
+    );
+    s.ended(hook, killed(libc::SIGKILL));
+    assert!(matches!(s.hooks[0].outcome, Outcome::TimedOut));
+    assert!(s.hooks[0].failed());
+    // Set by hand, it is that long.
+    let mut s = supervisor(&["--pre-stop", "sleep 30", "--pre-stop-timeout", "2s"]);
+    let start = s.sys.clock();
     s.signal(from_outside(libc::SIGTERM));
     assert_eq!(
         s.deadlines.next(),
-        s.deadlines.get(Deadline::PreStopSlow),
-        "the notice comes first"
+        Some(start + Duration::from_secs(2)),
+        "before the still-running line at 5s"
     );
-    s.next_deadline_passes();
-    assert_eq!(s.deadlines.get(Deadline::PreStopSlow), None);
-    assert_eq!(
-        s.stopping(),
-        Some(StopPhase::Waiting(StopStep::PreStopHook))
-    );
-    assert!(s.sent_to_child().is_empty());
-    // A hook that ends first leaves nothing to mention.
+    // A hook that ends first leaves nothing to kill.
     let mut s = supervisor(&["--pre-stop", "quick-hook"]);
     s.signal(from_outside(libc::SIGTERM));
     let hook = s.pre_stop.as_ref().unwrap().pid;
     s.ended(hook, exited(0));
-    assert_eq!(s.deadlines.next(), None);
+    assert_eq!(s.deadlines.get(Deadline::PreStopTimeout), None);
+    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+}
+
+fn running(pid: i32, ppid: i32, pgrp: i32, comm: &str, title: &str) -> procs::Running {
+    procs::Running {
+        stat: procs::Stat {
+            pid,
+            ppid,
+            pgrp,
+            state: 'S',
+            comm: comm.into(),
+        },
+        title: title.into(),
+    }
+}
+
+/// Half the grace period (else 5 s) after the stop began, a child still
+/// running is named, with what runs below it; a shell waiting for a
+/// foreground job that never got the signal is said to be one, with the
+/// fixes. Once, and not after the child has ended.
+#[test]
+fn a_child_still_running_is_named_once_with_the_shell_and_its_job() {
+    use crate::logging::capture;
+    use crate::record::{Format, Timestamp};
+    capture::start(Format::Text, 1, Timestamp::from_unix(0, 0));
+    let mut s = supervisor(&[]);
+    s.sys.running = vec![
+        running(CHILD, 1, CHILD, "bash", "bash /app/run.sh"),
+        running(40, CHILD, CHILD, "sleep", "sleep 1000"),
+    ];
+    let start = s.sys.clock();
+    s.signal(from_outside(libc::SIGTERM));
+    assert_eq!(s.deadlines.next(), Some(start + Duration::from_secs(5)));
+    s.next_deadline_passes();
+    let lines = capture::take();
+    assert_eq!(
+        lines,
+        [format!(
+            "vigil: warning: still running 5s after SIGTERM: {CHILD} (bash /app/run.sh) sleeping, \
+             40 (sleep 1000) sleeping; {CHILD} (bash /app/run.sh) is a shell waiting for its \
+             foreground job, 40 (sleep 1000) sleeping, which did not get SIGTERM (vigil sent it \
+             to the shell alone): end the script with `exec` of its last command, or run vigil \
+             with -g\n"
+        )]
+    );
+    assert_eq!(s.deadlines.next(), None, "said once");
+    // With -g the job got the signal too: no shell to blame.
+    let mut s = supervisor(&["-g", "--grace-period", "4s"]);
+    s.sys.running = vec![
+        running(CHILD, 1, CHILD, "bash", "bash /app/run.sh"),
+        running(40, CHILD, CHILD, "sleep", "sleep 1000"),
+    ];
+    s.signal(from_outside(libc::SIGTERM));
+    s.next_deadline_passes();
+    let lines = capture::take();
+    assert!(lines[0].starts_with("vigil: warning: still running 2s after SIGTERM: "));
+    assert!(!lines[0].contains("shell"), "{lines:?}");
+    // A child that ended in time is not mentioned.
+    let mut s = supervisor(&[]);
+    s.signal(from_outside(libc::SIGTERM));
+    s.ended(CHILD, killed(libc::SIGTERM));
+    assert_eq!(s.deadlines.get(Deadline::StillRunning), None);
+    assert!(capture::take().is_empty());
 }
 
 #[test]
@@ -468,14 +562,27 @@ fn a_child_that_leaves_nothing_behind_exits_at_once() {
 
 #[test]
 fn the_grace_deadline_kills_everything_and_overtakes_the_sequence() {
-    let mut s = supervisor(&["--pre-stop", "slow-hook", "--grace-period", "2s"]);
+    // A pre-stop timeout longer than the grace period: the hook still runs
+    // at the grace deadline.
+    let mut s = supervisor(&[
+        "--pre-stop",
+        "slow-hook",
+        "--grace-period",
+        "2s",
+        "--pre-stop-timeout",
+        "1m",
+    ]);
     s.sys.left = vec![Proc {
         pid: CHILD,
         name: "app".into(),
     }];
     s.signal(from_outside(libc::SIGTERM));
-    s.next_deadline_passes();
+    s.passes(Deadline::Grace);
     assert!(s.grace_passed());
+    assert_eq!(
+        s.stop.as_ref().unwrap().not_sent,
+        Some(crate::report::NotSent::PreStopHook)
+    );
     assert_eq!(s.sys.signalled_all, [vec![libc::SIGKILL]]);
     assert_eq!(s.stopping(), Some(StopPhase::AwaitingExit));
     assert_eq!(
@@ -759,7 +866,7 @@ fn timeout_ends_a_stopped_child_within_the_default_grace() {
     );
     assert!(!s.grace_passed());
     // A child that ignores SIGTERM is SIGKILLed at the default grace.
-    s.next_deadline_passes();
+    s.passes(Deadline::Grace);
     assert!(s.grace_passed());
     assert_eq!(s.sys.signalled_all, [vec![libc::SIGKILL]]);
     s.ended(CHILD, killed(libc::SIGKILL));

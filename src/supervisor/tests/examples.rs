@@ -26,6 +26,21 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
+/// A process still running, in its own process group unless it is the
+/// child's.
+fn running(pid: i32, ppid: i32, comm: &str, title: &str) -> crate::procs::Running {
+    crate::procs::Running {
+        stat: crate::procs::Stat {
+            pid,
+            ppid,
+            pgrp: if ppid == PID { PID } else { pid },
+            state: 'S',
+            comm: comm.into(),
+        },
+        title: title.into(),
+    }
+}
+
 fn proc(pid: i32, name: &str) -> Proc {
     Proc {
         pid,
@@ -120,7 +135,7 @@ fn endings() -> Vec<(&'static str, Play)> {
             "stop signal answered",
             Box::new(|| {
                 let mut s = example(&[], &["nginx", "-g", "daemon off;"]);
-                s.on_signal(from_outside(libc::SIGTERM));
+                s.signal(from_outside(libc::SIGTERM));
                 s.wait(ms(12));
                 s.ended(PID, killed(libc::SIGTERM));
                 s.run_to_exit();
@@ -130,9 +145,12 @@ fn endings() -> Vec<(&'static str, Play)> {
             "grace deadline",
             Box::new(|| {
                 let mut s = example(&["--grace-period", "10s"], &["java", "-jar", "app.jar"]);
-                s.on_signal(from_outside(libc::SIGTERM));
-                s.sys.left = vec![proc(PID, "java"), proc(31, "sh")];
-                s.next_deadline_passes();
+                s.signal(from_outside(libc::SIGTERM));
+                s.sys.left = vec![
+                    proc(PID, "java -jar app.jar"),
+                    proc(31, "sh -c ./backup.sh"),
+                ];
+                s.passes(Deadline::Grace);
                 s.wait(ms(3));
                 s.ended(PID, killed(libc::SIGKILL));
                 s.run_to_exit();
@@ -163,19 +181,19 @@ fn endings() -> Vec<(&'static str, Play)> {
             "timeout",
             Box::new(|| {
                 let mut s = example(&["--timeout", "20m"], &["make", "integration-test"]);
-                s.next_deadline_passes();
+                s.passes(Deadline::Timeout);
                 s.wait(ms(1_520));
                 s.sys.children = true;
                 s.sys.left = vec![proc(41, "postgres"), proc(42, "sh")];
                 s.ended(PID, exited(2));
                 s.ended(42, exited(0));
                 s.sys.left = vec![proc(41, "postgres")];
-                s.next_deadline_passes();
+                s.passes(Deadline::Drain);
                 s.sys
                     .reaps
                     .push_back(Next::Event(Event::Ended(41, killed(9))));
                 s.sys.reaps.push_back(Next::NoChildren);
-                s.on_signal(Received {
+                s.signal(Received {
                     signal: libc::SIGCHLD,
                     sender: Sender::Kernel,
                 });
@@ -198,7 +216,7 @@ fn endings() -> Vec<(&'static str, Play)> {
             "a forwarded signal",
             Box::new(|| {
                 let mut s = example(&[], &["sleep", "1000"]);
-                s.on_signal(from_outside(libc::SIGUSR1));
+                s.signal(from_outside(libc::SIGUSR1));
                 s.ended(PID, killed(libc::SIGUSR1));
                 s.run_to_exit();
             }),
@@ -259,18 +277,45 @@ fn event_records(format: Format) -> Vec<(&'static str, String)> {
     let mut all = Vec::new();
     let grace = lines(format, || {
         let mut s = example(&["--grace-period", "10s"], &["java", "-jar", "app.jar"]);
-        s.on_signal(from_outside(libc::SIGTERM));
-        s.sys.left = vec![proc(PID, "java"), proc(31, "sh")];
-        s.next_deadline_passes();
+        s.signal(from_outside(libc::SIGTERM));
+        s.sys.running = vec![
+            running(PID, 1, "java", "java -jar app.jar"),
+            running(31, PID, "sh", "sh -c ./backup.sh"),
+        ];
+        s.sys.left = vec![
+            proc(PID, "java -jar app.jar"),
+            proc(31, "sh -c ./backup.sh"),
+        ];
+        s.passes(Deadline::Grace);
         s.ended(PID, killed(libc::SIGKILL));
         s.run_to_exit();
     });
     all.push(("signal_received", record_of(&grace, "signal_received")));
+    all.push(("still_running", record_of(&grace, "still_running")));
     all.push(("grace_deadline", record_of(&grace, "grace_deadline")));
+    let shell = lines(format, || {
+        let mut s = example(&[], &["bash", "/app/run.sh"]);
+        s.signal(from_outside(libc::SIGTERM));
+        s.sys.running = vec![
+            running(PID, 1, "bash", "bash /app/run.sh"),
+            running(12, PID, "node", "node server.js"),
+        ];
+        s.passes(Deadline::StillRunning);
+    });
+    all.push(("still_running", record_of(&shell, "still_running")));
+    let hung = lines(format, || {
+        let mut s = example(
+            &["--pre-stop", "/hooks/drain", "--grace-period", "30s"],
+            &["postgres"],
+        );
+        s.signal(from_outside(libc::SIGTERM));
+        s.passes(Deadline::PreStopTimeout);
+    });
+    all.push(("pre_stop_timed_out", record_of(&hung, "pre_stop_timed_out")));
     let named = lines(format, || {
         let mut s = example(&[], &["sleep", "1000"]);
-        s.sys.names = vec![(42, "kill".into())];
-        s.on_signal(Received {
+        s.sys.names = vec![(42, "kill -HUP 1".into())];
+        s.signal(Received {
             signal: libc::SIGHUP,
             sender: Sender::Process { pid: 42, uid: 0 },
         });
@@ -278,7 +323,7 @@ fn event_records(format: Format) -> Vec<(&'static str, String)> {
     all.push(("signal_received", record_of(&named, "signal_received")));
     let hook = lines(format, || {
         let mut s = example(&["--pre-stop", "./drain"], &["./server"]);
-        s.on_signal(from_outside(libc::SIGTERM));
+        s.signal(from_outside(libc::SIGTERM));
         let hook = s.pre_stop.as_ref().unwrap().pid;
         s.wait(ms(1_250));
         s.ended(hook, exited(7));
@@ -289,7 +334,7 @@ fn event_records(format: Format) -> Vec<(&'static str, String)> {
         s.sys.children = true;
         s.sys.left = vec![proc(41, "postgres")];
         s.ended(PID, exited(0));
-        s.next_deadline_passes();
+        s.passes(Deadline::Drain);
     });
     all.push(("drain_killed", record_of(&drain, "drain_killed")));
     let reaped = lines(format, || {
