@@ -123,10 +123,13 @@ fn title(pid: i32, comm: &[u8]) -> String {
     let Some(first) = words.next() else {
         return crate::text::escape_bytes(comm);
     };
-    // A path as the program (not a rewritten title, which may hold spaces
-    // and slashes): its base name.
+    // A path as the program: its base name. Not in a rewritten title
+    // (`nginx: master process /usr/sbin/nginx`), whose words before the
+    // last slash have spaces between them.
     let program = match first.iter().rposition(|&b| b == b'/') {
-        Some(slash) if !first.contains(&b' ') => first.get(slash + 1..).unwrap_or(first),
+        Some(slash) if !first.get(..slash).unwrap_or_default().contains(&b' ') => {
+            first.get(slash + 1..).unwrap_or(first)
+        }
         _ => first,
     };
     let mut title = program.to_vec();

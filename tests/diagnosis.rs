@@ -18,13 +18,14 @@ fn uid() -> u32 {
 /// Runs `script` (which writes the pid of the process that will `kill -TERM
 /// 1` to `sender`) and checks that the log names that process as the
 /// sender. Returns the output and the sender's pid.
-fn assert_sender_named(script: &str) -> (Output, String) {
+fn assert_sender_named(script: &str, sender_words: &[&str]) -> (Output, String) {
     let dir = TempDir::new("provenance");
     let out = run_sh(Vigil::pid1().arg("-v"), &dir, script);
     let sender = read_trimmed(&dir.join("sender"));
     assert!(!sender.is_empty(), "the script wrote no sender pid\n{out}");
     let line = format!(
-        "vigil: received SIGTERM from pid {sender} (sh, uid {})",
+        "vigil: received SIGTERM from pid {sender} ({}, uid {})",
+        title(sender_words),
         uid()
     );
     assert!(
@@ -47,9 +48,12 @@ const CHILD_SENDS: &str = "echo $$ > sender; kill -TERM 1; sleep 1000 & wait";
 /// child itself, or a process further down.
 #[test]
 fn provenance_names_a_sender_inside_the_namespace() {
-    assert_sender_named(CHILD_SENDS);
+    assert_sender_named(CHILD_SENDS, &["sh", "-c", CHILD_SENDS]);
     // A grandchild (a shell, still a shell while vigil looks) sends it.
-    assert_sender_named("sh -c 'echo $$ > sender; kill -TERM 1; sleep 1000' & wait");
+    assert_sender_named(
+        "sh -c 'echo $$ > sender; kill -TERM 1; sleep 1000' & wait",
+        &["sh", "-c", "echo $$ > sender; kill -TERM 1; sleep 1000"],
+    );
 }
 
 /// A signal sent from outside the namespace (here by the test) comes from
@@ -108,7 +112,7 @@ fn the_parent_death_signal_is_reported_as_that() {
 
 /// A process whose command name (`comm`) is `exe` (how
 /// busybox names an applet it re-executes through /proc/self/exe) is
-/// listed by the first word of its command line.
+/// listed by its command line, as every process is.
 #[test]
 fn a_process_called_exe_is_named_by_its_command_line() {
     let dir = TempDir::new("exename");
@@ -130,7 +134,7 @@ fn a_process_called_exe_is_named_by_its_command_line() {
     assert_has(
         &exit_report_text(&out, true),
         &[&format!(
-            "; grace period 1s over, SIGKILL to: {pid} (sleep)"
+            "; grace period 1s over, SIGKILL to: {pid} (sleep 1000)"
         )],
     );
 }
@@ -406,7 +410,11 @@ fn a_forwarded_signal_names_its_sender_by_name() {
     let out = run_sh(Vigil::pid1().arg("-v"), &dir, script);
     assert_eq!(out.code(), Some(138), "{out}");
     let sender = read_trimmed(&dir.join("sender"));
-    let who = format!("SIGUSR1 from pid {sender} (sh, uid {})", uid());
+    let who = format!(
+        "SIGUSR1 from pid {sender} ({}, uid {})",
+        title(&["sh", "-c", "echo $$ > sender; kill -USR1 1; sleep 5"]),
+        uid()
+    );
     assert!(
         out.stderr
             .lines()
@@ -497,4 +505,87 @@ fn ctrl_c_after_bg_and_fg_is_the_terminals() {
     // Sent on to the child's job, as the terminal would: no stop of vigil's.
     assert!(!output.contains("; stop: "), "{output}");
     assert!(!output.contains("from the kernel"), "{output}");
+}
+
+/// Why no stop signal was sent is said as it is: `--rewrite TERM:0` drops
+/// it, and the grace deadline that comes later is not blamed.
+#[test]
+fn a_stop_signal_dropped_by_rewrite_is_said_so() {
+    let run = Vigil::pid1()
+        .args([
+            "--rewrite",
+            "TERM:0",
+            "--grace-period",
+            "1s",
+            "--",
+            "sleep",
+            "1000",
+        ])
+        .spawn();
+    run.child_pid();
+    let (out, _) = signal_timed(run, libc::SIGTERM);
+    assert_eq!(out.code(), Some(137), "{out}");
+    let report = exit_report_text(&out, true);
+    assert!(
+        report.contains("(not sent: --rewrite drops SIGTERM)"),
+        "{report}"
+    );
+    assert!(!report.contains("grace deadline came first"), "{report}");
+}
+
+/// Processes are named by their titles, the command line `ps` shows, not
+/// by the kernel's 15-byte command name: postgres' workers, all `postgres`
+/// to the kernel, are told apart.
+#[test]
+fn processes_are_named_by_their_titles() {
+    let dir = TempDir::new("titles");
+    let script = "for t in checkpointer walwriter; do \
+                    bash -c \"trap '' TERM; exec -a 'postgres: $t' sleep 1000\" & \
+                  done; sleep 0.5; exit 0";
+    let out = run_sh(Vigil::pid1().args(["--drain-timeout", "1s"]), &dir, script);
+    assert_eq!(out.code(), Some(0), "{out}");
+    let line = out
+        .stderr
+        .lines()
+        .find(|l| l.contains("drain timeout (1s) over: SIGKILL to "))
+        .unwrap_or_else(|| panic!("no drain kill line\n{out}"));
+    for title in [
+        "(postgres: checkpointer 1000)",
+        "(postgres: walwriter 1000)",
+    ] {
+        assert!(line.contains(title), "{title} not in {line}");
+    }
+}
+
+/// The stop is timed from the stop signal's arrival, so a pre-stop hook's
+/// duration is within the child's `ended_after`; measured durations are
+/// given to the millisecond.
+#[test]
+fn the_stop_is_timed_from_the_signal_to_the_millisecond() {
+    let dir = TempDir::new("stoptime");
+    let v = Vigil::pid1().args(["--log-format", "json", "--pre-stop", "sleep 0.3"]);
+    let run = start_sh(v, &dir, "trap 'exit 0' TERM; : > ready; sleep 1000 & wait");
+    let (out, _) = signal_timed(run, libc::SIGTERM);
+    assert_eq!(out.code(), Some(0), "{out}");
+    let exit: serde_json::Value = out
+        .stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|r| r["event"] == "exit")
+        .unwrap_or_else(|| panic!("no exit record\n{out}"));
+    let hook = exit["hooks"][0]["duration"].as_f64().unwrap();
+    let after = exit["stop"]["ended_after"].as_f64().unwrap();
+    assert!(
+        hook >= 0.3 && after >= hook,
+        "hook {hook}, ended_after {after}: {exit}"
+    );
+    let msg = exit["msg"].as_str().unwrap();
+    let ms = |prefix: &str| {
+        let rest = msg.split_once(prefix)?.1;
+        let number = rest.split('s').next()?;
+        let decimals = number.split_once('.')?.1;
+        Some(decimals.len())
+    };
+    assert_eq!(ms("succeeded in "), Some(3), "{msg}");
+    assert_eq!(ms("child ended "), Some(3), "{msg}");
 }

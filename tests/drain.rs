@@ -68,7 +68,7 @@ fn drain_timeout_kills_the_orphan(via: Via) {
         read_signals(&dir.join("rec2")).contains(&libc::SIGTERM),
         "the orphan did not get SIGTERM first\n{out}"
     );
-    let killed = format!("vigil: warning: drain timeout (1s) over: SIGKILL to {orphan} (sigrec)");
+    let killed = format!("vigil: warning: drain timeout (1s) over: SIGKILL to {orphan} (sigrec ");
     assert!(
         out.stderr.lines().any(|l| l.starts_with(&killed)),
         "no line starting {killed:?}\n{out}"

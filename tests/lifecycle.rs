@@ -155,6 +155,51 @@ fn pre_stop_sleep_through_vigil_pre_stop_sleep() {
     pre_stop_sleep_delays_the_forward(Via::Env);
 }
 
+/// The child records the signal that ended it: QUIT or TERM.
+const QUIT_OR_TERM: &str =
+    "trap 'echo QUIT > got; exit 0' QUIT; trap 'echo TERM > got; exit 0' TERM; \
+     : > ready; sleep 1000 & wait";
+
+/// `--stop-signals QUIT` (beside an image's `STOPSIGNAL SIGQUIT`: nginx's
+/// graceful stop): QUIT runs the stop sequence, the pre-stop hook (told
+/// SIGQUIT) and then QUIT to the child, and the report names it; TERM is
+/// then any other signal, forwarded at once without the hook.
+fn stop_signals_choose_what_starts_the_stop(via: Via) {
+    let hook = "sh -c 'echo $VIGIL_SIGNAL > hook_signal'";
+    let dir = TempDir::new("stopsignals");
+    let v = opt(Vigil::pid1(), via, "--stop-signals", "QUIT").args(["--pre-stop", hook]);
+    let run = start_sh(v, &dir, QUIT_OR_TERM);
+    let (out, _) = signal_timed(run, libc::SIGQUIT);
+    assert_eq!(out.code(), Some(0), "{out}");
+    assert_eq!(read_trimmed(&dir.join("hook_signal")), "SIGQUIT", "{out}");
+    assert_eq!(read_trimmed(&dir.join("got")), "QUIT", "{out}");
+    let report = exit_report_text(&out, false);
+    assert!(
+        report.contains("; stop: SIGQUIT from pid 0 (outside this PID namespace) (sent SIGQUIT)"),
+        "{report}"
+    );
+    let dir = TempDir::new("stopsignals");
+    let v = opt(Vigil::pid1(), via, "--stop-signals", "QUIT").args(["--pre-stop", hook]);
+    let run = start_sh(v, &dir, QUIT_OR_TERM);
+    let (out, _) = signal_timed(run, libc::SIGTERM);
+    assert_eq!(out.code(), Some(0), "{out}");
+    assert_eq!(read_trimmed(&dir.join("got")), "TERM", "{out}");
+    assert!(
+        !dir.join("hook_signal").exists(),
+        "TERM ran the hook\n{out}"
+    );
+}
+
+#[test]
+fn stop_signals_choose_what_starts_the_stop_sequence() {
+    stop_signals_choose_what_starts_the_stop(Via::Flag);
+}
+
+#[test]
+fn stop_signals_through_vigil_stop_signals() {
+    stop_signals_choose_what_starts_the_stop(Via::Env);
+}
+
 // ---------------------------------------------------------------------------
 // post-start
 // ---------------------------------------------------------------------------
@@ -325,7 +370,8 @@ fn grace_period_kills_the_survivor(via: Via) {
     let (out, took) = signal_timed(run, libc::SIGTERM);
     assert_eq!(out.code(), Some(137), "{out}");
     assert_between(took, ONE_SECOND, ABOUT_1S_MAX, "vigil", &out);
-    let survivor = format!("vigil: warning: grace period (1s) over: SIGKILL to {child} (sleep)");
+    let survivor =
+        format!("vigil: warning: grace period (1s) over: SIGKILL to {child} (sleep 1000)");
     assert!(
         out.stderr.lines().any(|l| l.starts_with(&survivor)),
         "no line starting {survivor:?}\n{out}"
@@ -342,7 +388,47 @@ fn grace_period_through_vigil_grace_period() {
     grace_period_kills_the_survivor(Via::Env);
 }
 
-/// The grace period also bounds a pre-stop hook that never ends.
+/// A pre-stop hook that never ends does not withhold the stop signal: at
+/// half the grace period (the default `--pre-stop-timeout`) its group gets
+/// SIGKILL and the child SIGTERM, so a database gets its clean shutdown
+/// rather than a SIGKILL at the deadline.
+#[test]
+fn a_hung_pre_stop_hook_is_killed_and_the_child_still_gets_sigterm() {
+    let dir = TempDir::new("hunghook");
+    let v = Vigil::pid1().args(["--grace-period", "2s", "--pre-stop", "sleep 1000"]);
+    let run = start_sh(v, &dir, TERM_RECORDER);
+    let (out, took) = signal_timed(run, libc::SIGTERM);
+    assert_eq!(out.code(), Some(0), "the child's TERM trap ran: {out}");
+    assert!(
+        dir.join("term_at").exists(),
+        "no SIGTERM reached the child
+{out}"
+    );
+    assert_between(
+        took,
+        Duration::from_millis(900),
+        Duration::from_millis(1900),
+        "vigil",
+        &out,
+    );
+    assert!(
+        out.stderr
+            .contains("still running after 1s (--pre-stop-timeout): killing it"),
+        "{out}"
+    );
+    let report = exit_report(&out.stderr)
+        .unwrap_or_else(|| panic!("no exit report\n{out}"))
+        .line;
+    assert!(
+        report.contains("(sent SIGTERM)")
+            && report.contains("; pre-stop hook failed: timed out after 1."),
+        "{report}\n{out}"
+    );
+}
+
+/// `--pre-stop-timeout` longer than the grace period: the grace deadline
+/// comes first and ends everything, the hook included (cancelled, not
+/// failed), and the report says the stop signal waited for the hook.
 #[test]
 fn grace_period_bounds_a_pre_stop_hook_that_never_ends() {
     let dir = TempDir::new("gracehook");
@@ -351,6 +437,8 @@ fn grace_period_bounds_a_pre_stop_hook_that_never_ends() {
         .args([
             "--grace-period",
             "1s",
+            "--pre-stop-timeout",
+            "1m",
             "--pre-stop",
             "sleep 1000",
             "--",
@@ -370,7 +458,8 @@ fn grace_period_bounds_a_pre_stop_hook_that_never_ends() {
         .unwrap_or_else(|| panic!("no exit report\n{out}"))
         .line;
     assert!(
-        report.contains("; pre-stop hook cancelled at the grace deadline after 1.")
+        report.contains("(not sent: the pre-stop hook was still running at the grace deadline)")
+            && report.contains("; pre-stop hook cancelled at the grace deadline after 1.")
             && report.ends_with("orphans reaped: 0"),
         "the exit report misses the pre-stop hook (or counts it as an orphan): {report}\n{out}"
     );
@@ -496,10 +585,18 @@ fn hooks_that_close_their_stdio() {
 fn pre_stop_hook_that_never_exits_ends_at_the_grace_deadline() {
     let dir = TempDir::new("hooknever");
     let out = dir.join("counts");
-    let v = Vigil::pid1().args(["--grace-period", "1s", "--pre-stop", "sleep 1000"]);
+    let v = Vigil::pid1().args([
+        "--grace-period",
+        "1s",
+        "--pre-stop-timeout",
+        "1m",
+        "--pre-stop",
+        "sleep 1000",
+    ]);
     let run = start_counter(v, &out);
-    // The stop signal was never forwarded (pre-stop never finished): the
-    // child got SIGKILL at the deadline.
+    // The stop signal was never forwarded (pre-stop never finished, and may
+    // run longer than the grace period): the child got SIGKILL at the
+    // deadline.
     let out = stop_at_a_1s_deadline(run, 137, "grace period", Duration::from_secs(4));
     assert!(
         out.stderr.contains("grace period (1s) over: SIGKILL to"),
@@ -548,6 +645,8 @@ fn pre_stop_hook_that_ignores_sigterm_ends_at_the_grace_deadline() {
     let v = Vigil::pid1().args([
         "--grace-period",
         "1s",
+        "--pre-stop-timeout",
+        "1m",
         "--pre-stop",
         "sh -c 'trap \"\" TERM; kill -TERM $$; exec sleep 1000'",
     ]);
@@ -581,7 +680,7 @@ fn hook_leftover_that_ignores_sigterm_is_killed_at_the_drain_timeout() {
     let out = stop_at_a_1s_deadline(run, 143, "drain timeout", Duration::from_secs(4));
     assert!(
         out.stderr.contains("drain timeout (1s) over: SIGKILL to")
-            && out.stderr.contains("(sleep)"),
+            && out.stderr.contains("(sleep 1000)"),
         "the leftover that ignored SIGTERM is not reported\n{out}"
     );
 }
@@ -620,33 +719,90 @@ fn a_hook_program_that_cannot_run_is_said_at_start() {
     }
 }
 
-/// A pre-stop hook that runs on is mentioned at the default verbosity after
-/// 2 s, so that a stop the engine cuts short (`docker stop -t 3`, no grace
-/// period of vigil's) leaves a trace of what it was waiting for.
+/// Without a grace period, a child still running 5 s after the stop began
+/// is named at the default verbosity, with the pre-stop hook it waits for,
+/// before `docker stop`'s SIGKILL at 10 s; then the hook is killed and the
+/// child gets its SIGTERM.
 #[test]
-fn a_slow_pre_stop_hook_is_mentioned_at_the_default_verbosity() {
-    let dir = TempDir::new("slowhook");
-    let v = Vigil::pid1().args(["--pre-stop", "sleep 4"]);
+fn a_stop_still_waiting_after_5s_says_what_runs() {
+    let dir = TempDir::new("stillrunning");
+    let v = Vigil::pid1().args(["--pre-stop", "sleep 30"]);
     let run = start_sh(v, &dir, ": > ready; exec sleep 1000");
-    run.signal(libc::SIGTERM);
-    assert!(
-        run.wait_stderr("still running after 2s", Duration::from_secs(10)),
-        "{}",
-        run.describe()
+    let child = nspid(run.child_pid()).last().copied().unwrap();
+    let (out, took) = signal_timed(run, libc::SIGTERM);
+    assert_eq!(out.code(), Some(143), "{out}");
+    assert_between(
+        took,
+        Duration::from_millis(4900),
+        Duration::from_secs(9),
+        "vigil",
+        &out,
     );
-    let out = run.wait(TIMEOUT);
-    let mention: Vec<&str> = out
+    let lines: Vec<&str> = out
         .stderr
         .lines()
-        .filter(|l| l.contains("still running after"))
+        .filter(|l| l.contains("still running 5s after SIGTERM"))
         .collect();
-    assert_eq!(mention.len(), 1, "{out}");
+    assert_eq!(lines.len(), 1, "{out}");
     assert!(
-        mention[0].starts_with("vigil: pre-stop hook pid ")
-            && mention[0].ends_with(" still running after 2s"),
+        lines[0].starts_with(&format!(
+            "vigil: warning: still running 5s after SIGTERM: {child} (sleep 1000) sleeping"
+        )) && lines[0].contains("the pre-stop hook (pid ")
+            && lines[0].ends_with(", and SIGTERM waits for it"),
         "{out}"
     );
-    assert_eq!(out.code(), Some(143), "{out}");
+}
+
+/// The seeds' silent 137: a bash wrapper with a TERM trap waits for its
+/// foreground job, which never got the SIGTERM. Before the grace deadline
+/// vigil says so, naming the shell and its job, and how to fix it; with
+/// `-g` the job gets the signal too and the stop is fast.
+#[test]
+fn a_shell_waiting_for_its_job_is_named_with_the_fix() {
+    let wrapper = "trap 'echo got TERM' TERM; sleep 1000; echo after";
+    for pid1 in [true, false] {
+        let dir = TempDir::new("wrapper");
+        let v = if pid1 { Vigil::pid1() } else { Vigil::plain() };
+        let run = v
+            .cwd(dir.path())
+            .args(["--grace-period", "4s", "--", "bash", "-c", wrapper])
+            .spawn();
+        run.child_pid();
+        std::thread::sleep(Duration::from_millis(300));
+        let (out, took) = signal_timed(run, libc::SIGTERM);
+        assert_eq!(out.code(), Some(137), "{out}");
+        assert_between(
+            took,
+            Duration::from_secs(4),
+            Duration::from_secs(9),
+            "vigil",
+            &out,
+        );
+        let line = out
+            .stderr
+            .lines()
+            .find(|l| l.contains("still running 2s after SIGTERM"))
+            .unwrap_or_else(|| panic!("no still-running line\n{out}"));
+        assert!(
+            line.contains("(bash -c trap")
+                && line.contains("is a shell waiting for its foreground job")
+                && line.contains("(sleep 1000) sleeping, which did not get SIGTERM")
+                && line.contains("`exec`")
+                && line.contains("-g"),
+            "{line}"
+        );
+    }
+    let dir = TempDir::new("wrapperg");
+    let run = Vigil::pid1()
+        .cwd(dir.path())
+        .args(["-g", "--grace-period", "4s", "--", "bash", "-c", wrapper])
+        .spawn();
+    run.child_pid();
+    std::thread::sleep(Duration::from_millis(300));
+    let (out, took) = signal_timed(run, libc::SIGTERM);
+    assert!(took < Duration::from_secs(2), "took {took:?}\n{out}");
+    assert!(out.stdout.contains("got TERM"), "{out}");
+    assert!(!out.stderr.contains("still running"), "{out}");
 }
 
 // ---------------------------------------------------------------------------

@@ -184,7 +184,7 @@ fn a_sigkill_at_the_grace_deadline() {
         assert_eq!(deadline["listed"], true);
         assert_eq!(
             deadline["killed"],
-            serde_json::json!([{"pid": pid, "name": "sleep"}])
+            serde_json::json!([{"pid": pid, "name": "sleep 1000"}])
         );
         let exit = exit_record(&all, &out);
         assert_eq!(exit["level"], "warning");
@@ -215,7 +215,7 @@ fn a_kill_in_the_drain() {
         assert_eq!(killed["drain_timeout"], 1);
         assert_eq!(
             killed["killed"],
-            serde_json::json!([{"pid": bg, "name": "sleep"}])
+            serde_json::json!([{"pid": bg, "name": "sleep 1000"}])
         );
         let exit = exit_record(&all, &out);
         assert_eq!(exit["level"], "warning");
@@ -391,7 +391,12 @@ fn a_forwarded_signal_that_killed_the_child() {
             ending["forwarded"],
             serde_json::json!({
                 "signal": "SIGUSR1",
-                "sender": {"kind": "process", "pid": sender, "uid": uid(), "name": "sh"},
+                "sender": {
+                    "kind": "process",
+                    "pid": sender,
+                    "uid": uid(),
+                    "name": title(&["sh", "-c", "echo $$ > sender; kill -USR1 1; sleep 5"])
+                },
                 "sent": "SIGUSR1"
             })
         );

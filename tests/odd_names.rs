@@ -1,12 +1,13 @@
 //! Processes with odd names: a command name (`comm`) that is not UTF-8
 //! (the kernel cuts `datenbank-größe-monitor` to 15 bytes, inside the
 //! `ß`; a Latin-1 file name), that holds spaces and parentheses, a
-//! newline, or nothing at all. None of them hides a process from vigil:
-//! the drain, `--timeout` with a grace period, the grace deadline's
-//! SIGKILL and `-w` find and count each one, and every name is shown
-//! escaped, in the text lines and in `--log-format json`, whose lines stay
-//! valid records. As PID 1 and not: as a plain process, a process vigil
-//! does not see is one it never kills and waits for forever.
+//! newline, a tab, or nothing at all. None of them hides a process from
+//! vigil: the drain, `--timeout` with a grace period, the grace deadline's
+//! SIGKILL and `-w` find and count each one, and every name (a process's
+//! title, its command line) is shown escaped, in the text lines and in
+//! `--log-format json`, whose lines stay valid records. As PID 1 and not:
+//! as a plain process, a process vigil does not see is one it never kills
+//! and waits for forever.
 //!
 //! The odd programs are copies of `sleep` under odd file names (a
 //! process's `comm` is the name of the file it executed), each started in
@@ -24,8 +25,9 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, Instant};
 
-/// One odd program: its file name, how vigil must show its `comm`, and
-/// whether it ignores SIGTERM (so that only a SIGKILL ends it).
+/// One odd program: its file name, how vigil must show it (its title
+/// starts so), and whether it ignores SIGTERM (so that only a SIGKILL ends
+/// it).
 struct Odd {
     file: &'static [u8],
     shown: &'static str,
@@ -35,7 +37,7 @@ struct Odd {
 const ODD: [Odd; 5] = [
     Odd {
         file: "datenbank-größe-monitor".as_bytes(),
-        shown: "datenbank-grö\\xc3",
+        shown: "datenbank-größe-monitor",
         ignores_term: true,
     },
     Odd {
@@ -54,8 +56,8 @@ const ODD: [Odd; 5] = [
         ignores_term: false,
     },
     Odd {
-        file: b" ",
-        shown: " ",
+        file: b"tab\there",
+        shown: "tab\\there",
         ignores_term: true,
     },
 ];
@@ -108,20 +110,20 @@ while [ ! -e named ]; do sleep 0.02; done
     )
 }
 
-/// Each odd process as the log must show it: `PID (NAME)`, and whether it
-/// ignores SIGTERM.
-fn expected(dir: &TempDir) -> Vec<(i32, String, bool)> {
+/// Each odd process as the log must show it: its pid, its title (the
+/// program and `seconds`, its argument), and whether it ignores SIGTERM.
+fn expected(dir: &TempDir, seconds: &str) -> Vec<(i32, String, bool)> {
     let mut all: Vec<(i32, String, bool)> = ODD
         .iter()
         .enumerate()
         .map(|(i, odd)| {
             let file = format!("pids/{i}{}", if odd.ignores_term { "h" } else { "" });
             let pid = read_trimmed(&dir.join(file)).parse().unwrap();
-            (pid, odd.shown.to_string(), odd.ignores_term)
+            (pid, format!("{} {seconds}", odd.shown), odd.ignores_term)
         })
         .collect();
     let nameless = read_trimmed(&dir.join("pids/nameless")).parse().unwrap();
-    all.push((nameless, String::new(), false));
+    all.push((nameless, "python3 nameless.py".to_string(), false));
     all
 }
 
@@ -176,7 +178,7 @@ fn the_drain_ends_every_odd_process() {
         let took = started.elapsed();
         no_panic(&out);
         assert_eq!(out.code(), Some(0), "pid1={pid1}\n{out}");
-        let odd = expected(&dir);
+        let odd = expected(&dir, "1000");
         let all: Vec<&(i32, String, bool)> = odd.iter().collect();
         assert_lists(line_with(&out, "draining: SIGTERM to "), &all, &out);
         let hard: Vec<&(i32, String, bool)> = odd.iter().filter(|o| o.2).collect();
@@ -216,7 +218,7 @@ fn the_grace_deadline_kills_every_odd_process() {
         let took = started.elapsed();
         no_panic(&out);
         assert_eq!(out.code(), Some(124), "pid1={pid1}\n{out}");
-        let odd = expected(&dir);
+        let odd = expected(&dir, "1000");
         let all: Vec<&(i32, String, bool)> = odd.iter().collect();
         assert_lists(
             line_with(&out, "grace period (2s) over: SIGKILL to "),
@@ -251,7 +253,7 @@ fn w_warns_of_every_odd_orphan() {
         let out = run_sh(v.args(["-w", "--drain-timeout", "10s"]), &dir, &script);
         no_panic(&out);
         assert_eq!(out.code(), Some(0), "pid1={pid1}\n{out}");
-        for (pid, _, _) in expected(&dir) {
+        for (pid, _, _) in expected(&dir, "3") {
             let warned = format!("vigil: warning: reaped orphaned zombie pid {pid}, ");
             assert!(
                 out.stderr.lines().any(|l| l.starts_with(&warned)),
@@ -302,7 +304,7 @@ fn json_records_stay_valid_and_name_every_odd_process() {
             .find(|r| r["event"] == "grace_deadline")
             .unwrap_or_else(|| panic!("no grace_deadline record\n{out}"));
         let killed = deadline["killed"].as_array().unwrap();
-        for (pid, shown, _) in expected(&dir) {
+        for (pid, shown, _) in expected(&dir, "1000") {
             let entry = serde_json::json!({"pid": pid, "name": shown});
             assert!(killed.contains(&entry), "{entry} missing\n{out}");
         }

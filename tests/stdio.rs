@@ -89,7 +89,8 @@ fn the_grace_warning_and_report_get_through_a_busy_stderr() {
     let out = run.wait(TIMEOUT);
     let pid = read_trimmed(&dir.join("pid"));
     assert_eq!(out.code(), Some(137), "{}", tail(&out.stderr));
-    let grace = format!("vigil: warning: grace period (1s) over: SIGKILL to {pid} (yes)\n");
+    let grace =
+        format!("vigil: warning: grace period (1s) over: SIGKILL to {pid} (yes 0123456789)\n");
     assert!(
         out.stderr.contains(&grace),
         "no whole line {grace:?} in:\n{}",

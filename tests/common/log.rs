@@ -123,3 +123,26 @@ pub fn note(test: &str, msg: impl Display) {
 pub fn secs(d: Duration) -> String {
     format!("{:.2}s", d.as_secs_f64())
 }
+
+/// How vigil names a process run as `words`: its title, the words joined
+/// by spaces, cut to 64 bytes (61 and `...`), the program's directory left
+/// out.
+pub fn title(words: &[&str]) -> String {
+    let mut words: Vec<&str> = words.to_vec();
+    if let Some(first) = words.first_mut() {
+        if let Some((dir, base)) = first.rsplit_once('/') {
+            if !dir.contains(' ') {
+                *first = base;
+            }
+        }
+    }
+    let joined = words.join(" ");
+    if joined.len() <= 64 {
+        return joined;
+    }
+    let mut cut = 61;
+    while !joined.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}...", &joined[..cut])
+}
