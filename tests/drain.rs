@@ -271,3 +271,59 @@ fn a_stopped_leftover_gets_to_clean_up() {
         );
     }
 }
+
+/// As PID 1, a process that joined the namespace from outside (`docker
+/// exec`; here `nsenter`) is no child of vigil's, and its end sends vigil
+/// no SIGCHLD, yet it is drained like any other: SIGTERM when the child
+/// exits, and vigil waits for it to end rather than leaving it to the
+/// kernel's SIGKILL.
+#[test]
+fn pid1_drains_a_process_started_from_outside() {
+    let dir = TempDir::new("execdrain");
+    let v = Vigil::pid1().args(["-v", "--drain-timeout", "5s"]);
+    let run = start_sh(
+        v,
+        &dir,
+        ": > ready; while [ ! -e go ]; do sleep 0.05; done; exit 0",
+    );
+    let script = format!(
+        "trap 'echo TERM > {0}/exec_term; exit 0' TERM; echo $$ > {0}/exec_pid; sleep 1000 & wait",
+        dir.path().display()
+    );
+    let mut exec = std::process::Command::new(which("nsenter"))
+        .args([
+            "--target",
+            &run.vigil_pid().to_string(),
+            "--pid",
+            "--mount",
+            "--",
+        ])
+        .args(["sh", "-c", &script])
+        .spawn()
+        .unwrap();
+    run.guard().track(exec.id() as i32);
+    assert!(
+        wait_for_file(&dir.join("exec_pid"), TIMEOUT),
+        "{}",
+        run.describe()
+    );
+    let exec_pid = read_trimmed(&dir.join("exec_pid"));
+    std::fs::write(dir.join("go"), "").unwrap();
+    let out = run.wait(TIMEOUT);
+    let _ = exec.wait();
+    assert_eq!(out.code(), Some(0), "{out}");
+    assert!(
+        dir.join("exec_term").exists(),
+        "the process started from outside got no SIGTERM\n{out}"
+    );
+    let draining = out
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("vigil: draining: SIGTERM to "))
+        .unwrap_or_else(|| panic!("no draining line\n{out}"));
+    assert!(
+        draining.contains(&format!("{exec_pid} (sh -c ")),
+        "{draining}"
+    );
+    assert!(!out.stderr.contains("SIGKILL"), "{out}");
+}

@@ -24,17 +24,20 @@ pub enum Deadline {
     PreStopSleep,
     /// `--drain-timeout` is over: SIGKILL to what is left.
     Drain,
+    /// The drain looks again for processes that are no children of vigil's.
+    DrainCheck,
     /// `--timeout` is over: the stop sequence starts as for SIGTERM.
     Timeout,
 }
 
-const ALL: [Deadline; 7] = [
+const ALL: [Deadline; 8] = [
     Deadline::Grace,
     Deadline::PostStart,
     Deadline::StillRunning,
     Deadline::PreStopTimeout,
     Deadline::PreStopSleep,
     Deadline::Drain,
+    Deadline::DrainCheck,
     Deadline::Timeout,
 ];
 
@@ -47,6 +50,7 @@ impl fmt::Display for Deadline {
             Deadline::PreStopTimeout => "pre-stop timeout",
             Deadline::PreStopSleep => "pre-stop sleep",
             Deadline::Drain => "drain timeout",
+            Deadline::DrainCheck => "drain check",
             Deadline::Timeout => "--timeout",
         })
     }

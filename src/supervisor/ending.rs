@@ -16,6 +16,11 @@ use crate::text::duration;
 
 use std::time::Duration;
 
+/// How often the drain looks for processes that are no children of
+/// vigil's (as PID 1, those `docker exec` started): only they are left,
+/// and their end sends vigil no SIGCHLD.
+const DRAIN_CHECK: Duration = Duration::from_millis(50);
+
 impl<S: System> Supervisor<S> {
     /// Reaps everything that has exited (SIGCHLDs coalesce: loop until the
     /// kernel has nothing more).
@@ -38,7 +43,15 @@ impl<S: System> Supervisor<S> {
                 }
                 Next::NoChildren => {
                     if let State::Draining(_) = self.state {
-                        self.state = State::Exit(self.exit_status());
+                        if self.sys.others_left() {
+                            // Processes that are no children of vigil's
+                            // (`docker exec`) say nothing when they end:
+                            // look again shortly.
+                            let at = self.sys.now() + DRAIN_CHECK;
+                            self.deadlines.set(Deadline::DrainCheck, at);
+                        } else {
+                            self.state = State::Exit(self.exit_status());
+                        }
                     }
                     return;
                 }
@@ -130,7 +143,9 @@ impl<S: System> Supervisor<S> {
         if let Some(hook) = &mut self.pre_stop {
             hook.ending_for(cancelled);
         }
-        if self.config.drain_timeout.is_zero() || !self.sys.any_children() {
+        if self.config.drain_timeout.is_zero()
+            || !(self.sys.any_children() || self.sys.others_left())
+        {
             // Nothing left, or told to behave like tini: exit at once (as
             // PID 1, the kernel then kills whatever is left).
             self.state = State::Exit(self.exit_status());
@@ -173,6 +188,19 @@ impl<S: System> Supervisor<S> {
             DrainPhase::Terminating
         };
         self.state = State::Draining(phase);
+    }
+
+    /// The drain's look for processes that are no children of vigil's:
+    /// those that are SIGKILLed again (one may have forked since), and
+    /// vigil exits when none is left.
+    pub(super) fn drain_check(&mut self) {
+        if let State::Draining(phase) = self.state {
+            if phase == DrainPhase::Killing {
+                let known = self.known_groups();
+                self.sys.signal_all(&[libc::SIGKILL], &known);
+            }
+            self.reap();
+        }
     }
 
     /// Process groups vigil knows of without /proc: the child's and the

@@ -283,6 +283,7 @@ impl<S: System> Supervisor<S> {
             Deadline::PreStopTimeout => self.pre_stop_timed_out(),
             Deadline::PreStopSleep => self.step_over(StopStep::PreStopSleep),
             Deadline::Drain => self.end_drain(DrainKill::Timeout(self.config.drain_timeout)),
+            Deadline::DrainCheck => self.drain_check(),
             Deadline::Timeout => {
                 let after = self.config.timeout.unwrap_or_default();
                 logging::emit(

@@ -38,6 +38,9 @@ pub trait System {
     fn reap(&mut self) -> Next;
     /// Whether vigil has any child left, without reaping it.
     fn any_children(&mut self) -> bool;
+    /// Whether /proc lists any process vigil answers for: as PID 1, also
+    /// those that are no children of vigil's (`docker exec`).
+    fn others_left(&self) -> bool;
     /// Starts a process (a hook); its pid.
     fn spawn(&mut self, spec: Spawn<'_>) -> Result<i32, SpawnError>;
     /// A process's name for the log and the report (a signal's sender),
@@ -115,6 +118,10 @@ impl System for Os {
 
     fn any_children(&mut self) -> bool {
         reap::any_children()
+    }
+
+    fn others_left(&self) -> bool {
+        !procs::answerable(self.role).is_empty()
     }
 
     fn spawn(&mut self, spec: Spawn<'_>) -> Result<i32, SpawnError> {

@@ -50,6 +50,8 @@ struct Fake {
     names: Vec<(u32, String)>,
     /// What `running` finds in /proc.
     running: Vec<procs::Running>,
+    /// Processes /proc lists that are no children of vigil's (`others_left`).
+    strangers: Vec<i32>,
     /// `has_terminal`.
     terminal: bool,
     /// `oom_kills`.
@@ -113,6 +115,10 @@ impl System for Fake {
 
     fn reap(&mut self) -> Next {
         self.reaps.pop_front().unwrap_or(Next::Nothing)
+    }
+
+    fn others_left(&self) -> bool {
+        !self.strangers.is_empty()
     }
 
     fn any_children(&mut self) -> bool {
@@ -540,6 +546,32 @@ fn stopping_the_child_exit_in_each_phase_starts_the_drain() {
         s.chld([Next::NoChildren]);
         assert_eq!(s.state, State::Exit(143), "{args:?}");
     }
+}
+
+/// As PID 1, a process that is no child of vigil's (`docker exec`) is
+/// drained too: it gets SIGTERM, and vigil waits until /proc no longer
+/// lists it, though its end sends no SIGCHLD.
+#[test]
+fn a_process_that_is_no_child_is_drained_and_waited_for() {
+    let mut s = supervisor(&[]);
+    s.sys.strangers = vec![90];
+    s.ended(CHILD, exited(0));
+    assert_eq!(s.state, State::Draining(DrainPhase::Terminating));
+    assert_eq!(s.sys.signalled_all, [vec![libc::SIGTERM, libc::SIGCONT]]);
+    s.chld([Next::NoChildren]);
+    assert!(s.deadlines.get(Deadline::DrainCheck).is_some());
+    s.sys.reaps.push_back(Next::NoChildren);
+    s.next_deadline_passes();
+    assert_eq!(
+        s.state,
+        State::Draining(DrainPhase::Terminating),
+        "still listed"
+    );
+    assert!(s.deadlines.get(Deadline::DrainCheck).is_some());
+    s.sys.strangers.clear();
+    s.sys.reaps.push_back(Next::NoChildren);
+    s.next_deadline_passes();
+    assert_eq!(s.state, State::Exit(0));
 }
 
 #[test]
