@@ -24,7 +24,7 @@ fn main() {
 }
 
 /// The release binary of a musl target goes without the linker's search
-/// table over the unwind tables (`--no-eh-frame-hdr`, 12 KiB; README,
+/// table over the unwind tables (`--no-eh-frame-hdr`; CONTRIBUTING.md,
 /// "Binary size"): with `panic = "abort"` nothing unwinds, and the table
 /// serves only a panic's backtrace. Only there: test binaries unwind their
 /// panics, and without the table a failing assertion aborts the whole test

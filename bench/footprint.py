@@ -10,7 +10,7 @@ between two signals (every wake-up of an idle init), each line and page
 the path touches is fetched again, and in a virtual machine a TLB miss
 walks two page tables. Those fetches, not the instructions, are most of
 what an init's wake-up costs beyond the kernel's part
-(docs/benchmarks.md, issue 21).
+(docs/benchmarks.md, "Instruction counts").
 
     python3 bench/footprint.py [--signals N] NAME=PATH [NAME=PATH ...]
 

@@ -2,8 +2,8 @@
  * A yardstick, not an init: the least a signalfd init can do, for
  * `bench/run.py --reference`, which builds it twice, against glibc and
  * against the musl that vigil's x86_64 and aarch64 builds link, and measures
- * both beside the real inits (docs/benchmarks.md, "What the C library
- * costs"). Beside vigil it shows how much of a latency is the C library's and
+ * both beside the real inits (docs/benchmarks.md, "The reference
+ * inits"). Beside vigil it shows how much of a latency is the C library's and
  * the kernel's, which no init can take out, and how much is the init's own
  * work.
  *
@@ -17,8 +17,8 @@
  * before the fork makes a fresh init's first forwarded signal faster with no
  * change to its signal path: the init goes to sleep after its child's
  * start-up instead of before it, and the scheduler then lets its wake-up
- * preempt the signal's sender (docs/benchmark-history.md, issue 21, fifth
- * look). The pair ref-musl / ref-musl-warm shows how much of a first
+ * preempt the signal's sender (docs/benchmarks.md, "The reference
+ * inits"). The pair ref-musl / ref-musl-warm shows how much of a first
  * SIGTERM's gap that is in each run.
  */
 #define _GNU_SOURCE

@@ -143,8 +143,8 @@ def build_reference(build_dir):
     against glibc (`ref-glibc`) and against the musl that vigil's release
     build links, the one rustup ships for the host's musl target
     (`ref-musl`). Same code, two C libraries: what the library costs on a
-    path, beside what vigil's own work costs (docs/benchmark-history.md,
-    "What the C library costs"). And `ref-musl-warm`, ref-musl after 1 ms
+    path, beside what vigil's own work costs (docs/benchmarks.md, "The
+    reference inits"). And `ref-musl-warm`, ref-musl after 1 ms
     of CPU at start. The targets never count them."""
     src = os.path.join(BENCH_DIR, "refinit.c")
     os.makedirs(build_dir, exist_ok=True)
@@ -174,7 +174,7 @@ def build_reference(build_dir):
     # or stack-protected calls, which are glibc's.
     # ref-musl-warm: the same, after 1 ms of CPU at start, about what glibc's
     # start costs on some CPUs; what that alone does to a fresh init's first
-    # signal (refinit.c; docs/benchmark-history.md, issue 21, fifth look).
+    # signal (refinit.c; docs/benchmarks.md, "The reference inits").
     for name, defines in (("ref-musl", []), ("ref-musl-warm", ["-DSTART_CPU_US=1000"])):
         obj = os.path.join(build_dir, name + ".o")
         musl = os.path.join(build_dir, name)

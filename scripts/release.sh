@@ -123,7 +123,7 @@ for row in rows:
     libc = "musl (static, non-PIE)" if "musl" in target else "glibc, static"
     size = int(size)
     lines.append(f"| `vigil-{arch}` | `{target}` | {libc} | {size:,} bytes ({size // 1024:,} KiB) |")
-lines += ["", f"(Written by `scripts/release.sh`: Rust {rust}, the release profile below, commit {commit}.)"]
+lines += ["", f"(Written by `scripts/release.sh`: Rust {rust}, the release profile of CONTRIBUTING.md, commit {commit}.)"]
 begin, end = "<!-- BEGIN RELEASE TABLE -->", "<!-- END RELEASE TABLE -->"
 text = open("README.md").read()
 if begin in text and end in text:

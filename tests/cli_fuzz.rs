@@ -29,7 +29,7 @@
 //! child is a musl program, and musl unblocks 33 and 34 (its own two
 //! signals) when a program first sets a handler, which Rust's runtime does
 //! before `main`. So a stop rewritten to 33 or 34 can end the child (161,
-//! 162), as one CI run found. Rewrites *to* SIGSTOP are not generated: a
+//! 162). Rewrites *to* SIGSTOP are not generated: a
 //! stopped child stops vigil too (job control, by design).
 //! Hook commands run with PATH set to a directory holding only `hookmark`,
 //! so a random hook command can never run anything on the machine.
@@ -1066,8 +1066,8 @@ fn fuzz_fixed_edge_cases() {
             cmd(vec![s("--drain-timeout"), s("18446744073709551615s")]),
             vec![],
         ),
-        // From a CI run: the failing hook's stop, rewritten to 34, can end
-        // the musl child, which unblocks 34 itself (module doc).
+        // The failing hook's stop, rewritten to 34, can end the musl child,
+        // which unblocks 34 itself (module doc).
         case(
             cmd(vec![s("--rewrite"), s("term:SIGRTMAX-30")]),
             vec![

@@ -8,7 +8,7 @@
 //! stderr is not compared: the two inits word their messages differently
 //! (and vigil's exit report is its own).
 //!
-//! The cases are a fixed list (the contract's examples, exec failures, usage
+//! The cases are a fixed list (documented examples, exec failures, usage
 //! errors, every catchable signal killing the child, parent-death signals,
 //! the differences below) plus cases from a seeded random grammar over
 //! tini's whole option surface: `-s -g -w -v` repeated and clustered, `-e`
@@ -836,7 +836,7 @@ fn strip_empty_e(opts: &[String]) -> Vec<String> {
 fn fixed_cases() -> Vec<Case> {
     use Difference::*;
     let mut v = vec![
-        // The command lines the contract names.
+        // `-e` with a signal death's status (128+N), as tini reads it.
         Case::new(
             "-e 143, killed by SIGTERM",
             &["-e", "143", "--", "sh", "-c", "kill -TERM $$"],

@@ -358,10 +358,9 @@ fn signal_senders_are_logged() {
     ctr.wait_log("got USR1", Duration::from_secs(5));
     // The sender stays alive a moment: vigil names it from /proc after
     // forwarding, and a bare `docker exec ... kill` may be gone by then
-    // (vigil then says `name unknown`, which CI once saw). And it stays
-    // `sh`: with `sleep 1` last, busybox's sh execs it in place, and a
-    // vigil that reads /proc a moment later finds `sleep` (CI saw that
-    // too, on a loaded 2-CPU machine).
+    // (vigil then says `name unknown`). And it stays `sh`: with `sleep 1`
+    // last, busybox's sh execs it in place, and a vigil that reads /proc a
+    // moment later, on a loaded machine, finds `sleep`.
     ctr.exec(&["sh", "-c", "kill -USR2 1; sleep 1; exit 0"]);
     ctr.wait_log("got USR2", Duration::from_secs(5));
     let took = ctr.stop();
@@ -635,8 +634,7 @@ fn busy_stderr_keeps_the_final_lines() {
         // write go on copying while the pipe has room (it only looks at
         // the pending signal when the pipe is full), so up to one stdio
         // buffer of these lines can land between the two vigil lines (how
-        // many, measured: docs/benchmarks.md); with `--tail 20` CI once
-        // missed a warning that was there.
+        // many: docs/benchmarks.md), more than a short tail holds.
         let logs = ctr.logs_tail(2000);
         let lines: Vec<&str> = logs.lines().collect();
         let find = |needle: &str| {
@@ -837,10 +835,9 @@ fn the_report_outlasts_the_engines_log_cut_off_under_a_flood() {
 /// `docker run --memory 32m` with a child that allocates past it: vigil's
 /// report blames the OOM killer, and the engine or the kernel agrees.
 ///
-/// Docker's `OOMKilled` flag is the first witness, but it can miss a kill:
-/// one CI run (Docker 20.10) saw exit 137 with `OOMKilled=false`, most
-/// likely because the engine heard of the exit before the OOM event. So
-/// when the flag stays false, the kernel's own `oom-kill:` line, which
+/// Docker's `OOMKilled` flag is the first witness, but it can miss a kill
+/// (exit 137 with `OOMKilled=false`) when the engine hears of the exit
+/// before the OOM event. So when the flag stays false, the kernel's own `oom-kill:` line, which
 /// names the container's memory cgroup, is the witness instead.
 #[test]
 fn oom_kill_is_reported() {

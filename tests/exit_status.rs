@@ -156,7 +156,7 @@ fn plain_exec_failures_give_126_or_127_and_a_clear_message() {
 /// An executable text file without `#!`: execve fails with ENOEXEC, and
 /// vigil runs it as `/bin/sh FILE ARGS...`, as glibc's `execvp` (and so
 /// tini, dumb-init and catatonit) does; musl's `execvp`, which the static
-/// build uses, does not. Before the fix: 126, "Exec format error".
+/// build uses, does not (it would give 126, "Exec format error").
 #[test]
 fn script_without_shebang_runs_with_bin_sh() {
     let dir = TempDir::new("noshebang");

@@ -221,8 +221,8 @@ fn stderr_pipe_with_one_free_page_and_a_long_log_line() {
     );
 }
 
-/// The final lines wait for room about a second *in all* (spec section 7),
-/// not a second each: on a full pipe that nobody reads, the grace warning
+/// The final lines wait for room about a second *in all*, not a second
+/// each: on a full pipe that nobody reads, the grace warning
 /// waits out the second and the exit report does not start another, so
 /// vigil exits about 1 s after its 1 s grace deadline.
 #[test]
@@ -313,9 +313,9 @@ fn the_report_outlasts_a_reader_that_gives_up_after_the_exit() {
 /// The child's last line is still in vigil's stdout pipe when vigil is
 /// stopped, and the reader (an engine between two reads) does not read it
 /// yet. A reader gets such a tail in one read, whenever it comes: vigil
-/// exits at once rather than waiting for it (it used to wait until it took
-/// the reader for stalled, half a second). The line is still there for
-/// the reader after vigil's exit.
+/// exits at once rather than waiting for it, or for the half second after
+/// which it takes a reader for stalled. The line is still there for the
+/// reader after vigil's exit.
 #[test]
 fn a_short_unread_tail_does_not_hold_up_the_exit() {
     use std::io::Read;

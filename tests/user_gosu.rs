@@ -1,5 +1,5 @@
-//! Issue 18: `--user SPEC` gives gosu's results, checked against Debian's
-//! gosu binary.
+//! `--user SPEC` gives gosu's results, checked against Debian's gosu
+//! binary.
 //!
 //! The set-up is a small root directory per "world": busybox-static (with
 //! `sh`, `id`, `grep` and `echo` links), Debian's static `gosu`, the vigil
@@ -20,19 +20,14 @@
 //!
 //! Comparing with gosu alone would let a fault both share pass, or a
 //! harness that observes nothing: every case also says what gosu must give
-//! (measured on Debian 12's gosu 1.14, built with runc 1.1.5's
-//! `libcontainer/user`), and gosu is held to that too. Its half runs on
+//! (Debian 12's gosu 1.14, built with runc 1.1.5's `libcontainer/user`),
+//! and gosu is held to that too. Its half runs on
 //! every machine with gosu installed, so CI notices when gosu itself moves.
 //!
 //! Where vigil deliberately differs from gosu, the case names the
 //! difference (`Difference`, each one listed in the README's "Where vigil
 //! differs from gosu"), and the check is that vigil's outcome is the one
 //! the difference describes; everything else must match gosu's exactly.
-//!
-//! Until `--user` is wired into vigil's command line, vigil rejects it as an
-//! unknown option: the test then says so, checks gosu's half only and
-//! passes. Once it is wired, set `VIGIL_USER_WIRED` below to true, so that
-//! from then on a vigil that rejects `--user` fails the test.
 //!
 //! `VIGIL_USER_DIFF_TABLE=1` prints every case's gosu result;
 //! `VIGIL_USER_DIFF_ONLY=LABEL` runs one case (labels are `WORLD SPEC`,
@@ -47,10 +42,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
-
-/// True once `--user` is part of vigil's command line: a vigil that then
-/// rejects it fails the test rather than skipping the vigil half.
-const VIGIL_USER_WIRED: bool = true;
 
 /// The HOME every run starts with; gosu and vigil must replace it.
 const WRONG_HOME: &str = "/wrong/home";
@@ -492,7 +483,7 @@ struct Case {
     spec: String,
     /// Run as uid and gid 1000 (groups: 1000) instead of root.
     as_user: bool,
-    /// What gosu gives (measured on Debian 12's gosu 1.14).
+    /// What gosu gives (Debian 12's gosu 1.14).
     gosu: Outcome,
     expect: Expect,
     /// A word vigil's error line must contain (what it names).
@@ -835,30 +826,11 @@ fn check_shape(d: Difference, gosu: &Outcome, vigil: &Outcome) -> Result<(), Str
     }
 }
 
-/// Whether this vigil takes `--user`: it is rejected (status 2, a line
-/// naming it) while the option is not wired in.
-fn vigil_takes_user() -> bool {
-    let out = Vigil::plain().args(["--user", "0", "--", "true"]).run();
-    !(out.status == Exit::Code(2) && out.stderr.contains("--user"))
-}
-
 #[test]
 fn user_gives_gosus_results() {
     let mut cases = cases();
     if let Ok(only) = std::env::var("VIGIL_USER_DIFF_ONLY") {
         cases.retain(|c| c.label() == only);
-    }
-    let vigil_half = vigil_takes_user();
-    if VIGIL_USER_WIRED {
-        assert!(
-            vigil_half,
-            "vigil rejects --user although VIGIL_USER_WIRED says it is wired in"
-        );
-    } else if !vigil_half {
-        say_uncaptured(
-            "user_gosu: vigil rejects --user as an unknown option (not wired in yet): \
-             checking gosu's half only; set VIGIL_USER_WIRED in tests/user_gosu.rs once it is",
-        );
     }
     let lab = Lab::new();
     let started = Instant::now();
@@ -881,21 +853,19 @@ fn user_gives_gosus_results() {
                     .lock()
                     .unwrap()
                     .push((i, format!("{:<34} {:?}", case.label(), gosu.outcome)));
-                if vigil_half {
-                    for &runner in VIGIL_RUNNERS {
-                        // An empty VIGIL_USER is unset: nothing to compare.
-                        if runner == Runner::VigilEnv && case.spec.is_empty() {
-                            continue;
-                        }
-                        let vigil = run(&lab, case, runner);
-                        runs.fetch_add(1, Ordering::Relaxed);
-                        if let Err(why) = check_vigil(case, &gosu, &vigil) {
-                            problems.push(format!(
-                                "{runner:?}: {why}\n{}\n{}",
-                                describe("gosu", &gosu),
-                                describe("vigil", &vigil)
-                            ));
-                        }
+                for &runner in VIGIL_RUNNERS {
+                    // An empty VIGIL_USER is unset: nothing to compare.
+                    if runner == Runner::VigilEnv && case.spec.is_empty() {
+                        continue;
+                    }
+                    let vigil = run(&lab, case, runner);
+                    runs.fetch_add(1, Ordering::Relaxed);
+                    if let Err(why) = check_vigil(case, &gosu, &vigil) {
+                        problems.push(format!(
+                            "{runner:?}: {why}\n{}\n{}",
+                            describe("gosu", &gosu),
+                            describe("vigil", &vigil)
+                        ));
                     }
                 }
                 for p in problems {
@@ -922,16 +892,11 @@ fn user_gives_gosus_results() {
         })
         .collect();
     say_uncaptured(&format!(
-        "differential test against gosu: {} cases in {} worlds, {} runs ({}), in {:.1}s; \
-         named differences: {:?}",
+        "differential test against gosu: {} cases in {} worlds, {} runs (gosu, and vigil \
+         as PID 1, not PID 1 and through VIGIL_USER), in {:.1}s; named differences: {:?}",
         cases.len(),
         WORLDS.len(),
         runs.load(Ordering::Relaxed),
-        if vigil_half {
-            "gosu, and vigil as PID 1, not PID 1 and through VIGIL_USER"
-        } else {
-            "gosu only: vigil's half skipped"
-        },
         started.elapsed().as_secs_f64(),
         differences
     ));

@@ -1,6 +1,5 @@
-//! Issue 18: the terminal rule of spec 2a, under a real pseudo-terminal
-//! with an interactive bash (`PtyShell`), as a user at a terminal runs
-//! vigil.
+//! `--user` and the terminal, under a real pseudo-terminal with an
+//! interactive bash (`PtyShell`), as a user at a terminal runs vigil.
 //!
 //! - Not PID 1, a child running as another user gets a session of its own
 //!   without vigil's controlling terminal, so it cannot push input into the
