@@ -358,9 +358,9 @@ fn signal_senders_are_logged() {
     ctr.wait_log("got USR1", Duration::from_secs(5));
     // The sender stays alive a moment: vigil names it from /proc after
     // forwarding, and a bare `docker exec ... kill` may be gone by then
-    // (vigil then says `name unknown`). And it stays `sh`: with `sleep 1`
-    // last, busybox's sh execs it in place, and a vigil that reads /proc a
-    // moment later, on a loaded machine, finds `sleep`.
+    // (vigil then says `name unknown`). And it stays the shell: with
+    // `sleep 1` last, busybox's sh execs it in place, and a vigil that
+    // reads /proc a moment later, on a loaded machine, finds `sleep 1`.
     ctr.exec(&["sh", "-c", "kill -USR2 1; sleep 1; exit 0"]);
     ctr.wait_log("got USR2", Duration::from_secs(5));
     let took = ctr.stop();
@@ -381,8 +381,8 @@ fn signal_senders_are_logged() {
     let usr2 = usr2.unwrap_or_else(|| panic!("no SIGUSR2 sender line in:\n{logs}"));
     note(T, format!("docker exec sh -c 'kill ...': {usr2}"));
     assert!(
-        usr2.contains("(sh, uid 0)"),
-        "the sender should be named `sh`: {usr2}"
+        usr2.contains("(sh -c kill -USR2 1; sleep 1; exit 0, uid 0)"),
+        "the sender should be named by its command line: {usr2}"
     );
     assert_eq!(ctr.exit_code(), 143);
     let report = must_report(T, &logs);
@@ -1685,7 +1685,7 @@ fn json_exit_record_of_a_sigkill_at_the_grace_deadline() {
         .filter_map(|p| p["name"].as_str())
         .collect();
     assert!(
-        killed.contains(&"sh") && killed.contains(&"sleep"),
+        killed.contains(&"sh -c trap '' TERM; sleep 1000 & wait") && killed.contains(&"sleep 1000"),
         "{exit}"
     );
 }

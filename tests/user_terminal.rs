@@ -402,6 +402,7 @@ fn pid1_another_user_gets_ctrl_c_and_ctrl_z() {
 fn not_pid1_another_user_ctrl_c_reaches_the_child_s_job_and_stops_nothing() {
     let sh = shell();
     let bash = sh.pid();
+    let prompts = sh.output().matches(PTY_PROMPT).count();
     sh.send(&format!(
         "{} -v --timeout 8s --user nobody -- bash --norc --noprofile -i\n",
         quoted(&vigil_bin())
@@ -410,10 +411,10 @@ fn not_pid1_another_user_ctrl_c_reaches_the_child_s_job_and_stops_nothing() {
     let inner = find_descendant(&sh, vigil, "the inner bash", |p| {
         comm(p).as_deref() == Some("bash")
     });
-    // The inner shell runs as nobody, without job control: its prompt is
-    // `bash-X.Y$ `.
+    // The inner shell (as nobody, without job control) reads its first
+    // line once it has shown its prompt, the same as the outer one's.
     assert!(
-        wait_until(TIMEOUT, || sh.output().contains("$ ")),
+        sh.wait_output_count(PTY_PROMPT, prompts + 1, TIMEOUT),
         "no prompt from the inner bash: {:?}",
         sh.output()
     );
@@ -427,7 +428,13 @@ fn not_pid1_another_user_ctrl_c_reaches_the_child_s_job_and_stops_nothing() {
         "Ctrl-C did not end the inner bash's job: {:?}",
         sh.output()
     );
-    assert!(alive(inner) && alive(vigil), "{:?}", sh.output());
+    assert!(
+        alive(inner) && alive(vigil),
+        "after Ctrl-C: inner bash {:?}, vigil {:?}: {:?}",
+        state(inner),
+        state(vigil),
+        sh.output()
+    );
     let out = sh.output();
     assert!(
         out.contains("received SIGINT from the terminal"),
