@@ -300,6 +300,22 @@ pub fn answerable(role: Role) -> Vec<Stat> {
     result
 }
 
+/// Whether any process vigil answers for is left that is no child of
+/// vigil's: as PID 1, one that joined the namespace from outside (`docker
+/// exec`); otherwise there is none (vigil, a subreaper, has no descendant
+/// once it has no child). `kill(-1, 0)` first: in a container with nothing
+/// left it says so in one system call; on a whole machine it also counts
+/// the kernel's threads, which /proc then tells apart.
+pub fn others_left(role: Role) -> bool {
+    if role != Role::Pid1 {
+        return false;
+    }
+    // SAFETY: kill has no memory arguments; signal 0 sends nothing, and as
+    // PID 1, -1 is every other process of this namespace.
+    let any = unsafe { libc::kill(-1, 0) } == 0;
+    any && !answerable(role).is_empty()
+}
+
 /// `answerable`, each by pid and title.
 pub fn others(role: Role) -> Vec<Proc> {
     answerable(role)

@@ -121,7 +121,7 @@ impl System for Os {
     }
 
     fn others_left(&self) -> bool {
-        !procs::answerable(self.role).is_empty()
+        procs::others_left(self.role)
     }
 
     fn spawn(&mut self, spec: Spawn<'_>) -> Result<i32, SpawnError> {
