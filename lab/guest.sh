@@ -178,7 +178,7 @@ rm -f /tmp/daemon.pid
 run -v --drain-timeout 1s -- sh -c 'setsid sh -c "trap \"\" TERM; sleep 1000 & echo \$! >/tmp/daemon.pid"; sleep 0.3; exit 0'
 daemon=$(cat /tmp/daemon.pid 2>/dev/null)
 if [ "$st" = 0 ] && [ -n "$daemon" ] && ! grep -q "subreaper" /tmp/err &&
-    grep -q "drain: SIGTERM to 1 process, then SIGKILL (drain timeout (1s) over) to: $daemon (sleep)" /tmp/err &&
+    grep -q "drain: SIGTERM to 1 process, then SIGKILL (drain timeout (1s) over) to: $daemon (sleep 1000)" /tmp/err &&
     [ ! -e "/proc/$daemon" ]; then
     result subreaper-drain PASS "setsid daemon $daemon ignoring SIGTERM: SIGTERM, then SIGKILL after the drain timeout; exit 0"
 else

@@ -420,7 +420,7 @@ class Boot:
         draining = [l for l in said if l.startswith("vigil: draining: SIGTERM to")]
         killed = [l for l in said if l.startswith("vigil: warning: drain timeout")]
         report = [l for l in said if l.startswith("vigil:") and "exit status" in l]
-        leftover = f"{self.leftover} (sleep)"
+        leftover = f"{self.leftover} (sleep 1000)"
         want_report = (f"drain: SIGTERM to 1 process, then SIGKILL (drain timeout "
                        f"({MACHINE_DRAIN}) over) to: {leftover};")
         wrong = [l for l in draining if l != f"vigil: draining: SIGTERM to {leftover}"]
