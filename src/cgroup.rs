@@ -25,54 +25,156 @@
 //! /proc/self/mountinfo, which is slow to generate (on its own it cost as
 //! much as all the rest of vigil's start-up).
 
-use crate::logging::{self, Level};
+//! The container's memory cgroup: its OOM-kill counter, so that a SIGKILL
+//! can be told apart (the kernel's OOM killer, or somebody's `kill -9`);
+//! its limit; whether an OOM kill takes the whole group (`memory.oom.group`,
+//! which the kubelet sets on cgroup v2, so that vigil dies with its child);
+//! and on cgroup v2 the changes of `memory.events`, which the kernel
+//! signals through inotify without being polled.
+//!
+//! cgroup v2 counts in `memory.events` (`max`, `oom`, `oom_kill`,
+//! `oom_group_kill`), v1 in `memory.oom_control` (`oom_kill`, kernel 4.13+).
+//! The counter is read when vigil exits, whatever the child's status: the
+//! OOM killer may have picked a grandchild while the child itself exited 0.
+//!
+//! As PID 1, vigil is the first process of a container whose cgroup was
+//! made for it, so the counts at start are zero by construction, and the
+//! files are only found and opened at start; anywhere else (a CI wrapper,
+//! a shared cgroup) vigil reads the counts at start too and reports the
+//! difference.
+//!
+//! Finding the files is cheap in the usual layouts: vigil's cgroup comes
+//! from /proc/self/cgroup, and the hierarchy is where every container
+//! runtime and systemd mount it, /sys/fs/cgroup (v2) or
+//! /sys/fs/cgroup/memory (v1), showing either the whole tree (a host) or
+//! the container's own cgroup as its root (a container). Only when neither
+//! fits does vigil read /proc/self/mountinfo, which is slow to generate.
+
 use std::fs::File;
 use std::os::unix::fs::FileExt;
+
+use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
 use std::path::{Path, PathBuf};
 
+use crate::logging::{self, Level};
 use crate::procs::{read_text, Role};
 
-/// The OOM-kill counter of vigil's memory cgroup.
-#[derive(Debug)]
-pub enum OomCounter {
-    /// This file, open (close-on-exec, so the child never sees it), and its
-    /// value at start (0 as PID 1 of a new cgroup).
-    Since { file: File, at_start: u64 },
-    /// No memory cgroup to read (no /proc, no cgroupfs, an old kernel).
-    Unavailable,
+/// The counts of `memory.events` (v1 has `oom_kill` alone).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Events {
+    /// Times the group's memory reached `memory.max` and reclaim began.
+    pub max: u64,
+    /// Times the OOM killer was invoked.
+    pub oom: u64,
+    /// Processes it killed.
+    pub oom_kill: u64,
+    /// Times it killed the whole group (`memory.oom.group`).
+    pub oom_group_kill: u64,
 }
 
-impl OomCounter {
-    /// Starts counting: finds the file, and reads it unless vigil is PID 1.
-    pub fn start(role: Role) -> OomCounter {
-        let Some((file, path)) = open_counter_file() else {
-            return OomCounter::Unavailable;
-        };
-        if role == Role::Pid1 {
-            return OomCounter::Since { file, at_start: 0 };
-        }
-        match read_oom_kills(&file) {
-            Some(at_start) => {
-                logging::emit(
-                    Level::Debug,
-                    "oom_counter",
-                    format_args!("OOM kills so far in {}: {at_start}", path.display()),
-                    |r| r.field("path", path.as_path()).field("oom_kills", at_start),
-                );
-                OomCounter::Since { file, at_start }
-            }
-            None => OomCounter::Unavailable,
+impl Events {
+    /// The counts in `text`; a key that is not there counts 0.
+    fn parse(text: &[u8]) -> Events {
+        Events {
+            max: count(text, b"max").unwrap_or(0),
+            oom: count(text, b"oom").unwrap_or(0),
+            oom_kill: count(text, b"oom_kill").unwrap_or(0),
+            oom_group_kill: count(text, b"oom_group_kill").unwrap_or(0),
         }
     }
 
-    /// How many OOM kills happened in the cgroup since vigil started.
-    pub fn kills_since_start(&self) -> u64 {
-        match self {
-            OomCounter::Since { file, at_start } => {
-                read_oom_kills(file).map_or(0, |now| now.saturating_sub(*at_start))
-            }
-            OomCounter::Unavailable => 0,
+    fn since(self, start: Events) -> Events {
+        Events {
+            max: self.max.saturating_sub(start.max),
+            oom: self.oom.saturating_sub(start.oom),
+            oom_kill: self.oom_kill.saturating_sub(start.oom_kill),
+            oom_group_kill: self.oom_group_kill.saturating_sub(start.oom_group_kill),
         }
+    }
+}
+
+/// vigil's memory cgroup.
+#[derive(Debug)]
+pub struct Memory {
+    /// `memory.events` (v2) or `memory.oom_control` (v1), open
+    /// (close-on-exec, so the child never sees it).
+    counter: File,
+    path: PathBuf,
+    v1: bool,
+    /// The counts at start (0 as PID 1 of a new cgroup).
+    at_start: Events,
+    /// `memory.max` (v2) or `memory.limit_in_bytes` (v1), in bytes; `None`
+    /// when there is none.
+    pub limit: Option<u64>,
+    /// `memory.oom.group` is 1: an OOM kill takes every process of the
+    /// group, vigil included.
+    pub oom_group: bool,
+}
+
+impl Memory {
+    /// Finds vigil's memory cgroup, and reads its counts unless vigil is
+    /// PID 1; `None` without one (no /proc, no cgroupfs, an old kernel).
+    pub fn find(role: Role) -> Option<Memory> {
+        let (counter, path, v1) = open_counter_file()?;
+        let dir = path.parent()?;
+        let at_start = if role == Role::Pid1 {
+            Events::default()
+        } else {
+            let at_start = read_events(&counter)?;
+            logging::emit(
+                Level::Debug,
+                "oom_counter",
+                format_args!(
+                    "OOM kills so far in {}: {}",
+                    path.display(),
+                    at_start.oom_kill
+                ),
+                |r| {
+                    r.field("path", path.as_path())
+                        .field("oom_kills", at_start.oom_kill)
+                },
+            );
+            at_start
+        };
+        let (limit_file, group_file) = if v1 {
+            ("memory.limit_in_bytes", None)
+        } else {
+            ("memory.max", Some("memory.oom.group"))
+        };
+        // v1 says "no limit" with a huge number rather than `max`.
+        let limit = read_text(dir.join(limit_file))
+            .and_then(|text| text.trim().parse::<u64>().ok())
+            .filter(|&bytes| bytes < 1 << 62);
+        let oom_group = group_file
+            .and_then(|name| read_text(dir.join(name)))
+            .is_some_and(|text| text.trim() == "1");
+        Some(Memory {
+            counter,
+            path,
+            v1,
+            at_start,
+            limit,
+            oom_group,
+        })
+    }
+
+    /// The counts since vigil started.
+    pub fn events(&self) -> Events {
+        read_events(&self.counter).map_or(Events::default(), |now| now.since(self.at_start))
+    }
+
+    /// What tells of a change of `memory.events`: an inotify descriptor,
+    /// readable when the kernel changed the file (it notifies with every
+    /// count it moves). v2 only: v1's counter file is not notified.
+    pub fn watch(&self) -> Option<Inotify> {
+        if self.v1 {
+            return None;
+        }
+        let inotify = Inotify::init(InitFlags::IN_CLOEXEC | InitFlags::IN_NONBLOCK).ok()?;
+        inotify
+            .add_watch(&self.path, AddWatchFlags::IN_MODIFY)
+            .ok()?;
+        Some(inotify)
     }
 }
 
@@ -84,11 +186,11 @@ const V2_MOUNT: &str = "/sys/fs/cgroup";
 /// Finds and opens the counter file. Each usual place is tried by opening
 /// it, not by looking first: a lookup that fails costs the same as a test
 /// for existence, and one that works needs no second one.
-fn open_counter_file() -> Option<(File, PathBuf)> {
+fn open_counter_file() -> Option<(File, PathBuf, bool)> {
     let cgroups = read_text("/proc/self/cgroup")?;
     let (path, v1) = own_cgroup(&cgroups)?;
     let mount = if v1 { V1_MOUNT } else { V2_MOUNT };
-    let open = |path: PathBuf| File::open(&path).ok().map(|f| (f, path));
+    let open = |path: PathBuf| File::open(&path).ok().map(|f| (f, path, v1));
     // The whole tree is mounted: vigil's cgroup is at its path.
     if let Some(found) = open(cgroup_file(mount, "/", &path, v1)) {
         return Some(found);
@@ -127,9 +229,9 @@ fn holds_this_process(dir: &Path) -> bool {
     read_text(dir.join("cgroup.procs")).is_some_and(|procs| procs.lines().any(|p| p == me))
 }
 
-/// Reads the counter from the start of the open file (`pread`: the kernel
+/// Reads the counts from the start of the open file (`pread`: the kernel
 /// makes the text afresh for each read from offset 0).
-fn read_oom_kills(file: &File) -> Option<u64> {
+fn read_events(file: &File) -> Option<Events> {
     // The kernel makes the whole text in one read when the buffer can hold
     // it (these files are under a hundred bytes): a read that comes back
     // short is the end, with no second read to find out.
@@ -144,16 +246,21 @@ fn read_oom_kills(file: &File) -> Option<u64> {
             break;
         }
     }
-    oom_kill_count(buffer.get(..len)?)
+    let text = buffer.get(..len)?;
+    // A counter file without `oom_kill` is of a kernel too old to count.
+    count(text, b"oom_kill")?;
+    Some(Events::parse(text))
 }
 
-/// The number on the `oom_kill N` line of the counter file's text (v1's
-/// `oom_kill_disable` line is another key).
-fn oom_kill_count(text: &[u8]) -> Option<u64> {
-    const KEY: &[u8] = b"oom_kill ";
+/// The number on the `KEY N` line of a counter file's text (v1's
+/// `oom_kill_disable` line is another key than `oom_kill`).
+fn count(text: &[u8], key: &[u8]) -> Option<u64> {
     let mut rest = text;
     loop {
-        if let Some(value) = rest.strip_prefix(KEY) {
+        if let Some(value) = rest
+            .strip_prefix(key)
+            .and_then(|after| after.strip_prefix(b" "))
+        {
             let len = value.iter().take_while(|b| b.is_ascii_digit()).count();
             let digits = value.get(..len).filter(|d| !d.is_empty())?;
             return digits.iter().try_fold(0u64, |n, &digit| {
@@ -278,21 +385,30 @@ mod tests {
         let file = dir.join("memory.events");
         fs::write(&file, "low 0\nhigh 0\nmax 3\noom 1\noom_kill 2\n").unwrap();
         let open = File::open(&file).unwrap();
-        assert_eq!(read_oom_kills(&open), Some(2));
+        let events = read_events(&open).unwrap();
+        assert_eq!((events.max, events.oom, events.oom_kill), (3, 1, 2));
         // Read again through the same descriptor: it sees what is there now.
         fs::write(&file, "low 0\nhigh 0\nmax 3\noom 1\noom_kill 5\n").unwrap();
-        assert_eq!(read_oom_kills(&open), Some(5));
+        assert_eq!(read_events(&open).map(|e| e.oom_kill), Some(5));
         fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
-    fn finds_the_oom_kill_line_only() {
+    fn finds_each_key_s_line_only() {
         let v1 = b"oom_kill_disable 1\nunder_oom 0\noom_kill 7\n";
-        assert_eq!(oom_kill_count(v1), Some(7));
-        let v2 = b"low 0\nhigh 0\nmax 12\noom 3\noom_kill 2\noom_group_kill 0\n";
-        assert_eq!(oom_kill_count(v2), Some(2));
+        assert_eq!(count(v1, b"oom_kill"), Some(7));
+        let v2 = b"low 0\nhigh 0\nmax 12\noom 3\noom_kill 2\noom_group_kill 1\n";
         assert_eq!(
-            oom_kill_count(b"oom_kill 18446744073709551615"),
+            Events::parse(v2),
+            Events {
+                max: 12,
+                oom: 3,
+                oom_kill: 2,
+                oom_group_kill: 1
+            }
+        );
+        assert_eq!(
+            count(b"oom_kill 18446744073709551615", b"oom_kill"),
             Some(u64::MAX)
         );
         for bad in [
@@ -303,7 +419,7 @@ mod tests {
             b"",
         ] {
             assert_eq!(
-                oom_kill_count(bad),
+                count(bad, b"oom_kill"),
                 None,
                 "{:?}",
                 String::from_utf8_lossy(bad)

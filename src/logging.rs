@@ -193,6 +193,11 @@ fn with<R>(f: impl FnOnce(&Logger) -> R) -> Option<R> {
     LOGGER.get().map(f)
 }
 
+/// Whether the lines that say how vigil ended also go to a termination log.
+pub fn has_termination_log() -> bool {
+    with(|l| l.termination_log.is_some()).unwrap_or(false)
+}
+
 /// Whether a line at `level` is shown.
 pub fn shown(level: Level) -> bool {
     with(|l| l.shows(level)).unwrap_or(false)
@@ -255,6 +260,31 @@ pub fn emit_final<'a>(
                 Some(_) => termlog::write(path, &line, logged),
                 None => termlog::write(path, msg.to_string().as_bytes(), logged),
             }
+        }
+    });
+}
+
+/// Leaves `msg` in the termination log, and nowhere else: what the
+/// termination log should say if vigil is killed before it can write its
+/// report (a group OOM kill, a SIGKILL from outside). Every exit vigil
+/// makes itself writes over it (`emit_final`).
+pub fn provisional<'a>(
+    event: &'static str,
+    msg: &dyn fmt::Display,
+    fields: impl FnOnce(Record<'a>) -> Record<'a>,
+) {
+    with(|l| {
+        if l.termination_log.is_none() && !cfg!(test) {
+            return;
+        }
+        let line = match l.encoder {
+            Some(_) => l.line(Level::Error, event, msg, fields),
+            None => msg.to_string().into_bytes(),
+        };
+        #[cfg(test)]
+        capture::provisional(&line);
+        if let Some(path) = &l.termination_log {
+            termlog::write_provisional(path, &line);
         }
     });
 }
@@ -539,6 +569,7 @@ pub mod capture {
         static LOGGER: RefCell<Option<Rc<Logger>>> = const { RefCell::new(None) };
         static TIME: Cell<Option<Timestamp>> = const { Cell::new(None) };
         static LINES: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+        static PROVISIONAL: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
     }
 
     /// From now on, this thread's lines are kept: in `format`, at
@@ -564,6 +595,16 @@ pub mod capture {
 
     pub(super) fn time() -> Option<Timestamp> {
         TIME.with(Cell::get)
+    }
+
+    /// The provisional messages written so far, taken.
+    pub fn take_provisional() -> Vec<String> {
+        PROVISIONAL.with(|l| std::mem::take(&mut *l.borrow_mut()))
+    }
+
+    pub(super) fn provisional(line: &[u8]) {
+        let text = String::from_utf8(line.to_vec()).expect("a line is UTF-8");
+        PROVISIONAL.with(|l| l.borrow_mut().push(text));
     }
 
     /// Keeps `line` when this thread captures; whether it did.

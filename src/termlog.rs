@@ -45,9 +45,9 @@ fn own_stream(path: &Path) -> Option<Stream> {
 }
 
 /// Writes `line` (the text report, or a record as vigil logged it), cut
-/// to what Kubernetes reads, and ending in a newline. `on_stderr` says the
-/// same words were logged to stderr already. A failure is a warning: it
-/// never changes the exit status.
+/// to what Kubernetes reads, and ending in a newline, in place of what the
+/// file held. `on_stderr` says the same words were logged to stderr
+/// already. A failure is a warning: it never changes the exit status.
 pub fn write(path: &Path, line: &[u8], on_stderr: bool) {
     let stream = own_stream(path);
     if stream == Some(Stream::Stderr) && on_stderr {
@@ -68,11 +68,21 @@ pub fn write(path: &Path, line: &[u8], on_stderr: bool) {
     if stream.is_some() {
         options.append(true);
     } else {
-        options.create(true).truncate(true);
+        options.create(true);
     }
-    let written = options
-        .open(path)
-        .and_then(|mut file: File| file.write_all(&text));
+    let written = options.open(path).and_then(|mut file: File| {
+        file.write_all(&text)?;
+        if stream.is_none() {
+            // Written over what was there, then cut to its length, rather
+            // than emptied first: whoever reads it meanwhile (or after
+            // vigil was killed in between) finds a whole message, and a
+            // bind-mounted file (Kubernetes' /dev/termination-log), which
+            // cannot be replaced by a rename, is fine. A FIFO or a device
+            // has no length to set.
+            let _ = file.set_len(text.len() as u64);
+        }
+        Ok(())
+    });
     let Err(e) = written else {
         return;
     };
@@ -97,6 +107,15 @@ pub fn write(path: &Path, line: &[u8], on_stderr: bool) {
                 .field("unread", unread)
         },
     );
+}
+
+/// Writes the provisional message, which stands if vigil is killed before
+/// it can write its report; never to vigil's own stdout or stderr, where
+/// it would be a line of the log like any other.
+pub fn write_provisional(path: &Path, line: &[u8]) {
+    if own_stream(path).is_none() {
+        write(path, line, false);
+    }
 }
 
 /// Writes a usage error (the line vigil wrote on stderr), unless `path`

@@ -15,6 +15,15 @@ pub struct Timestamp {
     millis: u32,
 }
 
+/// `2026-12-01T18:06:20.123Z`, for text lines.
+impl std::fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut text = Vec::with_capacity(24);
+        self.write_rfc3339(&mut text);
+        f.write_str(std::str::from_utf8(&text).unwrap_or_default())
+    }
+}
+
 /// 9999-12-31T23:59:59Z: the last second RFC 3339 can write.
 const LAST_SECOND: u64 = 253_402_300_799;
 

@@ -17,9 +17,11 @@
 //! can grow long is shortened, so that neither a 4096-byte log line nor the
 //! 4096-byte termination message ever loses the cause.
 
+mod provisional;
 mod record;
 mod text;
 
+pub use provisional::{MemorySeen, Provisional};
 pub use record::Clocks;
 #[cfg(test)]
 mod tests;
@@ -290,6 +292,9 @@ pub struct Exit {
     pub orphans_reaped: u64,
     /// OOM kills the container's cgroup counted while vigil ran.
     pub oom_kills: u64,
+    /// Whether an OOM kill takes the whole cgroup (`memory.oom.group`):
+    /// vigil then reports none, since it dies with the rest.
+    pub oom_group: bool,
 }
 
 /// Who gets to see the report.

@@ -56,6 +56,9 @@ impl Exit {
             o.list("hooks", &self.hooks);
         }
         self.drain_fields(o);
+        if self.oom_kills > 0 {
+            o.field("oom_group", self.oom_group);
+        }
         o.field("oom_kills", self.oom_kills)
             .field("orphans_reaped", self.orphans_reaped)
             .field("timeout", timeout);

@@ -23,6 +23,7 @@ fn base() -> Exit {
         hooks: Vec::new(),
         orphans_reaped: 0,
         oom_kills: 0,
+        oom_group: false,
     }
 }
 
@@ -256,7 +257,15 @@ fn oom_kill_of_another_process() {
     r.oom_kills = 2;
     let text = r.to_string();
     assert!(text.starts_with("child was killed by SIGKILL (status 137) by the kernel OOM killer"));
-    assert!(text.contains("; the kernel OOM killer killed 2 processes in this container; "));
+    assert!(text.contains(
+        "; the kernel OOM killer killed 2 processes in this container, one process at a time (memory.oom.group is off); "
+    ));
+    // With memory.oom.group, a kill vigil lived through cannot be one of
+    // the whole group: no word of it.
+    r.oom_group = true;
+    assert!(r
+        .to_string()
+        .contains("; the kernel OOM killer killed 2 processes in this container; "));
 }
 
 #[test]

@@ -57,6 +57,9 @@ impl Display for Exit {
             if !matches!(self.cause(), Some(Cause::OomKiller)) {
                 f.write_str(" (not the child: a process it started, or a hook)")?;
             }
+            if !self.oom_group {
+                f.write_str(", one process at a time (memory.oom.group is off)")?;
+            }
         }
         write!(f, "; orphans reaped: {}", self.orphans_reaped)
     }

@@ -236,6 +236,12 @@ pub struct SignalFd {
     own_pid: u32,
 }
 
+impl std::os::fd::AsFd for SignalFd {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}
+
 impl SignalFd {
     /// Opens a (blocking) signalfd for the full set. The signals must
     /// already be blocked (see `block_all`).

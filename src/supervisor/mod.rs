@@ -36,12 +36,13 @@ use crate::cli::Config;
 use crate::hooks::{self, Hook, HookKind, KillReason};
 use crate::logging::{self, Level};
 use crate::reap::Ending;
-use crate::report::{self, Drain, DrainKill, Forwards, Stop, StopCause};
+use crate::record::Timestamp;
+use crate::report::{self, Drain, DrainKill, Forwards, MemorySeen, Stop, StopCause};
 use crate::signals::{self, Named, Received, Sender, Signal, Target};
 use crate::text::duration;
 use deadlines::{Deadline, Deadlines, Due};
 use stop::StopStep;
-use system::System;
+use system::{System, Woken};
 
 pub use setup::run;
 
@@ -104,6 +105,12 @@ struct Supervisor<S: System> {
     config: Config,
     sys: S,
     child: i32,
+    command: report::Command,
+    started: Timestamp,
+    limit: Option<u64>,
+    oom_group: bool,
+    /// What the memory cgroup counted, as vigil saw it change.
+    memory_seen: MemorySeen,
     state: State,
     /// The stop sequence, once it began: its cause decides the exit status
     /// (124 after `--timeout`, never 0 after a failed post-start hook).
@@ -144,9 +151,16 @@ struct Supervisor<S: System> {
 
 /// What the start left for the supervisor to know: read by `setup::start`
 /// before and while it started the child.
-#[derive(Clone, Copy, Debug)]
+#[derive(Debug)]
 struct Start {
     child: i32,
+    /// The command, as the report and the provisional message show it.
+    command: report::Command,
+    /// When the child was started.
+    started: Timestamp,
+    /// The memory cgroup's limit, and whether an OOM kill takes the group.
+    limit: Option<u64>,
+    oom_group: bool,
     /// vigil's parent before anything started (see `is_parent_death`).
     parent: i32,
     /// Whether the child was given the terminal's foreground.
@@ -159,6 +173,10 @@ impl<S: System> Supervisor<S> {
     fn new(config: Config, sys: S, start: Start) -> Supervisor<S> {
         let Start {
             child,
+            command,
+            started,
+            limit,
+            oom_group,
             parent,
             gave_terminal,
         } = start;
@@ -170,6 +188,11 @@ impl<S: System> Supervisor<S> {
             config,
             sys,
             child,
+            command,
+            started,
+            limit,
+            oom_group,
+            memory_seen: MemorySeen::default(),
             state: State::Running,
             stop: None,
             grace: None,
@@ -216,9 +239,13 @@ impl<S: System> Supervisor<S> {
             self.reap();
             progress = true;
         } else {
-            match self.sys.next_signal(wait) {
-                Ok(Some(received)) => {
+            match self.sys.next_event(wait) {
+                Ok(Some(Woken::Signal(received))) => {
                     self.on_signal(received);
+                    progress = true;
+                }
+                Ok(Some(Woken::Memory)) => {
+                    self.on_memory_event();
                     progress = true;
                 }
                 Ok(None) => {}

@@ -4,13 +4,13 @@
 
 use super::system::{Os, System};
 use super::{Start, Supervisor};
-use crate::cgroup::OomCounter;
+use crate::cgroup::Memory;
 use crate::cli::Config;
 use crate::hooks::HookKind;
 use crate::logging::{self, Level};
 use crate::procs::Role;
 use crate::record::{Argv, Record};
-use crate::report::{Audience, Clocks, Command, Exit};
+use crate::report::{Audience, Clocks, Command, Exit, Provisional};
 use crate::sched;
 use crate::signals::{Inherited, Signal, SignalFd};
 use crate::spawn::{self, Spawn};
@@ -76,10 +76,10 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
         set_parent_death_signal(signal);
     }
     warn_of_hooks(&config);
-    // The OOM counter is found (and, when vigil is not PID 1, read) before
-    // the child exists, so that an OOM kill in its first moments is
-    // counted too.
-    let oom = OomCounter::start(role);
+    // The memory cgroup is found (and, when vigil is not PID 1, its counts
+    // read) before the child exists, so that an OOM kill in its first
+    // moments is counted too.
+    let memory = Memory::find(role);
     // Before the first fork, so that every process vigil starts gets back
     // the slice vigil was given (`sched`).
     let slice = sched::shorten();
@@ -114,32 +114,53 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
             return Err(status);
         }
     };
+    let started = logging::wall_clock();
+    let command = Command::new(config.command.clone());
     logging::emit(
         Level::Info,
         "started",
-        format_args!(
-            "started {} as pid {child}",
-            spawn::display_command_exact(&config.command).0
-        ),
+        format_args!("started {} as pid {child}", command.text),
         |r| {
             r.field("command", Argv(&config.command))
                 .field("pid", child)
         },
     );
+    let (limit, oom_group) = memory
+        .as_ref()
+        .map_or((None, false), |m| (m.limit, m.oom_group));
+    if oom_group {
+        logging::emit(
+            Level::Info,
+            "oom_group",
+            format_args!("memory.oom.group is 1: an OOM kill in this container kills every process of it, vigil included"),
+            |r| r.opt("memory_limit", limit),
+        );
+    }
+    // Kept up to date only where it says something: in the termination log.
+    let memory_watch = memory
+        .as_ref()
+        .filter(|_| logging::has_termination_log())
+        .and_then(Memory::watch);
     let os = Os {
         role,
         signals,
         inherited,
         slice,
-        oom,
+        memory,
+        memory_watch,
         user,
     };
     let start = Start {
         child,
         parent,
         gave_terminal,
+        command,
+        started,
+        limit,
+        oom_group,
     };
     let mut supervisor = Supervisor::new(config, os, start);
+    supervisor.write_provisional();
     supervisor.start_post_start();
     Ok(supervisor)
 }
@@ -197,14 +218,14 @@ pub(super) fn failed_to_start<'a>(
 impl<S: System> Supervisor<S> {
     /// Writes the exit report and returns the exit status.
     pub(super) fn finish(mut self, status: i32) -> i32 {
-        let oom_kills = self.sys.oom_kills();
+        let oom_kills = self.sys.memory_events().oom_kill;
         logging::final_lines();
         // Every way to `State::Exit` goes through the child's end: the
         // ending is known.
         if let Some((ending, ended_at)) = self.ended {
             let code_expected = status == 0 && ending.status() != 0;
             let exit = Exit {
-                command: Command::new(std::mem::take(&mut self.config.command)),
+                command: std::mem::take(&mut self.command),
                 pid: self.child,
                 had_terminal: self.gave_terminal,
                 ending,
@@ -218,6 +239,7 @@ impl<S: System> Supervisor<S> {
                 hooks: std::mem::take(&mut self.hooks),
                 orphans_reaped: self.orphans_reaped,
                 oom_kills,
+                oom_group: self.oom_group,
             };
             let clocks = Clocks {
                 wall: logging::wall_clock(),
@@ -230,6 +252,53 @@ impl<S: System> Supervisor<S> {
         }
         self.sys.let_readers_catch_up();
         status
+    }
+}
+
+impl<S: System> Supervisor<S> {
+    /// Writes the provisional termination message: what the termination
+    /// log says if vigil is killed before it can report.
+    pub(super) fn write_provisional(&self) {
+        let message = Provisional {
+            command: &self.command,
+            pid: self.child,
+            started: self.started,
+            limit: self.limit,
+            oom_group: self.oom_group,
+            memory: self.memory_seen,
+        };
+        logging::provisional("provisional", &message, |r| r.with(|o| message.fields(o)));
+    }
+
+    /// The kernel changed `memory.events`: what it counted goes into the
+    /// provisional message, and into the log at `-v`.
+    pub(super) fn on_memory_event(&mut self) {
+        let events = self.sys.memory_events();
+        if events == self.memory_seen.events {
+            return;
+        }
+        self.memory_seen.update(events, logging::wall_clock());
+        let n = |count: u64, one: &str, many: &str| {
+            format!("{count} {}", if count == 1 { one } else { many })
+        };
+        logging::emit(
+            Level::Info,
+            "memory_events",
+            format_args!(
+                "memory events since start: memory.max reached {}, the OOM killer invoked {}, {} killed, {}",
+                n(events.max, "time", "times"),
+                n(events.oom, "time", "times"),
+                n(events.oom_kill, "process", "processes"),
+                n(events.oom_group_kill, "group kill", "group kills"),
+            ),
+            |r| {
+                r.field("max", events.max)
+                    .field("oom", events.oom)
+                    .field("oom_kill", events.oom_kill)
+                    .field("oom_group_kill", events.oom_group_kill)
+            },
+        );
+        self.write_provisional();
     }
 }
 

@@ -8,7 +8,12 @@
 use std::io;
 use std::time::{Duration, Instant};
 
-use crate::cgroup::OomCounter;
+use std::os::fd::AsFd;
+
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::inotify::Inotify;
+
+use crate::cgroup::{Events, Memory};
 use crate::procs::{self, Proc, Role};
 use crate::reap::{self, Next};
 use crate::sched::Slice;
@@ -16,12 +21,21 @@ use crate::signals::{self, Inherited, Received, SignalFd, Target};
 use crate::spawn::{self, Spawn, SpawnError};
 use crate::user::Switch;
 
+/// What woke the loop.
+#[derive(Clone, Copy, Debug)]
+pub enum Woken {
+    Signal(Received),
+    /// The kernel changed the memory cgroup's `memory.events`.
+    Memory,
+}
+
 pub trait System {
     /// The monotonic clock.
     fn now(&self) -> Instant;
-    /// Waits for the next signal: at most `timeout` (`Ok(None)` when it
+    /// Waits for the next signal, or a change of the memory cgroup's
+    /// events when they are watched: at most `timeout` (`Ok(None)` when it
     /// passed first), or for as long as it takes when `None`.
-    fn next_signal(&mut self, timeout: Option<Duration>) -> io::Result<Option<Received>>;
+    fn next_event(&mut self, timeout: Option<Duration>) -> io::Result<Option<Woken>>;
     /// Sleeps: the loop's pace once signals can no longer be read.
     fn sleep(&mut self, duration: Duration);
     /// Sends one signal (a target that is gone already is not an error).
@@ -65,8 +79,8 @@ pub trait System {
     fn give_terminal(&mut self, pgid: i32);
     /// Takes the terminal back from `given_to` at exit, if it still has it.
     fn reclaim_terminal(&mut self, given_to: i32);
-    /// OOM kills in vigil's memory cgroup since vigil started.
-    fn oom_kills(&self) -> u64;
+    /// What vigil's memory cgroup counted since vigil started.
+    fn memory_events(&self) -> Events;
     /// At exit: lets whoever reads vigil's output pipes catch up.
     fn let_readers_catch_up(&mut self);
 }
@@ -78,7 +92,10 @@ pub struct Os {
     pub inherited: Inherited,
     /// The scheduler slice the child and the hooks get back.
     pub slice: Slice,
-    pub oom: OomCounter,
+    pub memory: Option<Memory>,
+    /// `memory.events`, watched (cgroup v2, with a termination log to
+    /// keep up to date).
+    pub memory_watch: Option<Inotify>,
     /// `--user`: the hooks run as the child does.
     pub user: Option<Switch>,
 }
@@ -88,8 +105,51 @@ impl System for Os {
         Instant::now()
     }
 
-    fn next_signal(&mut self, timeout: Option<Duration>) -> io::Result<Option<Received>> {
-        self.signals.wait(timeout)
+    fn next_event(&mut self, timeout: Option<Duration>) -> io::Result<Option<Woken>> {
+        let Some(watch) = &self.memory_watch else {
+            return Ok(self.signals.wait(timeout)?.map(Woken::Signal));
+        };
+        // Rounded up, so that a deadline is never polled for a little early
+        // over and over.
+        let wait = match timeout {
+            None => PollTimeout::NONE,
+            Some(t) => {
+                PollTimeout::try_from(t.as_micros().div_ceil(1000)).unwrap_or(PollTimeout::MAX)
+            }
+        };
+        let mut fds = [
+            PollFd::new(self.signals.as_fd(), PollFlags::POLLIN),
+            PollFd::new(watch.as_fd(), PollFlags::POLLIN),
+        ];
+        match poll(&mut fds, wait) {
+            Ok(_) => {}
+            Err(nix::errno::Errno::EINTR) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        }
+        let ready = |fd: &PollFd| fd.revents().is_some_and(|r| !r.is_empty());
+        let [signal, memory] = &fds;
+        let (signal, memory) = (ready(signal), ready(memory));
+        if signal {
+            // Readable: the read does not block.
+            return Ok(self.signals.wait(None)?.map(Woken::Signal));
+        }
+        if !memory {
+            return Ok(None);
+        }
+        // Each change is an event; what changed is read from the file. A
+        // watch that fails to be read (the cgroup was removed) is dropped,
+        // rather than woken for again and again.
+        loop {
+            match watch.read_events() {
+                Ok(events) if !events.is_empty() => continue,
+                Ok(_) | Err(nix::errno::Errno::EAGAIN) => break,
+                Err(_) => {
+                    self.memory_watch = None;
+                    break;
+                }
+            }
+        }
+        Ok(Some(Woken::Memory))
     }
 
     fn sleep(&mut self, duration: Duration) {
@@ -171,8 +231,10 @@ impl System for Os {
         spawn::reclaim_terminal(given_to);
     }
 
-    fn oom_kills(&self) -> u64 {
-        self.oom.kills_since_start()
+    fn memory_events(&self) -> Events {
+        self.memory
+            .as_ref()
+            .map_or(Events::default(), Memory::events)
     }
 
     fn let_readers_catch_up(&mut self) {

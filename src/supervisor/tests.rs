@@ -15,7 +15,9 @@ use std::ffi::OsString;
 use std::io;
 use std::time::{Duration, Instant};
 
+use super::system::Woken;
 use super::*;
+use crate::cgroup::Events;
 use crate::cli::{self, Action};
 use crate::hooks::{Cancel, Outcome};
 use crate::procs::{self, Proc};
@@ -54,8 +56,10 @@ struct Fake {
     strangers: Vec<i32>,
     /// `has_terminal`.
     terminal: bool,
-    /// `oom_kills`.
-    oom_kills: u64,
+    /// `memory_events`.
+    memory: Events,
+    /// Wake-ups for a change of `memory.events` still to come.
+    memory_wakes: u32,
     // What vigil did:
     sent: Vec<(Target, i32)>,
     signalled_all: Vec<Vec<i32>>,
@@ -77,10 +81,14 @@ impl System for Fake {
         self.clock()
     }
 
-    fn next_signal(&mut self, timeout: Option<Duration>) -> io::Result<Option<Received>> {
+    fn next_event(&mut self, timeout: Option<Duration>) -> io::Result<Option<Woken>> {
         self.waits.push(timeout);
         if let Some(next) = self.signals.pop_front() {
-            return next;
+            return next.map(|r| r.map(Woken::Signal));
+        }
+        if self.memory_wakes > 0 {
+            self.memory_wakes -= 1;
+            return Ok(Some(Woken::Memory));
         }
         let timeout = timeout.expect("the loop would block forever: nothing is queued");
         if !self.frozen {
@@ -172,8 +180,8 @@ impl System for Fake {
 
     fn reclaim_terminal(&mut self, _given_to: i32) {}
 
-    fn oom_kills(&self) -> u64 {
-        self.oom_kills
+    fn memory_events(&self) -> Events {
+        self.memory
     }
 
     fn let_readers_catch_up(&mut self) {}
@@ -203,6 +211,10 @@ fn supervisor(args: &[&str]) -> Supervisor<Fake> {
 fn started(child: i32) -> Start {
     Start {
         child,
+        command: crate::report::Command::new(vec!["child".into()]),
+        started: crate::record::Timestamp::from_unix(1_796_148_380, 123),
+        limit: None,
+        oom_group: false,
         parent: 1,
         gave_terminal: false,
     }

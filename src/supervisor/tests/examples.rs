@@ -66,7 +66,11 @@ fn example(args: &[&str], command: &[&str]) -> Supervisor<Fake> {
         next_pid: 11,
         ..Fake::default()
     };
-    let mut s = Supervisor::new(*config, fake, started(PID));
+    let start = Start {
+        command: crate::report::Command::new(config.command.clone()),
+        ..started(PID)
+    };
+    let mut s = Supervisor::new(*config, fake, start);
     s.start_post_start();
     s
 }
@@ -160,7 +164,7 @@ fn endings() -> Vec<(&'static str, Play)> {
             "OOM kill of the child",
             Box::new(|| {
                 let mut s = example(&[], &["python3", "train.py"]);
-                s.sys.oom_kills = 1;
+                s.sys.memory.oom_kill = 1;
                 s.ended(PID, killed(libc::SIGKILL));
                 s.run_to_exit();
             }),
@@ -169,7 +173,7 @@ fn endings() -> Vec<(&'static str, Play)> {
             "OOM kill of a grandchild",
             Box::new(|| {
                 let mut s = example(&[], &["sh", "-c", "make -j8 all"]);
-                s.sys.oom_kills = 1;
+                s.sys.memory.oom_kill = 1;
                 for pid in 20..23 {
                     s.ended(pid, killed(libc::SIGKILL));
                 }
@@ -337,6 +341,35 @@ fn event_records(format: Format) -> Vec<(&'static str, String)> {
         s.passes(Deadline::Drain);
     });
     all.push(("drain_killed", record_of(&drain, "drain_killed")));
+    // The provisional termination message, as vigil writes it at start in
+    // a pod whose cgroup has memory.oom.group, and as it stands after the
+    // kernel counted memory events.
+    capture::start(format, 2, t());
+    let mut s = example(&[], &["python3", "train.py"]);
+    s.limit = Some(268_435_456);
+    s.oom_group = true;
+    s.write_provisional();
+    s.sys.memory = crate::cgroup::Events {
+        max: 3,
+        oom: 1,
+        oom_kill: 1,
+        oom_group_kill: 1,
+    };
+    s.sys.memory_wakes = 1;
+    s.turn();
+    all.push((
+        "memory_events",
+        record_of(&capture::take(), "memory_events"),
+    ));
+    for line in capture::take_provisional() {
+        all.push(("provisional", line));
+    }
+    capture::start(format, 2, t());
+    let s = example(&[], &["./server"]);
+    s.write_provisional();
+    for line in capture::take_provisional() {
+        all.push(("provisional", line));
+    }
     let reaped = lines(format, || {
         let mut s = example(&["-w"], &["./server"]);
         s.ended(55, killed(libc::SIGKILL));

@@ -1,0 +1,160 @@
+//! The provisional termination message: what the termination log says
+//! while vigil runs, and says for good if vigil is killed before it can
+//! write its exit report. That is the common case on cgroup v2 under
+//! Kubernetes, where the kubelet sets `memory.oom.group`: an OOM kill
+//! takes every process of the container, vigil included, and the pod would
+//! show OOMKilled with an empty termination message. It says what vigil
+//! knew then, and what a silent end most likely means in this container;
+//! the changes of `memory.events` bring it up to date.
+
+use std::fmt::{self, Display, Formatter};
+
+use super::text::shorten;
+use super::{Command, COMMAND_MAX};
+use crate::cgroup::Events;
+use crate::record::{Argv, Obj, Timestamp, Value};
+
+/// What the memory cgroup has counted since vigil started, and when vigil
+/// saw each count move.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemorySeen {
+    pub events: Events,
+    /// When `max` last moved (memory reached `memory.max`).
+    pub max_at: Option<Timestamp>,
+    /// When the OOM killer last ran.
+    pub oom_at: Option<Timestamp>,
+}
+
+impl MemorySeen {
+    /// The counts are now `events`, seen at `now`.
+    pub fn update(&mut self, events: Events, now: Timestamp) {
+        if events.max != self.events.max {
+            self.max_at = Some(now);
+        }
+        if (events.oom, events.oom_kill, events.oom_group_kill)
+            != (
+                self.events.oom,
+                self.events.oom_kill,
+                self.events.oom_group_kill,
+            )
+        {
+            self.oom_at = Some(now);
+        }
+        self.events = events;
+    }
+}
+
+/// The facts of the provisional message.
+#[derive(Debug)]
+pub struct Provisional<'a> {
+    pub command: &'a Command,
+    pub pid: i32,
+    pub started: Timestamp,
+    /// The memory limit, in bytes, when there is one.
+    pub limit: Option<u64>,
+    /// `memory.oom.group` is 1.
+    pub oom_group: bool,
+    pub memory: MemorySeen,
+}
+
+impl Provisional<'_> {
+    /// What a silent end most likely was: the word in the record.
+    fn likely(&self) -> &'static str {
+        if self.oom_group {
+            "group_oom_kill"
+        } else {
+            "sigkill"
+        }
+    }
+
+    pub fn fields<'r>(&'r self, o: &mut Obj<'_, 'r>) {
+        let command = if self.command.exact {
+            Value::from(self.command.text.as_str())
+        } else {
+            Value::from(Argv(&self.command.argv))
+        };
+        o.field("command", command)
+            .field("pid", self.pid)
+            .field("started", self.started)
+            .opt("memory_limit", self.limit)
+            .field("oom_group", self.oom_group)
+            .word("likely", self.likely());
+        let seen = self.memory;
+        if seen.events != Events::default() {
+            o.object_with("memory", |o| {
+                o.field("max", seen.events.max)
+                    .field("oom", seen.events.oom)
+                    .field("oom_kill", seen.events.oom_kill)
+                    .field("oom_group_kill", seen.events.oom_group_kill)
+                    .opt("last_max", seen.max_at)
+                    .opt("last_oom", seen.oom_at);
+            });
+        }
+    }
+}
+
+/// `vigil ended without its report: most likely ...; command: ... (pid 7),
+/// started ...; memory reached memory.max (268435456) 3 times, last at
+/// ...; the OOM killer ran 1 time, last at ..., and killed 1 process`.
+impl Display for Provisional<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let events = self.memory.events;
+        f.write_str("vigil ended without its exit report: ")?;
+        if self.oom_group && events.oom_group_kill > 0 {
+            f.write_str(
+                "the kernel killed the whole container, vigil included, for memory (memory.oom.group=1)",
+            )?;
+        } else if self.oom_group {
+            f.write_str(
+                "most likely the kernel killed the whole container, vigil included, for memory (memory.oom.group=1)",
+            )?;
+        } else {
+            f.write_str(
+                "most likely vigil was killed by SIGKILL from outside (docker kill, the kubelet after the grace period, or the kernel)",
+            )?;
+        }
+        write!(
+            f,
+            "; command: {} (pid {}), started {}",
+            shorten(&self.command.text, COMMAND_MAX),
+            self.pid,
+            self.started
+        )?;
+        let limit = self
+            .limit
+            .map_or("its limit".to_string(), |l| format!("memory.max ({l})"));
+        if events.max > 0 {
+            write!(f, "; memory reached {limit} {}", times(events.max))?;
+            if let Some(at) = self.memory.max_at {
+                write!(f, ", last at {at}")?;
+            }
+        } else if let Some(limit) = self.limit {
+            write!(f, "; memory limit {limit} bytes")?;
+        }
+        if events.oom > 0 || events.oom_kill > 0 {
+            write!(f, "; the OOM killer ran {}", times(events.oom.max(1)))?;
+            if let Some(at) = self.memory.oom_at {
+                write!(f, ", last at {at}")?;
+            }
+            let processes = if events.oom_kill == 1 {
+                "process"
+            } else {
+                "processes"
+            };
+            write!(f, ", and killed {} {processes}", events.oom_kill)?;
+            if events.oom_group_kill > 0 {
+                f.write_str(" (the whole group)")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `1 time`, `3 times`.
+fn times(n: u64) -> String {
+    if n == 1 {
+        "1 time".to_string()
+    } else {
+        format!("{n} times")
+    }
+}
