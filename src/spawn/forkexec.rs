@@ -229,14 +229,15 @@ fn in_child(plan: &Plan<'_>, report: RawFd) -> ! {
         (Step::Exec, _) => 126,
         _ => 1,
     };
-    // SAFETY: write reads MESSAGE bytes from `message`, which is that long;
-    // a pipe takes them in one piece (fewer than PIPE_BUF). If it fails,
-    // the exit status still says what happened. _exit ends the process
-    // without running anything of vigil's (no atexit, no buffers).
-    unsafe {
-        libc::write(report, message.as_ptr().cast(), MESSAGE);
-        libc::_exit(status)
-    }
+    // SAFETY: `report` is the pipe's write end, open in this process
+    // until exec or exit; borrowed for the writes below only.
+    let report = unsafe { BorrowedFd::borrow_raw(report) };
+    // A pipe takes the message in one piece (it is shorter than PIPE_BUF).
+    // If it cannot be written, the exit status still says what happened.
+    while let Err(Errno::EINTR) = nix::unistd::write(report, &message) {}
+    // SAFETY: _exit ends the process at once, running nothing of vigil's
+    // (no atexit handlers, no buffers to flush).
+    unsafe { libc::_exit(status) }
 }
 
 /// The steps between fork and exec, in order; returns the one that failed
@@ -291,7 +292,12 @@ fn make_stdin(fd: BorrowedFd<'_>) -> nix::Result<()> {
         )?;
         return Ok(());
     }
-    nix::unistd::dup2_stdin(fd)
+    loop {
+        match nix::unistd::dup2_stdin(fd) {
+            Err(Errno::EINTR) => {}
+            done => return done,
+        }
+    }
 }
 
 /// musl's `execvp`, on memory prepared before the fork: a program named
