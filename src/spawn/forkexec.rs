@@ -112,7 +112,8 @@ pub enum Outcome {
     /// The program runs (the pipe closed with exec, and nothing came).
     Started(i32),
     /// The process was made, but whether its exec succeeded could not be
-    /// read (the pipe's read kept failing, or said something unreadable).
+    /// read (the pipe's read kept failing, or the process died in the
+    /// middle of its message).
     /// It is left to run: if the exec failed, it exits with the status
     /// vigil gives for that failure (127 not found, 126 not executable, 1
     /// for a step before exec), and that is what vigil reports.
@@ -167,15 +168,8 @@ fn outcome(report: OwnedFd, child: Pid) -> Result<Outcome, Failure> {
             Ok(n) => {
                 got += n;
                 if got == MESSAGE {
-                    let failure = decode(&message);
                     reap(child);
-                    return match failure {
-                        Some(failure) => Err(failure),
-                        None => Ok(Outcome::Unknown {
-                            pid: child.as_raw(),
-                            error: io::Error::from(io::ErrorKind::InvalidData),
-                        }),
-                    };
+                    return Err(decode(&message));
                 }
             }
             Err(Errno::EINTR) => {}
@@ -209,11 +203,13 @@ fn reap(child: Pid) {
 /// machine's order (both ends are the same program).
 const MESSAGE: usize = 8;
 
-fn decode(message: &[u8; MESSAGE]) -> Option<Failure> {
+/// The forked process's message. Both ends are the same program, so the
+/// step is always one of `Step`'s; any other would be read as exec's.
+fn decode(message: &[u8; MESSAGE]) -> Failure {
     let [s0, s1, s2, s3, c0, c1, c2, c3] = *message;
-    let step = Step::from_code(u32::from_ne_bytes([s0, s1, s2, s3]))?;
+    let step = Step::from_code(u32::from_ne_bytes([s0, s1, s2, s3])).unwrap_or(Step::Exec);
     let code = i32::from_ne_bytes([c0, c1, c2, c3]);
-    Some(Failure::Child { step, code })
+    Failure::Child { step, code }
 }
 
 /// The forked process: each step, then exec; on a failure, the message to
