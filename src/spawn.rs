@@ -618,6 +618,29 @@ mod tests {
         assert_eq!(e.status(), 1);
     }
 
+    /// A variable vigil has keeps its place with the new value, once; a new
+    /// one comes last; the rest is vigil's environment as it is.
+    #[test]
+    fn added_variables_replace_in_place() {
+        let own: Vec<Vec<u8>> = std::env::vars_os()
+            .map(|(k, v)| [k.as_bytes(), b"=", v.as_bytes()].concat())
+            .collect();
+        let path_at = own.iter().position(|e| e.starts_with(b"PATH="));
+        let env = with_variables(&[(b"PATH", b"/x"), (b"VIGIL_TEST_NEW", b"1")]).unwrap();
+        let env: Vec<&[u8]> = env.iter().map(|e| e.as_bytes()).collect();
+        assert_eq!(env.len(), own.len() + 1);
+        assert_eq!(env.last().copied(), Some(&b"VIGIL_TEST_NEW=1"[..]));
+        assert_eq!(env.iter().filter(|e| e.starts_with(b"PATH=")).count(), 1);
+        if let Some(at) = path_at {
+            assert_eq!(env[at], b"PATH=/x");
+        }
+        for (i, e) in own.iter().enumerate() {
+            if Some(i) != path_at {
+                assert_eq!(env[i], e.as_slice());
+            }
+        }
+    }
+
     #[test]
     fn script_path_is_where_execvp_finds_it() {
         assert_eq!(script_path(OsStr::new("./x"), None).unwrap(), "./x");
