@@ -1,28 +1,33 @@
 //! Starting a process (the child, or a hook) so that it sees what it would
 //! have seen without vigil, as the `--user` identity if one is given.
 //!
-//! std's `Command` hands the parent's *current* signal mask to the child, and
-//! vigil blocks everything: a child started naively would ignore SIGTERM
-//! forever. The `pre_exec` closure, which std runs last before exec, puts
-//! back the mask and dispositions vigil was started with, and the scheduler
-//! slice (`sched`), then switches user (groups, gid, uid: last, since the
-//! steps before may need root).
+//! vigil forks and execs by itself (`forkexec`), not through std's
+//! `Command`: std panics when the read of its internal exec-error pipe
+//! fails, and a PID 1 must survive any system call failing. Between fork
+//! and exec the process puts back the mask and dispositions vigil was
+//! started with (vigil blocks everything: a child started naively would
+//! ignore SIGTERM forever), and the scheduler slice (`sched`), then switches
+//! user (groups, gid, uid: last, since the steps before may need root).
 
-use std::ffi::{OsStr, OsString};
+mod forkexec;
+
+use std::ffi::{CString, OsStr, OsString};
 use std::fmt;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::process::CommandExt;
+use std::os::fd::AsFd;
+use std::os::raw::c_char;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use nix::unistd::AccessFlags;
 
+use crate::logging::{self, Level};
 use crate::record::Record;
 use crate::sched::Slice;
 use crate::signals::Inherited;
 use crate::text::os_error;
 use crate::user::{Switch, SwitchFailure};
+use forkexec::{Failure, Outcome, Plan, Step};
 
 /// How to start one process.
 pub struct Spawn<'a> {
@@ -50,13 +55,21 @@ pub struct SpawnError {
 }
 
 impl SpawnError {
-    /// Whether the process could not even be made: `fork` (or the exec
-    /// after it) ran out of processes or memory. At a container's process
-    /// limit (the pids cgroup, `docker run --pids-limit`) this is EAGAIN.
+    /// Whether vigil could not start the process at all: a call of its own
+    /// before the program ran failed (the pipe, /dev/null, `fork`, a step
+    /// of the forked process before exec), or the fork or the exec ran out
+    /// of processes or memory. At a container's process limit (the pids
+    /// cgroup, `docker run --pids-limit`) this is the fork's EAGAIN.
     /// Nothing is wrong with the program then, and 126 would say there is.
     pub fn is_fork_failure(&self) -> bool {
         self.switch_failed.is_none()
-            && matches!(self.error.raw_os_error(), Some(libc::EAGAIN | libc::ENOMEM))
+            && (self.not_started().is_some()
+                || matches!(self.error.raw_os_error(), Some(libc::EAGAIN | libc::ENOMEM)))
+    }
+
+    /// The call of vigil's own that failed, when that is why nothing ran.
+    fn not_started(&self) -> Option<&NotStarted> {
+        self.error.get_ref()?.downcast_ref::<NotStarted>()
     }
 
     /// vigil's status when the child could not be started: 1 when vigil
@@ -109,12 +122,21 @@ impl fmt::Display for SpawnError {
             return write!(f, "cannot run {:?} {failure}", self.program);
         }
         if self.is_fork_failure() {
-            return write!(
+            write!(
                 f,
-                "could not start {:?}: {} (no new process could be made: the container's process limit, or its memory, may be used up)",
+                "could not start {:?}: {}",
                 self.program,
                 os_error(&self.error)
-            );
+            )?;
+            let errno = match self.not_started() {
+                Some(failed) if failed.call == FORK => Some(failed.errno),
+                Some(_) => None,
+                None => self.error.raw_os_error(),
+            };
+            if matches!(errno, Some(libc::EAGAIN | libc::ENOMEM)) {
+                write!(f, " (no new process could be made: the container's process limit, or its memory, may be used up)")?;
+            }
+            return Ok(());
         }
         write!(
             f,
@@ -133,7 +155,42 @@ impl fmt::Display for SpawnError {
     }
 }
 
-/// The shell glibc's `execvp` runs a file without `#!` with.
+/// A call of vigil's own that failed before the program could run: no
+/// pipe for the exec's outcome, no /dev/null, no fork, or a step of the
+/// forked process before exec (its process group, its signals).
+#[derive(Debug)]
+struct NotStarted {
+    call: &'static str,
+    errno: i32,
+}
+
+/// The call named by `NotStarted` for a failed fork.
+const FORK: &str = "fork";
+
+impl NotStarted {
+    fn error(call: &'static str, errno: i32) -> io::Error {
+        let kind = io::Error::from_raw_os_error(errno).kind();
+        io::Error::new(kind, NotStarted { call, errno })
+    }
+}
+
+/// `setpgid: Operation not permitted`. A fork that ran out of processes
+/// or memory is the OS's words alone, as it always was: the message around
+/// it says that no process could be made.
+impl fmt::Display for NotStarted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = os_error(&io::Error::from_raw_os_error(self.errno));
+        if self.call == FORK && matches!(self.errno, libc::EAGAIN | libc::ENOMEM) {
+            f.write_str(&text)
+        } else {
+            write!(f, "{}: {text}", self.call)
+        }
+    }
+}
+
+impl std::error::Error for NotStarted {}
+
+/// A file without `#!` runs with this shell, as glibc's `execvp` runs it.
 const SHELL: &str = "/bin/sh";
 
 /// The PATH musl's `execvp` searches when PATH is unset.
@@ -160,8 +217,7 @@ pub fn display_command_exact(argv: &[OsString]) -> (String, bool) {
 }
 
 /// Starts the process in a process group of its own and returns its pid.
-/// The `Child` handle is dropped without waiting: vigil's own `waitpid(-1)`
-/// loop reaps it.
+/// vigil's own `waitpid(-1)` loop reaps it.
 ///
 /// With `user` (`--user`, for the child and the hooks alike), it runs as
 /// that identity with its HOME, and, when the terminal rule says so
@@ -170,9 +226,8 @@ pub fn display_command_exact(argv: &[OsString]) -> (String, bool) {
 ///
 /// An executable file without `#!` (execve fails with ENOEXEC) is run as
 /// `/bin/sh FILE ARGS...`, as glibc's `execvp` does, and with it tini,
-/// dumb-init and catatonit. musl's `execvp` does not, so vigil does it here.
-/// (On a glibc build glibc has done it already; when it found no `/bin/sh`
-/// it reports ENOENT, which is turned into what a musl build reports.)
+/// dumb-init and catatonit. vigil's exec follows musl's `execvp`, which
+/// does not, on every build, so vigil does it here.
 pub fn spawn(
     spec: Spawn<'_>,
     inherited: Inherited,
@@ -208,44 +263,30 @@ pub fn spawn(
             },
         }
     };
-    let path = std::env::var_os("PATH");
     let start =
         |program: &OsStr, args: &[OsString]| start(&spec, program, args, inherited, slice, user);
     match start(program.as_os_str(), args) {
         Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) => {
+            let path = std::env::var_os("PATH");
             let script = script_path(program, path.as_deref()).unwrap_or_else(|| program.clone());
             let mut shell_args = vec![script];
             shell_args.extend(args.iter().cloned());
-            start(OsStr::new(SHELL), &shell_args).map_err(|shell_error| fail(e, Some(shell_error)))
-        }
-        // glibc's execvp tried /bin/sh itself, and found none: say what a
-        // musl build says.
-        Err(e)
-            if e.raw_os_error() == Some(libc::ENOENT)
-                && script_path(program, path.as_deref())
-                    .is_some_and(|file| is_script_without_interpreter(&file)) =>
-        {
-            Err(fail(io::Error::from_raw_os_error(libc::ENOEXEC), Some(e)))
+            match start(OsStr::new(SHELL), &shell_args) {
+                Ok(pid) => Ok(pid),
+                // vigil could not start the shell: that is the story, not
+                // the file's format.
+                Err(shell_error) if is_not_started(&shell_error) => Err(fail(shell_error, None)),
+                Err(shell_error) => Err(fail(e, Some(shell_error))),
+            }
         }
         result => result.map_err(|e| fail(e, None)),
     }
 }
 
-/// An executable regular file that the kernel runs neither as ELF nor
-/// through a `#!` line: execve gives ENOEXEC for it, and ENOENT only comes
-/// from the `/bin/sh` that glibc's execvp then tries. (An ELF file whose
-/// loader is missing also gives ENOENT, and stays "No such file or
-/// directory", as under tini.)
-fn is_script_without_interpreter(file: &OsStr) -> bool {
-    use std::io::Read;
-    let mut head = [0u8; 4];
-    is_executable_file(Path::new(file))
-        && std::fs::File::open(file)
-            .and_then(|mut f| f.read(&mut head))
-            .is_ok_and(|n| {
-                let head = head.get(..n).unwrap_or_default();
-                !head.starts_with(b"#!") && !head.starts_with(b"\x7fELF")
-            })
+fn is_not_started(error: &io::Error) -> bool {
+    error
+        .get_ref()
+        .is_some_and(|inner| inner.is::<NotStarted>())
 }
 
 fn is_executable_file(file: &Path) -> bool {
@@ -292,7 +333,10 @@ pub fn unrunnable(program: &OsStr) -> Option<String> {
     }
 }
 
-/// One `fork` + `execvp` of `program ARGS...`, argv[0] being `program`.
+/// One fork + exec of `program ARGS...`, argv[0] being `program`, in the
+/// environment vigil has plus `spec.env` (and `--user`'s HOME). An `Err`
+/// is the exec's OS error, the `--user` switch's tagged code
+/// ([`Switch::failure`] reads it), or a `NotStarted`.
 fn start(
     spec: &Spawn<'_>,
     program: &OsStr,
@@ -301,53 +345,174 @@ fn start(
     slice: Slice,
     user: Option<&Switch>,
 ) -> io::Result<i32> {
-    let mut command = Command::new(program);
-    command
-        .args(args)
-        .envs(spec.env.iter().map(|(k, v)| (k, v)));
-    let new_session = user.is_some_and(Switch::new_session);
-    // std makes the process group before the `pre_exec` closure runs, and
-    // a group leader cannot call setsid (EPERM): a new session makes its
-    // own group instead.
-    if !new_session {
-        command.process_group(0);
+    let program_c = c_string(program.as_bytes())?;
+    let mut words = Vec::with_capacity(args.len());
+    for arg in args {
+        words.push(c_string(arg.as_bytes())?);
     }
-    if spec.null_stdin {
-        command.stdin(Stdio::null());
-    }
+    let mut argv: Vec<*const c_char> = Vec::with_capacity(args.len() + 2);
+    argv.push(program_c.as_ptr());
+    argv.extend(words.iter().map(|w| w.as_ptr()));
+    argv.push(std::ptr::null());
+    let mut extra: Vec<(&[u8], &[u8])> = spec
+        .env
+        .iter()
+        .map(|(name, value)| (name.as_bytes(), value.as_bytes()))
+        .collect();
     if let Some(user) = user {
-        command.env("HOME", user.home());
+        extra.push((b"HOME", user.home().as_bytes()));
     }
-    // Never hand the terminal to a process in another session.
-    let take_terminal = spec.take_terminal && !new_session;
-    // Cloned here, in the parent: the closure must own what it reads.
-    let user = user.cloned();
-    // SAFETY: the closure runs in the forked child before exec, so it must be
-    // async-signal-safe: it only makes raw syscalls (setsid; tcsetpgrp is an
-    // ioctl; rt_sigaction and rt_sigprocmask; sched_setattr; setgroups,
-    // setgid, setuid)
-    // and does not allocate. While it runs every signal is still blocked
-    // until restore_in_child, so SIGTTOU from tcsetpgrp cannot stop the
-    // child.
-    unsafe {
-        command.pre_exec(move || {
-            if new_session && libc::setsid() < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            if take_terminal {
-                // ENOTTY and ENXIO are fine: there often is no terminal.
-                libc::tcsetpgrp(libc::STDIN_FILENO, libc::getpid());
-            }
-            inherited.restore_in_child()?;
-            slice.restore_in_child();
-            match &user {
-                Some(user) => user.apply_in_child(),
-                None => Ok(()),
-            }
-        });
+    // Without additions the process gets vigil's own environment as it is,
+    // in its order (nothing copied).
+    let environment = if extra.is_empty() {
+        None
+    } else {
+        Some(with_variables(&extra)?)
+    };
+    let envp_array: Vec<*const c_char>;
+    let envp = match &environment {
+        Some(entries) => {
+            envp_array = entries
+                .iter()
+                .map(|e| e.as_ptr())
+                .chain(std::iter::once(std::ptr::null()))
+                .collect();
+            envp_array.as_ptr()
+        }
+        None => own_environment(),
+    };
+    // The search uses the new process's PATH, as execvp in it would.
+    let path = match extra.iter().rev().find(|(name, _)| *name == b"PATH") {
+        Some((_, value)) => value.to_vec(),
+        None => std::env::var_os("PATH")
+            .map(OsString::into_vec)
+            .unwrap_or_else(|| DEFAULT_PATH.as_bytes().to_vec()),
+    };
+    // Opened before the pipe: if vigil's stdin is closed, /dev/null takes
+    // descriptor 0 rather than the pipe (see `forkexec::make_stdin`).
+    let null = if spec.null_stdin {
+        let file = std::fs::File::open("/dev/null").map_err(|e| {
+            NotStarted::error("open /dev/null", e.raw_os_error().unwrap_or(libc::EIO))
+        })?;
+        Some(file)
+    } else {
+        None
+    };
+    let new_session = user.is_some_and(Switch::new_session);
+    let plan = Plan {
+        program: &program_c,
+        argv: &argv,
+        envp,
+        path: &path,
+        stdin: null.as_ref().map(|file| file.as_fd()),
+        new_session,
+        // Never hand the terminal to a process in another session.
+        take_terminal: spec.take_terminal && !new_session,
+        inherited,
+        slice,
+        user,
+    };
+    match forkexec::spawn(&plan) {
+        Ok(Outcome::Started(pid)) => Ok(pid),
+        Ok(Outcome::Unknown { pid, error }) => {
+            unconfirmed(program, pid, &error);
+            Ok(pid)
+        }
+        Err(Failure::Parent { call, error }) => Err(NotStarted::error(call, error as i32)),
+        Err(Failure::Child {
+            step: Step::Exec | Step::User,
+            code,
+        }) => Err(io::Error::from_raw_os_error(code)),
+        Err(Failure::Child { step, code }) => Err(NotStarted::error(step.call(), code)),
     }
-    let child = command.spawn()?;
-    Ok(child.id() as i32)
+}
+
+/// The process was made, but whether it runs the program could not be
+/// read: said once, as a warning. The status it ends with is what the
+/// report gives, and it is the one vigil would have given for a failed
+/// exec (`forkexec::Outcome::Unknown`).
+fn unconfirmed(program: &OsStr, pid: i32, error: &io::Error) {
+    let error = os_error(error);
+    logging::emit(
+        Level::Warning,
+        "exec_unconfirmed",
+        format_args!(
+            "cannot tell whether {:?} (pid {pid}) started: reading its exec's outcome failed: {error}; if its exec failed, it exits with 127 (not found) or 126",
+            program.to_string_lossy()
+        ),
+        |r| {
+            r.field("program", program)
+                .field("pid", pid)
+                .field("error", error.as_str())
+        },
+    );
+}
+
+/// `bytes` as a C string; a NUL inside cannot be passed to exec.
+fn c_string(bytes: &[u8]) -> io::Result<CString> {
+    CString::new(bytes).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a NUL byte cannot be passed to a program",
+        )
+    })
+}
+
+/// vigil's environment, as the C library keeps it.
+fn own_environment() -> *const *const c_char {
+    extern "C" {
+        static environ: *const *const c_char;
+    }
+    // SAFETY: reading the pointer itself; vigil has one thread and never
+    // changes its own environment, so it stays valid for the spawn.
+    unsafe { environ }
+}
+
+/// vigil's environment with `extra` (`NAME`, `VALUE`) set: a variable
+/// vigil has keeps its place with the new value, a new one is added at
+/// the end, as `setenv` would do it.
+fn with_variables(extra: &[(&[u8], &[u8])]) -> io::Result<Vec<CString>> {
+    let entry = |name: &[u8], value: &[u8]| {
+        let mut bytes = Vec::with_capacity(name.len() + value.len() + 1);
+        bytes.extend_from_slice(name);
+        bytes.push(b'=');
+        bytes.extend_from_slice(value);
+        c_string(&bytes)
+    };
+    let mut set = vec![false; extra.len()];
+    let mut entries = Vec::new();
+    let mut next = own_environment();
+    // SAFETY: `environ` is a NULL-terminated array of NUL-terminated
+    // strings, unchanged while vigil (one thread) reads it here.
+    while let Some(text) = unsafe { next.as_ref() }.filter(|text| !text.is_null()) {
+        // SAFETY: each entry is a NUL-terminated string that lives as long
+        // as the process.
+        let bytes = unsafe { std::ffi::CStr::from_ptr(*text) }.to_bytes();
+        // SAFETY: this entry was not the NULL end, so the next one exists.
+        next = unsafe { next.add(1) };
+        let name = bytes.split(|&b| b == b'=').next().unwrap_or_default();
+        match extra.iter().rposition(|(n, _)| *n == name) {
+            // A second entry of the same name is dropped: the new value
+            // stands once.
+            Some(i) if set.get(i).copied().unwrap_or(true) => {}
+            Some(i) => {
+                if let (Some((n, v)), Some(done)) = (extra.get(i), set.get_mut(i)) {
+                    entries.push(entry(n, v)?);
+                    *done = true;
+                }
+            }
+            None => entries.push(c_string(bytes)?),
+        }
+    }
+    for (i, (name, value)) in extra.iter().enumerate() {
+        let shadowed = extra
+            .get(i + 1..)
+            .is_some_and(|later| later.iter().any(|(n, _)| n == name));
+        if !set.get(i).copied().unwrap_or(true) && !shadowed {
+            entries.push(entry(name, value)?);
+        }
+    }
+    Ok(entries)
 }
 
 /// Whether vigil's stdin is a terminal whose foreground group is vigil's:
@@ -445,6 +610,29 @@ mod tests {
             "{e}"
         );
         assert_eq!(e.status(), 1);
+    }
+
+    /// A variable vigil has keeps its place with the new value, once; a new
+    /// one comes last; the rest is vigil's environment as it is.
+    #[test]
+    fn added_variables_replace_in_place() {
+        let own: Vec<Vec<u8>> = std::env::vars_os()
+            .map(|(k, v)| [k.as_bytes(), b"=", v.as_bytes()].concat())
+            .collect();
+        let path_at = own.iter().position(|e| e.starts_with(b"PATH="));
+        let env = with_variables(&[(b"PATH", b"/x"), (b"VIGIL_TEST_NEW", b"1")]).unwrap();
+        let env: Vec<&[u8]> = env.iter().map(|e| e.as_bytes()).collect();
+        assert_eq!(env.len(), own.len() + 1);
+        assert_eq!(env.last().copied(), Some(&b"VIGIL_TEST_NEW=1"[..]));
+        assert_eq!(env.iter().filter(|e| e.starts_with(b"PATH=")).count(), 1);
+        if let Some(at) = path_at {
+            assert_eq!(env[at], b"PATH=/x");
+        }
+        for (i, e) in own.iter().enumerate() {
+            if Some(i) != path_at {
+                assert_eq!(env[i], e.as_slice());
+            }
+        }
     }
 
     #[test]
