@@ -525,16 +525,18 @@ impl fmt::Write for Escaping<'_> {
 /// so it cannot be made non-blocking itself; instead `poll` is asked
 /// whether there is room, and a pipe that polls writable has a free page,
 /// so a write of at most `PIPE_BUF` bytes neither blocks nor splits.
-/// Closed, broken or full: the line is lost, vigil goes on.
+/// Closed, broken or full: the line is lost, vigil goes on. A call that
+/// fails otherwise (interrupted, short of memory, or a pipe that filled up
+/// between the two) is tried again, twice at most.
 fn stderr_write(line: &[u8], patience: Option<Duration>) {
     let deadline = patience.map(|p| Instant::now() + p);
-    loop {
-        let left = deadline.map_or(Duration::ZERO, |d| {
-            d.saturating_duration_since(Instant::now())
-        });
+    let len = line.len().min(PIPE_BUF);
+    let mut tries = 0;
+    while tries < 3 {
+        tries += 1;
+        let left = deadline.map_or(Duration::ZERO, |d| d.saturating_duration_since(Instant::now()));
         // Rounded up: a last millisecond left is still worth a try.
-        let timeout =
-            libc::c_int::try_from(left.as_micros().div_ceil(1000)).unwrap_or(libc::c_int::MAX);
+        let timeout = libc::c_int::try_from(left.as_micros().div_ceil(1000)).unwrap_or(libc::c_int::MAX);
         let mut fds = [libc::pollfd {
             fd: libc::STDERR_FILENO,
             events: libc::POLLOUT,
@@ -542,17 +544,26 @@ fn stderr_write(line: &[u8], patience: Option<Duration>) {
         }];
         // SAFETY: poll reads and writes the one pollfd in `fds`, which is live.
         let ready = unsafe { libc::poll(fds.as_mut_ptr(), 1, timeout) };
-        if ready < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+        if ready < 0 {
             continue;
         }
-        if ready != 1 || fds[0].revents & libc::POLLOUT == 0 {
+        let [fd] = fds;
+        if ready != 1 || fd.revents & libc::POLLOUT == 0 {
             return;
         }
-        break;
+        // SAFETY: write reads `len` bytes from `line`, which is at least that long.
+        let written = unsafe { libc::write(libc::STDERR_FILENO, line.as_ptr().cast(), len) };
+        if written >= 0 {
+            return;
+        }
+        let again = matches!(
+            io::Error::last_os_error().raw_os_error(),
+            Some(libc::EINTR | libc::EAGAIN | libc::ENOMEM)
+        );
+        if !again {
+            return;
+        }
     }
-    let len = line.len().min(PIPE_BUF);
-    // SAFETY: write reads `len` bytes from `line`, which is at least that long.
-    unsafe { libc::write(libc::STDERR_FILENO, line.as_ptr().cast(), len) };
 }
 
 /// The unit tests' view of the log: on their own thread, lines are kept

@@ -67,25 +67,37 @@ pub fn list(procs: &[Proc]) -> String {
 /// stack, and only the content's own length is allocated. A longer file (a
 /// host's mountinfo) is read on into a growing buffer.
 pub fn read_bytes(path: impl AsRef<std::path::Path>) -> Option<Vec<u8>> {
-    let mut file = fs::File::open(path).ok()?;
+    let path = path.as_ref();
+    // A failure that says nothing of the file (short of memory or of
+    // descriptors, an I/O error) is tried again, twice at most: it would
+    // otherwise be taken for a process that is gone, or a /proc that is
+    // not vigil's.
+    (0..3).find_map(|_| match read_once(path) {
+        Ok(bytes) => Some(Some(bytes)),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ESRCH)) => Some(None),
+        Err(_) => None,
+    })?
+}
+
+fn read_once(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    let mut file = fs::File::open(path)?;
     let mut page = [0u8; 4096];
     let mut len = 0;
     loop {
-        let free = page.get_mut(len..)?;
-        if free.is_empty() {
+        let Some(free) = page.get_mut(len..).filter(|free| !free.is_empty()) else {
             let mut bytes = Vec::with_capacity(2 * page.len());
             bytes.extend_from_slice(&page);
-            file.read_to_end(&mut bytes).ok()?;
-            return Some(bytes);
-        }
+            file.read_to_end(&mut bytes)?;
+            return Ok(bytes);
+        };
         match file.read(free) {
             Ok(0) => break,
             Ok(n) => len += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return None,
+            Err(e) => return Err(e),
         }
     }
-    Some(page.get(..len)?.to_vec())
+    Ok(page.get(..len).unwrap_or_default().to_vec())
 }
 
 /// `read_bytes` for a file that is text by construction (a cgroup path, a
@@ -260,12 +272,19 @@ fn parse_stat(pid: i32, stat: &[u8]) -> Option<Stat> {
 }
 
 /// Every pid in /proc.
+/// A listing that fails is tried again, twice at most: taken for an empty
+/// one, it would leave processes out of the drain and the report.
 fn all_pids() -> Vec<i32> {
-    let Ok(dir) = fs::read_dir("/proc") else {
-        return Vec::new();
+    let list = || -> std::io::Result<Vec<i32>> {
+        let mut pids = Vec::new();
+        for entry in fs::read_dir("/proc")? {
+            if let Some(pid) = entry?.file_name().to_str().and_then(|n| n.parse().ok()) {
+                pids.push(pid);
+            }
+        }
+        Ok(pids)
     };
-    dir.filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
-        .collect()
+    (0..3).find_map(|_| list().ok()).unwrap_or_default()
 }
 
 /// The processes vigil is answerable for, itself excluded, as /proc
@@ -354,13 +373,11 @@ pub fn running(role: Role) -> Vec<Running> {
 pub fn signal_all(role: Role, signals: &[i32], known: &[signals::Target]) -> Vec<Proc> {
     let procs = others(role);
     for &signal in signals {
-        if role == Role::Pid1 {
-            // SAFETY: kill has no memory arguments. As PID 1, -1 means every
-            // other process of this namespace; anywhere else it would reach
-            // every process the user may signal on the machine, which is why
-            // only `Role::Pid1` gets here.
-            unsafe { libc::kill(-1, signal) };
-        } else {
+        // A kill(-1) that failed is tried again, and then the processes
+        // are signalled one by one, as when not PID 1: it must not leave
+        // anyone unsignalled.
+        let broadcast = role == Role::Pid1 && (0..2).any(|_| signal_everyone(signal));
+        if !broadcast {
             for target in known {
                 signals::send(*target, signal);
             }
@@ -370,6 +387,17 @@ pub fn signal_all(role: Role, signals: &[i32], known: &[signals::Target]) -> Vec
         }
     }
     procs
+}
+
+/// `kill(-1, signal)`, which as PID 1 reaches every other process of the
+/// namespace: whether it did (ESRCH, nobody left, counts).
+fn signal_everyone(signal: i32) -> bool {
+    // SAFETY: kill has no memory arguments. As PID 1, -1 means every other
+    // process of this namespace; anywhere else it would reach every process
+    // the user may signal on the machine, which is why only `signal_all`
+    // calls this, and only for `Role::Pid1`.
+    let sent = unsafe { libc::kill(-1, signal) } == 0;
+    sent || std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
 }
 
 /// Whether vigil can find every process it answers for: as PID 1 `kill(-1)`
@@ -465,9 +493,10 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let program = dir.join("two\nlines");
         std::fs::copy("/bin/sleep", &program).unwrap();
-        let long = "x".repeat(100);
+        // sleep adds up its arguments: forty more seconds make it long.
         let mut child = std::process::Command::new(&program)
-            .args(["1000", &long])
+            .arg("1000")
+            .args(["1"; 40])
             .spawn()
             .unwrap();
         let pid = child.id() as i32;
@@ -484,8 +513,8 @@ mod tests {
         child.kill().unwrap();
         child.wait().unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
-        assert!(title.starts_with("two\\nlines 1000 xxx"), "{title}");
-        assert!(title.ends_with("xx..."), "{title}");
+        assert!(title.starts_with("two\\nlines 1000 1 1 1"), "{title}");
+        assert!(title.ends_with("..."), "{title}");
         assert_eq!(title.len(), TITLE_MAX + 1, "one escaped newline: {title}");
     }
 

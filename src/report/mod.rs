@@ -62,6 +62,8 @@ pub enum NotSent {
     PreStopHook,
     /// The pre-stop sleep was not over then.
     PreStopSleep,
+    /// The send failed (vigil warned of it).
+    Failed,
 }
 
 impl NotSent {
@@ -71,6 +73,7 @@ impl NotSent {
             NotSent::Rewritten => "rewritten",
             NotSent::PreStopHook => "pre_stop_hook",
             NotSent::PreStopSleep => "pre_stop_sleep",
+            NotSent::Failed => "send_failed",
         }
     }
 }

@@ -129,6 +129,9 @@ impl Exit {
             (None, Some(NotSent::PreStopSleep)) => {
                 f.write_str(" (not sent: the child ended during the pre-stop sleep)")?
             }
+            (None, Some(NotSent::Failed)) => {
+                write!(f, " (not sent: vigil could not send {signal})")?
+            }
             (None, None) => {}
         }
         if let Some(later) = &stop.later {

@@ -457,26 +457,35 @@ pub enum Target {
     Group(i32),
 }
 
-/// Sends a signal. A target that just exited (ESRCH) is fine and silent; a
-/// target vigil may not signal (EPERM, e.g. after it changed user) is a
-/// warning. Neither is ever a reason to stop.
-pub fn send(target: Target, signal: i32) {
+/// Sends a signal; whether it reached the target or the target is gone
+/// already. A target that just exited (ESRCH) is fine and silent; a target
+/// vigil may not signal (EPERM, e.g. after it changed user) is a warning,
+/// after one more try. Neither is ever a reason to stop.
+pub fn send(target: Target, signal: i32) -> bool {
     let pid = match target {
         Target::Process(pid) => pid,
         Target::Group(pgid) => -pgid,
     };
     if pid == 0 || pid == -1 {
         // Never broadcast by accident: 0 and -1 mean "my group" and "everyone".
-        return;
+        return false;
     }
-    // SAFETY: kill has no memory arguments; any pid and signal is safe to pass.
-    if unsafe { libc::kill(pid, signal) } == 0 {
-        return;
-    }
-    let err = io::Error::last_os_error();
-    if err.raw_os_error() == Some(libc::ESRCH) {
-        return;
-    }
+    let mut tries = 0;
+    let err = loop {
+        // SAFETY: kill has no memory arguments; any pid and signal is safe
+        // to pass.
+        if unsafe { libc::kill(pid, signal) } == 0 {
+            return true;
+        }
+        let err = io::Error::last_os_error();
+        tries += 1;
+        if err.raw_os_error() == Some(libc::ESRCH) {
+            return true;
+        }
+        if tries == 2 {
+            break err;
+        }
+    };
     let error = crate::text::os_error(&err);
     logging::emit(
         Level::Warning,
@@ -489,6 +498,7 @@ pub fn send(target: Target, signal: i32) {
                 .field("error", error.as_str())
         },
     );
+    false
 }
 
 impl fmt::Display for Target {

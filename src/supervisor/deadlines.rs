@@ -24,13 +24,16 @@ pub enum Deadline {
     PreStopSleep,
     /// `--drain-timeout` is over: SIGKILL to what is left.
     Drain,
-    /// The drain looks again for processes that are no children of vigil's.
+    /// The drain looks again for processes that are no children of vigil's,
+    /// and SIGKILLs again what it is killing.
     DrainCheck,
+    /// What got SIGKILL has not gone for this long: vigil stops waiting.
+    KillWait,
     /// `--timeout` is over: the stop sequence starts as for SIGTERM.
     Timeout,
 }
 
-const ALL: [Deadline; 8] = [
+const ALL: [Deadline; 9] = [
     Deadline::Grace,
     Deadline::PostStart,
     Deadline::StillRunning,
@@ -38,6 +41,7 @@ const ALL: [Deadline; 8] = [
     Deadline::PreStopSleep,
     Deadline::Drain,
     Deadline::DrainCheck,
+    Deadline::KillWait,
     Deadline::Timeout,
 ];
 
@@ -51,6 +55,7 @@ impl fmt::Display for Deadline {
             Deadline::PreStopSleep => "pre-stop sleep",
             Deadline::Drain => "drain timeout",
             Deadline::DrainCheck => "drain check",
+            Deadline::KillWait => "wait after SIGKILL",
             Deadline::Timeout => "--timeout",
         })
     }

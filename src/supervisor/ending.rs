@@ -21,6 +21,11 @@ use std::time::Duration;
 /// and their end sends vigil no SIGCHLD.
 const DRAIN_CHECK: Duration = Duration::from_millis(50);
 
+/// How long vigil waits for what it SIGKILLed to be gone before it gives up
+/// on it: SIGKILL takes effect at once, but a process vigil may not signal
+/// (a setuid one, for a vigil that is not root) never goes.
+const KILL_WAIT: Duration = Duration::from_secs(5);
+
 impl<S: System> Supervisor<S> {
     /// Reaps everything that has exited (SIGCHLDs coalesce: loop until the
     /// kernel has nothing more).
@@ -42,11 +47,15 @@ impl<S: System> Supervisor<S> {
                     return;
                 }
                 Next::NoChildren => {
-                    if let State::Draining(_) = self.state {
+                    if let State::Draining(phase) = self.state {
                         if self.sys.others_left() {
                             // Processes that are no children of vigil's
                             // (`docker exec`) say nothing when they end:
                             // look again shortly.
+                            if phase == DrainPhase::Killing {
+                                let known = self.known_groups();
+                                self.sys.signal_all(&[libc::SIGKILL], &known);
+                            }
                             let at = self.sys.now() + DRAIN_CHECK;
                             self.deadlines.set(Deadline::DrainCheck, at);
                         } else {
@@ -161,9 +170,9 @@ impl<S: System> Supervisor<S> {
         }
         let known = self.known_groups();
         let grace_passed = self.grace.as_ref().is_some_and(|g| g.kill.is_some());
-        let phase = if grace_passed {
+        if grace_passed {
             self.sys.signal_all(&[libc::SIGKILL], &known);
-            DrainPhase::Killing
+            self.killing();
         } else {
             // SIGCONT too: a stopped process would not act on its SIGTERM
             // until the SIGKILL at the deadline.
@@ -185,21 +194,57 @@ impl<S: System> Supervisor<S> {
                 deadline = deadline.min(grace);
             }
             self.deadlines.set(Deadline::Drain, deadline);
-            DrainPhase::Terminating
-        };
-        self.state = State::Draining(phase);
+            self.state = State::Draining(DrainPhase::Terminating);
+        }
     }
 
-    /// The drain's look for processes that are no children of vigil's:
-    /// those that are SIGKILLed again (one may have forked since), and
-    /// vigil exits when none is left.
+    /// Everything left got SIGKILL: wait for the kernel to finish it. The
+    /// SIGKILL is sent again every `DRAIN_CHECK` (one that failed, or a
+    /// process forked since, must not keep vigil waiting), and after
+    /// `KILL_WAIT` vigil stops waiting for what outlives it.
+    fn killing(&mut self) {
+        let now = self.sys.now();
+        self.deadlines.set(Deadline::DrainCheck, now + DRAIN_CHECK);
+        self.deadlines.set(Deadline::KillWait, now + KILL_WAIT);
+        self.state = State::Draining(DrainPhase::Killing);
+    }
+
+    /// What outlived SIGKILL by `KILL_WAIT` is given up: said, and vigil
+    /// exits (as PID 1 the kernel then kills it; otherwise it runs on, most
+    /// likely a process vigil may not signal).
+    pub(super) fn kill_wait_over(&mut self) {
+        if self.state != State::Draining(DrainPhase::Killing) {
+            return;
+        }
+        let left = self.sys.signal_all(&[libc::SIGKILL], &self.known_groups());
+        logging::emit(
+            Level::Warning,
+            "survived_sigkill",
+            format_args!(
+                "{} still running {} after SIGKILL: exiting without waiting for {}",
+                if left.is_empty() {
+                    "processes vigil cannot list are".to_string()
+                } else {
+                    procs::list(&left)
+                },
+                duration(KILL_WAIT),
+                if left.len() == 1 { "it" } else { "them" }
+            ),
+            |r| r.list("left", &left),
+        );
+        self.state = State::Exit(self.exit_status());
+    }
+
+    /// The drain's look for what is left: a reaping round (which, while
+    /// killing, SIGKILLs again what is left), and vigil exits when nothing
+    /// is.
     pub(super) fn drain_check(&mut self) {
-        if let State::Draining(phase) = self.state {
-            if phase == DrainPhase::Killing {
-                let known = self.known_groups();
-                self.sys.signal_all(&[libc::SIGKILL], &known);
-            }
+        if let State::Draining(_) = self.state {
             self.reap();
+            if self.state == State::Draining(DrainPhase::Killing) {
+                let at = self.sys.now() + DRAIN_CHECK;
+                self.deadlines.set(Deadline::DrainCheck, at);
+            }
         }
     }
 
@@ -290,19 +335,19 @@ impl<S: System> Supervisor<S> {
     /// kernel to finish them, unless vigil cannot tell when that is.
     fn killed_in_drain(&mut self) {
         self.deadlines.clear(Deadline::Drain);
-        self.state = if self.sys.can_reach_all() {
-            State::Draining(DrainPhase::Killing)
-        } else {
-            // Without /proc a left-over in a session of its own is out of
-            // sight and out of reach: waiting for it would be forever.
-            logging::emit(
-                Level::Warning,
-                "cannot_reach_all",
-                format_args!("without /proc vigil cannot list or reach processes outside the child's and the hooks' process groups: exiting, any such process is left running"),
-                |r| r,
-            );
-            State::Exit(self.exit_status())
-        };
+        if self.sys.can_reach_all() {
+            self.killing();
+            return;
+        }
+        // Without /proc a left-over in a session of its own is out of sight
+        // and out of reach: waiting for it would be forever.
+        logging::emit(
+            Level::Warning,
+            "cannot_reach_all",
+            format_args!("without /proc vigil cannot list or reach processes outside the child's and the hooks' process groups: exiting, any such process is left running"),
+            |r| r,
+        );
+        self.state = State::Exit(self.exit_status());
     }
 
     /// A deadline passed: SIGKILL to everything left, and a warning that

@@ -311,6 +311,7 @@ impl<S: System> Supervisor<S> {
             Deadline::PreStopSleep => self.step_over(StopStep::PreStopSleep),
             Deadline::Drain => self.end_drain(DrainKill::Timeout(self.config.drain_timeout)),
             Deadline::DrainCheck => self.drain_check(),
+            Deadline::KillWait => self.kill_wait_over(),
             Deadline::Timeout => {
                 let after = self.config.timeout.unwrap_or_default();
                 logging::emit(

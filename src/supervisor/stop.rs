@@ -207,11 +207,16 @@ impl<S: System> Supervisor<S> {
                     signal,
                     sender: Sender::Vigil,
                 };
+                let dropped = self.config.rewrites.apply(signal).is_none();
                 let sent = self.forward(r).map(|f| f.sent);
                 if let Some(stop) = &mut self.stop {
                     stop.sent = sent;
                     if sent.is_none() {
-                        stop.not_sent = Some(NotSent::Rewritten);
+                        stop.not_sent = Some(if dropped {
+                            NotSent::Rewritten
+                        } else {
+                            NotSent::Failed
+                        });
                     }
                 }
                 self.continue_if_stopped();
@@ -303,7 +308,8 @@ impl<S: System> Supervisor<S> {
     }
 
     /// Forwards a signal to the child (or its group), after `--rewrite`,
-    /// and keeps it for the report. Returns what was sent.
+    /// and keeps it for the report. Returns what was sent, `None` when
+    /// nothing was (dropped, the child gone, or the send failed).
     pub(super) fn forward(&mut self, r: Received) -> Option<Forward> {
         let signal = r.signal;
         if !matches!(self.state, State::Running | State::Stopping { .. }) {
@@ -329,7 +335,10 @@ impl<S: System> Supervisor<S> {
         };
         let target = self.target(r.sender);
         log_forwarding(signal, to, target);
-        self.sys.send(target, to);
+        if !self.sys.send(target, to) {
+            // Not delivered (vigil warned): nothing to keep, nothing sent.
+            return None;
+        }
         let forward = Forward {
             received: r,
             sent: to,

@@ -38,8 +38,9 @@ pub trait System {
     fn next_event(&mut self, timeout: Option<Duration>) -> io::Result<Option<Woken>>;
     /// Sleeps: the loop's pace once signals can no longer be read.
     fn sleep(&mut self, duration: Duration);
-    /// Sends one signal (a target that is gone already is not an error).
-    fn send(&mut self, target: Target, signal: i32);
+    /// Sends one signal; whether it reached the target (a target that is
+    /// gone already counts: it is not an error).
+    fn send(&mut self, target: Target, signal: i32) -> bool;
     /// Sends `signals` to every process vigil answers for, and to the
     /// `known` groups; returns the processes /proc listed.
     fn signal_all(&mut self, signals: &[i32], known: &[Target]) -> Vec<Proc>;
@@ -100,12 +101,12 @@ pub struct Os {
     pub user: Option<Switch>,
 }
 
-impl System for Os {
-    fn now(&self) -> Instant {
-        Instant::now()
-    }
+/// How many times in a row a failed wait is tried again before it counts.
+const READ_TRIES: u32 = 2;
 
-    fn next_event(&mut self, timeout: Option<Duration>) -> io::Result<Option<Woken>> {
+impl Os {
+    /// One wait for a signal or a memory event (`System::next_event`).
+    fn wait_once(&mut self, timeout: Option<Duration>) -> io::Result<Option<Woken>> {
         let Some(watch) = &self.memory_watch else {
             return Ok(self.signals.wait(timeout)?.map(Woken::Signal));
         };
@@ -151,13 +152,32 @@ impl System for Os {
         }
         Ok(Some(Woken::Memory))
     }
+}
+
+impl System for Os {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+
+    fn next_event(&mut self, timeout: Option<Duration>) -> io::Result<Option<Woken>> {
+        // A failure is tried again before it counts: one failed read (a
+        // fault the kernel reports once) must not stop the container; a
+        // signalfd that fails every time does, in the supervisor.
+        let mut tries = 0;
+        loop {
+            match self.wait_once(timeout) {
+                Err(_) if tries < READ_TRIES => tries += 1,
+                done => return done,
+            }
+        }
+    }
 
     fn sleep(&mut self, duration: Duration) {
         std::thread::sleep(duration);
     }
 
-    fn send(&mut self, target: Target, signal: i32) {
-        signals::send(target, signal);
+    fn send(&mut self, target: Target, signal: i32) -> bool {
+        signals::send(target, signal)
     }
 
     fn signal_all(&mut self, signals: &[i32], known: &[Target]) -> Vec<Proc> {

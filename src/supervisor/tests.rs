@@ -50,6 +50,8 @@ struct Fake {
     spawn_fails: bool,
     /// What `name` finds in /proc: (pid, name).
     names: Vec<(u32, String)>,
+    /// Signals `send` fails to deliver (EPERM, say).
+    refused: Vec<i32>,
     /// What `running` finds in /proc.
     running: Vec<procs::Running>,
     /// Processes /proc lists that are no children of vigil's (`others_left`).
@@ -104,8 +106,12 @@ impl System for Fake {
         }
     }
 
-    fn send(&mut self, target: Target, signal: i32) {
+    fn send(&mut self, target: Target, signal: i32) -> bool {
+        if self.refused.contains(&signal) {
+            return false;
+        }
         self.sent.push((target, signal));
+        true
     }
 
     fn signal_all(&mut self, signals: &[i32], _known: &[Target]) -> Vec<Proc> {
@@ -658,7 +664,29 @@ fn the_grace_deadline_during_the_drain_ends_it() {
     s.next_deadline_passes();
     assert!(s.grace_passed());
     assert!(matches!(s.state, State::Draining(DrainPhase::Killing)));
-    assert_eq!(s.deadlines.next(), None);
+    assert_eq!(s.deadlines.get(Deadline::Drain), None);
+    assert!(s.deadlines.get(Deadline::KillWait).is_some());
+}
+
+/// What got SIGKILL is SIGKILLed again every 50 ms (a SIGKILL that failed,
+/// or a process forked since), and vigil waits 5 s at most for it to go:
+/// one that vigil may not signal must not keep it for ever.
+#[test]
+fn what_outlives_sigkill_is_killed_again_and_then_given_up() {
+    let mut s = supervisor(&["--drain-timeout", "1s"]);
+    s.sys.children = true;
+    s.sys.left = vec![Proc {
+        pid: 300,
+        name: "setuid-thing".into(),
+    }];
+    s.ended(CHILD, exited(0));
+    s.passes(Deadline::Drain);
+    assert_eq!(s.state, State::Draining(DrainPhase::Killing));
+    let kills = s.sys.signalled_all.len();
+    s.next_deadline_passes();
+    assert_eq!(s.sys.signalled_all.len(), kills + 1, "SIGKILL again");
+    s.passes(Deadline::KillWait);
+    assert_eq!(s.state, State::Exit(0));
 }
 
 #[test]
