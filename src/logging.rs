@@ -534,9 +534,12 @@ fn stderr_write(line: &[u8], patience: Option<Duration>) {
     let mut tries = 0;
     while tries < 3 {
         tries += 1;
-        let left = deadline.map_or(Duration::ZERO, |d| d.saturating_duration_since(Instant::now()));
+        let left = deadline.map_or(Duration::ZERO, |d| {
+            d.saturating_duration_since(Instant::now())
+        });
         // Rounded up: a last millisecond left is still worth a try.
-        let timeout = libc::c_int::try_from(left.as_micros().div_ceil(1000)).unwrap_or(libc::c_int::MAX);
+        let timeout =
+            libc::c_int::try_from(left.as_micros().div_ceil(1000)).unwrap_or(libc::c_int::MAX);
         let mut fds = [libc::pollfd {
             fd: libc::STDERR_FILENO,
             events: libc::POLLOUT,

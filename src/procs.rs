@@ -273,8 +273,11 @@ fn parse_stat(pid: i32, stat: &[u8]) -> Option<Stat> {
 
 /// Every pid in /proc.
 /// A listing that fails is tried again, twice at most: taken for an empty
-/// one, it would leave processes out of the drain and the report.
+/// one, it would leave processes out of the drain and the report. One
+/// without vigil itself has failed too, though nothing said so (musl's
+/// `readdir` takes a failed `getdents64` with ENOENT for the end).
 fn all_pids() -> Vec<i32> {
+    let me = std::process::id() as i32;
     let list = || -> std::io::Result<Vec<i32>> {
         let mut pids = Vec::new();
         for entry in fs::read_dir("/proc")? {
@@ -282,7 +285,11 @@ fn all_pids() -> Vec<i32> {
                 pids.push(pid);
             }
         }
-        Ok(pids)
+        if pids.contains(&me) {
+            Ok(pids)
+        } else {
+            Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof))
+        }
     };
     (0..3).find_map(|_| list().ok()).unwrap_or_default()
 }

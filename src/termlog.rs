@@ -72,14 +72,23 @@ pub fn write(path: &Path, line: &[u8], on_stderr: bool) {
     }
     let written = options.open(path).and_then(|mut file: File| {
         file.write_all(&text)?;
-        if stream.is_none() {
-            // Written over what was there, then cut to its length, rather
-            // than emptied first: whoever reads it meanwhile (or after
-            // vigil was killed in between) finds a whole message, and a
-            // bind-mounted file (Kubernetes' /dev/termination-log), which
-            // cannot be replaced by a rename, is fine. A FIFO or a device
-            // has no length to set.
-            let _ = file.set_len(text.len() as u64);
+        // Written over what was there, then cut to its length, rather than
+        // emptied first: whoever reads it meanwhile (or after vigil was
+        // killed in between) finds a whole message, and a bind-mounted file
+        // (Kubernetes' /dev/termination-log), which cannot be replaced by a
+        // rename, is fine. A FIFO or a device has no length to set; a
+        // regular file whose cut fails is written again from empty, so
+        // that no tail of an older message is left after this one.
+        if stream.is_none() && file.metadata()?.is_file() {
+            let len = text.len() as u64;
+            if file.set_len(len).is_err() && file.set_len(len).is_err() {
+                let mut again = OpenOptions::new();
+                again
+                    .write(true)
+                    .truncate(true)
+                    .custom_flags(libc::O_NONBLOCK);
+                again.open(path)?.write_all(&text)?;
+            }
         }
         Ok(())
     });

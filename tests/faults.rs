@@ -86,6 +86,7 @@ const ERRORS: &[(&str, &[&str])] = &[
     ("getrandom", &["EINTR", "EINVAL", "ENOSYS", "EPERM"]),
     ("pipe2", &["EMFILE", "ENFILE"]),
     ("fork", &["EAGAIN", "ENOMEM"]),
+    ("ftruncate", &["EINTR", "EIO", "EPERM"]),
 ];
 
 /// Calls the matrix leaves alone, and why.
@@ -137,105 +138,7 @@ struct Known {
     why: &'static str,
 }
 
-const KNOWN_FAILURES: &[Known] = &[
-    Known {
-        mode: None,
-        job: None,
-        syscall: "read",
-        errors: &["EAGAIN", "EIO", "ENOMEM"],
-        injected: Some("read(3,"),
-        why: "one failed read of the signalfd is taken for a signalfd that fails on every read: \
-              vigil stops the container ('vigil could not go on'); a failure should be tried \
-              again before the fault path (src/signals/mod.rs SignalFd::wait, \
-              src/supervisor/mod.rs turn)",
-    },
-    Known {
-        mode: None,
-        job: None,
-        syscall: "write",
-        errors: &["EINTR", "EAGAIN"],
-        injected: Some("write(2,"),
-        why: "a line whose write to stderr is interrupted (EINTR) or finds the pipe full \
-              (EAGAIN) is dropped, the exit report too: EINTR should be retried, EAGAIN waited \
-              out within the patience (src/logging.rs Stderr::write)",
-    },
-    Known {
-        mode: None,
-        job: None,
-        syscall: "poll",
-        errors: &["ENOMEM"],
-        injected: Some("poll([{fd=2, events=POLLOUT}]"),
-        why: "a failed poll for room on stderr drops the line, the exit report too \
-              (src/logging.rs Stderr::has_room: only EINTR is tried again)",
-    },
-    Known {
-        mode: None,
-        job: None,
-        syscall: "getdents64",
-        errors: &["ENOMEM", "ENOENT"],
-        injected: None,
-        why: "a failed listing of /proc is taken for an empty one, silently: the drain's \
-              SIGTERM leaves the report and nothing says /proc could not be read \
-              (src/procs.rs all_pids, others)",
-    },
-    Known {
-        mode: None,
-        job: None,
-        syscall: "open",
-        errors: &["EACCES", "EMFILE", "ENOMEM"],
-        injected: Some("/proc/self/stat"),
-        why: "a failed open of /proc/self/stat is taken for a /proc of another namespace, \
-              silently: the drain leaves the report and no line says why (src/procs.rs \
-              available; src/supervisor/ending.rs child_ended asks procs_listed again)",
-    },
-    Known {
-        mode: None,
-        job: Some(Job::Drain),
-        syscall: "read",
-        errors: &["EAGAIN", "EIO", "ENOMEM"],
-        injected: None,
-        why: "a failed read of /proc/self/stat is taken for a /proc of another namespace, \
-              silently (src/procs.rs read_text, available)",
-    },
-    Known {
-        mode: None,
-        job: Some(Job::DrainKill),
-        syscall: "read",
-        errors: &["EAGAIN", "EIO", "ENOMEM"],
-        injected: None,
-        why: "a failed read of /proc/self/stat is taken for a /proc of another namespace, \
-              silently (src/procs.rs read_text, available)",
-    },
-    Known {
-        mode: Some(Mode::Pid1),
-        job: None,
-        syscall: "kill",
-        errors: &["EPERM"],
-        injected: Some("kill(-1, SIGTERM)"),
-        why: "as PID 1 a failed kill(-1) goes unnoticed: the report says the drain sent \
-              SIGTERM, which no process got (src/procs.rs signal_all)",
-    },
-    Known {
-        mode: Some(Mode::Pid1),
-        job: None,
-        syscall: "kill",
-        errors: &["EPERM"],
-        injected: Some("kill(-1, SIGKILL)"),
-        why: "as PID 1 a failed kill(-1, SIGKILL) is neither said nor tried again: the \
-              killing phase SIGKILLs again only when something is reaped, and vigil waits for \
-              ever (src/procs.rs signal_all, src/supervisor/ending.rs)",
-    },
-    Known {
-        mode: None,
-        job: Some(Job::Timeout),
-        syscall: "kill",
-        errors: &["EPERM"],
-        injected: Some("SIGTERM)"),
-        why: "the stop signal's send failed (vigil warned), and the report still says '(sent \
-              SIGTERM)': System::send says nothing of a failure (src/supervisor/stop.rs \
-              forward, src/supervisor/system.rs, src/signals/mod.rs send)",
-    },
-];
+const KNOWN_FAILURES: &[Known] = &[];
 
 /// How long a job may take once triggered (the longest takes about 2 s).
 const BOUND: Duration = Duration::from_secs(20);
@@ -1350,8 +1253,29 @@ fn outcome_read(log: &str, vigil: i32) -> Option<(&'static str, u32, String)> {
     })?;
     ["read", "recvfrom"].into_iter().find_map(|name| {
         let start = format!("{name}({pipe},");
-        let n = nth_call(log, vigil, name, |l| l.contains(&start))?;
-        Some((name, n, start))
+        // The first such call after the pipe was made: the descriptor's
+        // number may have been a file's before (a cgroup file read at
+        // start).
+        let mut after_pipe = false;
+        let mut n = 0;
+        for line in log.lines() {
+            let Some((Some(pid), call)) = call_of(line, true) else {
+                continue;
+            };
+            if pid != vigil {
+                continue;
+            }
+            if matches!(call, "pipe2" | "socketpair") && line.ends_with("= 0") {
+                after_pipe = true;
+            }
+            if call == name {
+                n += 1;
+                if after_pipe && line.contains(&start) {
+                    return Some((name, n, start));
+                }
+            }
+        }
+        None
     })
 }
 
