@@ -237,6 +237,7 @@ pub fn start(
         // An image without /dev/null (rare, but FROM scratch allows it)
         // still gets its hooks run, on vigil's stdin.
         null_stdin: std::path::Path::new("/dev/null").exists(),
+        unset: &[],
     };
     match spawn(spec) {
         Ok(pid) => {

@@ -39,6 +39,9 @@ pub struct Spawn<'a> {
     /// Give the process /dev/null as stdin (hooks: they must not read the
     /// terminal the child owns).
     pub null_stdin: bool,
+    /// vigil's own variables, which it read and the process must not
+    /// inherit: a vigil started below would apply them again.
+    pub unset: &'a [&'static str],
 }
 
 /// A process that could not be started.
@@ -362,12 +365,12 @@ fn start(
     if let Some(user) = user {
         extra.push((b"HOME", user.home().as_bytes()));
     }
-    // Without additions the process gets vigil's own environment as it is,
-    // in its order (nothing copied).
-    let environment = if extra.is_empty() {
+    // Without additions or removals the process gets vigil's own
+    // environment as it is, in its order (nothing copied).
+    let environment = if extra.is_empty() && !has_any(spec.unset) {
         None
     } else {
-        Some(with_variables(&extra)?)
+        Some(with_variables(&extra, spec.unset)?)
     };
     let envp_array: Vec<*const c_char>;
     let envp = match &environment {
@@ -468,10 +471,15 @@ fn own_environment() -> *const *const c_char {
     unsafe { environ }
 }
 
-/// vigil's environment with `extra` (`NAME`, `VALUE`) set: a variable
-/// vigil has keeps its place with the new value, a new one is added at
-/// the end, as `setenv` would do it.
-fn with_variables(extra: &[(&[u8], &[u8])]) -> io::Result<Vec<CString>> {
+/// Whether vigil's environment has any of the variables `names`.
+fn has_any(names: &[&str]) -> bool {
+    !names.is_empty() && names.iter().any(|name| std::env::var_os(name).is_some())
+}
+
+/// vigil's environment with `extra` (`NAME`, `VALUE`) set and `unset` left
+/// out: a variable vigil has keeps its place with the new value, a new one
+/// is added at the end, as `setenv` would do it.
+fn with_variables(extra: &[(&[u8], &[u8])], unset: &[&str]) -> io::Result<Vec<CString>> {
     let entry = |name: &[u8], value: &[u8]| {
         let mut bytes = Vec::with_capacity(name.len() + value.len() + 1);
         bytes.extend_from_slice(name);
@@ -491,6 +499,9 @@ fn with_variables(extra: &[(&[u8], &[u8])]) -> io::Result<Vec<CString>> {
         // SAFETY: this entry was not the NULL end, so the next one exists.
         next = unsafe { next.add(1) };
         let name = bytes.split(|&b| b == b'=').next().unwrap_or_default();
+        if unset.iter().any(|u| u.as_bytes() == name) {
+            continue;
+        }
         match extra.iter().rposition(|(n, _)| *n == name) {
             // A second entry of the same name is dropped: the new value
             // stands once.
@@ -620,7 +631,7 @@ mod tests {
             .map(|(k, v)| [k.as_bytes(), b"=", v.as_bytes()].concat())
             .collect();
         let path_at = own.iter().position(|e| e.starts_with(b"PATH="));
-        let env = with_variables(&[(b"PATH", b"/x"), (b"VIGIL_TEST_NEW", b"1")]).unwrap();
+        let env = with_variables(&[(b"PATH", b"/x"), (b"VIGIL_TEST_NEW", b"1")], &[]).unwrap();
         let env: Vec<&[u8]> = env.iter().map(|e| e.as_bytes()).collect();
         assert_eq!(env.len(), own.len() + 1);
         assert_eq!(env.last().copied(), Some(&b"VIGIL_TEST_NEW=1"[..]));
@@ -633,6 +644,21 @@ mod tests {
                 assert_eq!(env[i], e.as_slice());
             }
         }
+    }
+
+    /// vigil's own variables are left out; others stay as they are.
+    #[test]
+    fn unset_variables_are_left_out() {
+        let own = std::env::vars_os().count();
+        let some = std::env::vars_os()
+            .find_map(|(k, _)| k.into_string().ok())
+            .unwrap_or_default();
+        let name: &'static str = Box::leak(some.into_boxed_str());
+        let env = with_variables(&[], &[name]).unwrap();
+        assert_eq!(env.len(), own - 1);
+        assert!(!env
+            .iter()
+            .any(|e| e.as_bytes().starts_with(format!("{name}=").as_bytes())));
     }
 
     #[test]

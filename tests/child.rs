@@ -59,6 +59,59 @@ fn pid1_child_inherits_env_cwd_and_stdin() {
     assert_eq!(stdin, "line one\nline two\n", "stdin not inherited");
 }
 
+/// The child and the hooks do not inherit the `VIGIL_*` variables vigil
+/// read (a vigil below would apply them again: two pre-stop hooks, two
+/// writers of the termination log); tini's variables and every other one
+/// pass, and the hooks get their own `VIGIL_HOOK`, `VIGIL_CHILD_PID` and
+/// `VIGIL_SIGNAL`.
+#[test]
+fn vigils_own_variables_are_not_inherited() {
+    let dir = TempDir::new("ownvars");
+    let v = Vigil::pid1()
+        .env("VIGIL_GRACE_PERIOD", "30s")
+        .env("VIGIL_PRE_STOP", "sh -c 'env > hook_env'")
+        .env("TINI_SUBREAPER", "")
+        .env("PROBE_VAR", "1");
+    let run = start_sh(v, &dir, "env > child_env; : > ready; exec sleep 1000");
+    let out = run.stop_and_wait(libc::SIGTERM, TIMEOUT);
+    assert_eq!(out.code(), Some(143), "{out}");
+    for (file, own) in [
+        ("child_env", &[][..]),
+        (
+            "hook_env",
+            &["VIGIL_HOOK=pre-stop", "VIGIL_SIGNAL=SIGTERM"][..],
+        ),
+    ] {
+        let env = std::fs::read_to_string(dir.join(file)).unwrap();
+        let vigils: Vec<&str> = env.lines().filter(|l| l.starts_with("VIGIL_")).collect();
+        let expected: Vec<&str> = own.to_vec();
+        assert_eq!(
+            vigils
+                .iter()
+                .filter(|l| !l.starts_with("VIGIL_CHILD_PID="))
+                .copied()
+                .collect::<Vec<_>>(),
+            expected,
+            "{file}:\n{env}"
+        );
+        assert!(
+            env.lines().any(|l| l == "TINI_SUBREAPER="),
+            "{file}:\n{env}"
+        );
+        assert!(env.lines().any(|l| l == "PROBE_VAR=1"), "{file}:\n{env}");
+    }
+    // A vigil under vigil runs one pre-stop hook, not two.
+    let dir = TempDir::new("nested");
+    let v = Vigil::pid1().env("VIGIL_PRE_STOP", "sh -c 'echo hook >> hooks'");
+    let script = format!("{} -- sleep 1000 & : > ready; wait", vigil_bin().display());
+    let run = start_sh(v, &dir, &script);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let out = run.stop_and_wait(libc::SIGTERM, TIMEOUT);
+    no_panic(&out);
+    let hooks = std::fs::read_to_string(dir.join("hooks")).unwrap_or_default();
+    assert_eq!(hooks.lines().count(), 1, "hooks ran: {hooks:?}\n{out}");
+}
+
 /// (SigBlk, SigIgn) of a `sigrec --report --once` started by `v`
 /// (through vigil when `through_vigil`, else directly by unshare).
 fn child_signal_state(v: Vigil, through_vigil: bool) -> (u64, u64) {

@@ -188,6 +188,11 @@ pub fn own_variables() -> Vec<(OsString, OsString)> {
     vars
 }
 
+/// The `VIGIL_*` variables of the option table: the ones vigil reads.
+pub fn own_variable_names() -> Vec<&'static str> {
+    OPTIONS.iter().filter_map(|o| o.env).collect()
+}
+
 /// Parses the command line (`args`, the program's name first) and the
 /// environment (`vars`: only the variables in the table are looked at).
 pub fn parse(

@@ -5,7 +5,7 @@
 use super::system::{Os, System};
 use super::{Start, Supervisor};
 use crate::cgroup::Memory;
-use crate::cli::Config;
+use crate::cli::{self, Config};
 use crate::hooks::HookKind;
 use crate::logging::{self, Level};
 use crate::procs::Role;
@@ -83,6 +83,10 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     // Before the first fork, so that every process vigil starts gets back
     // the slice vigil was given (`sched`).
     let slice = sched::shorten();
+    // The child and the hooks do not inherit the variables vigil read: a
+    // vigil started below (an image's, under `docker run --init`) would
+    // apply them again. tini's pass, as under tini.
+    let unset = cli::own_variable_names();
     let gave_terminal =
         spawn::owns_terminal() && !user.as_ref().is_some_and(user::Switch::new_session);
     let spawned = spawn::spawn(
@@ -91,6 +95,7 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
             env: Vec::new(),
             take_terminal: gave_terminal,
             null_stdin: false,
+            unset: &unset,
         },
         inherited,
         slice,
@@ -149,6 +154,7 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
         memory,
         memory_watch,
         user,
+        unset,
     };
     let start = Start {
         child,

@@ -99,6 +99,8 @@ pub struct Os {
     pub memory_watch: Option<Inotify>,
     /// `--user`: the hooks run as the child does.
     pub user: Option<Switch>,
+    /// vigil's own variables, which the hooks do not inherit.
+    pub unset: Vec<&'static str>,
 }
 
 /// How many times in a row a failed wait is tried again before it counts.
@@ -205,6 +207,10 @@ impl System for Os {
     }
 
     fn spawn(&mut self, spec: Spawn<'_>) -> Result<i32, SpawnError> {
+        let spec = Spawn {
+            unset: &self.unset,
+            ..spec
+        };
         spawn::spawn(spec, self.inherited, self.slice, self.user.as_ref())
     }
 
