@@ -489,7 +489,7 @@ def bench_busy(inits, helper, rounds, n_idle, gap_us, cpu, hogs=2):
     HOGS spinning processes (the application's busy threads) share CPU
     `cpu`; the sender runs on another CPU, as a container engine does. The
     init must get onto its busy CPU to forward; how soon depends on when
-    the scheduler lets a waking task preempt a running one (src/sched.rs)."""
+    the scheduler lets a waking task preempt a running one."""
     others = sorted(os.sched_getaffinity(0) - {cpu})
     if not others:
         log("busy CPU: needs two CPUs; skipped")

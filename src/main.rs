@@ -35,7 +35,6 @@ mod procs;
 mod reap;
 mod record;
 mod report;
-mod sched;
 mod signals;
 mod spawn;
 mod supervisor;

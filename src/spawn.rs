@@ -6,8 +6,8 @@
 //! fails, and a PID 1 must survive any system call failing. Between fork
 //! and exec the process puts back the mask and dispositions vigil was
 //! started with (vigil blocks everything: a child started naively would
-//! ignore SIGTERM forever), and the scheduler slice (`sched`), then switches
-//! user (groups, gid, uid: last, since the steps before may need root).
+//! ignore SIGTERM forever), then switches user (groups, gid, uid: last,
+//! since the steps before may need root).
 
 mod forkexec;
 
@@ -23,7 +23,6 @@ use nix::unistd::AccessFlags;
 
 use crate::logging::{self, Level};
 use crate::record::Record;
-use crate::sched::Slice;
 use crate::signals::Inherited;
 use crate::text::os_error;
 use crate::user::{Switch, SwitchFailure};
@@ -234,7 +233,6 @@ pub fn display_command_exact(argv: &[OsString]) -> (String, bool) {
 pub fn spawn(
     spec: Spawn<'_>,
     inherited: Inherited,
-    slice: Slice,
     user: Option<&Switch>,
 ) -> Result<i32, SpawnError> {
     let Some((program, args)) = spec.argv.split_first() else {
@@ -266,8 +264,7 @@ pub fn spawn(
             },
         }
     };
-    let start =
-        |program: &OsStr, args: &[OsString]| start(&spec, program, args, inherited, slice, user);
+    let start = |program: &OsStr, args: &[OsString]| start(&spec, program, args, inherited, user);
     match start(program.as_os_str(), args) {
         Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) => {
             let path = std::env::var_os("PATH");
@@ -345,7 +342,6 @@ fn start(
     program: &OsStr,
     args: &[OsString],
     inherited: Inherited,
-    slice: Slice,
     user: Option<&Switch>,
 ) -> io::Result<i32> {
     let program_c = c_string(program.as_bytes())?;
@@ -412,7 +408,6 @@ fn start(
         // Never hand the terminal to a process in another session.
         take_terminal: spec.take_terminal && !new_session,
         inherited,
-        slice,
         user,
     };
     match forkexec::spawn(&plan) {

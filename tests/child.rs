@@ -185,12 +185,9 @@ fn pid1_child_keeps_signals_blocked_and_ignored_by_vigils_parent() {
     );
 }
 
-// The scheduler slice. vigil takes the shortest slice the kernel grants, so
-// that its wake-ups preempt a busy CPU (src/sched.rs); the child and the
-// hooks get back what vigil was given.
-
-/// The slice vigil asks for (src/sched.rs, VIGIL_SLICE_NS).
-const VIGIL_SLICE_NS: u64 = 100_000;
+// Scheduling. vigil leaves it as it was given, its own and the
+// processes' it starts: the policy, the nice value, the slice and
+// reset-on-fork are the operator's to choose (`nice`, `chrt`, the engine).
 
 /// This test's own scheduling, which vigil inherits through unshare or
 /// a wrapper and must hand on.
@@ -215,58 +212,24 @@ fn pid1_under(prefix: &[&str]) -> Vigil {
     Vigil::wrapped(&wrapper)
 }
 
-/// What vigil's own scheduling should be, given `given`: the short slice,
-/// everything else as it was (on a kernel with slices; as it was without).
-fn shortened(given: Sched) -> Sched {
-    if given.slice_ns == 0 {
-        return given;
-    }
-    Sched {
-        slice_ns: VIGIL_SLICE_NS,
-        ..given
-    }
-}
-
 #[test]
-fn pid1_takes_the_shortest_slice_and_the_child_gets_what_vigil_was_given() {
+fn vigil_and_the_child_keep_the_scheduling_vigil_was_given() {
     let own = own_sched();
-    assert!(
-        own.slice_ns == 0 || own.slice_ns > VIGIL_SLICE_NS,
-        "harness: the test already runs with a short slice: {own:?}"
-    );
     let (vigil, child) = sched_of_vigil_and_child(Vigil::pid1());
-    assert_eq!(vigil, shortened(own), "vigil's own scheduling");
-    assert_eq!(
-        child, own,
-        "the child's scheduling is not what vigil was given"
-    );
-}
-
-#[test]
-fn a_nice_value_is_kept_by_vigil_and_the_child() {
-    let own = own_sched();
+    assert_eq!(vigil, own, "vigil's own scheduling");
+    assert_eq!(child, own, "the child's scheduling");
     let (vigil, child) = sched_of_vigil_and_child(pid1_under(&["nice", "-n", "7"]));
-    let given = Sched {
+    let niced = Sched {
         nice: own.nice + 7,
         ..own
     };
-    assert_eq!(vigil, shortened(given), "vigil under nice 7");
-    assert_eq!(child, given, "the child under nice 7");
-}
-
-#[test]
-fn under_sched_batch_vigil_changes_nothing() {
-    let own = own_sched();
+    assert_eq!((vigil, child), (niced, niced), "under nice 7");
     let (vigil, child) = sched_of_vigil_and_child(pid1_under(&["chrt", "--batch", "0"]));
-    let given = Sched {
+    let batch = Sched {
         policy: libc::SCHED_BATCH as u32,
         ..own
     };
-    assert_eq!(
-        vigil, given,
-        "vigil under SCHED_BATCH: it never preempts on waking"
-    );
-    assert_eq!(child, given, "the child under SCHED_BATCH");
+    assert_eq!((vigil, child), (batch, batch), "under SCHED_BATCH");
 }
 
 /// A parent that marked vigil reset-on-fork asked for children with the
@@ -280,7 +243,7 @@ fn reset_on_fork_is_kept_and_left_to_the_kernel() {
         reset_on_fork: true,
         ..own
     };
-    assert_eq!(vigil, shortened(given), "vigil marked reset-on-fork");
+    assert_eq!(vigil, given, "vigil marked reset-on-fork");
     assert_eq!(child, own, "the child of a reset-on-fork vigil");
 }
 
@@ -305,5 +268,5 @@ fn the_hooks_get_what_vigil_was_given_too() {
     );
     let hook = hook.unwrap();
     assert_eq!(sched(hook), Some(own), "the post-start hook's scheduling");
-    assert_eq!(sched(vigil), Some(shortened(own)), "vigil's own scheduling");
+    assert_eq!(sched(vigil), Some(own), "vigil's own scheduling");
 }

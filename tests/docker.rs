@@ -450,67 +450,6 @@ fn pids_limit_1_is_a_fork_failure_not_an_exec_failure() {
 }
 
 // ---------------------------------------------------------------------------
-// The scheduler slice
-// ---------------------------------------------------------------------------
-
-/// The `se.slice` values (ns) in what `cat /proc/1/sched /proc/self/sched`
-/// printed: vigil's, then the child's (cat runs with the slice of its
-/// parent, the child shell).
-fn slices(out: &str) -> Vec<u64> {
-    out.lines()
-        .filter(|l| l.starts_with("se.slice"))
-        .filter_map(|l| l.rsplit(' ').next()?.parse().ok())
-        .collect()
-}
-
-/// In a container vigil runs with the shortest slice and the child with
-/// the default (src/sched.rs), under Docker's default seccomp profile; and
-/// where a profile refuses `sched_setattr`, vigil runs on with the default
-/// slice, like the child.
-#[test]
-fn vigil_has_a_short_slice_in_a_container_and_runs_on_when_refused_one() {
-    const T: &str = "sched_slice";
-    let Some(h) = harness(T) else { return };
-    let own = sched(std::process::id() as i32).expect("sched_getattr of the test");
-    let script = ["sh", "-c", "cat /proc/1/sched /proc/self/sched"];
-    let (code, out, err, _) = h.run_fg(T, &[], &script);
-    assert_eq!(code, 0, "{err}");
-    let found = slices(&out);
-    note(
-        T,
-        format!("default seccomp profile: vigil, child: {found:?}"),
-    );
-    let dir = TempDir::new("seccomp");
-    let profile = dir.join("no-sched-setattr.json");
-    fs::write(
-        &profile,
-        r#"{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["sched_setattr"],"action":"SCMP_ACT_ERRNO","errnoRet":1}]}"#,
-    )
-    .unwrap();
-    let opt = format!("seccomp={}", profile.display());
-    let (code, refused_out, err, _) = h.run_fg(T, &["--security-opt", &opt], &script);
-    assert_eq!(code, 0, "under a profile refusing sched_setattr: {err}");
-    let refused = slices(&refused_out);
-    note(
-        T,
-        format!("sched_setattr refused: vigil, child: {refused:?}"),
-    );
-    if own.slice_ns == 0 {
-        note(
-            T,
-            "this kernel has no slices (before 6.12): nothing more to check",
-        );
-        return;
-    }
-    assert_eq!(found, vec![100_000, own.slice_ns], "{out}");
-    assert_eq!(refused, vec![own.slice_ns, own.slice_ns], "{refused_out}");
-    assert!(
-        !err.contains("vigil: "),
-        "vigil said something about a refusal it should take silently:\n{err}"
-    );
-}
-
-// ---------------------------------------------------------------------------
 // Reaping
 // ---------------------------------------------------------------------------
 

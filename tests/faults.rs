@@ -1483,8 +1483,7 @@ fn spawn_cells(mode: Mode) -> Result<(Vec<SpawnCell>, BTreeSet<String>), String>
         Job::StopHook,
         &[
             "-e".into(),
-            "trace=open,openat,pipe2,socketpair,fork,read,recvfrom,setpgid,dup2,execve,sched_setattr"
-                .into(),
+            "trace=open,openat,pipe2,socketpair,fork,read,recvfrom,setpgid,dup2,execve".into(),
         ],
         true,
     );
@@ -1543,7 +1542,6 @@ fn spawn_cells(mode: Mode) -> Result<(Vec<SpawnCell>, BTreeSet<String>), String>
     for (syscall, errors) in [
         ("setpgid", &["EPERM"][..]),
         ("dup2", &["EINTR", "EBUSY"][..]),
-        ("sched_setattr", &["EPERM"][..]),
         (
             "execve",
             &["EACCES", "ENOENT", "EIO", "ENOMEM", "E2BIG"][..],

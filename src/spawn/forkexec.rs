@@ -26,7 +26,6 @@ use nix::fcntl::OFlag;
 use nix::sys::wait::waitpid;
 use nix::unistd::{ForkResult, Pid};
 
-use crate::sched::Slice;
 use crate::signals::Inherited;
 use crate::user::Switch;
 
@@ -49,7 +48,6 @@ pub struct Plan<'a> {
     /// Make the new group the terminal's foreground group.
     pub take_terminal: bool,
     pub inherited: Inherited,
-    pub slice: Slice,
     pub user: Option<&'a Switch>,
 }
 
@@ -260,7 +258,6 @@ fn run_steps(plan: &Plan<'_>) -> (Step, i32) {
     if let Err(e) = plan.inherited.restore_in_child() {
         return (Step::Signals, e.raw_os_error().unwrap_or(libc::EINVAL));
     }
-    plan.slice.restore_in_child();
     if let Some(user) = plan.user {
         if let Err(e) = user.apply_in_child() {
             return (Step::User, e.raw_os_error().unwrap_or(libc::EINVAL));

@@ -11,7 +11,6 @@ use crate::logging::{self, Level};
 use crate::procs::Role;
 use crate::record::{Argv, Record};
 use crate::report::{Audience, Clocks, Command, Exit, Provisional};
-use crate::sched;
 use crate::signals::{Inherited, Signal, SignalFd};
 use crate::spawn::{self, Spawn};
 use crate::text::os_error;
@@ -80,9 +79,6 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     // read) before the child exists, so that an OOM kill in its first
     // moments is counted too.
     let memory = Memory::find(role);
-    // Before the first fork, so that every process vigil starts gets back
-    // the slice vigil was given (`sched`).
-    let slice = sched::shorten();
     // The child and the hooks do not inherit the variables vigil read: a
     // vigil started below (an image's, under `docker run --init`) would
     // apply them again. tini's pass, as under tini.
@@ -98,7 +94,6 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
             unset: &unset,
         },
         inherited,
-        slice,
         user.as_ref(),
     );
     let child = match spawned {
@@ -150,7 +145,6 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
         role,
         signals,
         inherited,
-        slice,
         memory,
         memory_watch,
         user,

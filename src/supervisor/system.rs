@@ -16,7 +16,6 @@ use nix::sys::inotify::Inotify;
 use crate::cgroup::{Events, Memory};
 use crate::procs::{self, Proc, Role};
 use crate::reap::{self, Next};
-use crate::sched::Slice;
 use crate::signals::{self, Inherited, Received, SignalFd, Target};
 use crate::spawn::{self, Spawn, SpawnError};
 use crate::user::Switch;
@@ -91,8 +90,6 @@ pub struct Os {
     pub role: Role,
     pub signals: SignalFd,
     pub inherited: Inherited,
-    /// The scheduler slice the child and the hooks get back.
-    pub slice: Slice,
     pub memory: Option<Memory>,
     /// `memory.events`, watched (cgroup v2, with a termination log to
     /// keep up to date).
@@ -211,7 +208,7 @@ impl System for Os {
             unset: &self.unset,
             ..spec
         };
-        spawn::spawn(spec, self.inherited, self.slice, self.user.as_ref())
+        spawn::spawn(spec, self.inherited, self.user.as_ref())
     }
 
     fn name(&self, pid: u32) -> Option<String> {

@@ -64,8 +64,8 @@ pub struct Sched {
 pub fn sched(pid: i32) -> Option<Sched> {
     // struct sched_attr as of Linux 3.14: size, policy (u32), flags (u64),
     // nice (i32), priority (u32), runtime, deadline, period (u64): 48 bytes.
-    // The tests' own copy of the layout, not src/sched.rs's, so that a
-    // mistake there cannot hide itself.
+    // The tests' own copy of the layout, read with the raw call (libc has
+    // no wrapper).
     #[repr(C)]
     #[derive(Default)]
     struct Attr {
