@@ -33,7 +33,7 @@ fn oom_kill_is_reported_as_the_oom_killer() {
         &exit_report_text(&out, true),
         &[
             "child was killed by SIGKILL (status 137) by the kernel OOM killer; exit status 137",
-            "; the kernel OOM killer killed 1 process in this container; ",
+            "; the kernel OOM killer killed 1 process in this container, one process at a time (memory.oom.group is off); ",
         ],
     );
 }
@@ -115,6 +115,6 @@ fn a_grandchilds_oom_kill_is_reported() {
     );
     assert_has(
         &text,
-        &["; the kernel OOM killer killed 1 process in this container (not the child: a process it started, or a hook); orphans reaped: 0"],
+        &["; the kernel OOM killer killed 1 process in this container (not the child: a process it started, or a hook), one process at a time (memory.oom.group is off); orphans reaped: 0"],
     );
 }
