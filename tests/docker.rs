@@ -918,6 +918,39 @@ fn termination_log_gets_the_exit_report() {
     );
 }
 
+/// `docker kill -s KILL` (the kubelet at the end of the grace period)
+/// leaves vigil no time to report: the termination log, a file mounted
+/// from the host as Kubernetes mounts it, holds the provisional message
+/// vigil wrote at start, which names a SIGKILL from outside. Written in
+/// place: a bind-mounted file cannot be replaced by a rename.
+#[test]
+fn docker_kill_leaves_the_provisional_termination_message() {
+    const T: &str = "provisional";
+    let Some(h) = harness(T) else { return };
+    let dir = std::env::temp_dir().join(format!("{LABEL}-{}-provisional", run_id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("termination-log");
+    fs::write(&file, "").unwrap();
+    let mount = format!("{}:/dev/termination-log", file.display());
+    let ctr = h.start(T, &["-v", &mount], &["sh", "-c", "echo ready; sleep 1000"]);
+    ctr.wait_log("ready", Duration::from_secs(20));
+    let before = fs::read_to_string(&file).unwrap_or_default();
+    ctr.kill("KILL");
+    assert_eq!(ctr.wait(), 137, "{}", ctr.logs());
+    let after = fs::read_to_string(&file).unwrap_or_default();
+    let _ = fs::remove_dir_all(&dir);
+    note(
+        T,
+        format!("docker kill -s KILL: termination log: {:?}", after.trim()),
+    );
+    assert_eq!(before, after, "vigil wrote nothing after the SIGKILL");
+    assert!(
+        after.starts_with("vigil ended without its exit report: most likely vigil was killed by SIGKILL from outside (docker kill, the kubelet after the grace period, or the kernel); command: sh -c 'echo ready; sleep 1000' (pid "),
+        "{after:?}"
+    );
+}
+
 /// A 5,000-byte command line, the report in a bind-mounted
 /// termination log: the file starts with the ending and the status.
 #[test]

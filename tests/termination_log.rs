@@ -314,3 +314,61 @@ fn a_usage_error_is_never_written_over_the_program() {
         "#!/bin/sh\necho serving\n"
     );
 }
+
+// ---------------------------------------------------------------------------
+// The provisional message
+// ---------------------------------------------------------------------------
+
+/// While the child runs, the termination log holds the provisional message
+/// (what a silent end most likely means, the command, its pid); vigil
+/// killed by SIGKILL leaves it there, saying so; a normal exit writes the
+/// report over it, with nothing of it left. As PID 1 and not, in text and
+/// in JSON.
+#[test]
+fn the_provisional_message_stands_until_vigil_s_own_exit() {
+    for (v, pid1) in [(Vigil::pid1(), true), (Vigil::plain(), false)] {
+        let dir = TempDir::new("provisional");
+        let log = dir.join("termination-log");
+        // A longer message was there before: none of it may be left.
+        fs::write(&log, "x".repeat(5000)).unwrap();
+        let run = start_sh(
+            v.arg("--termination-log").arg(&log),
+            &dir,
+            ": > ready; exec sleep 1000",
+        );
+        let text = fs::read_to_string(&log).unwrap();
+        assert!(
+            text.starts_with("vigil ended without its exit report: most likely vigil was killed by SIGKILL from outside (docker kill, the kubelet after the grace period, or the kernel); command: sh -c ")
+                && text.contains(" started 20")
+                && text.ends_with('\n')
+                && !text.contains("xxx"),
+            "pid1={pid1}: {text:?}"
+        );
+        let out = run.stop_and_wait(libc::SIGTERM, TIMEOUT);
+        assert_eq!(out.code(), Some(143), "{out}");
+        let report = exit_report_text(&out, false);
+        assert_eq!(
+            fs::read_to_string(&log).unwrap(),
+            format!("{report}\n"),
+            "{out}"
+        );
+    }
+    // SIGKILL from outside: the provisional message is what is left.
+    let dir = TempDir::new("provisionalkill");
+    let log = dir.join("termination-log");
+    let run = start_sh(
+        Vigil::pid1()
+            .args(["--log-format", "json"])
+            .arg("--termination-log")
+            .arg(&log),
+        &dir,
+        ": > ready; exec sleep 1000",
+    );
+    let out = run.stop_and_wait(libc::SIGKILL, TIMEOUT);
+    assert_eq!(out.status, Exit::Signal(libc::SIGKILL), "{out}");
+    let record: serde_json::Value =
+        serde_json::from_str(fs::read_to_string(&log).unwrap().trim_end()).unwrap();
+    assert_eq!(record["event"], "provisional", "{record}");
+    assert_eq!(record["likely"], "sigkill", "{record}");
+    assert_eq!(record["logger"], "vigil", "{record}");
+}
