@@ -285,10 +285,10 @@ if [ -n "$memory" ]; then
     # kills every process of the cgroup, vigil too, so vigil cannot
     # report; nsrun, outside the cgroup like a runtime's shim, sees it die.
     # The termination log keeps the provisional message vigil wrote at
-    # start and brought up to date with memory.events: the group kill for
-    # memory, the limit, and what the kernel counted before it killed vigil.
-    # The memory is filled a MiB at a time (tmpfs pages, which reclaim
-    # cannot free), so that it reaches memory.max before the OOM kill.
+    # start: the group kill for memory as the likely end, and the limit.
+    # (Counts from memory.events join it only when vigil runs between the
+    # first memory.max hit and the kill; here, with tmpfs pages that reclaim
+    # cannot free, the kill comes first.)
     if [ "$LAB_CGROUP" = v2 ]; then
         new_cgroup group
         echo 1 >"$cg/memory.oom.group"
