@@ -62,10 +62,11 @@ impl Recipe {
         for (key, value) in self.env {
             let plain = !value.is_empty()
                 && !value.contains(|c: char| c.is_whitespace() || "\"'\\$".contains(c));
+            // Quoted, a `$` is escaped: Docker would expand it in ENV.
             let value = if plain {
                 value.to_string()
             } else {
-                quote(value)
+                quote(value).replace('$', "\\$")
             };
             lines.push(format!("ENV {key}={value}"));
         }
@@ -225,10 +226,28 @@ const SHELL_FORM_EXEC: Recipe = Recipe {
     shell_form: true,
 };
 
+/// nginx's graceful stop as vigil's stop signal, with a pre-stop hook and a
+/// grace period below Docker's stop timeout.
+const NGINX_STOP_SEQUENCE: Recipe = Recipe {
+    section: "nginx",
+    stop_signal: Some("SIGQUIT"),
+    env: &[
+        ("VIGIL_STOP_SIGNALS", "QUIT"),
+        (
+            "VIGIL_PRE_STOP",
+            "sh -c \"echo pre-stop: draining after $VIGIL_SIGNAL\"",
+        ),
+        ("VIGIL_GRACE_PERIOD", "15s"),
+    ],
+    cmd: &["nginx", "-g", "daemon off;"],
+    shell_form: false,
+};
+
 const RECIPES: &[&Recipe] = &[
     &POSTGRES_SMART,
     &POSTGRES,
     &NGINX,
+    &NGINX_STOP_SEQUENCE,
     &REDIS,
     &GUNICORN,
     &WRAPPER,
@@ -860,4 +879,228 @@ fn shell_form_cmd_leaves_the_server_to_the_drain_unless_it_execs() {
         report.contains("child was killed by SIGTERM (status 143)") && !report.contains("drain:"),
         "{report}"
     );
+}
+
+// ---------------------------------------------------------------------------
+// The stop sequence on any stop signal, a hung pre-stop hook, the warning
+// about what does not stop
+// ---------------------------------------------------------------------------
+
+/// vigil's exit record in a container's logs (`VIGIL_LOG_FORMAT=json`): the
+/// one line whose `event` is `exit`.
+fn exit_record(test: &str, logs: &str) -> serde_json::Value {
+    let records: Vec<serde_json::Value> = logs
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l.trim()).ok())
+        .filter(|v| v["event"] == "exit")
+        .collect();
+    match records.as_slice() {
+        [record] => {
+            note(test, format!("exit record: {record}"));
+            record.clone()
+        }
+        _ => panic!(
+            "{test}: {} exit records in the logs:\n{logs}",
+            records.len()
+        ),
+    }
+}
+
+/// nginx's graceful stop with the whole stop sequence: with SIGQUIT made a
+/// stop signal (`VIGIL_STOP_SIGNALS=QUIT`, beside `STOPSIGNAL SIGQUIT`),
+/// the pre-stop hook runs, then SIGQUIT goes on to nginx, within the grace
+/// period; a download in flight finishes, and the exit record names SIGQUIT
+/// as the stop signal, sent by the engine and forwarded as it is.
+#[test]
+fn nginx_quit_as_a_stop_signal_runs_the_hook_and_lets_a_download_finish() {
+    const T: &str = "nginx_quit_stop_sequence";
+    let Some(h) = harness(T) else { return };
+    let ctr = NGINX_STOP_SEQUENCE.start(h, T, 20, &["-e", "VIGIL_LOG_FORMAT=json"]);
+    ctr.wait_log(NGINX_READY, READY);
+    let download = Download::start(&address(&ctr), 80, "/big", Duration::from_secs(30));
+    assert!(
+        wait_until(Duration::from_secs(10), || download.received() > 200_000),
+        "{T}: the download does not start"
+    );
+    let took = ctr.stop();
+    let (resp, lasted) = download.finish();
+    let code = ctr.exit_code();
+    let logs = ctr.logs();
+    note(
+        T,
+        format!(
+            "docker stop took {}, exit {code}; the download took {}",
+            secs(took),
+            secs(lasted)
+        ),
+    );
+    let resp = resp.unwrap_or_else(|e| panic!("the download: {e}; logs:\n{logs}"));
+    assert!(
+        resp.complete() && resp.body.len() == BIG,
+        "the download did not finish: {} of {:?} bytes; logs:\n{logs}",
+        resp.body.len(),
+        resp.content_length()
+    );
+    assert!(
+        logs.contains("pre-stop: draining after") && logs.contains("QUIT"),
+        "the pre-stop hook's output is not in the logs:\n{logs}"
+    );
+    assert_has(
+        &logs,
+        &["signal 3 (SIGQUIT) received", "gracefully shutting down"],
+    );
+    assert_eq!(code, 0, "{logs}");
+    let exit = exit_record(T, &logs);
+    assert_eq!(exit["status"], 0, "{exit}");
+    assert_eq!(exit["stop"]["cause"], "signal", "{exit}");
+    assert_eq!(exit["stop"]["signal"], "SIGQUIT", "{exit}");
+    assert_eq!(exit["stop"]["sent"], "SIGQUIT", "{exit}");
+    assert_eq!(
+        exit["stop"]["sender"]["kind"], "outside_namespace",
+        "{exit}"
+    );
+    assert_eq!(exit["hooks"][0]["hook"], "pre-stop", "{exit}");
+    assert_eq!(exit["hooks"][0]["outcome"], "succeeded", "{exit}");
+    assert!(exit.get("grace_kills").is_none(), "{exit}");
+}
+
+/// A pre-stop hook that hangs (`sleep 30`) does not withhold the stop
+/// signal: with a 20 s grace period, the hook is killed at the pre-stop
+/// timeout (half the grace period by default), and postgres gets its
+/// signal (SIGTERM, forwarded as SIGINT) well before the grace deadline:
+/// a clean shutdown, exit 0, no recovery on the next start.
+#[test]
+fn postgres_gets_its_stop_signal_before_the_grace_deadline_despite_a_hung_hook() {
+    const T: &str = "postgres_hung_hook";
+    let Some(h) = harness(T) else { return };
+    let grace = Duration::from_secs(20);
+    let ctr = POSTGRES.start(
+        h,
+        T,
+        30,
+        &[
+            "-e",
+            "VIGIL_PRE_STOP=sleep 30",
+            "-e",
+            "VIGIL_GRACE_PERIOD=20s",
+            "-e",
+            "VIGIL_LOG_FORMAT=json",
+        ],
+    );
+    ctr.wait_log(PG_READY, READY);
+    let took = ctr.stop();
+    let code = ctr.exit_code();
+    let logs = ctr.logs();
+    note(
+        T,
+        format!(
+            "grace period 20s, hook sleep 30: docker stop took {}, exit {code}",
+            secs(took)
+        ),
+    );
+    assert_has(&logs, &["received fast shutdown request", PG_DOWN]);
+    assert_eq!(code, 0, "{logs}");
+    assert!(
+        took < grace - Duration::from_secs(2),
+        "docker stop took {}: postgres' signal came at (or after) the grace deadline",
+        secs(took)
+    );
+    let exit = exit_record(T, &logs);
+    assert_eq!(exit["stop"]["sent"], "SIGINT", "{exit}");
+    assert_eq!(exit["hooks"][0]["hook"], "pre-stop", "{exit}");
+    assert_ne!(exit["hooks"][0]["outcome"], "succeeded", "{exit}");
+    assert!(exit.get("grace_kills").is_none(), "{exit}");
+
+    let second = restart_postgres(&ctr, 2);
+    for bad in PG_RECOVERY {
+        assert!(
+            !second.contains(bad),
+            "{bad:?} on the second start:\n{second}"
+        );
+    }
+}
+
+/// The bash wrapper that swallows SIGTERM: vigil says, before Docker's
+/// SIGKILL, that the shell is still running and waits for its foreground
+/// job (naming both), and how to fix it (`exec`, or `-g`). Without a grace
+/// period the warning comes 5 s after the stop began.
+#[test]
+fn bash_wrapper_swallowing_term_gets_a_still_running_warning_before_the_sigkill() {
+    const T: &str = "bash_wrapper_warning";
+    let Some(h) = harness(T) else { return };
+    let stop_timeout = 8;
+    let ctr = WRAPPER.start(h, T, stop_timeout, &[]);
+    ctr.wait_log("wrapper: ready", READY);
+    let warning = |logs: &str| {
+        logs.lines()
+            .find(|l| {
+                l.starts_with("vigil: warning:")
+                    && l.contains("bash")
+                    && l.contains("sleep")
+                    && l.contains("exec")
+                    && l.contains("-g")
+            })
+            .map(str::to_string)
+    };
+    let (took, seen) = std::thread::scope(|s| {
+        let stopper = s.spawn(|| ctr.stop());
+        let started = std::time::Instant::now();
+        let mut seen = None;
+        while seen.is_none() && started.elapsed() < Duration::from_secs(stop_timeout + 2) {
+            if warning(&ctr.logs()).is_some() {
+                seen = Some(started.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        (stopper.join().unwrap(), seen)
+    });
+    let code = ctr.exit_code();
+    let logs = ctr.logs();
+    note(
+        T,
+        format!(
+            "docker stop -t {stop_timeout}: {} exit {code}; warning seen after {:?}",
+            secs(took),
+            seen.map(secs)
+        ),
+    );
+    let line = warning(&logs).unwrap_or_else(|| {
+        panic!("{T}: no warning naming the shell, its job, exec and -g:\n{logs}")
+    });
+    note(T, format!("warning: {line}"));
+    let seen = seen.unwrap();
+    assert!(
+        seen >= Duration::from_millis(4500) && seen < Duration::from_secs(stop_timeout),
+        "the warning came {} after the stop began, not about 5 s after it",
+        secs(seen)
+    );
+    assert_eq!(code, 137, "{logs}");
+}
+
+/// A process started with `docker exec` (an idle psql session) is in the
+/// container's PID namespace but not vigil's child: as PID 1, vigil's drain
+/// still owes it SIGTERM when the server has exited ("every other process
+/// in the namespace"), rather than leaving it to the kernel's SIGKILL.
+#[test]
+fn a_docker_exec_session_is_drained_with_sigterm() {
+    const T: &str = "docker_exec_drained";
+    let Some(h) = harness(T) else { return };
+    let ctr = POSTGRES.start(h, T, 20, &[]);
+    ctr.wait_log(PG_READY, READY);
+    let _client = Session::start(&ctr, &["psql", "-U", "postgres"]);
+    let sessions = "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'";
+    assert!(
+        wait_until_every(READY, Duration::from_millis(200), || {
+            psql(&ctr, sessions).parse::<u32>().unwrap_or(0) >= 2
+        }),
+        "{T}: the idle psql session never showed"
+    );
+    let took = ctr.stop();
+    let logs = ctr.logs();
+    note(
+        T,
+        format!("docker stop took {}, exit {}", secs(took), ctr.exit_code()),
+    );
+    let report = must_report(T, &logs);
+    assert!(report.contains("drain: SIGTERM to 1 process"), "{report}");
 }

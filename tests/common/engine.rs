@@ -645,9 +645,17 @@ impl Ctr {
     }
 
     pub fn exit_code(&self) -> i32 {
-        let s = self.inspect("{{.State.ExitCode}}");
-        s.parse()
-            .unwrap_or_else(|_| panic!("bad exit code {s:?} for {}", self.name))
+        let out = self
+            .engine
+            .cmd(&["inspect", "-f", "{{.State.ExitCode}}", &self.name]);
+        let s = text(&out.stdout);
+        s.trim().parse().unwrap_or_else(|_| {
+            panic!(
+                "bad exit code {s:?} for {}: {}",
+                self.name,
+                text(&out.stderr).trim()
+            )
+        })
     }
 
     /// Waits for the container to exit; returns its exit code.
