@@ -5,15 +5,14 @@ use std::os::fd::{AsRawFd, BorrowedFd};
 
 use nix::errno::Errno;
 
-/// Descriptor 0, borrowed, as std's own `Stdin::as_fd` borrows it:
+/// Descriptor 0, borrowed as std's own `Stdin::as_fd` borrows it, but
 /// without `std::io::stdin()`, whose first use sets up std's buffered
 /// handle.
 pub fn stdin() -> BorrowedFd<'static> {
     standard(libc::STDIN_FILENO)
 }
 
-/// Descriptor 1, borrowed, without `std::io::stdout()` (which allocates
-/// its buffer on first use, and flushes it at exit).
+/// Descriptor 1, borrowed, without `std::io::stdout()` (see `stdin`).
 pub fn stdout() -> BorrowedFd<'static> {
     standard(libc::STDOUT_FILENO)
 }

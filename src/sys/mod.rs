@@ -5,7 +5,8 @@
 //! Whatever nix wraps safely is called through nix where it is used
 //! (poll, read, write, pipe2, dup2, setsid, tcsetpgrp, getppid, prctl's
 //! subreaper and name, inotify, ...). What is here is what nix cannot do
-//! for an init, each with its reason where it is made:
+//! for an init, or offers only as an `unsafe fn` (fork), each with its
+//! reason where it is made:
 //!
 //! - `signal`: the kernel's full 64-signal set (nix's `SigSet` is
 //!   `sigfillset`, which leaves out 32-34), `rt_sigprocmask`,
@@ -13,8 +14,8 @@
 //!   number (nix's `Signal` has no realtime signals).
 //! - `process`: `waitpid` of children that a realtime signal killed, and
 //!   `prctl(PR_SET_PDEATHSIG)` with a realtime signal.
-//! - `exec`: `fork`, and `execve` and `_exit` in the forked process, on
-//!   memory made before the fork.
+//! - `exec`: `fork`, sound because vigil has one thread, and `execve` and
+//!   `_exit` in the forked process, on memory made before the fork.
 //! - `fd`: the standard descriptors as borrowed ones, and the `FIONREAD`
 //!   and `TIOCOUTQ` ioctls.
 //! - `user`: `capget`, and the raw 32-bit `setgroups`, `setgid`, `setuid`.
