@@ -4,7 +4,7 @@
 # directly (no binfmt_misc needed); x86_64, and i686 where the kernel runs
 # 32-bit x86 programs, natively. For each architecture:
 #
-#   - the kernel-structure unit tests (src/sys.rs) of a test build for it;
+#   - the kernel-structure unit tests (src/sys/) of a test build for it;
 #   - --version names the target;
 #   - exit codes, 128+N, 127/126 for exec failures, a script without `#!`;
 #   - not PID 1: SIGUSR1 and a realtime signal (SIGRTMIN+2) forwarded to the
@@ -129,7 +129,7 @@ check_arch() {
     [ "$how" = natively ] || runner=("$runner_var=$qemu")
     if env "${runner[@]}" cargo test --quiet --target "$target" --bin vigil -- sys:: >"$d/unit" 2>&1 &&
         grep -q "test result: ok. [1-9]" "$d/unit"; then
-        ok "kernel sigaction/sigset unit tests (src/sys.rs)"
+        ok "kernel structure unit tests (src/sys/)"
     else
         bad "kernel structure unit tests: $(tail -5 "$d/unit")"
     fi
@@ -137,7 +137,7 @@ check_arch() {
         local qv
         qv=$("$qemu" --version | sed -n 's/.*version \([0-9]*\)\..*/\1/p' | head -1)
         if [ "${qv:-0}" -lt 10 ]; then
-            note "qemu-user $qv gives riscv64 an sa_restorer the kernel does not have, so the round trip above passes with either layout; the compile-time layout check in src/sys.rs is what covers riscv64"
+            note "qemu-user $qv gives riscv64 an sa_restorer the kernel does not have, so the round trip above passes with either layout; the compile-time layout check in src/sys/arch.rs is what covers riscv64"
         fi
     fi
 

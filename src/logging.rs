@@ -28,12 +28,17 @@
 //! child's output.
 
 use std::fmt::{self, Write as _};
-use std::io;
+use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use nix::errno::Errno;
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::stat::fstat;
+
 use crate::record::{self, Encoder, Format, Record, Timestamp, LINE_MAX};
+use crate::sys::fd::{self as sys, Queue};
 use crate::termlog;
 use crate::text::{char_start, one_line_pieces};
 
@@ -361,7 +366,7 @@ const STALLED: Duration = Duration::from_millis(500);
 /// One of vigil's outputs that a reader empties.
 #[derive(Clone, Copy, Debug)]
 struct Output {
-    fd: libc::c_int,
+    fd: BorrowedFd<'static>,
     /// A terminal (`TIOCOUTQ`: bytes it has yet to send), else a pipe
     /// (`FIONREAD`: bytes nobody has read yet).
     terminal: bool,
@@ -372,28 +377,20 @@ impl Output {
     /// ones, unless they fit in one read or nobody reads the pipe any more
     /// (then nobody ever will).
     fn left(self) -> usize {
-        let request = if self.terminal {
-            libc::TIOCOUTQ
+        let queue = if self.terminal {
+            Queue::Unsent
         } else {
-            libc::FIONREAD
+            Queue::Unread
         };
-        let mut n: libc::c_int = 0;
-        // SAFETY: FIONREAD and TIOCOUTQ write one int into `n`, which is live.
-        if unsafe { libc::ioctl(self.fd, request, &mut n) } != 0 {
-            return 0;
-        }
-        let n = usize::try_from(n).unwrap_or(0);
+        let n = sys::queued(self.fd, queue).unwrap_or(0);
         if n == 0 || (!self.terminal && n <= PIPE_BUF) {
             return 0;
         }
-        let mut fds = [libc::pollfd {
-            fd: self.fd,
-            events: libc::POLLOUT,
-            revents: 0,
-        }];
-        // SAFETY: poll reads and writes the one pollfd in `fds`, which is live.
-        let ready = unsafe { libc::poll(fds.as_mut_ptr(), 1, 0) };
-        if ready < 0 || fds[0].revents & (libc::POLLERR | libc::POLLHUP) != 0 {
+        let mut fds = [PollFd::new(self.fd, PollFlags::POLLOUT)];
+        let gone = PollFlags::POLLERR | PollFlags::POLLHUP;
+        let ready = poll(&mut fds, PollTimeout::ZERO);
+        let [fd] = &fds;
+        if ready.is_err() || fd.revents().is_some_and(|r| r.intersects(gone)) {
             return 0;
         }
         n
@@ -404,12 +401,11 @@ impl Output {
 fn find_outputs() -> Vec<Output> {
     let mut seen: Vec<(u64, u64)> = Vec::new();
     let mut outputs = Vec::new();
-    for fd in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
+    for fd in [sys::stdout(), sys::stderr()] {
         let Some((id, kind)) = file_of(fd) else {
             continue;
         };
-        // SAFETY: isatty takes a plain integer.
-        let terminal = kind == libc::S_IFCHR && unsafe { libc::isatty(fd) } == 1;
+        let terminal = kind == libc::S_IFCHR && nix::unistd::isatty(fd).unwrap_or(false);
         if !(terminal || kind == libc::S_IFIFO) || seen.contains(&id) {
             continue;
         }
@@ -469,17 +465,11 @@ fn wait_for_readers(outputs: &[Output]) {
 
 /// The file behind one of vigil's descriptors: its (device, inode), which
 /// tell two descriptors or a path of the same file, and its type
-/// (`S_IFMT` bits). Read with the raw call, not through `io::stdout()` or
-/// `io::stderr()`, whose first use sets up std's buffered handle: this runs
+/// (`S_IFMT` bits). `fd` is one of `sys::fd`'s standard descriptors, not
+/// `io::stdout()`, whose first use sets up std's buffered handle: this runs
 /// on the way out.
-pub fn file_of(fd: libc::c_int) -> Option<((u64, u64), libc::mode_t)> {
-    // SAFETY: an all-zero stat is a valid value to be written into.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: fstat writes one stat into `st`, which is live; fd is a
-    // plain integer (a closed one is EBADF).
-    if unsafe { libc::fstat(fd, &mut st) } != 0 {
-        return None;
-    }
+pub fn file_of(fd: BorrowedFd<'_>) -> Option<((u64, u64), libc::mode_t)> {
+    let st = fstat(fd).ok()?;
     // dev_t and ino_t are narrower than u64 on some 32-bit C libraries.
     #[allow(clippy::unnecessary_cast)]
     let id = (st.st_dev as u64, st.st_ino as u64);
@@ -539,30 +529,19 @@ fn stderr_write(line: &[u8], patience: Option<Duration>) {
         });
         // Rounded up: a last millisecond left is still worth a try.
         let timeout =
-            libc::c_int::try_from(left.as_micros().div_ceil(1000)).unwrap_or(libc::c_int::MAX);
-        let mut fds = [libc::pollfd {
-            fd: libc::STDERR_FILENO,
-            events: libc::POLLOUT,
-            revents: 0,
-        }];
-        // SAFETY: poll reads and writes the one pollfd in `fds`, which is live.
-        let ready = unsafe { libc::poll(fds.as_mut_ptr(), 1, timeout) };
-        if ready < 0 {
+            PollTimeout::try_from(left.as_micros().div_ceil(1000)).unwrap_or(PollTimeout::MAX);
+        let mut fds = [PollFd::new(sys::stderr(), PollFlags::POLLOUT)];
+        let Ok(ready) = poll(&mut fds, timeout) else {
             continue;
-        }
-        let [fd] = fds;
-        if ready != 1 || fd.revents & libc::POLLOUT == 0 {
+        };
+        let [fd] = &fds;
+        if ready != 1 || !fd.revents().is_some_and(|r| r.contains(PollFlags::POLLOUT)) {
             return;
         }
-        // SAFETY: write reads `len` bytes from `line`, which is at least that long.
-        let written = unsafe { libc::write(libc::STDERR_FILENO, line.as_ptr().cast(), len) };
-        if written >= 0 {
-            return;
-        }
-        let again = matches!(
-            io::Error::last_os_error().raw_os_error(),
-            Some(libc::EINTR | libc::EAGAIN | libc::ENOMEM)
-        );
+        let again = match nix::unistd::write(sys::stderr(), line.get(..len).unwrap_or(line)) {
+            Ok(_) => return,
+            Err(e) => matches!(e, Errno::EINTR | Errno::EAGAIN | Errno::ENOMEM),
+        };
         if !again {
             return;
         }

@@ -10,8 +10,10 @@
 //! process when a standard descriptor is closed and /dev/null cannot be
 //! opened, which as PID 1 would take the container down.
 
-// The unit tests keep libtest's own `main`.
+// The unit tests keep libtest's own `main`; vigil's is in `sys::env`.
 #![cfg_attr(not(test), no_main)]
+// Raw pointers and raw system calls live in `sys` alone, behind safe functions.
+#![deny(unsafe_code)]
 // A PID 1 that panics takes the container with it: no path a user can reach
 // may unwrap, index out of bounds or panic.
 #![cfg_attr(
@@ -38,6 +40,7 @@ mod report;
 mod signals;
 mod spawn;
 mod supervisor;
+#[allow(unsafe_code)]
 mod sys;
 mod termlog;
 mod text;
@@ -47,24 +50,8 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::os::raw::c_int;
 
-/// The program's entry point, called by the C library's start-up code.
-#[cfg(not(test))]
-#[no_mangle]
-extern "C" fn main(argc: c_int, argv: *const *const std::os::raw::c_char) -> c_int {
-    use std::ffi::CStr;
-    use std::os::unix::ffi::OsStringExt;
-    let count = usize::try_from(argc).unwrap_or(0);
-    let args: Vec<OsString> = (0..count)
-        .map(|i| {
-            // SAFETY: the C runtime passes `argc` pointers in `argv`, each a
-            // NUL-terminated string that lives as long as the process.
-            let arg = unsafe { CStr::from_ptr(*argv.add(i)) };
-            OsString::from_vec(arg.to_bytes().to_vec())
-        })
-        .collect();
-    run(args)
-}
-
+/// The program, from its arguments (argv, the program's name first) to
+/// its exit status: called by the C `main` (`sys::env`).
 #[cfg_attr(test, allow(dead_code))]
 fn run(args: Vec<OsString>) -> c_int {
     // First of all, so that no signal sent during start-up is lost or fatal.

@@ -171,8 +171,7 @@ pub fn under_vigil() -> Option<u32> {
     if me == 1 {
         return None;
     }
-    // SAFETY: getppid takes no arguments and cannot fail.
-    let parent = unsafe { libc::getppid() };
+    let parent = nix::unistd::getppid().as_raw();
     let comm = (parent > 0).then(|| read_bytes(format!("/proc/{parent}/comm")))??;
     (comm.strip_suffix(b"\n") == Some(VIGIL.as_bytes())).then_some(me)
 }
@@ -192,9 +191,7 @@ pub fn name_self(program: &std::ffi::OsStr) {
     if base == std::ffi::OsStr::new(VIGIL) {
         return;
     }
-    // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16
-    // bytes, which the literal is.
-    unsafe { libc::prctl(libc::PR_SET_NAME, c"vigil".as_ptr(), 0, 0, 0) };
+    let _ = nix::sys::prctl::set_name(c"vigil");
 }
 
 /// Whether /proc is mounted and belongs to vigil's own PID namespace. Under
@@ -336,9 +333,9 @@ pub fn others_left(role: Role) -> bool {
     if role != Role::Pid1 {
         return false;
     }
-    // SAFETY: kill has no memory arguments; signal 0 sends nothing, and as
-    // PID 1, -1 is every other process of this namespace.
-    let any = unsafe { libc::kill(-1, 0) } == 0;
+    // Signal 0 sends nothing, and as PID 1, -1 is every other process of
+    // this namespace.
+    let any = nix::sys::signal::kill(nix::unistd::Pid::from_raw(-1), None).is_ok();
     any && !answerable(role).is_empty()
 }
 
@@ -399,12 +396,13 @@ pub fn signal_all(role: Role, signals: &[i32], known: &[signals::Target]) -> Vec
 /// `kill(-1, signal)`, which as PID 1 reaches every other process of the
 /// namespace: whether it did (ESRCH, nobody left, counts).
 fn signal_everyone(signal: i32) -> bool {
-    // SAFETY: kill has no memory arguments. As PID 1, -1 means every other
-    // process of this namespace; anywhere else it would reach every process
-    // the user may signal on the machine, which is why only `signal_all`
-    // calls this, and only for `Role::Pid1`.
-    let sent = unsafe { libc::kill(-1, signal) } == 0;
-    sent || std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+    // As PID 1, -1 means every other process of this namespace; anywhere
+    // else it would reach every process the user may signal on the machine,
+    // which is why only `signal_all` calls this, and only for `Role::Pid1`.
+    matches!(
+        crate::sys::signal::kill(-1, signal),
+        Ok(()) | Err(nix::errno::Errno::ESRCH)
+    )
 }
 
 /// Whether vigil can find every process it answers for: as PID 1 `kill(-1)`

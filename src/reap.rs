@@ -6,14 +6,19 @@
 //! own child among whatever comes out (catatonit once hung forever by waiting
 //! for the child's SIGCHLD specifically).
 //!
-//! libc's `waitpid` is used rather than nix's: nix turns a status it cannot
-//! name (death by a realtime signal) into an error.
+//! The raw `waitpid` is used rather than nix's (`sys::process::wait_any`):
+//! nix turns a status it cannot name (death by a realtime signal) into an
+//! error.
 
 use std::fmt;
+
+use nix::errno::Errno;
+use nix::sys::wait::{waitid, Id, WaitPidFlag};
 
 use crate::logging::{self, Level};
 use crate::record::{Fields, Obj};
 use crate::signals::Signal;
+use crate::sys::process::{wait_any, Change};
 
 /// How a process ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,34 +106,14 @@ pub enum Next {
 /// its child (a job-control shell above vigil can resume both) or is undone
 /// (nobody could resume the child).
 pub fn next() -> Next {
-    let flags = libc::WNOHANG | libc::WUNTRACED;
     loop {
-        let mut status: libc::c_int = 0;
-        // SAFETY: waitpid writes one c_int into `status`, which is live.
-        let pid = unsafe { libc::waitpid(-1, &mut status, flags) };
-        if pid > 0 {
-            if libc::WIFSTOPPED(status) {
-                return Next::Event(Event::Stopped(pid, libc::WSTOPSIG(status)));
-            }
-            let ending = if libc::WIFSIGNALED(status) {
-                Ending::Killed {
-                    signal: libc::WTERMSIG(status),
-                    core_dumped: libc::WCOREDUMP(status),
-                }
-            } else {
-                Ending::Exited(libc::WEXITSTATUS(status))
-            };
-            return Next::Event(Event::Ended(pid, ending));
-        }
-        if pid == 0 {
-            return Next::Nothing;
-        }
-        let err = std::io::Error::last_os_error();
-        match err.raw_os_error() {
-            Some(libc::EINTR) => continue,
-            Some(libc::ECHILD) => return Next::NoChildren,
-            _ => {
-                let error = crate::text::os_error(&err);
+        let change = match wait_any() {
+            Ok(Some(change)) => change,
+            Ok(None) => return Next::Nothing,
+            Err(Errno::EINTR) => continue,
+            Err(Errno::ECHILD) => return Next::NoChildren,
+            Err(e) => {
+                let error = crate::text::os_error(&e.into());
                 logging::emit(
                     Level::Error,
                     "waitpid_failed",
@@ -137,34 +122,39 @@ pub fn next() -> Next {
                 );
                 return Next::Nothing;
             }
-        }
+        };
+        return Next::Event(match change {
+            Change::Stopped { pid, signal } => Event::Stopped(pid, signal),
+            Change::Killed {
+                pid,
+                signal,
+                core_dumped,
+            } => Event::Ended(
+                pid,
+                Ending::Killed {
+                    signal,
+                    core_dumped,
+                },
+            ),
+            Change::Exited { pid, code } => Event::Ended(pid, Ending::Exited(code)),
+        });
     }
 }
 
 /// Whether vigil has any child left, without reaping anything: lets vigil
 /// exit at once, without listing /proc, when the child left nothing behind.
 pub fn any_children() -> bool {
+    // WNOWAIT leaves any state change in place for the reaping loop.
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
     loop {
-        // SAFETY: siginfo_t is plain old data; all-zero is a valid value.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: waitid writes one siginfo_t into `info`, which is live.
-        // WNOWAIT leaves any state change in place for the reaping loop.
-        let r = unsafe {
-            libc::waitid(
-                libc::P_ALL,
-                0,
-                &mut info,
-                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-            )
-        };
-        if r == 0 {
-            return true;
-        }
-        match std::io::Error::last_os_error().raw_os_error() {
-            Some(libc::EINTR) => continue,
-            Some(libc::ECHILD) => return false,
-            // Unsure: assume there are, and let the reaping loop find out.
-            _ => return true,
+        match waitid(Id::All, flags) {
+            Err(Errno::EINTR) => continue,
+            Err(Errno::ECHILD) => return false,
+            // A child, changed or not. An error other than those (nix's
+            // EINVAL for a child a realtime signal killed, which its
+            // `WaitStatus` cannot name) is unsure: assume there are, and
+            // let the reaping loop find out.
+            Ok(_) | Err(_) => return true,
         }
     }
 }

@@ -15,15 +15,18 @@ use std::ffi::{CString, OsStr, OsString};
 use std::fmt;
 use std::io;
 use std::os::fd::AsFd;
-use std::os::raw::c_char;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
-use nix::unistd::AccessFlags;
+use nix::fcntl::OFlag;
+use nix::sys::stat::Mode;
+use nix::unistd::{getpgrp, isatty, tcgetpgrp, tcsetpgrp, AccessFlags, Pid};
 
 use crate::logging::{self, Level};
 use crate::record::Record;
 use crate::signals::Inherited;
+use crate::sys::exec::{CStrings, Environment};
+use crate::sys::fd::stdin;
 use crate::text::os_error;
 use crate::user::{Switch, SwitchFailure};
 use forkexec::{Failure, Outcome, Plan, Step};
@@ -349,10 +352,9 @@ fn start(
     for arg in args {
         words.push(c_string(arg.as_bytes())?);
     }
-    let mut argv: Vec<*const c_char> = Vec::with_capacity(args.len() + 2);
-    argv.push(program_c.as_ptr());
-    argv.extend(words.iter().map(|w| w.as_ptr()));
-    argv.push(std::ptr::null());
+    let argv = CStrings::new(
+        std::iter::once(program_c.as_c_str()).chain(words.iter().map(CString::as_c_str)),
+    );
     let mut extra: Vec<(&[u8], &[u8])> = spec
         .env
         .iter()
@@ -368,17 +370,12 @@ fn start(
     } else {
         Some(with_variables(&extra, spec.unset)?)
     };
-    let envp_array: Vec<*const c_char>;
-    let envp = match &environment {
-        Some(entries) => {
-            envp_array = entries
-                .iter()
-                .map(|e| e.as_ptr())
-                .chain(std::iter::once(std::ptr::null()))
-                .collect();
-            envp_array.as_ptr()
-        }
-        None => own_environment(),
+    let envp = environment
+        .as_ref()
+        .map(|entries| CStrings::new(entries.iter().map(CString::as_c_str)));
+    let env = match &envp {
+        Some(entries) => Environment::Given(entries),
+        None => Environment::Own,
     };
     // The search uses the new process's PATH, as execvp in it would.
     let path = match extra.iter().rev().find(|(name, _)| *name == b"PATH") {
@@ -401,7 +398,7 @@ fn start(
     let plan = Plan {
         program: &program_c,
         argv: &argv,
-        envp,
+        env,
         path: &path,
         stdin: null.as_ref().map(|file| file.as_fd()),
         new_session,
@@ -456,16 +453,6 @@ fn c_string(bytes: &[u8]) -> io::Result<CString> {
     })
 }
 
-/// vigil's environment, as the C library keeps it.
-fn own_environment() -> *const *const c_char {
-    extern "C" {
-        static environ: *const *const c_char;
-    }
-    // SAFETY: reading the pointer itself; vigil has one thread and never
-    // changes its own environment, so it stays valid for the spawn.
-    unsafe { environ }
-}
-
 /// Whether vigil's environment has any of the variables `names`.
 fn has_any(names: &[&str]) -> bool {
     !names.is_empty() && names.iter().any(|name| std::env::var_os(name).is_some())
@@ -484,15 +471,8 @@ fn with_variables(extra: &[(&[u8], &[u8])], unset: &[&str]) -> io::Result<Vec<CS
     };
     let mut set = vec![false; extra.len()];
     let mut entries = Vec::new();
-    let mut next = own_environment();
-    // SAFETY: `environ` is a NULL-terminated array of NUL-terminated
-    // strings, unchanged while vigil (one thread) reads it here.
-    while let Some(text) = unsafe { next.as_ref() }.filter(|text| !text.is_null()) {
-        // SAFETY: each entry is a NUL-terminated string that lives as long
-        // as the process.
-        let bytes = unsafe { std::ffi::CStr::from_ptr(*text) }.to_bytes();
-        // SAFETY: this entry was not the NULL end, so the next one exists.
-        next = unsafe { next.add(1) };
+    for text in crate::sys::env::entries() {
+        let bytes = text.to_bytes();
         let name = bytes.split(|&b| b == b'=').next().unwrap_or_default();
         if unset.iter().any(|u| u.as_bytes() == name) {
             continue;
@@ -507,7 +487,7 @@ fn with_variables(extra: &[(&[u8], &[u8])], unset: &[&str]) -> io::Result<Vec<CS
                     *done = true;
                 }
             }
-            None => entries.push(c_string(bytes)?),
+            None => entries.push(text.to_owned()),
         }
     }
     for (i, (name, value)) in extra.iter().enumerate() {
@@ -524,36 +504,22 @@ fn with_variables(extra: &[(&[u8], &[u8])], unset: &[&str]) -> io::Result<Vec<CS
 /// Whether vigil's stdin is a terminal whose foreground group is vigil's:
 /// only then does the child get the terminal (Ctrl-C and Ctrl-Z reach it).
 pub fn owns_terminal() -> bool {
-    // SAFETY: isatty, tcgetpgrp and getpgrp take no memory arguments.
-    unsafe {
-        libc::isatty(libc::STDIN_FILENO) == 1
-            && libc::tcgetpgrp(libc::STDIN_FILENO) == libc::getpgrp()
-    }
+    isatty(stdin()).unwrap_or(false) && tcgetpgrp(stdin()) == Ok(getpgrp())
 }
 
 /// Whether vigil has a controlling terminal: `/dev/tty` opens only then.
 pub fn has_terminal() -> bool {
-    // SAFETY: open reads the NUL-terminated path; the descriptor, if any,
-    // is closed at once. O_NOCTTY: never acquire a terminal by this.
-    unsafe {
-        let fd = libc::open(
-            c"/dev/tty".as_ptr(),
-            libc::O_RDONLY | libc::O_NOCTTY | libc::O_NONBLOCK | libc::O_CLOEXEC,
-        );
-        if fd < 0 {
-            return false;
-        }
-        libc::close(fd);
-    }
-    true
+    // O_NOCTTY: never acquire a terminal by this. The descriptor, if any,
+    // is closed at once.
+    let flags = OFlag::O_RDONLY | OFlag::O_NOCTTY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+    nix::fcntl::open(c"/dev/tty", flags, Mode::empty()).is_ok()
 }
 
 /// Hands the terminal to a process group, if vigil holds it right now.
 pub fn give_terminal(pgid: i32) {
     if owns_terminal() {
-        // SAFETY: tcsetpgrp takes no memory arguments. SIGTTOU is ignored
-        // and blocked in vigil, so this cannot stop vigil.
-        unsafe { libc::tcsetpgrp(libc::STDIN_FILENO, pgid) };
+        // SIGTTOU is ignored and blocked in vigil, so this cannot stop vigil.
+        let _ = tcsetpgrp(stdin(), Pid::from_raw(pgid));
     }
 }
 
@@ -562,13 +528,10 @@ pub fn give_terminal(pgid: i32) {
 /// script that ran vigil would be left in the background of its own
 /// terminal, unable to read from it.
 pub fn reclaim_terminal(given_to: i32) {
-    // SAFETY: tcgetpgrp, tcsetpgrp and getpgrp take no memory arguments.
     // SIGTTOU is blocked and ignored in vigil, so setting the foreground
     // from the background cannot stop vigil.
-    unsafe {
-        if libc::tcgetpgrp(libc::STDIN_FILENO) == given_to {
-            libc::tcsetpgrp(libc::STDIN_FILENO, libc::getpgrp());
-        }
+    if tcgetpgrp(stdin()) == Ok(Pid::from_raw(given_to)) {
+        let _ = tcsetpgrp(stdin(), getpgrp());
     }
 }
 

@@ -35,9 +35,9 @@ enum Stream {
 fn own_stream(path: &Path) -> Option<Stream> {
     let target = std::fs::metadata(path).ok()?;
     let same = |fd| logging::file_of(fd).is_some_and(|(id, _)| id == (target.dev(), target.ino()));
-    if same(libc::STDERR_FILENO) {
+    if same(crate::sys::fd::stderr()) {
         Some(Stream::Stderr)
-    } else if same(libc::STDOUT_FILENO) {
+    } else if same(crate::sys::fd::stdout()) {
         Some(Stream::Stdout)
     } else {
         None

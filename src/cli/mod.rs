@@ -148,9 +148,6 @@ pub struct UsageError(pub String);
 /// at. The environment is read where the C library keeps it and only these
 /// are copied: a container's environment may hold dozens of others.
 pub fn own_variables() -> Vec<(OsString, OsString)> {
-    extern "C" {
-        static environ: *const *const std::os::raw::c_char;
-    }
     let ours = |bytes: &[u8]| {
         [&b"VIGIL_"[..], b"TINI_"].iter().any(|prefix| {
             bytes
@@ -159,20 +156,8 @@ pub fn own_variables() -> Vec<(OsString, OsString)> {
         })
     };
     let mut vars = Vec::new();
-    // SAFETY: `environ` is the C library's NULL-terminated array of
-    // NUL-terminated `NAME=VALUE` strings. vigil has one thread and never
-    // changes its own environment, so the array stays as it is while it is
-    // read here.
-    let mut entry = unsafe { environ };
-    while !entry.is_null() {
-        // SAFETY: `entry` points into that array, before its NULL end.
-        let text = unsafe { *entry };
-        if text.is_null() {
-            break;
-        }
-        // SAFETY: each entry is a NUL-terminated string that lives as long
-        // as the process.
-        let bytes = unsafe { std::ffi::CStr::from_ptr(text) }.to_bytes();
+    for entry in crate::sys::env::entries() {
+        let bytes = entry.to_bytes();
         if ours(bytes) {
             if let Some(eq) = bytes.iter().position(|&b| b == b'=') {
                 let (name, value) = bytes.split_at(eq);
@@ -182,8 +167,6 @@ pub fn own_variables() -> Vec<(OsString, OsString)> {
                 ));
             }
         }
-        // SAFETY: the entry was not the NULL end, so the next one exists.
-        entry = unsafe { entry.add(1) };
     }
     vars
 }

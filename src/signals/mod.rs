@@ -5,13 +5,16 @@
 //! signalfd. libc's `sigfillset` leaves out 32-34, which it keeps for its own
 //! threads; an init built on it dies when someone sends it signal 34. So the
 //! mask is a raw 64-bit word, handed to the raw syscalls in the kernel's own
-//! layout for the architecture (`sys`).
+//! layout for the architecture (`sys::signal`).
 
 use std::borrow::Cow;
 use std::fmt;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;
+
+use nix::errno::Errno;
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 
 mod sender;
 
@@ -19,7 +22,7 @@ pub use sender::{is_terminal_signal, Named, Received, Sender};
 
 use crate::logging::{self, Level};
 use crate::record::Value;
-use crate::sys::{KernelSigaction, KernelSigset, SIGSET_SIZE};
+use crate::sys::signal::{self as sys, set_disposition, Disposition, SignalInfo, RECORD_SIZE};
 
 /// The highest signal number the kernel knows.
 pub const MAX_SIGNAL: i32 = 64;
@@ -44,70 +47,10 @@ impl SigMask {
     }
 }
 
-/// Sets the calling thread's signal mask and returns the previous one.
-///
-/// Uses the raw syscall so that 32-34 are included, and makes no allocation,
-/// so it is also safe between fork and exec.
-pub fn set_mask(mask: SigMask) -> io::Result<SigMask> {
-    let new = KernelSigset::from_bits(mask.0);
-    let mut old = KernelSigset::default();
-    // SAFETY: rt_sigprocmask reads SIGSET_SIZE bytes from `new` and writes
-    // as many into `old`; both are live kernel sigsets of exactly that size.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_rt_sigprocmask,
-            libc::SIG_SETMASK,
-            &new as *const KernelSigset,
-            &mut old as *mut KernelSigset,
-            SIGSET_SIZE,
-        )
-    };
-    if r == 0 {
-        Ok(SigMask(old.bits()))
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-/// A signal disposition vigil cares about: the default action or ignored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Disposition {
-    Default,
-    Ignore,
-}
-
-/// Sets a signal to SIG_DFL or SIG_IGN with the raw syscall, which accepts
-/// 32-34 too, and tells whether it was ignored before. No allocation: safe
-/// between fork and exec.
-pub fn set_disposition(signal: i32, disposition: Disposition) -> io::Result<Disposition> {
-    let action = KernelSigaction {
-        handler: match disposition {
-            Disposition::Default => libc::SIG_DFL,
-            Disposition::Ignore => libc::SIG_IGN,
-        },
-        ..KernelSigaction::default()
-    };
-    let mut old = KernelSigaction::default();
-    // SAFETY: `action` is a fully initialised kernel sigaction and `old` has
-    // room for one; both live for the call. SIG_DFL and SIG_IGN need no
-    // restorer.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_rt_sigaction,
-            signal,
-            &action as *const KernelSigaction,
-            &mut old as *mut KernelSigaction,
-            SIGSET_SIZE,
-        )
-    };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(if old.handler == libc::SIG_IGN {
-        Disposition::Ignore
-    } else {
-        Disposition::Default
-    })
+/// Sets the calling thread's signal mask and returns the previous one
+/// (all 64 signals; no allocation, so also between fork and exec).
+fn set_mask(mask: SigMask) -> io::Result<SigMask> {
+    sys::set_mask(mask.0).map(SigMask)
 }
 
 /// What vigil was started with, so that its child can be given the same.
@@ -232,7 +175,7 @@ const FULL_NAMES: [&str; 31] = [
 /// grows with the backlog.
 pub struct SignalFd {
     fd: OwnedFd,
-    buffer: Box<libc::signalfd_siginfo>,
+    buffer: Box<[u8; RECORD_SIZE]>,
     own_pid: u32,
 }
 
@@ -246,28 +189,9 @@ impl SignalFd {
     /// Opens a (blocking) signalfd for the full set. The signals must
     /// already be blocked (see `block_all`).
     pub fn open() -> io::Result<SignalFd> {
-        let mask = KernelSigset::from_bits(SigMask::FULL.0);
-        // SAFETY: signalfd4 reads SIGSET_SIZE bytes from `mask`, a live
-        // kernel sigset; -1 asks for a new descriptor, which we own from
-        // here on.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_signalfd4,
-                -1,
-                &mask as *const KernelSigset,
-                SIGSET_SIZE,
-                libc::SFD_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
         Ok(SignalFd {
-            // SAFETY: `fd` is a fresh descriptor returned by the kernel and
-            // owned by nobody else.
-            fd: unsafe { OwnedFd::from_raw_fd(fd as RawFd) },
-            // SAFETY: signalfd_siginfo is plain old data; all-zero is valid.
-            buffer: Box::new(unsafe { std::mem::zeroed() }),
+            fd: sys::signalfd(SigMask::FULL.0)?,
+            buffer: Box::new([0; RECORD_SIZE]),
             own_pid: std::process::id(),
         })
     }
@@ -280,30 +204,18 @@ impl SignalFd {
         if timeout.is_some_and(|t| !self.readable_within(t)) {
             return Ok(None);
         }
-        let size = std::mem::size_of::<libc::signalfd_siginfo>();
         loop {
-            // SAFETY: the kernel writes at most `size` bytes into `buffer`,
-            // which is live and exactly that large.
-            let n = unsafe {
-                libc::read(
-                    self.fd.as_raw_fd(),
-                    (&mut *self.buffer as *mut libc::signalfd_siginfo).cast(),
-                    size,
-                )
-            };
-            if n >= 0 {
-                if (n as usize) < size {
-                    return Ok(None);
+            match nix::unistd::read(&self.fd, self.buffer.as_mut_slice()) {
+                Ok(n) if n < RECORD_SIZE => return Ok(None),
+                Ok(_) => {
+                    let info = SignalInfo::from_record(&self.buffer);
+                    return Ok(Some(Received {
+                        signal: info.signal,
+                        sender: Sender::from_siginfo(&info, self.own_pid),
+                    }));
                 }
-                let info = &*self.buffer;
-                return Ok(Some(Received {
-                    signal: info.ssi_signo as i32,
-                    sender: Sender::from_siginfo(info, self.own_pid),
-                }));
-            }
-            let err = io::Error::last_os_error();
-            if err.kind() != io::ErrorKind::Interrupted {
-                return Err(err);
+                Err(Errno::EINTR) => {}
+                Err(e) => return Err(e.into()),
             }
         }
     }
@@ -312,17 +224,14 @@ impl SignalFd {
     fn readable_within(&self, timeout: Duration) -> bool {
         // Rounded up, so that a deadline is never polled for a little early
         // over and over.
-        let millis = i32::try_from(timeout.as_micros().div_ceil(1000)).unwrap_or(i32::MAX);
-        let mut fds = [libc::pollfd {
-            fd: self.fd.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        }];
-        // SAFETY: poll reads and writes exactly one pollfd, in `fds`, which
-        // is live. An error (EINTR) counts as "not readable": the caller's
-        // loop looks again.
-        let ready = unsafe { libc::poll(fds.as_mut_ptr(), 1, millis) };
-        ready > 0 && fds[0].revents & libc::POLLIN != 0
+        let millis =
+            PollTimeout::try_from(timeout.as_micros().div_ceil(1000)).unwrap_or(PollTimeout::MAX);
+        let mut fds = [PollFd::new(self.fd.as_fd(), PollFlags::POLLIN)];
+        // An error (EINTR) counts as "not readable": the caller's loop
+        // looks again.
+        let ready = poll(&mut fds, millis).unwrap_or(0);
+        let [fd] = &fds;
+        ready > 0 && fd.revents().is_some_and(|r| r.contains(PollFlags::POLLIN))
     }
 }
 
@@ -472,18 +381,15 @@ pub fn send(target: Target, signal: i32) -> bool {
     }
     let mut tries = 0;
     let err = loop {
-        // SAFETY: kill has no memory arguments; any pid and signal is safe
-        // to pass.
-        if unsafe { libc::kill(pid, signal) } == 0 {
+        let Err(err) = sys::kill(pid, signal) else {
             return true;
-        }
-        let err = io::Error::last_os_error();
+        };
         tries += 1;
-        if err.raw_os_error() == Some(libc::ESRCH) {
+        if err == Errno::ESRCH {
             return true;
         }
         if tries == 2 {
-            break err;
+            break io::Error::from(err);
         }
     };
     let error = crate::text::os_error(&err);

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use crate::record::{Fields, Obj};
+use crate::sys::signal::SignalInfo;
 
 /// One signal as read from the signalfd, with what the kernel says of its sender.
 #[derive(Clone, Copy, Debug)]
@@ -40,19 +41,19 @@ pub enum Sender {
 impl Sender {
     /// `own_pid` is vigil's pid, asked once: a `getpid` per signal would
     /// be a third system call on the forwarding path.
-    pub(super) fn from_siginfo(info: &libc::signalfd_siginfo, own_pid: u32) -> Sender {
+    pub(super) fn from_siginfo(info: &SignalInfo, own_pid: u32) -> Sender {
         // si_code <= 0 means a user-space sender: SI_USER (0), SI_QUEUE (-1),
         // SI_TKILL (-6) and the other negative codes; SI_KERNEL and the
         // positive, signal-specific codes mean the kernel.
-        if info.ssi_code > 0 {
+        if info.code > 0 {
             return Sender::Kernel;
         }
-        if info.ssi_pid != 0 && info.ssi_pid == own_pid {
+        if info.pid != 0 && info.pid == own_pid {
             return Sender::Vigil;
         }
         Sender::Process {
-            pid: info.ssi_pid,
-            uid: info.ssi_uid,
+            pid: info.pid,
+            uid: info.uid,
         }
     }
 

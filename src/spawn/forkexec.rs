@@ -18,8 +18,7 @@
 
 use std::ffi::CStr;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
-use std::os::raw::c_char;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 
 use nix::errno::Errno;
 use nix::fcntl::OFlag;
@@ -27,6 +26,7 @@ use nix::sys::wait::waitpid;
 use nix::unistd::{ForkResult, Pid};
 
 use crate::signals::Inherited;
+use crate::sys::exec::{self as sys, CStrings, Environment};
 use crate::user::Switch;
 
 /// What the forked process does, fixed before the fork.
@@ -34,10 +34,9 @@ pub struct Plan<'a> {
     /// The program, as execvp takes it: a path if it holds a slash, else a
     /// name to look for in `path`.
     pub program: &'a CStr,
-    /// NULL-terminated, pointing into strings that outlive the spawn.
-    pub argv: &'a [*const c_char],
-    /// NULL-terminated (vigil's own `environ` or a copy with additions).
-    pub envp: *const *const c_char,
+    pub argv: &'a CStrings<'a>,
+    /// vigil's own environment, or a copy with additions.
+    pub env: Environment<'a>,
     /// The directories to search for a program named without a slash, as
     /// PATH gives them (the child's PATH).
     pub path: &'a [u8],
@@ -130,16 +129,14 @@ pub fn spawn(plan: &Plan<'_>) -> Result<Outcome, Failure> {
             call: "pipe2",
             error,
         })?;
-    // SAFETY: vigil has one thread, so the forked process is a copy of it
-    // in which no lock can be held by a thread that no longer exists; and
-    // what it runs until exec or _exit (`in_child`) only makes system
-    // calls on data prepared before the fork.
-    match unsafe { nix::unistd::fork() } {
+    // What the forked process runs until exec or _exit (`in_child`) only
+    // makes system calls on data prepared before the fork.
+    match sys::fork() {
         Err(error) => Err(Failure::Parent {
             call: "fork",
             error,
         }),
-        Ok(ForkResult::Child) => in_child(plan, report_write.as_raw_fd()),
+        Ok(ForkResult::Child) => in_child(plan, report_write.as_fd()),
         Ok(ForkResult::Parent { child }) => {
             // The write end must be closed here, or the read below would
             // never see the end of the pipe that exec brings.
@@ -212,7 +209,7 @@ fn decode(message: &[u8; MESSAGE]) -> Failure {
 
 /// The forked process: each step, then exec; on a failure, the message to
 /// the parent and `_exit` with the status vigil gives for that failure.
-fn in_child(plan: &Plan<'_>, report: RawFd) -> ! {
+fn in_child(plan: &Plan<'_>, report: BorrowedFd<'_>) -> ! {
     let (step, code) = run_steps(plan);
     let mut message = [0u8; MESSAGE];
     let (step_bytes, code_bytes) = message.split_at_mut(4);
@@ -223,15 +220,10 @@ fn in_child(plan: &Plan<'_>, report: RawFd) -> ! {
         (Step::Exec, _) => 126,
         _ => 1,
     };
-    // SAFETY: `report` is the pipe's write end, open in this process
-    // until exec or exit; borrowed for the writes below only.
-    let report = unsafe { BorrowedFd::borrow_raw(report) };
     // A pipe takes the message in one piece (it is shorter than PIPE_BUF).
     // If it cannot be written, the exit status still says what happened.
     while let Err(Errno::EINTR) = nix::unistd::write(report, &message) {}
-    // SAFETY: _exit ends the process at once, running nothing of vigil's
-    // (no atexit handlers, no buffers to flush).
-    unsafe { libc::_exit(status) }
+    sys::exit_now(status)
 }
 
 /// The steps between fork and exec, in order; returns the one that failed
@@ -253,7 +245,7 @@ fn run_steps(plan: &Plan<'_>) -> (Step, i32) {
         // ENOTTY and ENXIO are fine: there often is no terminal. SIGTTOU,
         // which a background group's tcsetpgrp raises, is still blocked
         // and ignored here (vigil's own state, until `restore_in_child`).
-        let _ = nix::unistd::tcsetpgrp(io_stdin(), nix::unistd::getpid());
+        let _ = nix::unistd::tcsetpgrp(crate::sys::fd::stdin(), nix::unistd::getpid());
     }
     if let Err(e) = plan.inherited.restore_in_child() {
         return (Step::Signals, e.raw_os_error().unwrap_or(libc::EINVAL));
@@ -264,13 +256,6 @@ fn run_steps(plan: &Plan<'_>) -> (Step, i32) {
         }
     }
     (Step::Exec, exec(plan) as i32)
-}
-
-/// vigil's stdin, borrowed for one call.
-fn io_stdin() -> BorrowedFd<'static> {
-    // SAFETY: descriptor 0 is only borrowed for the call it is passed to;
-    // if it is closed, that call fails with EBADF, which is all it means.
-    unsafe { BorrowedFd::borrow_raw(libc::STDIN_FILENO) }
 }
 
 /// Makes `fd` the process's stdin. `fd` is close-on-exec; its copy on
@@ -308,8 +293,7 @@ fn exec(plan: &Plan<'_>) -> Errno {
         return Errno::ENOENT;
     }
     if file.contains(&b'/') {
-        execve(plan.program.as_ptr(), plan);
-        return Errno::last();
+        return sys::execve(plan.program, plan.argv, plan.env);
     }
     if file.len() > NAME_MAX {
         return Errno::ENAMETOOLONG;
@@ -330,8 +314,13 @@ fn exec(plan: &Plan<'_>) -> Errno {
         let (file_part, nul) = rest.split_at_mut(file.len());
         file_part.copy_from_slice(file);
         nul.fill(0);
-        execve(place.as_ptr().cast(), plan);
-        match Errno::last() {
+        // Up to the first NUL, as the kernel reads it: the only one is the
+        // last byte (PATH and the name hold none, as C strings checked
+        // before the fork).
+        let Ok(path) = CStr::from_bytes_until_nul(place) else {
+            continue;
+        };
+        match sys::execve(path, plan.argv, plan.env) {
             Errno::EACCES => seen_eacces = true,
             Errno::ENOENT | Errno::ENOTDIR => {}
             other => return other,
@@ -350,11 +339,3 @@ const NAME_MAX: usize = 255;
 /// Room for a directory of PATH, a slash, the name and its NUL: what the
 /// kernel takes as a path (PATH_MAX, NUL included) plus the name.
 const CANDIDATE_MAX: usize = 4096 + NAME_MAX + 2;
-
-fn execve(path: *const c_char, plan: &Plan<'_>) {
-    // SAFETY: `path` is a NUL-terminated string on the caller's stack or
-    // in the plan; argv and envp are NULL-terminated arrays of
-    // NUL-terminated strings, all made before the fork and alive here.
-    // execve returns only when it failed, and then changed nothing.
-    unsafe { libc::execve(path, plan.argv.as_ptr(), plan.envp) };
-}

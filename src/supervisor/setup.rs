@@ -66,8 +66,7 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
         }
         None => None,
     };
-    // SAFETY: getppid takes no arguments and cannot fail.
-    let parent = unsafe { libc::getppid() };
+    let parent = nix::unistd::getppid().as_raw();
     if config.subreaper || role == Role::Subreaper {
         become_subreaper();
     }
@@ -315,9 +314,8 @@ fn report_exit(exit: &Exit, clocks: Clocks) {
 }
 
 fn become_subreaper() {
-    // SAFETY: prctl with integer arguments only.
-    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
-        let error = os_error(&std::io::Error::last_os_error());
+    if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
+        let error = os_error(&e.into());
         logging::emit(
             Level::Warning,
             "subreaper_failed",
@@ -333,24 +331,21 @@ fn become_subreaper() {
 /// died before the prctl took effect, nothing would ever come, so vigil
 /// compares its parent before and after, and sends the signal itself.
 fn set_parent_death_signal(signal: i32) {
-    // SAFETY: getppid, prctl and kill take integer arguments only.
-    unsafe {
-        let parent = libc::getppid();
-        if libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong, 0, 0, 0) != 0 {
-            let error = os_error(&std::io::Error::last_os_error());
-            logging::emit(
-                Level::Warning,
-                "parent_death_signal_failed",
-                format_args!("cannot set the parent death signal: {error}"),
-                |r| {
-                    r.field("signal", Signal(signal))
-                        .field("error", error.as_str())
-                },
-            );
-            return;
-        }
-        if libc::getppid() != parent {
-            libc::kill(libc::getpid(), signal);
-        }
+    let parent = nix::unistd::getppid();
+    if let Err(e) = crate::sys::process::set_parent_death_signal(signal) {
+        let error = os_error(&e.into());
+        logging::emit(
+            Level::Warning,
+            "parent_death_signal_failed",
+            format_args!("cannot set the parent death signal: {error}"),
+            |r| {
+                r.field("signal", Signal(signal))
+                    .field("error", error.as_str())
+            },
+        );
+        return;
+    }
+    if nix::unistd::getppid() != parent {
+        let _ = crate::sys::signal::kill(nix::unistd::getpid().as_raw(), signal);
     }
 }

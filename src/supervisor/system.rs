@@ -12,6 +12,7 @@ use std::os::fd::AsFd;
 
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::inotify::Inotify;
+use nix::unistd::{getpgid, getpgrp, getpid, getppid, getsid};
 
 use crate::cgroup::{Events, Memory};
 use crate::procs::{self, Proc, Role};
@@ -224,26 +225,23 @@ impl System for Os {
     }
 
     fn parent(&self) -> i32 {
-        // SAFETY: getppid takes no arguments and cannot fail.
-        unsafe { libc::getppid() }
+        getppid().as_raw()
     }
 
     fn job_control_above(&self) -> bool {
         if self.role == Role::Pid1 {
             return false;
         }
-        // SAFETY: getppid, getpgrp, getpgid and getsid take integers only.
-        unsafe {
-            let parent = libc::getppid();
-            let group = libc::getpgid(parent);
-            group > 0 && group != libc::getpgrp() && libc::getsid(parent) == libc::getsid(0)
-        }
+        let parent = getppid();
+        let session = |pid| getsid(pid).ok();
+        getpgid(Some(parent)).is_ok_and(|group| group.as_raw() > 0 && group != getpgrp())
+            && session(Some(parent)) == session(None)
     }
 
     fn stop_self(&mut self) {
-        // SAFETY: kill and getpid take no memory arguments. SIGSTOP cannot be
-        // blocked: vigil stops here and goes on when continued.
-        unsafe { libc::kill(libc::getpid(), libc::SIGSTOP) };
+        // SIGSTOP cannot be blocked: vigil stops here and goes on when
+        // continued.
+        let _ = nix::sys::signal::kill(getpid(), nix::sys::signal::Signal::SIGSTOP);
     }
 
     fn give_terminal(&mut self, pgid: i32) {

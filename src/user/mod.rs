@@ -195,12 +195,9 @@ pub struct Ids {
 
 impl Ids {
     pub fn current() -> Ids {
-        // SAFETY: getuid and getgid take no arguments and cannot fail.
-        unsafe {
-            Ids {
-                uid: libc::getuid(),
-                gid: libc::getgid(),
-            }
+        Ids {
+            uid: nix::unistd::getuid().as_raw(),
+            gid: nix::unistd::getgid().as_raw(),
         }
     }
 }

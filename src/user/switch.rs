@@ -8,9 +8,13 @@ use std::io;
 use std::os::unix::ffi::OsStrExt;
 
 use libc::{gid_t, uid_t};
+use nix::errno::Errno;
+use nix::fcntl::OFlag;
+use nix::sys::stat::Mode;
 
 use super::{quote, Identity, Ids};
 use crate::record::Record;
+use crate::sys::user as sys;
 use crate::text::os_error;
 
 /// What the spawn path needs to start a process as the spec's identity,
@@ -47,68 +51,16 @@ pub(super) fn may_signal_others() -> bool {
     has_capabilities(&[CAP_KILL])
 }
 
-/// Whether all of `caps` are in vigil's effective set, read with the raw
-/// capget call. When capget itself fails, being uid 0 is the answer.
+/// Whether all of `caps` are in vigil's effective set. When capget
+/// itself fails, being uid 0 is the answer.
 fn has_capabilities(caps: &[u32]) -> bool {
-    const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
-    #[repr(C)]
-    struct Header {
-        version: u32,
-        pid: libc::c_int,
+    match crate::sys::user::effective_capabilities() {
+        Ok(effective) => caps
+            .iter()
+            .all(|&cap| cap < 64 && effective & 1 << cap != 0),
+        Err(_) => nix::unistd::geteuid().is_root(),
     }
-    #[repr(C)]
-    #[derive(Clone, Copy, Default)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    let mut header = Header {
-        version: LINUX_CAPABILITY_VERSION_3,
-        pid: 0,
-    };
-    let mut data = [Data::default(); 2];
-    // SAFETY: capget reads `header` and, for version 3, writes two `Data`
-    // records (the kernel's `__user_cap_data_struct`: three u32, the same
-    // on every architecture) into `data`, which has room for them.
-    let r = unsafe { libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()) };
-    if r != 0 {
-        // SAFETY: geteuid takes no arguments and cannot fail.
-        return unsafe { libc::geteuid() } == 0;
-    }
-    let [low, high] = data;
-    let effective = u64::from(low.effective) | u64::from(high.effective) << 32;
-    caps.iter()
-        .all(|&cap| cap < 64 && effective & 1 << cap != 0)
 }
-
-// The raw set*id calls with 32-bit ids. x86 and arm also have the 16-bit
-// calls of their first ABI under the plain names.
-#[cfg(any(
-    target_arch = "x86_64",
-    target_arch = "aarch64",
-    target_arch = "riscv64",
-    target_arch = "s390x",
-    target_arch = "powerpc64"
-))]
-use libc::{SYS_setgid as SYS_SETGID, SYS_setgroups as SYS_SETGROUPS, SYS_setuid as SYS_SETUID};
-#[cfg(any(target_arch = "x86", target_arch = "arm"))]
-use libc::{
-    SYS_setgid32 as SYS_SETGID, SYS_setgroups32 as SYS_SETGROUPS, SYS_setuid32 as SYS_SETUID,
-};
-#[cfg(not(any(
-    target_arch = "x86",
-    target_arch = "arm",
-    target_arch = "x86_64",
-    target_arch = "aarch64",
-    target_arch = "riscv64",
-    target_arch = "s390x",
-    target_arch = "powerpc64"
-)))]
-compile_error!(
-    "which setuid/setgid/setgroups system calls take 32-bit ids has not been checked on \
-     this architecture: see src/user/switch.rs"
-);
 
 impl Switch {
     /// `current`: vigil's own ids; `pid1`: whether vigil is PID 1 of its
@@ -170,42 +122,24 @@ impl Switch {
     /// Becomes the identity: supplementary groups, then gid, then uid (each
     /// step needs the privilege the next one gives up).
     ///
-    /// For the forked child only, between fork and exec (a `pre_exec`
-    /// closure; it may run after the others there): it makes raw system
-    /// calls and nothing else, so it is async-signal-safe, allocates
-    /// nothing and takes no lock. The C library's wrappers are avoided on
-    /// purpose: musl's and glibc's `setuid` broadcast to every thread of
-    /// the process with signals, which has no business in a forked child
-    /// and which a raw call, affecting the calling thread alone (the only
-    /// one there is), does not need. As root, setuid sets the real,
-    /// effective and saved uid and the kernel drops the capabilities;
-    /// setgid sets all three gids.
+    /// For the forked child only, between fork and exec: it makes raw
+    /// system calls (`sys::user`) and nothing else, so it is
+    /// async-signal-safe, allocates nothing and takes no lock. As root,
+    /// setuid sets the real, effective and saved uid and the kernel drops
+    /// the capabilities; setgid sets all three gids.
     ///
     /// On failure (EPERM: the privilege went missing; EINVAL: an id that
     /// the user namespace does not map) it returns an error whose code
-    /// says which step failed and why (std passes only that code to the
-    /// parent, as the spawn's error); [`Switch::failure`] reads it there.
+    /// says which step failed and why, which the spawn hands to the parent
+    /// as its error; [`Switch::failure`] reads it there.
     pub fn apply_in_child(&self) -> io::Result<()> {
         if !self.change {
             return Ok(());
         }
-        let groups = &self.identity.groups;
-        // SAFETY: setgroups reads `groups.len()` gids from the vector's
-        // buffer, which lives (unchanged) as long as `self`; setgid and
-        // setuid take plain integers. None of them touches other memory.
-        // The ids go as full-width arguments; the kernel reads 32 bits.
-        unsafe {
-            if libc::syscall(SYS_SETGROUPS, groups.len(), groups.as_ptr()) != 0 {
-                return Err(Step::Groups.failed());
-            }
-            if libc::syscall(SYS_SETGID, self.identity.gid as libc::c_long) != 0 {
-                return Err(Step::Gid.failed());
-            }
-            if libc::syscall(SYS_SETUID, self.identity.uid as libc::c_long) != 0 {
-                return Err(Step::Uid.failed());
-            }
-        }
-        Ok(())
+        let id = &self.identity;
+        sys::set_groups(&id.groups).map_err(|e| Step::Groups.failed(e))?;
+        sys::set_gid(id.gid).map_err(|e| Step::Gid.failed(e))?;
+        sys::set_uid(id.uid).map_err(|e| Step::Uid.failed(e))
     }
 
     /// The spawn's error, read in the parent: whether it came from
@@ -274,12 +208,13 @@ impl fmt::Display for Switch {
     }
 }
 
-/// std hands the parent nothing but the `i32` error code a `pre_exec`
-/// closure returns, the same channel that carries exec's errno: a failed
-/// set*id call would read as "cannot run: Operation not permitted", as if
-/// the program could not be executed. So `apply_in_child` returns a code
-/// no errno can be (errnos are below 4096): this tag, the step in bits
-/// 12-15, the errno in bits 0-11.
+/// The spawn's error is one `i32` code, the kind that carries exec's
+/// errno (`spawn::forkexec` passes on the forked process's code, as std's
+/// `pre_exec`, which the tests use, does): a failed set*id call would read
+/// as "cannot run: Operation not permitted", as if the program could not
+/// be executed. So `apply_in_child` returns a code no errno can be (errnos
+/// are below 4096): this tag, the step in bits 12-15, the errno in bits
+/// 0-11.
 const FAILURE_TAG: i32 = 0x5655_0000;
 
 /// A step of the switch, in the order it is made.
@@ -291,13 +226,10 @@ pub enum Step {
 }
 
 impl Step {
-    /// The tagged error for this step, from errno. Async-signal-safe: an
+    /// The tagged error for this step's `errno`. Async-signal-safe: an
     /// `io::Error` from an OS code is a plain value, not an allocation.
-    fn failed(self) -> io::Error {
-        let errno = io::Error::last_os_error()
-            .raw_os_error()
-            .unwrap_or(libc::EINVAL);
-        io::Error::from_raw_os_error(FAILURE_TAG | (self as i32) << 12 | (errno & 0xfff))
+    fn failed(self, errno: Errno) -> io::Error {
+        io::Error::from_raw_os_error(FAILURE_TAG | (self as i32) << 12 | (errno as i32 & 0xfff))
     }
 }
 
@@ -358,20 +290,13 @@ pub(super) fn other_user(identity: &Identity, change: bool, current: Ids) -> boo
 /// a terminal: the rule then errs on the safe side, and a new session
 /// without a terminal changes nothing the child can see.
 fn has_controlling_terminal() -> bool {
-    let path = c"/dev/tty";
-    // SAFETY: `path` is a NUL-terminated string; open and close take no
-    // other memory. O_NOCTTY: opening it must not change anything.
-    unsafe {
-        let fd = libc::open(
-            path.as_ptr(),
-            libc::O_RDONLY | libc::O_NOCTTY | libc::O_NONBLOCK | libc::O_CLOEXEC,
-        );
-        if fd >= 0 {
-            libc::close(fd);
-            return true;
-        }
+    // O_NOCTTY: opening it must not change anything. The descriptor, if
+    // any, is closed at once.
+    let flags = OFlag::O_RDONLY | OFlag::O_NOCTTY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+    match nix::fcntl::open(c"/dev/tty", flags, Mode::empty()) {
+        Ok(_) => true,
+        Err(e) => e != Errno::ENXIO,
     }
-    io::Error::last_os_error().raw_os_error() != Some(libc::ENXIO)
 }
 
 /// vigil installed setuid or setgid: its real and effective ids differ.
@@ -416,16 +341,13 @@ impl fmt::Display for SetIdError {
 /// caller gains nothing from it). Call it first thing, before the command
 /// line is read.
 pub fn refuse_setid() -> Result<(), SetIdError> {
-    // SAFETY: these take no arguments and cannot fail.
-    let (ruid, euid, rgid, egid) = unsafe {
-        (
-            libc::getuid(),
-            libc::geteuid(),
-            libc::getgid(),
-            libc::getegid(),
-        )
-    };
-    check_setid(ruid, euid, rgid, egid)
+    use nix::unistd::{getegid, geteuid, getgid, getuid};
+    check_setid(
+        getuid().as_raw(),
+        geteuid().as_raw(),
+        getgid().as_raw(),
+        getegid().as_raw(),
+    )
 }
 
 fn check_setid(ruid: uid_t, euid: uid_t, rgid: gid_t, egid: gid_t) -> Result<(), SetIdError> {
@@ -513,7 +435,6 @@ mod tests {
     /// as the whole suite does; skipped otherwise).
     #[test]
     fn apply_in_child_sets_groups_gid_uid() {
-        use std::os::unix::process::CommandExt;
         if !may_switch() {
             eprintln!("skipped: needs root");
             return;
@@ -521,10 +442,7 @@ mod tests {
         let child_switch = switch(4321, 4322, vec![7, 4323, 7], true);
         let mut command = std::process::Command::new("sh");
         command.args(["-c", "grep -E '^(Uid|Gid|Groups):' /proc/self/status"]);
-        // SAFETY: apply_in_child is async-signal-safe (raw system calls).
-        unsafe {
-            command.pre_exec(move || child_switch.apply_in_child());
-        }
+        crate::sys::exec::pre_exec(&mut command, move || child_switch.apply_in_child());
         let out = command.output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         let fields: Vec<Vec<&str>> = text
@@ -549,7 +467,6 @@ mod tests {
     /// no file can name.
     #[test]
     fn apply_in_child_failures_are_told_from_exec_errors() {
-        use std::os::unix::process::CommandExt;
         if !may_switch() {
             eprintln!("skipped: needs root");
             return;
@@ -557,10 +474,7 @@ mod tests {
         let bad = switch(u32::MAX, 0, Vec::new(), true);
         let in_child = bad.clone();
         let mut command = std::process::Command::new("true");
-        // SAFETY: apply_in_child is async-signal-safe (raw system calls).
-        unsafe {
-            command.pre_exec(move || in_child.apply_in_child());
-        }
+        crate::sys::exec::pre_exec(&mut command, move || in_child.apply_in_child());
         let e = command.spawn().unwrap_err();
         let failure = bad.failure(&e).expect("a switch failure");
         assert_eq!(failure.step, Step::Uid);

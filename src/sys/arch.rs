@@ -1,6 +1,7 @@
-//! The kernel's own signal structures, as the raw `rt_sigaction`,
-//! `rt_sigprocmask` and `signalfd4` system calls read and write them, for
-//! each architecture vigil ships on.
+//! What differs between the architectures vigil ships on, in one place:
+//! the kernel's own signal structures, as the raw `rt_sigaction`,
+//! `rt_sigprocmask` and `signalfd4` system calls read and write them, and
+//! which set*id system calls take 32-bit ids (at the end).
 //!
 //! libc's `sigaction` and `sigset_t` are the C library's, not the kernel's:
 //! glibc's and musl's sets are 128 bytes, and both reorder or pad the fields
@@ -30,8 +31,8 @@
 //! is 8-aligned and would put padding before it, and on a big-endian 32-bit
 //! machine its halves would be swapped.
 //!
-//! The assertions at the bottom fail the build on an architecture whose
-//! layout nobody has checked.
+//! The assertions after the structures fail the build on an architecture
+//! whose layout nobody has checked, as the set*id table does.
 
 use std::mem::{offset_of, size_of};
 
@@ -116,7 +117,7 @@ const SIGACTION_LAYOUT: (usize, usize) = (20, 12);
 )))]
 compile_error!(
     "the kernel's struct sigaction has not been checked on this architecture: \
-     compare src/sys.rs with the kernel's asm/signal.h and add it there"
+     compare src/sys/arch.rs with the kernel's asm/signal.h and add it there"
 );
 
 const _: () = assert!(SIGSET_SIZE == 8, "the kernel's sigset is 64 bits");
@@ -129,6 +130,36 @@ const _: () = assert!(size_of::<KernelSigaction>() == SIGACTION_LAYOUT.0 + 8);
 const _: () = assert!(offset_of!(KernelSigaction, flags) == size_of::<c_ulong>());
 // signalfd's record is 128 bytes everywhere; a read returns whole ones.
 const _: () = assert!(size_of::<libc::signalfd_siginfo>() == 128);
+
+// The set*id system calls that take 32-bit ids. x86 and arm also have the
+// 16-bit calls of their first ABI under the plain names.
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64",
+    target_arch = "s390x",
+    target_arch = "powerpc64"
+))]
+pub use libc::{
+    SYS_setgid as SYS_SETGID, SYS_setgroups as SYS_SETGROUPS, SYS_setuid as SYS_SETUID,
+};
+#[cfg(any(target_arch = "x86", target_arch = "arm"))]
+pub use libc::{
+    SYS_setgid32 as SYS_SETGID, SYS_setgroups32 as SYS_SETGROUPS, SYS_setuid32 as SYS_SETUID,
+};
+#[cfg(not(any(
+    target_arch = "x86",
+    target_arch = "arm",
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64",
+    target_arch = "s390x",
+    target_arch = "powerpc64"
+)))]
+compile_error!(
+    "which setuid/setgid/setgroups system calls take 32-bit ids has not been checked on \
+     this architecture: see src/sys/arch.rs"
+);
 
 #[cfg(test)]
 mod tests {

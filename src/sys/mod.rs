@@ -1,0 +1,36 @@
+//! The system calls that need `unsafe`, each behind a safe function, and
+//! the kernel's structures they use: the only module where `unsafe` is
+//! allowed (main.rs denies it everywhere else).
+//!
+//! Whatever nix wraps safely is called through nix where it is used
+//! (poll, read, write, pipe2, dup2, setsid, tcsetpgrp, getppid, prctl's
+//! subreaper and name, inotify, ...). What is here is what nix cannot do
+//! for an init, or offers only as an `unsafe fn` (fork), each with its
+//! reason where it is made:
+//!
+//! - `signal`: the kernel's full 64-signal set (nix's `SigSet` is
+//!   `sigfillset`, which leaves out 32-34), `rt_sigprocmask`,
+//!   `rt_sigaction` and `signalfd4` on it, and `kill` with any signal
+//!   number (nix's `Signal` has no realtime signals).
+//! - `process`: `waitpid` of children that a realtime signal killed, and
+//!   `prctl(PR_SET_PDEATHSIG)` with a realtime signal.
+//! - `exec`: `fork`, sound because vigil has one thread, and `execve` and
+//!   `_exit` in the forked process, on memory made before the fork.
+//! - `fd`: the standard descriptors as borrowed ones, and the `FIONREAD`
+//!   and `TIOCOUTQ` ioctls.
+//! - `user`: `capget`, and the raw 32-bit `setgroups`, `setgid`, `setuid`.
+//! - `env`: the C library's `environ`, and the C `main` that takes argv.
+//! - `arch`: the kernel's structures and call numbers that differ between
+//!   the architectures vigil ships on, with compile-time layout checks.
+//!
+//! Two facts about vigil make several of these sound, and nothing in it
+//! may change them: vigil runs one thread (it starts none), and it never
+//! changes its own environment (the child's is made as a copy).
+
+mod arch;
+pub mod env;
+pub mod exec;
+pub mod fd;
+pub mod process;
+pub mod signal;
+pub mod user;

@@ -1,0 +1,69 @@
+//! Processes: the reaping `waitpid`, and the parent death signal.
+
+use nix::errno::Errno;
+
+/// How a child changed, as `waitpid` gives it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    Exited {
+        pid: i32,
+        code: i32,
+    },
+    Killed {
+        pid: i32,
+        signal: i32,
+        core_dumped: bool,
+    },
+    Stopped {
+        pid: i32,
+        signal: i32,
+    },
+}
+
+/// `waitpid(-1, WNOHANG | WUNTRACED)`: one child that ended (reaped) or
+/// stopped; `None` when there are children but none has changed.
+///
+/// Raw, not nix's `waitpid`: nix names the signal of a `WaitStatus` with
+/// its `Signal` enum, which has no realtime signals, so a child killed by
+/// one would be reaped and its status lost to an EINVAL.
+pub fn wait_any() -> Result<Option<Change>, Errno> {
+    let mut status: libc::c_int = 0;
+    // SAFETY: waitpid writes one c_int into `status`, which is live.
+    let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG | libc::WUNTRACED) };
+    if pid < 0 {
+        return Err(Errno::last());
+    }
+    if pid == 0 {
+        return Ok(None);
+    }
+    Ok(Some(if libc::WIFSTOPPED(status) {
+        Change::Stopped {
+            pid,
+            signal: libc::WSTOPSIG(status),
+        }
+    } else if libc::WIFSIGNALED(status) {
+        Change::Killed {
+            pid,
+            signal: libc::WTERMSIG(status),
+            core_dumped: libc::WCOREDUMP(status),
+        }
+    } else {
+        Change::Exited {
+            pid,
+            code: libc::WEXITSTATUS(status),
+        }
+    }))
+}
+
+/// `prctl(PR_SET_PDEATHSIG, signal)`: the kernel sends `signal` when the
+/// parent dies. Raw, not nix's `set_pdeathsig`, which takes its `Signal`
+/// enum and so no realtime signal.
+pub fn set_parent_death_signal(signal: i32) -> Result<(), Errno> {
+    // SAFETY: prctl with integer arguments only.
+    let r = unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong, 0, 0, 0) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(Errno::last())
+    }
+}
