@@ -30,12 +30,12 @@
 use std::fmt::{self, Write as _};
 use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-use nix::sys::stat::fstat;
 
 use crate::record::{self, Encoder, Format, Record, Timestamp, LINE_MAX};
 use crate::sys::fd::{self as sys, Queue};
@@ -113,6 +113,9 @@ pub struct Logger {
     /// `vigil[PID]:`.
     under_vigil: Option<u32>,
     termination_log: Option<PathBuf>,
+    /// A write to the termination log failed and was told: the next
+    /// failure, most likely the same, goes unsaid.
+    termination_log_failed: AtomicBool,
     /// When the final lines stop waiting; unset while vigil supervises.
     patient_until: OnceLock<Instant>,
     /// vigil's stdout and stderr, those that are pipes or terminals, each
@@ -138,6 +141,7 @@ impl Logger {
             }),
             under_vigil,
             termination_log,
+            termination_log_failed: AtomicBool::new(false),
             patient_until: OnceLock::new(),
             outputs: find_outputs(),
         }
@@ -179,6 +183,65 @@ impl Logger {
             .get()
             .map(|until| until.saturating_duration_since(Instant::now()));
         stderr_write(line, patience);
+    }
+
+    /// Writes the line of one event, if it is shown (see `emit`).
+    fn emit<'a>(
+        &self,
+        level: Level,
+        event: &'static str,
+        msg: fmt::Arguments<'_>,
+        fields: impl FnOnce(Record<'a>) -> Record<'a>,
+    ) {
+        if self.shows(level) {
+            self.write(&self.line(level, event, &msg, fields));
+        }
+    }
+
+    /// Says what became of a message for the termination log at `path`,
+    /// when there is something to say: a failure as a warning, once (the
+    /// next one would most likely be the same); the report left out
+    /// because stderr has it, at `-vv`.
+    fn tell(&self, path: &Path, outcome: termlog::Outcome) {
+        match outcome {
+            termlog::Outcome::Failed(e) => {
+                if self.termination_log_failed.swap(true, Ordering::Relaxed) {
+                    return;
+                }
+                let error = crate::text::os_error(&e);
+                // ENXIO: a FIFO without a reader; EAGAIN: a full one.
+                let unread = matches!(e.raw_os_error(), Some(libc::ENXIO | libc::EAGAIN));
+                let reason = if unread {
+                    "nobody reads it (a FIFO without a reader, or a full one)"
+                } else {
+                    error.as_str()
+                };
+                self.emit(
+                    Level::Warning,
+                    "termination_log_failed",
+                    format_args!(
+                        "could not write the termination log {}: {reason}",
+                        path.display()
+                    ),
+                    |r| {
+                        r.field("path", path)
+                            .field("error", error.as_str())
+                            .field("unread", unread)
+                    },
+                );
+            }
+            termlog::Outcome::OnStderr => self.emit(
+                Level::Debug,
+                "termination_log_skipped",
+                format_args!(
+                    "the termination log {} is vigil's stderr, which has the report already",
+                    path.display()
+                ),
+                |r| r.field("path", path),
+            ),
+            termlog::Outcome::Written | termlog::Outcome::OwnStream | termlog::Outcome::Program => {
+            }
+        }
     }
 }
 
@@ -232,11 +295,7 @@ pub fn emit<'a>(
     msg: fmt::Arguments<'_>,
     fields: impl FnOnce(Record<'a>) -> Record<'a>,
 ) {
-    with(|l| {
-        if l.shows(level) {
-            l.write(&l.line(level, event, &msg, fields));
-        }
-    });
+    with(|l| l.emit(level, event, msg, fields));
 }
 
 /// Logs the event that says how vigil ends (the exit report, or why
@@ -261,10 +320,11 @@ pub fn emit_final<'a>(
             l.write(&line);
         }
         if let Some(path) = &l.termination_log {
-            match l.encoder {
+            let outcome = match l.encoder {
                 Some(_) => termlog::write(path, &line, logged),
                 None => termlog::write(path, msg.to_string().as_bytes(), logged),
-            }
+            };
+            l.tell(path, outcome);
         }
     });
 }
@@ -289,7 +349,7 @@ pub fn provisional<'a>(
         #[cfg(test)]
         capture::provisional(&line);
         if let Some(path) = &l.termination_log {
-            termlog::write_provisional(path, &line);
+            l.tell(path, termlog::write_provisional(path, &line));
         }
     });
 }
@@ -331,13 +391,14 @@ pub fn early<'a>(
         }),
         under_vigil: None,
         termination_log: None,
+        termination_log_failed: AtomicBool::new(false),
         patient_until: OnceLock::new(),
         outputs: Vec::new(),
     };
     let line = logger.line(level, event, &msg, fields);
     logger.write(&line);
     if let Some(path) = termination_log {
-        termlog::write_usage_error(path, &line);
+        logger.tell(path, termlog::write_usage_error(path, &line));
     }
 }
 
@@ -402,7 +463,7 @@ fn find_outputs() -> Vec<Output> {
     let mut seen: Vec<(u64, u64)> = Vec::new();
     let mut outputs = Vec::new();
     for fd in [sys::stdout(), sys::stderr()] {
-        let Some((id, kind)) = file_of(fd) else {
+        let Some((id, kind)) = sys::file_of(fd) else {
             continue;
         };
         let terminal = kind == libc::S_IFCHR && nix::unistd::isatty(fd).unwrap_or(false);
@@ -461,19 +522,6 @@ fn wait_for_readers(outputs: &[Output]) {
             return;
         }
     }
-}
-
-/// The file behind one of vigil's descriptors: its (device, inode), which
-/// tell two descriptors or a path of the same file, and its type
-/// (`S_IFMT` bits). `fd` is one of `sys::fd`'s standard descriptors, not
-/// `io::stdout()`, whose first use sets up std's buffered handle: this runs
-/// on the way out.
-pub fn file_of(fd: BorrowedFd<'_>) -> Option<((u64, u64), libc::mode_t)> {
-    let st = fstat(fd).ok()?;
-    // dev_t and ino_t are narrower than u64 on some 32-bit C libraries.
-    #[allow(clippy::unnecessary_cast)]
-    let id = (st.st_dev as u64, st.st_ino as u64);
-    Some((id, st.st_mode & libc::S_IFMT))
 }
 
 /// vigil's prefix and `message` as one line, with the message's control

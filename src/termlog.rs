@@ -10,14 +10,16 @@
 //! - it never truncates vigil's own stdout or stderr: given a path that is
 //!   one of them (`--termination-log /dev/stderr` with `2>>ci.log`), vigil
 //!   appends to it, or leaves it alone when the report is already there.
+//!
+//! It says what it did and leaves the telling to the caller, the logger.
 
 use std::borrow::Cow;
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
-use crate::logging::{self, Level};
+use crate::sys::fd as sys;
 
 /// Kubernetes reads at most this much of the termination log.
 pub const LIMIT: usize = 4096;
@@ -34,33 +36,38 @@ enum Stream {
 /// redirected them to).
 fn own_stream(path: &Path) -> Option<Stream> {
     let target = std::fs::metadata(path).ok()?;
-    let same = |fd| logging::file_of(fd).is_some_and(|(id, _)| id == (target.dev(), target.ino()));
-    if same(crate::sys::fd::stderr()) {
+    let same = |fd| sys::file_of(fd).is_some_and(|(id, _)| id == (target.dev(), target.ino()));
+    if same(sys::stderr()) {
         Some(Stream::Stderr)
-    } else if same(crate::sys::fd::stdout()) {
+    } else if same(sys::stdout()) {
         Some(Stream::Stdout)
     } else {
         None
     }
 }
 
+/// What became of a message for the termination log.
+#[derive(Debug)]
+pub enum Outcome {
+    Written,
+    /// Not written: the path is vigil's stderr, which has the words already.
+    OnStderr,
+    /// Not written: the path is vigil's own stdout or stderr, where a
+    /// provisional message would be one more line of the log.
+    OwnStream,
+    /// Not written: a usage error does not go over an executable file.
+    Program,
+    Failed(io::Error),
+}
+
 /// Writes `line` (the text report, or a record as vigil logged it), cut
 /// to what Kubernetes reads, and ending in a newline, in place of what the
 /// file held. `on_stderr` says the same words were logged to stderr
-/// already. A failure is a warning: it never changes the exit status.
-pub fn write(path: &Path, line: &[u8], on_stderr: bool) {
+/// already.
+pub fn write(path: &Path, line: &[u8], on_stderr: bool) -> Outcome {
     let stream = own_stream(path);
     if stream == Some(Stream::Stderr) && on_stderr {
-        logging::emit(
-            Level::Debug,
-            "termination_log_skipped",
-            format_args!(
-                "the termination log {} is vigil's stderr, which has the report already",
-                path.display()
-            ),
-            |r| r.field("path", path),
-        );
-        return;
+        return Outcome::OnStderr;
     }
     let text = capped(line);
     let mut options = OpenOptions::new();
@@ -92,39 +99,20 @@ pub fn write(path: &Path, line: &[u8], on_stderr: bool) {
         }
         Ok(())
     });
-    let Err(e) = written else {
-        return;
-    };
-    let error = crate::text::os_error(&e);
-    // ENXIO: a FIFO without a reader; EAGAIN: a full one.
-    let unread = matches!(e.raw_os_error(), Some(libc::ENXIO | libc::EAGAIN));
-    logging::emit(
-        Level::Warning,
-        "termination_log_failed",
-        format_args!(
-            "could not write the termination log {}: {}",
-            path.display(),
-            if unread {
-                "nobody reads it (a FIFO without a reader, or a full one)"
-            } else {
-                &error
-            }
-        ),
-        |r| {
-            r.field("path", path)
-                .field("error", error.as_str())
-                .field("unread", unread)
-        },
-    );
+    match written {
+        Ok(()) => Outcome::Written,
+        Err(e) => Outcome::Failed(e),
+    }
 }
 
 /// Writes the provisional message, which stands if vigil is killed before
 /// it can write its report; never to vigil's own stdout or stderr, where
 /// it would be a line of the log like any other.
-pub fn write_provisional(path: &Path, line: &[u8]) {
-    if own_stream(path).is_none() {
-        write(path, line, false);
+pub fn write_provisional(path: &Path, line: &[u8]) -> Outcome {
+    if own_stream(path).is_some() {
+        return Outcome::OwnStream;
     }
+    write(path, line, false)
 }
 
 /// Writes a usage error (the line vigil wrote on stderr), unless `path`
@@ -132,14 +120,14 @@ pub fn write_provisional(path: &Path, line: &[u8]) {
 /// line that lost the value of its `--termination-log` (`vigil
 /// --termination-log /app/server`), which took the program for it, and
 /// writing there would destroy the program.
-pub fn write_usage_error(path: &Path, line: &[u8]) {
+pub fn write_usage_error(path: &Path, line: &[u8]) -> Outcome {
     use std::os::unix::fs::PermissionsExt;
     let executable =
         std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
     if executable {
-        return;
+        return Outcome::Program;
     }
-    write(path, line, true);
+    write(path, line, true)
 }
 
 /// `line` ending in a newline, in at most `LIMIT` bytes: a longer one is
@@ -169,7 +157,10 @@ mod tests {
     #[test]
     fn the_log_is_capped() {
         let path = temp("cap");
-        write(&path, "é".repeat(5000).as_bytes(), false);
+        assert!(matches!(
+            write(&path, "é".repeat(5000).as_bytes(), false),
+            Outcome::Written
+        ));
         let written = std::fs::read_to_string(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
         assert!(written.len() <= LIMIT, "{}", written.len());
@@ -180,7 +171,10 @@ mod tests {
     fn a_file_is_replaced_not_appended_to() {
         let path = temp("replace");
         std::fs::write(&path, "an older report\n").unwrap();
-        write(&path, b"the report", false);
+        assert!(matches!(
+            write(&path, b"the report", false),
+            Outcome::Written
+        ));
         let written = std::fs::read_to_string(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
         assert_eq!(written, "the report\n");
@@ -192,7 +186,10 @@ mod tests {
         let path = temp("program");
         std::fs::write(&path, "#!/bin/sh\necho hi\n").unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-        write_usage_error(&path, b"vigil: error: no command given\n");
+        assert!(matches!(
+            write_usage_error(&path, b"vigil: error: no command given\n"),
+            Outcome::Program
+        ));
         let kept = std::fs::read_to_string(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
         assert_eq!(kept, "#!/bin/sh\necho hi\n");
@@ -202,8 +199,12 @@ mod tests {
     fn a_fifo_without_a_reader_does_not_block() {
         let path = temp("fifo");
         nix::unistd::mkfifo(&path, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
-        // Returns (with a warning) instead of waiting for a reader forever.
-        write(&path, b"the report\n", false);
+        // Fails instead of waiting for a reader forever.
+        let outcome = write(&path, b"the report\n", false);
         std::fs::remove_file(&path).unwrap();
+        assert!(
+            matches!(&outcome, Outcome::Failed(e) if e.raw_os_error() == Some(libc::ENXIO)),
+            "{outcome:?}"
+        );
     }
 }

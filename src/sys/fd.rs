@@ -4,6 +4,7 @@
 use std::os::fd::{AsRawFd, BorrowedFd};
 
 use nix::errno::Errno;
+use nix::sys::stat::fstat;
 
 /// Descriptor 0, borrowed as std's own `Stdin::as_fd` borrows it, but
 /// without `std::io::stdin()`, whose first use sets up std's buffered
@@ -57,4 +58,17 @@ pub fn queued(fd: BorrowedFd<'_>, queue: Queue) -> Result<usize, Errno> {
         return Err(Errno::last());
     }
     Ok(usize::try_from(n).unwrap_or(0))
+}
+
+/// The file behind one of vigil's descriptors: its (device, inode), which
+/// tell two descriptors or a path of the same file, and its type
+/// (`S_IFMT` bits). `fd` is one of this module's standard descriptors, not
+/// `io::stdout()`, whose first use sets up std's buffered handle: this runs
+/// on the way out.
+pub fn file_of(fd: BorrowedFd<'_>) -> Option<((u64, u64), libc::mode_t)> {
+    let st = fstat(fd).ok()?;
+    // dev_t and ino_t are narrower than u64 on some 32-bit C libraries.
+    #[allow(clippy::unnecessary_cast)]
+    let id = (st.st_dev as u64, st.st_ino as u64);
+    Some((id, st.st_mode & libc::S_IFMT))
 }
