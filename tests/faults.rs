@@ -1150,16 +1150,20 @@ fn every_call_vigil_makes_fails_once() {
     let results = in_parallel(cells, move |cell| {
         run_cell(cell, &kinds_of[&(cell.mode, cell.job)])
     });
-    show_chosen(&results);
+    show_and_check(&results, "", "the matrix", started);
+}
+
+/// Prints the matrices of `results`, PID 1's and the plain run's (each
+/// titled `prefix` and the mode), and how long `what` took; fails on any
+/// cell that failed without a mark.
+fn show_and_check(results: &[CellResult], prefix: &str, what: &str, started: Instant) {
+    show_chosen(results);
     for mode in [Mode::Pid1, Mode::Plain] {
         let of_mode: Vec<&CellResult> = results.iter().filter(|r| r.cell.mode == mode).collect();
-        print_matrix(mode.name(), &of_mode);
+        print_matrix(&format!("{prefix}{}", mode.name()), &of_mode);
     }
-    note(
-        "faults",
-        format!("the matrix took {}", secs(started.elapsed())),
-    );
-    let failures = unmarked_failures(&results);
+    note("faults", format!("{what} took {}", secs(started.elapsed())));
+    let failures = unmarked_failures(results);
     assert!(
         failures.is_empty(),
         "{} cells failed:\n\n{}",
@@ -1581,20 +1585,5 @@ fn the_spawn_survives_its_calls_failing() {
     }
     let kinds = Arc::new(kinds);
     let results = in_parallel(cells, move |c| run_spawn_cell(c, &kinds));
-    show_chosen(&results);
-    for mode in [Mode::Pid1, Mode::Plain] {
-        let of_mode: Vec<&CellResult> = results.iter().filter(|r| r.cell.mode == mode).collect();
-        print_matrix(&format!("the spawn, {}", mode.name()), &of_mode);
-    }
-    note(
-        "faults",
-        format!("the spawn's cells took {}", secs(started.elapsed())),
-    );
-    let failures = unmarked_failures(&results);
-    assert!(
-        failures.is_empty(),
-        "{} cells failed:\n\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
+    show_and_check(&results, "the spawn, ", "the spawn's cells", started);
 }

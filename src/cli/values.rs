@@ -188,13 +188,7 @@ fn parse_stop_signals(text: &str) -> Result<Vec<i32>, String> {
     let mut list = Vec::new();
     for word in text.split(',').map(str::trim) {
         let signal = signals::parse(word).map_err(|why| format!("in '{text}': {why}"))?;
-        let never = match signal {
-            libc::SIGKILL | libc::SIGSTOP => "the kernel lets no one catch it",
-            libc::SIGCHLD => "vigil keeps it to reap",
-            libc::SIGTTIN | libc::SIGTTOU => "vigil ignores it, as tini does",
-            _ => "",
-        };
-        if !never.is_empty() {
+        if let Some(never) = signals::never_forwarded(signal) {
             return Err(format!(
                 "in '{text}': {} cannot be a stop signal: {never}",
                 signals::name(signal)

@@ -306,6 +306,17 @@ pub fn parse(text: &str) -> Result<i32, String> {
     }
 }
 
+/// Why vigil never forwards `signal`, if it does not: what `--rewrite` and
+/// `--stop-signals` refuse to name.
+pub fn never_forwarded(signal: i32) -> Option<&'static str> {
+    match signal {
+        libc::SIGKILL | libc::SIGSTOP => Some("the kernel lets no one catch it"),
+        libc::SIGCHLD => Some("vigil keeps it to reap"),
+        libc::SIGTTIN | libc::SIGTTOU => Some("vigil ignores it, as tini does"),
+        _ => None,
+    }
+}
+
 /// Signal rewriting (`--rewrite FROM:TO`): TO 0 drops the signal.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Rewrites(Vec<(i32, i32)>);
@@ -323,13 +334,7 @@ impl Rewrites {
         }
         let in_rule = |why: String| format!("in '{text}': {why}");
         let from = parse(from).map_err(in_rule)?;
-        let never = match from {
-            libc::SIGKILL | libc::SIGSTOP => "the kernel lets no one catch it",
-            libc::SIGCHLD => "vigil keeps it to reap",
-            libc::SIGTTIN | libc::SIGTTOU => "vigil ignores it, as tini does",
-            _ => "",
-        };
-        if !never.is_empty() {
+        if let Some(never) = never_forwarded(from) {
             return Err(format!(
                 "in '{text}': vigil never forwards {} ({never}), so it cannot be rewritten",
                 name(from)
