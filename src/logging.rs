@@ -397,8 +397,10 @@ pub fn early<'a>(
     };
     let line = logger.line(level, event, &msg, fields);
     logger.write(&line);
+    // The error stays one line: a termination log that cannot be written
+    // goes unsaid here.
     if let Some(path) = termination_log {
-        logger.tell(path, termlog::write_usage_error(path, &line));
+        let _ = termlog::write_usage_error(path, &line);
     }
 }
 
