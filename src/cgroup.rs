@@ -57,7 +57,7 @@ use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
 use std::path::{Path, PathBuf};
 
 use crate::logging::{self, Level};
-use crate::procs::{read_text, Role};
+use crate::procs::{Role, read_text};
 
 /// The counts of `memory.events` (v1 has `oom_kill` alone).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -30,14 +30,14 @@
 use std::fmt::{self, Write as _};
 use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
-use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
-use crate::record::{self, Encoder, Format, Record, Timestamp, LINE_MAX};
+use crate::record::{self, Encoder, Format, LINE_MAX, Record, Timestamp};
 use crate::sys::fd::{self as sys, Queue};
 use crate::termlog;
 use crate::text::{char_start, one_line_pieces};

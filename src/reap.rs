@@ -13,12 +13,12 @@
 use std::fmt;
 
 use nix::errno::Errno;
-use nix::sys::wait::{waitid, Id, WaitPidFlag};
+use nix::sys::wait::{Id, WaitPidFlag, waitid};
 
 use crate::logging::{self, Level};
 use crate::record::{Fields, Obj};
 use crate::signals::Signal;
-use crate::sys::process::{wait_any, Change};
+use crate::sys::process::{Change, wait_any};
 
 /// How a process ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -20,7 +20,7 @@ use std::path::Path;
 
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
-use nix::unistd::{getpgrp, isatty, tcgetpgrp, tcsetpgrp, AccessFlags, Pid};
+use nix::unistd::{AccessFlags, Pid, getpgrp, isatty, tcgetpgrp, tcsetpgrp};
 
 use crate::logging::{self, Level};
 use crate::record::Record;
@@ -139,7 +139,10 @@ impl fmt::Display for SpawnError {
                 None => self.error.raw_os_error(),
             };
             if matches!(errno, Some(libc::EAGAIN | libc::ENOMEM)) {
-                write!(f, " (no new process could be made: the container's process limit, or its memory, may be used up)")?;
+                write!(
+                    f,
+                    " (no new process could be made: the container's process limit, or its memory, may be used up)"
+                )?;
             }
             return Ok(());
         }
@@ -614,9 +617,10 @@ mod tests {
         let name: &'static str = Box::leak(some.into_boxed_str());
         let env = with_variables(&[], &[name]).unwrap();
         assert_eq!(env.len(), own - 1);
-        assert!(!env
-            .iter()
-            .any(|e| e.as_bytes().starts_with(format!("{name}=").as_bytes())));
+        assert!(
+            !env.iter()
+                .any(|e| e.as_bytes().starts_with(format!("{name}=").as_bytes()))
+        );
     }
 
     #[test]

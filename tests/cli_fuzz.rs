@@ -38,8 +38,8 @@ mod common;
 
 use common::options::{self, Kind, OPTIONS};
 use common::{
-    run_with_deadline, seed_from_env, set_sigmask, test_program, usage_error_in, vigil_bin,
-    CmdFailed, SplitMix64, TempDir,
+    CmdFailed, SplitMix64, TempDir, run_with_deadline, seed_from_env, set_sigmask, test_program,
+    usage_error_in, vigil_bin,
 };
 use std::ffi::OsString;
 use std::ops::{Deref, DerefMut};

@@ -658,11 +658,7 @@ fn same_as(equivalent: &Observed, argv: &[String], vigil: &Observed) -> Result<(
 }
 
 fn ensure(cond: bool, why: &str) -> Result<(), String> {
-    if cond {
-        Ok(())
-    } else {
-        Err(why.to_string())
-    }
+    if cond { Ok(()) } else { Err(why.to_string()) }
 }
 
 /// The child never ran: nothing printed, nothing recorded.
@@ -1437,18 +1433,20 @@ fn same_command_line_same_result_as_tini() {
     let differences = Mutex::new(std::collections::BTreeMap::<String, usize>::new());
     std::thread::scope(|s| {
         for _ in 0..threads {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(case) = cases.get(i) else { break };
-                for place in [Place::Pid1, Place::Plain] {
-                    if let Err(e) = check(case, place) {
-                        failures.lock().unwrap().push(e);
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(case) = cases.get(i) else { break };
+                    for place in [Place::Pid1, Place::Plain] {
+                        if let Err(e) = check(case, place) {
+                            failures.lock().unwrap().push(e);
+                        }
                     }
-                }
-                if let Expect::Differs(d) = &case.expect {
-                    let name = format!("{d:?}");
-                    let name = name.split([' ', '{']).next().unwrap_or("").to_string();
-                    *differences.lock().unwrap().entry(name).or_default() += 1;
+                    if let Expect::Differs(d) = &case.expect {
+                        let name = format!("{d:?}");
+                        let name = name.split([' ', '{']).next().unwrap_or("").to_string();
+                        *differences.lock().unwrap().entry(name).or_default() += 1;
+                    }
                 }
             });
         }

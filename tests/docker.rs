@@ -1302,7 +1302,10 @@ fn vigil_as_docker_init() {
     );
 
     if !real_is_vigil {
-        note(T, "SKIPPED the `docker run --init` part: this engine mounted its own init over the bind mount");
+        note(
+            T,
+            "SKIPPED the `docker run --init` part: this engine mounted its own init over the bind mount",
+        );
         return;
     }
     assert_eq!(real_argv, format!("/sbin/docker-init -- sh -c {script}"));

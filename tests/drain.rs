@@ -166,7 +166,9 @@ fn stop_time_of_a_shell_with_a_background_process() {
     let (at_once, t_zero, _d2) = stop(&["--drain-timeout", "0"], PLAIN);
     let (trap_drained, t_trap_drain, d3) = stop(&[], TRAPPING);
     let (trap_at_once, t_trap_zero, d4) = stop(&["--drain-timeout", "0"], TRAPPING);
-    eprintln!("stop time of sh -c '{PLAIN}' after SIGTERM: default drain (2s) {t_drain:?}, --drain-timeout 0 {t_zero:?}");
+    eprintln!(
+        "stop time of sh -c '{PLAIN}' after SIGTERM: default drain (2s) {t_drain:?}, --drain-timeout 0 {t_zero:?}"
+    );
     eprintln!(
         "stop time with a trap-ing background shell: default drain {t_trap_drain:?} \
          (its TERM trap ran: {}), --drain-timeout 0 {t_trap_zero:?} (its TERM trap ran: {})",

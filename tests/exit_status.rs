@@ -270,7 +270,9 @@ fn argument_list_too_long_gives_126() {
     match run(hi) {
         Outcome::VigilTooBig => {}
         other => {
-            eprintln!("SKIPPED argument_list_too_long: 16 MiB of environment is not too big here: {other:?}");
+            eprintln!(
+                "SKIPPED argument_list_too_long: 16 MiB of environment is not too big here: {other:?}"
+            );
             return;
         }
     }

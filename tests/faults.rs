@@ -52,7 +52,7 @@ use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -917,7 +917,7 @@ fn baseline(mode: Mode, job: Job) -> Result<Baseline, String> {
                 job.name(),
                 run.harness,
                 run.out
-            ))
+            ));
         }
     }
     Ok(Baseline {
@@ -1002,11 +1002,13 @@ fn in_parallel<T: Send + 'static, R: Send + 'static>(
     let handles: Vec<_> = (0..WORKERS)
         .map(|_| {
             let (queue, work, tx) = (queue.clone(), work.clone(), tx.clone());
-            thread::spawn(move || loop {
-                let Some((i, job)) = queue.lock().unwrap().pop_front() else {
-                    break;
-                };
-                let _ = tx.send((i, work(&job)));
+            thread::spawn(move || {
+                loop {
+                    let Some((i, job)) = queue.lock().unwrap().pop_front() else {
+                        break;
+                    };
+                    let _ = tx.send((i, work(&job)));
+                }
             })
         })
         .collect();

@@ -458,7 +458,11 @@ fn dockerfile_example_final_stage_runs() {
     let logs = ctr.logs();
     note(
         T,
-        format!("demo server answered {:?} as user {user}; docker stop took {} (pre-stop sleep 5s, grace 8s), exit {code}", page.trim(), secs(took)),
+        format!(
+            "demo server answered {:?} as user {user}; docker stop took {} (pre-stop sleep 5s, grace 8s), exit {code}",
+            page.trim(),
+            secs(took)
+        ),
     );
     assert!(page.contains("hello from behind vigil"));
     assert!(

@@ -156,8 +156,7 @@ fn pre_stop_sleep_through_vigil_pre_stop_sleep() {
 }
 
 /// The child records the signal that ended it: QUIT or TERM.
-const QUIT_OR_TERM: &str =
-    "trap 'echo QUIT > got; exit 0' QUIT; trap 'echo TERM > got; exit 0' TERM; \
+const QUIT_OR_TERM: &str = "trap 'echo QUIT > got; exit 0' QUIT; trap 'echo TERM > got; exit 0' TERM; \
      : > ready; sleep 1000 & wait";
 
 /// `--stop-signals QUIT` (beside an image's `STOPSIGNAL SIGQUIT`: nginx's
@@ -209,8 +208,7 @@ fn stop_signals_through_vigil_stop_signals() {
 /// after the hook), then checks that the child is alive.
 fn post_start_runs_with_the_child(via: Via) {
     let dir = TempDir::new("poststart");
-    let hook =
-        "sh -c 'i=0; while [ ! -e ready ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i+1)); done; \
+    let hook = "sh -c 'i=0; while [ ! -e ready ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i+1)); done; \
                 date +%s%N > hook_at; env | grep ^VIGIL_ | sort > hook_env; \
                 kill -0 $VIGIL_CHILD_PID && echo running > hook_saw'";
     let v = opt(Vigil::pid1().arg("-v"), via, "--post-start", hook);

@@ -604,8 +604,7 @@ fn ten_thousand_leftovers_stay_one_valid_line() {
         let dir = TempDir::new("lfmany");
         let v = fmt.on(Vigil::pid1().args(["--grace-period", "3s"]));
         // 10,000 sleeps that ignore SIGTERM, then the child waits too.
-        let script =
-            "trap '' TERM; i=0; while [ $i -lt 10000 ]; do sleep 1000 & i=$((i+1)); done; \
+        let script = "trap '' TERM; i=0; while [ $i -lt 10000 ]; do sleep 1000 & i=$((i+1)); done; \
                       : > ready; while :; do sleep 1000 & wait; done";
         let run = start_sh(v, &dir, script);
         let out = run.stop_and_wait(libc::SIGTERM, Duration::from_secs(120));

@@ -79,7 +79,9 @@ fn kill_9_from_inside_is_not_called_outside() {
     let text = exit_report_text(&out, true);
     assert_has(
         &text,
-        &["child was killed by SIGKILL (status 137), not by vigil or the OOM killer (a SIGKILL goes straight to the child, so vigil cannot tell who sent it); exit status 137; "],
+        &[
+            "child was killed by SIGKILL (status 137), not by vigil or the OOM killer (a SIGKILL goes straight to the child, so vigil cannot tell who sent it); exit status 137; ",
+        ],
     );
     assert!(!text.contains("outside"), "{text}");
 }
@@ -115,6 +117,8 @@ fn a_grandchilds_oom_kill_is_reported() {
     );
     assert_has(
         &text,
-        &["; the kernel OOM killer killed 1 process in this container (not the child: a process it started, or a hook), one process at a time (memory.oom.group is off); orphans reaped: 0"],
+        &[
+            "; the kernel OOM killer killed 1 process in this container (not the child: a process it started, or a hook), one process at a time (memory.oom.group is off); orphans reaped: 0",
+        ],
     );
 }

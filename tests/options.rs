@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::options::{Opt, OPTIONS};
+use common::options::{OPTIONS, Opt};
 use std::fs;
 use std::path::{Path, PathBuf};
 

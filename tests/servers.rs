@@ -171,8 +171,7 @@ const GUNICORN: Recipe = Recipe {
 /// A wrapper that traps SIGTERM and waits for its foreground job: bash runs
 /// a trap only once the foreground command has ended, and the job never
 /// gets the signal (vigil sends it to its child, the shell).
-const WRAPPER_SCRIPT: &str =
-    "trap 'echo wrapper: got SIGTERM' TERM; echo wrapper: ready; sleep 1000; echo wrapper: sleep ended";
+const WRAPPER_SCRIPT: &str = "trap 'echo wrapper: got SIGTERM' TERM; echo wrapper: ready; sleep 1000; echo wrapper: sleep ended";
 const WRAPPER: Recipe = Recipe {
     section: "shell wrappers",
     stop_signal: None,

@@ -39,8 +39,8 @@ use common::*;
 use std::fmt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// The HOME every run starts with; gosu and vigil must replace it.
@@ -840,39 +840,41 @@ fn user_gives_gosus_results() {
     let runs = AtomicUsize::new(0);
     std::thread::scope(|s| {
         for _ in 0..4 {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(case) = cases.get(i) else { break };
-                let gosu = run(&lab, case, Runner::Gosu);
-                runs.fetch_add(1, Ordering::Relaxed);
-                let mut problems = Vec::new();
-                if let Err(why) = check_gosu(case, &gosu) {
-                    problems.push(format!("{why}\n{}", describe("gosu", &gosu)));
-                }
-                table
-                    .lock()
-                    .unwrap()
-                    .push((i, format!("{:<34} {:?}", case.label(), gosu.outcome)));
-                for &runner in VIGIL_RUNNERS {
-                    // An empty VIGIL_USER is unset: nothing to compare.
-                    if runner == Runner::VigilEnv && case.spec.is_empty() {
-                        continue;
-                    }
-                    let vigil = run(&lab, case, runner);
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(case) = cases.get(i) else { break };
+                    let gosu = run(&lab, case, Runner::Gosu);
                     runs.fetch_add(1, Ordering::Relaxed);
-                    if let Err(why) = check_vigil(case, &gosu, &vigil) {
-                        problems.push(format!(
-                            "{runner:?}: {why}\n{}\n{}",
-                            describe("gosu", &gosu),
-                            describe("vigil", &vigil)
-                        ));
+                    let mut problems = Vec::new();
+                    if let Err(why) = check_gosu(case, &gosu) {
+                        problems.push(format!("{why}\n{}", describe("gosu", &gosu)));
                     }
-                }
-                for p in problems {
-                    failures
+                    table
                         .lock()
                         .unwrap()
-                        .push(format!("[{}] {p}", case.label()));
+                        .push((i, format!("{:<34} {:?}", case.label(), gosu.outcome)));
+                    for &runner in VIGIL_RUNNERS {
+                        // An empty VIGIL_USER is unset: nothing to compare.
+                        if runner == Runner::VigilEnv && case.spec.is_empty() {
+                            continue;
+                        }
+                        let vigil = run(&lab, case, runner);
+                        runs.fetch_add(1, Ordering::Relaxed);
+                        if let Err(why) = check_vigil(case, &gosu, &vigil) {
+                            problems.push(format!(
+                                "{runner:?}: {why}\n{}\n{}",
+                                describe("gosu", &gosu),
+                                describe("vigil", &vigil)
+                            ));
+                        }
+                    }
+                    for p in problems {
+                        failures
+                            .lock()
+                            .unwrap()
+                            .push(format!("[{}] {p}", case.label()));
+                    }
                 }
             });
         }

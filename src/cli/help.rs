@@ -2,7 +2,7 @@
 //! which tests/man.rs renders from it) lists every option with its
 //! variables and default.
 
-use super::options::{Default, Opt, OPTIONS};
+use super::options::{Default, OPTIONS, Opt};
 
 const ABOUT: &str = "A small PID 1 for containers: forwards signals, reaps zombies, runs lifecycle hooks, drains gracefully.";
 const USAGE: &str = "vigil [OPTIONS] [--] COMMAND [ARG...]";

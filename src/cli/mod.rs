@@ -40,7 +40,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use options::{Default, Kind, Opt, Repeat, OPTIONS};
+use options::{Default, Kind, OPTIONS, Opt, Repeat};
 use values::{From, Value};
 
 use crate::record::Format;
@@ -349,7 +349,7 @@ fn scan(args: &[OsString]) -> Result<Scanned, UsageError> {
                         "{} takes no value, but was given '{}'",
                         flag_name(opt),
                         OsStr::from_bytes(value).to_string_lossy()
-                    )))
+                    )));
                 }
                 (false, None) => None,
             };

@@ -179,40 +179,70 @@ pub const OPTIONS: &[Opt] = &[
     Opt {
         env: Some("VIGIL_SUBREAPER"),
         tini_env: Some("TINI_SUBREAPER"),
-        ..short('s', Kind::Switch, Repeat::Replace,
+        ..short(
+            's',
+            Kind::Switch,
+            Repeat::Replace,
             "Register as a child subreaper (automatic when not PID 1)",
-            apply!(|c, v| c.subreaper = v.switch()))
+            apply!(|c, v| c.subreaper = v.switch()),
+        )
     },
     Opt {
         value_name: "SIGNAL",
-        ..short('p', Kind::Signal, Repeat::Replace,
+        ..short(
+            'p',
+            Kind::Signal,
+            Repeat::Replace,
             "Have the kernel send SIGNAL to vigil when vigil's parent dies",
-            apply!(|c, v| c.parent_death_signal = v.signal()))
+            apply!(|c, v| c.parent_death_signal = v.signal()),
+        )
     },
     Opt {
         env: Some("VIGIL_VERBOSITY"),
         tini_env: Some("TINI_VERBOSITY"),
-        ..short('v', Kind::Level, Repeat::Append,
+        ..short(
+            'v',
+            Kind::Level,
+            Repeat::Append,
             "More output; repeatable (-vvv); the variables take the level, 0-4",
-            apply!(|c, v| c.verbosity = v.level()))
+            apply!(|c, v| c.verbosity = v.level()),
+        )
     },
-    short('w', Kind::Switch, Repeat::Replace,
+    short(
+        'w',
+        Kind::Switch,
+        Repeat::Replace,
         "Warn about each orphaned zombie reaped",
-        apply!(|c, v| c.warn_on_reap = v.switch())),
+        apply!(|c, v| c.warn_on_reap = v.switch()),
+    ),
     Opt {
         env: Some("VIGIL_KILL_PROCESS_GROUP"),
         tini_env: Some("TINI_KILL_PROCESS_GROUP"),
-        ..short('g', Kind::Switch, Repeat::Replace,
+        ..short(
+            'g',
+            Kind::Switch,
+            Repeat::Replace,
             "Send forwarded signals to the child's whole process group",
-            apply!(|c, v| c.signal_group = v.switch()))
+            apply!(|c, v| c.signal_group = v.switch()),
+        )
     },
     Opt {
         value_name: "CODE",
-        ..short('e', Kind::ExitCode, Repeat::Append,
+        ..short(
+            'e',
+            Kind::ExitCode,
+            Repeat::Append,
             "Exit with 0 when the child exits with CODE; repeatable",
-            apply!(|c, v| c.expected_codes.extend(v.exit_code())))
+            apply!(|c, v| c.expected_codes.extend(v.exit_code())),
+        )
     },
-    short('l', Kind::PrintLicense, Repeat::Replace, "Print the license and exit", PRINTS),
+    short(
+        'l',
+        Kind::PrintLicense,
+        Repeat::Replace,
+        "Print the license and exit",
+        PRINTS,
+    ),
     Opt {
         long: Some("version"),
         repeat: Repeat::Replace,
@@ -220,64 +250,131 @@ pub const OPTIONS: &[Opt] = &[
     },
     Opt {
         repeat: Repeat::Append,
-        ..long("rewrite", "FROM:TO", Kind::Rewrite, "VIGIL_REWRITE",
+        ..long(
+            "rewrite",
+            "FROM:TO",
+            Kind::Rewrite,
+            "VIGIL_REWRITE",
             "Forward signal FROM as TO (TO 0 drops it); repeatable; the variable takes a comma-separated list",
-            apply!(|c, v| for rule in v.rewrites() { c.rewrites.add(rule) }))
+            apply!(|c, v| for rule in v.rewrites() {
+                c.rewrites.add(rule)
+            }),
+        )
     },
-    long("post-start", "CMD", Kind::Command, "VIGIL_POST_START",
+    long(
+        "post-start",
+        "CMD",
+        Kind::Command,
+        "VIGIL_POST_START",
         "Run CMD right after the child starts",
-        apply!(|c, v| c.post_start = v.command())),
-    long("post-start-timeout", "DUR", Kind::Duration, "VIGIL_POST_START_TIMEOUT",
+        apply!(|c, v| c.post_start = v.command()),
+    ),
+    long(
+        "post-start-timeout",
+        "DUR",
+        Kind::Duration,
+        "VIGIL_POST_START_TIMEOUT",
         "A post-start hook still running then has failed",
-        apply!(|c, v| c.post_start_timeout = v.duration())),
-    long("pre-stop", "CMD", Kind::Command, "VIGIL_PRE_STOP",
+        apply!(|c, v| c.post_start_timeout = v.duration()),
+    ),
+    long(
+        "pre-stop",
+        "CMD",
+        Kind::Command,
+        "VIGIL_PRE_STOP",
         "Run CMD when a stop signal arrives, before forwarding it",
-        apply!(|c, v| c.pre_stop = v.command())),
+        apply!(|c, v| c.pre_stop = v.command()),
+    ),
     Opt {
         default: Default::Note("half the grace period, else 5s"),
-        ..long("pre-stop-timeout", "DUR", Kind::Duration, "VIGIL_PRE_STOP_TIMEOUT",
+        ..long(
+            "pre-stop-timeout",
+            "DUR",
+            Kind::Duration,
+            "VIGIL_PRE_STOP_TIMEOUT",
             "A pre-stop hook still running then is killed, and the stop signal forwarded",
-            apply!(|c, v| c.pre_stop_timeout = v.duration()))
+            apply!(|c, v| c.pre_stop_timeout = v.duration()),
+        )
     },
     Opt {
         default: Default::Value("0"),
-        ..long("pre-stop-sleep", "DUR", Kind::Duration, "VIGIL_PRE_STOP_SLEEP",
+        ..long(
+            "pre-stop-sleep",
+            "DUR",
+            Kind::Duration,
+            "VIGIL_PRE_STOP_SLEEP",
             "Wait this long after pre-stop before forwarding the stop signal",
-            apply!(|c, v| c.pre_stop_sleep = v.duration().unwrap_or_default()))
+            apply!(|c, v| c.pre_stop_sleep = v.duration().unwrap_or_default()),
+        )
     },
     Opt {
         default: Default::Value("TERM,INT"),
-        ..long("stop-signals", "SIG[,SIG]", Kind::StopSignals, "VIGIL_STOP_SIGNALS",
+        ..long(
+            "stop-signals",
+            "SIG[,SIG]",
+            Kind::StopSignals,
+            "VIGIL_STOP_SIGNALS",
             "The signals that start the stop sequence (pre-stop, grace period); others are forwarded at once",
-            apply!(|c, v| c.stop_signals = v.stop_signals()))
+            apply!(|c, v| c.stop_signals = v.stop_signals()),
+        )
     },
-    long("grace-period", "DUR", Kind::Duration, "VIGIL_GRACE_PERIOD",
+    long(
+        "grace-period",
+        "DUR",
+        Kind::Duration,
+        "VIGIL_GRACE_PERIOD",
         "After the first stop signal, time until everything left gets SIGKILL",
-        apply!(|c, v| c.grace_period = v.duration())),
+        apply!(|c, v| c.grace_period = v.duration()),
+    ),
     Opt {
         default: Default::Value("2s"),
-        ..long("drain-timeout", "DUR", Kind::Duration, "VIGIL_DRAIN_TIMEOUT",
+        ..long(
+            "drain-timeout",
+            "DUR",
+            Kind::Duration,
+            "VIGIL_DRAIN_TIMEOUT",
             "After the child exits, time the others get between SIGTERM and SIGKILL",
-            apply!(|c, v| c.drain_timeout = v.duration().unwrap_or_default()))
+            apply!(|c, v| c.drain_timeout = v.duration().unwrap_or_default()),
+        )
     },
-    long("timeout", "DUR", Kind::Duration, "VIGIL_TIMEOUT",
+    long(
+        "timeout",
+        "DUR",
+        Kind::Duration,
+        "VIGIL_TIMEOUT",
         "After DUR, stop the command as if SIGTERM had arrived, and exit 124 (0: no timeout)",
-        apply!(|c, v| c.timeout = v.duration().filter(|d| !d.is_zero()))),
+        apply!(|c, v| c.timeout = v.duration().filter(|d| !d.is_zero())),
+    ),
     Opt {
         empty_env_is_value: true,
         default: Default::Note("/dev/termination-log if it exists"),
-        ..long("termination-log", "PATH", Kind::Path, "VIGIL_TERMINATION_LOG",
+        ..long(
+            "termination-log",
+            "PATH",
+            Kind::Path,
+            "VIGIL_TERMINATION_LOG",
             "Where the exit report is written; empty disables",
-            apply!(|c, v| c.termination_log = super::termination_log(v.path())))
+            apply!(|c, v| c.termination_log = super::termination_log(v.path())),
+        )
     },
-    long("user", "USER[:GROUP]", Kind::User, "VIGIL_USER",
+    long(
+        "user",
+        "USER[:GROUP]",
+        Kind::User,
+        "VIGIL_USER",
         "Run the child and the hooks as USER (name or uid), with GROUP, else USER's groups",
-        apply!(|c, v| c.user = v.user())),
+        apply!(|c, v| c.user = v.user()),
+    ),
     Opt {
         default: Default::Value("text"),
-        ..long("log-format", "FORMAT", Kind::LogFormat, "VIGIL_LOG_FORMAT",
+        ..long(
+            "log-format",
+            "FORMAT",
+            Kind::LogFormat,
+            "VIGIL_LOG_FORMAT",
             "text, json or logfmt: the form of each line vigil writes and of the termination log",
-            apply!(|c, v| c.log_format = v.log_format().unwrap_or_default()))
+            apply!(|c, v| c.log_format = v.log_format().unwrap_or_default()),
+        )
     },
     Opt {
         short: Some('h'),

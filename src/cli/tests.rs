@@ -204,12 +204,16 @@ fn help_version_and_license() {
     assert_eq!(printed(&["--help"]), Some(help.clone()));
     // An error before the help is an error.
     assert!(parse_strs(&["-x", "-h"], &[]).is_err());
-    assert!(printed(&["--version", "-l"])
-        .unwrap()
-        .starts_with("vigil version"));
-    assert!(printed(&["-l", "--version", "cmd"])
-        .unwrap()
-        .starts_with("vigil version"));
+    assert!(
+        printed(&["--version", "-l"])
+            .unwrap()
+            .starts_with("vigil version")
+    );
+    assert!(
+        printed(&["-l", "--version", "cmd"])
+            .unwrap()
+            .starts_with("vigil version")
+    );
     assert!(printed(&["-l"]).unwrap().contains("MIT License"));
     assert!(parse_strs(&["--version", "-x"], &[]).is_err());
     assert!(parse_strs(&["--version=1"], &[]).is_err());
@@ -410,12 +414,16 @@ fn misspelt_variables_are_named_with_the_nearest_one() {
         c.warnings[0].to_string().contains("VIGIL_TIMOUT")
             && c.warnings[0].to_string().contains("VIGIL_TIMEOUT")
     );
-    assert!(c.warnings[1]
-        .to_string()
-        .contains("did you mean VIGIL_GRACE_PERIOD?"));
-    assert!(c.warnings[2]
-        .to_string()
-        .ends_with("(vigil --help lists them)"));
+    assert!(
+        c.warnings[1]
+            .to_string()
+            .contains("did you mean VIGIL_GRACE_PERIOD?")
+    );
+    assert!(
+        c.warnings[2]
+            .to_string()
+            .ends_with("(vigil --help lists them)")
+    );
     // Another case, and tini's own names misspelt (a TINI_* variable
     // that resembles none of tini's is nobody's business).
     for (warning, meant) in

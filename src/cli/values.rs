@@ -137,7 +137,7 @@ pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
         Kind::User => {
             return user::parse_spec(raw)
                 .map(Value::User)
-                .map_err(|e| e.to_string())
+                .map_err(|e| e.to_string());
         }
         _ => {}
     }
@@ -253,7 +253,9 @@ fn parse_verbosity(text: &str) -> Result<u8, String> {
 /// formatting and parsing code into the binary.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let bad = || {
-        format!("'{text}' is not a duration: use a number with a unit ms, s, m or h (500ms, 5s, 2m); a bare number means seconds")
+        format!(
+            "'{text}' is not a duration: use a number with a unit ms, s, m or h (500ms, 5s, 2m); a bare number means seconds"
+        )
     };
     let t = text.trim();
     let split = t

@@ -168,11 +168,7 @@ impl Schema {
                 return check_conditions(path, object, map);
             }
         };
-        if ok {
-            Ok(())
-        } else {
-            bad(ty)
-        }
+        if ok { Ok(()) } else { bad(ty) }
     }
 
     /// Reads a logfmt line into the JSON object it stands for, guided by

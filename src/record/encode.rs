@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::{json, logfmt, Encoding, Head, Node, Record, Value};
+use super::{Encoding, Head, Node, Record, Value, json, logfmt};
 
 /// Writes records as lines in one encoding. `vigil_pid` is set exactly when
 /// the text lines would start `vigil[PID]:` (a vigil under another vigil),
@@ -337,7 +337,7 @@ pub(super) fn write_plain(out: &mut Vec<u8>, value: &Value<'_>) -> bool {
         Value::Bool(b) => put(out, if *b { b"true" } else { b"false" }),
         Value::Secs(d) => write_secs(out, *d),
         Value::Time(_) | Value::Str(_) | Value::Word(_) | Value::Bytes(_) | Value::Argv(_) => {
-            return false
+            return false;
         }
     }
     true

@@ -1,7 +1,7 @@
 //! One record as one JSON object on one line, and the string escaping that
 //! logfmt's quoted values share.
 
-use super::{cut_points, put, text_bytes, write_plain, Head, Text, Value, SCHEMA};
+use super::{Head, SCHEMA, Text, Value, cut_points, put, text_bytes, write_plain};
 
 /// Writes a JSON object member by member. `first` says whether the object
 /// or list being written has no member yet (no comma before the next).
@@ -168,9 +168,10 @@ impl<'o> Writer<'o> {
 /// A key: one of the schema's constants (`&'static str` in vigil's code),
 /// plain ASCII that needs no escape.
 pub(super) fn put_key(out: &mut Vec<u8>, key: &str) {
-    debug_assert!(key
-        .bytes()
-        .all(|b| b.is_ascii_lowercase() || b == b'_' || b.is_ascii_digit()));
+    debug_assert!(
+        key.bytes()
+            .all(|b| b.is_ascii_lowercase() || b == b'_' || b.is_ascii_digit())
+    );
     put(out, key.as_bytes());
 }
 

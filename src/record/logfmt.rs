@@ -11,7 +11,7 @@
 //! which is what logfmt readers (Go's go-logfmt, and so Loki) unquote.
 
 use super::json::{is_special, plain, write_text};
-use super::{cut_points, put, text_bytes, write_plain, write_uint, Head, Text, Value, SCHEMA};
+use super::{Head, SCHEMA, Text, Value, cut_points, put, text_bytes, write_plain, write_uint};
 
 pub(super) struct Writer<'o> {
     out: &'o mut Vec<u8>,

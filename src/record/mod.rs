@@ -57,7 +57,7 @@ use std::path::Path;
 use std::time::Duration;
 
 pub use encode::Encoder;
-use encode::{cut_points, put, text_bytes, write_plain, write_uint, Text};
+use encode::{Text, cut_points, put, text_bytes, write_plain, write_uint};
 pub use time::Timestamp;
 
 /// The version of the schema in docs/logging.md, written in every record

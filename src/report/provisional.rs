@@ -10,7 +10,7 @@
 use std::fmt::{self, Display, Formatter};
 
 use super::text::shorten;
-use super::{Command, COMMAND_MAX};
+use super::{COMMAND_MAX, Command};
 use crate::cgroup::Events;
 use crate::record::{Argv, Obj, Timestamp, Value};
 

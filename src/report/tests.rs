@@ -238,9 +238,10 @@ fn a_cancelled_hook_is_no_failure() {
         outcome: Outcome::Cancelled(Cancel::GraceDeadline),
         took: Duration::from_secs(1),
     });
-    assert!(r
-        .to_string()
-        .contains("; pre-stop hook cancelled at the grace deadline after 1.000s"));
+    assert!(
+        r.to_string()
+            .contains("; pre-stop hook cancelled at the grace deadline after 1.000s")
+    );
     assert!(!r.hooks.iter().any(Record::failed));
 }
 
@@ -263,9 +264,10 @@ fn oom_kill_of_another_process() {
     // With memory.oom.group, a kill vigil lived through cannot be one of
     // the whole group: no word of it.
     r.oom_group = true;
-    assert!(r
-        .to_string()
-        .contains("; the kernel OOM killer killed 2 processes in this container; "));
+    assert!(
+        r.to_string()
+            .contains("; the kernel OOM killer killed 2 processes in this container; ")
+    );
 }
 
 #[test]
@@ -305,7 +307,7 @@ fn long_lists_are_capped() {
 /// pass as they are.
 #[test]
 fn the_log_line_says_what_display_says_with_outside_text_escaped() {
-    use crate::logging::{self, capture, Level};
+    use crate::logging::{self, Level, capture};
     use crate::record::{Format, Timestamp};
 
     let mut r = base();

@@ -6,7 +6,7 @@
 
 use std::fmt::{self, Display, Formatter};
 
-use super::{Cause, Exit, NotSent, Stop, StopCause, COMMAND_MAX, HOOK_MAX, PROCS_MAX};
+use super::{COMMAND_MAX, Cause, Exit, HOOK_MAX, NotSent, PROCS_MAX, Stop, StopCause};
 use crate::procs::{self, Proc};
 use crate::signals;
 use crate::text::{duration, secs};

@@ -14,15 +14,15 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;
 
 use nix::errno::Errno;
-use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 mod sender;
 
-pub use sender::{is_terminal_signal, Named, Received, Sender};
+pub use sender::{Named, Received, Sender, is_terminal_signal};
 
 use crate::logging::{self, Level};
 use crate::record::Value;
-use crate::sys::signal::{self as sys, set_disposition, Disposition, SignalInfo, RECORD_SIZE};
+use crate::sys::signal::{self as sys, Disposition, RECORD_SIZE, SignalInfo, set_disposition};
 
 /// The highest signal number the kernel knows.
 pub const MAX_SIGNAL: i32 = 64;
@@ -268,7 +268,9 @@ pub fn name(signal: i32) -> Cow<'static, str> {
 /// `RTMIN+2`, `SIGRTMAX-1`. Accepts 1 to 64.
 pub fn parse(text: &str) -> Result<i32, String> {
     let bad = || {
-        format!("'{text}' is not a signal: use a name like TERM or SIGTERM, RTMIN+N, or a number from 1 to {MAX_SIGNAL}")
+        format!(
+            "'{text}' is not a signal: use a name like TERM or SIGTERM, RTMIN+N, or a number from 1 to {MAX_SIGNAL}"
+        )
     };
     let trimmed = text.trim();
     if let Ok(n) = trimmed.parse::<i32>() {

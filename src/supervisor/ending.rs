@@ -164,7 +164,9 @@ impl<S: System> Supervisor<S> {
             logging::emit(
                 Level::Warning,
                 "proc_unlisted",
-                format_args!("/proc is not mounted for this PID namespace: left-over processes can be signalled but not listed"),
+                format_args!(
+                    "/proc is not mounted for this PID namespace: left-over processes can be signalled but not listed"
+                ),
                 |r| r,
             );
         }
@@ -344,7 +346,9 @@ impl<S: System> Supervisor<S> {
         logging::emit(
             Level::Warning,
             "cannot_reach_all",
-            format_args!("without /proc vigil cannot list or reach processes outside the child's and the hooks' process groups: exiting, any such process is left running"),
+            format_args!(
+                "without /proc vigil cannot list or reach processes outside the child's and the hooks' process groups: exiting, any such process is left running"
+            ),
             |r| r,
         );
         self.state = State::Exit(self.exit_status());

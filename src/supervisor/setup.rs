@@ -131,7 +131,9 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
         logging::emit(
             Level::Info,
             "oom_group",
-            format_args!("memory.oom.group is 1: an OOM kill in this container kills every process of it, vigil included"),
+            format_args!(
+                "memory.oom.group is 1: an OOM kill in this container kills every process of it, vigil included"
+            ),
             |r| r.opt("memory_limit", limit),
         );
     }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use std::os::fd::AsFd;
 
-use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::inotify::Inotify;
 use nix::unistd::{getpgid, getpgrp, getpid, getppid, getsid};
 

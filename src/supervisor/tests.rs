@@ -1002,9 +1002,11 @@ fn a_deadline_that_never_comes_stops_the_container_without_spinning() {
     for _ in 0..5 {
         s.turn();
     }
-    assert!(s.sys.waits[waits..]
-        .iter()
-        .all(|w| w.is_some_and(|w| w >= FAULT_PACE)));
+    assert!(
+        s.sys.waits[waits..]
+            .iter()
+            .all(|w| w.is_some_and(|w| w >= FAULT_PACE))
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@
 use std::ffi::CStr;
 use std::os::raw::c_char;
 
-extern "C" {
+unsafe extern "C" {
     /// The C library's NULL-terminated array of `NAME=VALUE` strings.
     static environ: *const *const c_char;
 }
@@ -16,7 +16,7 @@ extern "C" {
 /// The program's entry point, called by the C library's start-up code
 /// (main.rs says why vigil has its own): hands the arguments to `run`.
 #[cfg(not(test))]
-#[no_mangle]
+#[unsafe(no_mangle)]
 extern "C" fn main(argc: libc::c_int, argv: *const *const c_char) -> libc::c_int {
     use std::ffi::OsString;
     use std::os::unix::ffi::OsStringExt;

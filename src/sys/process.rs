@@ -61,9 +61,5 @@ pub fn wait_any() -> Result<Option<Change>, Errno> {
 pub fn set_parent_death_signal(signal: i32) -> Result<(), Errno> {
     // SAFETY: prctl with integer arguments only.
     let r = unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong, 0, 0, 0) };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(Errno::last())
-    }
+    if r == 0 { Ok(()) } else { Err(Errno::last()) }
 }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use libc::{gid_t, uid_t};
 
-use super::{quote, Id, Identity, Ids, Spec};
+use super::{Id, Identity, Ids, Spec, quote};
 use crate::text::os_error;
 
 /// The longest line read from /etc/passwd or /etc/group. A group with
@@ -153,7 +153,7 @@ pub fn resolve(spec: &Spec, root: &Path, current: Ids) -> Result<Identity, Looku
                 name: name.clone(),
                 file: passwd,
                 file_exists: passwd_exists,
-            })
+            });
         }
         (None, user) => (
             Identity {
@@ -199,7 +199,7 @@ pub fn resolve(spec: &Spec, root: &Path, current: Ids) -> Result<Identity, Looku
                         name: name.clone(),
                         file: group,
                         file_exists: group_exists,
-                    })
+                    });
                 }
             };
         }
@@ -320,7 +320,7 @@ fn scan(file: &Path, mut each: impl FnMut(&[u8]) -> ControlFlow<()>) -> Result<b
         Err(e)
             if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) =>
         {
-            return Ok(false)
+            return Ok(false);
         }
         Err(e) => return Err(read_error(e)),
     };

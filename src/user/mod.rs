@@ -61,8 +61,8 @@ use libc::{gid_t, uid_t};
 use crate::logging::{self, Level};
 use crate::record::Record;
 
-pub use files::{resolve, LookupError};
-pub use switch::{refuse_setid, Switch, SwitchFailure};
+pub use files::{LookupError, resolve};
+pub use switch::{Switch, SwitchFailure, refuse_setid};
 
 /// The largest uid or gid a spec may name: runc's (and so gosu's and
 /// Docker's) bound, which keeps ids positive in a signed 32-bit integer.

@@ -12,7 +12,7 @@ use nix::errno::Errno;
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 
-use super::{quote, Identity, Ids};
+use super::{Identity, Ids, quote};
 use crate::record::Record;
 use crate::sys::user as sys;
 use crate::text::os_error;
@@ -509,8 +509,9 @@ mod tests {
             );
         }
         let unknown_step = FAILURE_TAG | 9 << 12 | libc::EPERM;
-        assert!(s
-            .failure(&io::Error::from_raw_os_error(unknown_step))
-            .is_none());
+        assert!(
+            s.failure(&io::Error::from_raw_os_error(unknown_step))
+                .is_none()
+        );
     }
 }

@@ -278,9 +278,11 @@ fn missing_files() {
 
     let nothing = Root::new(None, None);
     assert_eq!(nothing.show("1000:1000"), "1000 1000 [] /");
-    assert!(nothing
-        .show("1000:alice")
-        .starts_with("error: there is no group"));
+    assert!(
+        nothing
+            .show("1000:alice")
+            .starts_with("error: there is no group")
+    );
 
     // No /etc at all (ENOTDIR on the way counts as missing, too).
     let spec = parse_spec(OsStr::new("7:8")).unwrap();

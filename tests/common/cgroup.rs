@@ -2,7 +2,7 @@
 //! limit (for an OOM kill), a pids cgroup with a maximum (for a fork bomb).
 //! vigil is moved into it before it starts, so everything it runs is in it.
 
-use super::{kill, read_trimmed, wait_until, Vigil};
+use super::{Vigil, kill, read_trimmed, wait_until};
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! The children the tests give vigil most often: a shell script in the
 //! test's directory, `sleep 1000`, and a shell that ignores SIGTERM.
 
-use super::{nspid, wait_for_file, Output, Running, TempDir, Vigil, TIMEOUT};
+use super::{Output, Running, TIMEOUT, TempDir, Vigil, nspid, wait_for_file};
 
 /// Starts vigil (options already on `v`) with `sh -c SCRIPT` as the child,
 /// in `dir` (the working directory of vigil, the child and the hooks).

@@ -28,11 +28,11 @@
 //! `/usr/bin/busybox` or `/bin/busybox`.
 
 use super::{
-    exit_report, host_musl_target, note, run_cmd, run_with_deadline, secs, text, CmdFailed,
+    CmdFailed, exit_report, host_musl_target, note, run_cmd, run_with_deadline, secs, text,
 };
 use std::fs;
 use std::io::Read;
-use std::os::unix::fs::{symlink, PermissionsExt};
+use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -181,7 +181,7 @@ impl Engine {
     pub fn clean_up_at_exit(self) {
         static REGISTERED: Once = Once::new();
         REGISTERED.call_once(|| {
-            extern "C" {
+            unsafe extern "C" {
                 fn atexit(cb: extern "C" fn()) -> std::os::raw::c_int;
             }
             // SAFETY: registering a plain extern "C" fn with libc's atexit.

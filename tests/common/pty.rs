@@ -3,7 +3,7 @@
 
 use super::capture::Capture;
 use super::start_state::{remove_vigil_env, set_signal_state};
-use super::{wait_until, ProcGuard};
+use super::{ProcGuard, wait_until};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};

@@ -3,7 +3,7 @@
 //! sends signals as fast as it can: starting a recorder under vigil,
 //! waiting until it is ready, reading what it recorded.
 
-use super::{test_program, wait_for_file, wait_until, Running, TempDir, Vigil, TIMEOUT};
+use super::{Running, TIMEOUT, TempDir, Vigil, test_program, wait_for_file, wait_until};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

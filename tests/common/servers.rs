@@ -15,8 +15,8 @@
 //!   -i`, stdin held open), killed when dropped.
 
 use super::{
-    flag, note, release_vigil, run_label, run_with_deadline, secs, skip, text, CmdFailed, Ctr,
-    Engine, NotReady, LABEL,
+    CmdFailed, Ctr, Engine, LABEL, NotReady, flag, note, release_vigil, run_label,
+    run_with_deadline, secs, skip, text,
 };
 use std::fs;
 use std::io::{self, Read, Write};
@@ -106,7 +106,7 @@ fn base_image() -> Result<String, NotReady> {
                 "{} failed ({}):\n{log}",
                 script.display(),
                 out.status
-            )))
+            )));
         }
     }
     let image = text(&out.stdout).trim().to_string();

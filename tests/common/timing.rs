@@ -3,7 +3,7 @@
 //! checks on it. Lower bounds are exact (vigil must wait that long); upper
 //! bounds leave seconds of slack, because these machines are small and busy.
 
-use super::{no_panic, wait_until, Exit, Output, Running, TIMEOUT};
+use super::{Exit, Output, Running, TIMEOUT, no_panic, wait_until};
 use std::time::{Duration, Instant};
 
 /// Upper bound for something that should take about a second.

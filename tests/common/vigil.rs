@@ -5,17 +5,17 @@
 
 use super::capture::Capture;
 use super::start_state::{remove_vigil_env, set_signal_state};
+use super::{ProcGuard, TIMEOUT};
 use super::{children, comm, descendants, kill, nspid, pidns_members, sig_bit, stat};
 use super::{vigil_bin, wait_until};
-use super::{ProcGuard, TIMEOUT};
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
+use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -489,7 +489,10 @@ impl Running {
             "outer pid {} ({:?}), vigil pid {:?}, after {:.2}s\n--- stdout so far ---\n{}\n--- stderr so far ---\n{}",
             self.outer_pid(),
             comm(self.outer_pid()),
-            self.vigil_pid.get().copied().or(self.plain.then(|| self.outer_pid())),
+            self.vigil_pid
+                .get()
+                .copied()
+                .or(self.plain.then(|| self.outer_pid())),
             self.started.elapsed().as_secs_f64(),
             self.stdout.text(),
             self.stderr.text()

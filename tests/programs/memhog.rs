@@ -15,7 +15,7 @@
 #[path = "support/common.rs"]
 mod common;
 
-use common::{die, unknown, Args};
+use common::{Args, die, unknown};
 use std::time::Duration;
 
 const PROG: &str = "memhog";

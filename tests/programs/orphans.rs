@@ -22,7 +22,7 @@
 #[path = "support/common.rs"]
 mod common;
 
-use common::{die, unknown, Args};
+use common::{Args, die, unknown};
 use std::io::Write;
 use std::time::Duration;
 

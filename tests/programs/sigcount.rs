@@ -26,8 +26,8 @@ mod common;
 #[path = "support/rawsig.rs"]
 mod rawsig;
 
-use common::{die, now_ns, parse_signal, unknown, Args};
-use rawsig::{set_disposition, set_sigmask, sig_bit, SIGSET_SIZE};
+use common::{Args, die, now_ns, parse_signal, unknown};
+use rawsig::{SIGSET_SIZE, set_disposition, set_sigmask, sig_bit};
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 

@@ -29,8 +29,8 @@ mod common;
 #[path = "support/rawsig.rs"]
 mod rawsig;
 
-use common::{die, parse_signal, unknown, Args};
-use rawsig::{rt_sigaction, sig_bit, KSigaction};
+use common::{Args, die, parse_signal, unknown};
+use rawsig::{KSigaction, rt_sigaction, sig_bit};
 use std::io::Read;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::time::Duration;
@@ -192,7 +192,7 @@ fn run(argv: Vec<String>) -> i32 {
 
 /// With `#![no_main]`, `std::env::args` is empty on musl (only glibc hands
 /// argv to Rust without its runtime), so the arguments come from here.
-#[no_mangle]
+#[unsafe(no_mangle)]
 extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
     let args = (0..argc.max(0) as usize)
         .map(|i| {

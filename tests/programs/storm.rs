@@ -24,7 +24,7 @@
 #[path = "support/common.rs"]
 mod common;
 
-use common::{die, now_ns, parse_signal, unknown, Args};
+use common::{Args, die, now_ns, parse_signal, unknown};
 
 const PROG: &str = "storm";
 

@@ -7,10 +7,10 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::time::Duration;
 
-use serde_json::{json, Value as Json};
+use serde_json::{Value as Json, json};
 
-use super::check::{parse_logfmt, Schema};
-use super::encode::{write_secs, STEPS};
+use super::check::{Schema, parse_logfmt};
+use super::encode::{STEPS, write_secs};
 use super::*;
 use crate::hooks::{self, Cancel, HookKind, Outcome};
 use crate::procs::Proc;

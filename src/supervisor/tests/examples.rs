@@ -9,7 +9,7 @@ use std::io;
 use std::time::Duration;
 
 use super::*;
-use crate::logging::{self, capture, Level};
+use crate::logging::{self, Level, capture};
 use crate::procs::Proc;
 use crate::record::{Format, Timestamp};
 use crate::spawn::SpawnError;
