@@ -56,40 +56,17 @@ use std::os::unix::fs::FileExt;
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
 use std::path::{Path, PathBuf};
 
+use crate::facts::MemoryEvents;
 use crate::logging::{self, Level};
 use crate::procs::{Role, read_text};
 
-/// The counts of `memory.events` (v1 has `oom_kill` alone).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Events {
-    /// Times the group's memory reached `memory.max` and reclaim began.
-    pub max: u64,
-    /// Times the OOM killer was invoked.
-    pub oom: u64,
-    /// Processes it killed.
-    pub oom_kill: u64,
-    /// Times it killed the whole group (`memory.oom.group`).
-    pub oom_group_kill: u64,
-}
-
-impl Events {
-    /// The counts in `text`; a key that is not there counts 0.
-    fn parse(text: &[u8]) -> Events {
-        Events {
-            max: count(text, b"max").unwrap_or(0),
-            oom: count(text, b"oom").unwrap_or(0),
-            oom_kill: count(text, b"oom_kill").unwrap_or(0),
-            oom_group_kill: count(text, b"oom_group_kill").unwrap_or(0),
-        }
-    }
-
-    fn since(self, start: Events) -> Events {
-        Events {
-            max: self.max.saturating_sub(start.max),
-            oom: self.oom.saturating_sub(start.oom),
-            oom_kill: self.oom_kill.saturating_sub(start.oom_kill),
-            oom_group_kill: self.oom_group_kill.saturating_sub(start.oom_group_kill),
-        }
+/// The counts in `text`; a key that is not there counts 0.
+fn parse_events(text: &[u8]) -> MemoryEvents {
+    MemoryEvents {
+        max: count(text, b"max").unwrap_or(0),
+        oom: count(text, b"oom").unwrap_or(0),
+        oom_kill: count(text, b"oom_kill").unwrap_or(0),
+        oom_group_kill: count(text, b"oom_group_kill").unwrap_or(0),
     }
 }
 
@@ -102,7 +79,7 @@ pub struct Memory {
     path: PathBuf,
     v1: bool,
     /// The counts at start (0 as PID 1 of a new cgroup).
-    at_start: Events,
+    at_start: MemoryEvents,
     /// `memory.max` (v2) or `memory.limit_in_bytes` (v1), in bytes; `None`
     /// when there is none.
     pub limit: Option<u64>,
@@ -118,7 +95,7 @@ impl Memory {
         let (counter, path, v1) = open_counter_file()?;
         let dir = path.parent()?;
         let at_start = if role == Role::Pid1 {
-            Events::default()
+            MemoryEvents::default()
         } else {
             let at_start = read_events(&counter)?;
             logging::emit(
@@ -159,8 +136,8 @@ impl Memory {
     }
 
     /// The counts since vigil started.
-    pub fn events(&self) -> Events {
-        read_events(&self.counter).map_or(Events::default(), |now| now.since(self.at_start))
+    pub fn events(&self) -> MemoryEvents {
+        read_events(&self.counter).map_or(MemoryEvents::default(), |now| now.since(self.at_start))
     }
 
     /// What tells of a change of `memory.events`: an inotify descriptor,
@@ -231,7 +208,7 @@ fn holds_this_process(dir: &Path) -> bool {
 
 /// Reads the counts from the start of the open file (`pread`: the kernel
 /// makes the text afresh for each read from offset 0).
-fn read_events(file: &File) -> Option<Events> {
+fn read_events(file: &File) -> Option<MemoryEvents> {
     // The kernel makes the whole text in one read when the buffer can hold
     // it (these files are under a hundred bytes): a read that comes back
     // short is the end, with no second read to find out.
@@ -249,7 +226,7 @@ fn read_events(file: &File) -> Option<Events> {
     let text = buffer.get(..len)?;
     // A counter file without `oom_kill` is of a kernel too old to count.
     count(text, b"oom_kill")?;
-    Some(Events::parse(text))
+    Some(parse_events(text))
 }
 
 /// The number on the `KEY N` line of a counter file's text (v1's
@@ -399,8 +376,8 @@ mod tests {
         assert_eq!(count(v1, b"oom_kill"), Some(7));
         let v2 = b"low 0\nhigh 0\nmax 12\noom 3\noom_kill 2\noom_group_kill 1\n";
         assert_eq!(
-            Events::parse(v2),
-            Events {
+            parse_events(v2),
+            MemoryEvents {
                 max: 12,
                 oom: 3,
                 oom_kill: 2,

@@ -31,6 +31,7 @@
 
 mod cgroup;
 mod cli;
+mod facts;
 mod hooks;
 mod logging;
 mod procs;

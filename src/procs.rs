@@ -6,11 +6,10 @@
 //! below it). Signalling them all uses `kill(-1)` only as PID 1.
 
 use std::collections::HashSet;
-use std::fmt;
 use std::fs;
 use std::io::Read;
 
-use crate::record::{Fields, Obj};
+use crate::facts::Proc;
 use crate::signals;
 
 /// Whom vigil answers for, decided once at start.
@@ -33,32 +32,6 @@ impl Role {
             Role::Subreaper
         }
     }
-}
-
-/// A process by pid and name, for the log and the exit report.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Proc {
-    pub pid: i32,
-    pub name: String,
-}
-
-/// `{"pid": 7, "name": "sleep"}`
-impl Fields for Proc {
-    fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
-        o.field("pid", self.pid).field("name", &self.name);
-    }
-}
-
-impl fmt::Display for Proc {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.pid, self.name)
-    }
-}
-
-/// Formats a list of processes as `7 (sleep), 9 (sh)`.
-pub fn list(procs: &[Proc]) -> String {
-    let parts: Vec<String> = procs.iter().map(Proc::to_string).collect();
-    parts.join(", ")
 }
 
 /// Reads a small kernel-made file (/proc, cgroupfs) as bytes. These report

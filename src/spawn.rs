@@ -204,26 +204,6 @@ const SHELL: &str = "/bin/sh";
 /// The PATH musl's `execvp` searches when PATH is unset.
 const DEFAULT_PATH: &str = "/usr/local/bin:/bin:/usr/bin";
 
-/// Joins argv for messages, quoted only where a shell would need it, on
-/// one line (the exit report and the termination log hold it too), and
-/// whether it is exactly the words' bytes as a shell reads them (nothing
-/// replaced or escaped).
-pub fn display_command_exact(argv: &[OsString]) -> (String, bool) {
-    let mut joined = Vec::new();
-    crate::text::shell_join(argv, &mut joined);
-    match String::from_utf8(joined) {
-        Ok(text) => {
-            let shown = crate::text::one_line(&text);
-            let exact = shown.len() == text.len();
-            (shown, exact)
-        }
-        Err(e) => (
-            crate::text::one_line(&String::from_utf8_lossy(e.as_bytes())),
-            false,
-        ),
-    }
-}
-
 /// Starts the process in a process group of its own and returns its pid.
 /// vigil's own `waitpid(-1)` loop reaps it.
 ///

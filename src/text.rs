@@ -201,8 +201,44 @@ fn is_assignment(word: &[u8]) -> bool {
         && name.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
 }
 
+/// Splits a hook's text into words by shell quoting rules: no expansion, no
+/// globbing. An empty or unparsable text is the user's mistake.
+pub fn parse_command(text: &str) -> Result<Vec<OsString>, String> {
+    let words = shell_words::split(text)
+        .map_err(|e| format!("'{text}' cannot be split into words ({e}): check its quotes"))?;
+    if words.is_empty() {
+        return Err(format!("'{text}' is empty: give the command to run"));
+    }
+    Ok(words.into_iter().map(OsString::from).collect())
+}
+
+/// Joins argv for messages, quoted only where a shell would need it, on
+/// one line (the exit report and the termination log hold it too), and
+/// whether it is exactly the words' bytes as a shell reads them (nothing
+/// replaced or escaped).
+pub fn display_command_exact(argv: &[OsString]) -> (String, bool) {
+    let mut joined = Vec::new();
+    shell_join(argv, &mut joined);
+    match String::from_utf8(joined) {
+        Ok(text) => {
+            let shown = one_line(&text);
+            let exact = shown.len() == text.len();
+            (shown, exact)
+        }
+        Err(e) => (one_line(&String::from_utf8_lossy(e.as_bytes())), false),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn splits_like_a_shell() {
+        let words = parse_command(r#"sh -c "echo 'a b'" x"#).unwrap();
+        assert_eq!(words, ["sh", "-c", "echo 'a b'", "x"]);
+        assert!(parse_command("sh -c 'oops").is_err());
+        assert!(parse_command("   ").is_err());
+    }
+
     use super::*;
 
     #[test]

@@ -43,8 +43,8 @@ use std::time::Duration;
 use options::{Default, Kind, OPTIONS, Opt, Repeat};
 use values::{From, Value};
 
+use crate::facts::signal::Rewrites;
 use crate::record::Format;
-use crate::signals::Rewrites;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The commit and the target this binary was built from and for (build.rs).

@@ -7,9 +7,9 @@ use std::ffi::{OsStr, OsString};
 use std::time::Duration;
 
 use super::options::Kind;
-use crate::hooks;
+use crate::facts::signal::{self, Rewrites};
 use crate::record::Format;
-use crate::signals::{self, Rewrites};
+use crate::text;
 use crate::user;
 
 /// The verbosity tini starts from: warnings and errors.
@@ -159,11 +159,11 @@ pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
             From::Vigil => Value::Level(parse_verbosity(text)?),
             From::Tini => Value::Level(atoi(text)),
         },
-        Kind::Signal => Value::Signal(signals::parse(text)?),
+        Kind::Signal => Value::Signal(signal::parse(text)?),
         Kind::StopSignals => Value::StopSignals(parse_stop_signals(text)?),
         Kind::ExitCode => Value::ExitCode(parse_exit_code(text)?),
         Kind::Duration => Value::Duration(parse_duration(text)?),
-        Kind::Command => Value::Command(hooks::parse_command(text)?),
+        Kind::Command => Value::Command(text::parse_command(text)?),
         Kind::Path => Value::Path(raw.to_owned()),
         Kind::User => Value::User(user::parse_spec(raw).map_err(|e| e.to_string())?),
         Kind::LogFormat => Value::LogFormat(Format::parse(text)?),
@@ -187,11 +187,11 @@ pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
 fn parse_stop_signals(text: &str) -> Result<Vec<i32>, String> {
     let mut list = Vec::new();
     for word in text.split(',').map(str::trim) {
-        let signal = signals::parse(word).map_err(|why| format!("in '{text}': {why}"))?;
-        if let Some(never) = signals::never_forwarded(signal) {
+        let signal = signal::parse(word).map_err(|why| format!("in '{text}': {why}"))?;
+        if let Some(never) = signal::never_forwarded(signal) {
             return Err(format!(
                 "in '{text}': {} cannot be a stop signal: {never}",
-                signals::name(signal)
+                signal::name(signal)
             ));
         }
         if !list.contains(&signal) {

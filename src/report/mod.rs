@@ -30,10 +30,9 @@ use std::ffi::OsString;
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use crate::hooks;
-use crate::procs::Proc;
-use crate::reap::Ending;
-use crate::signals::{self, Named, Received, Sender};
+use crate::facts::hook;
+use crate::facts::signal::{self, MAX_SIGNAL};
+use crate::facts::{Ending, Named, Proc, Received, Sender};
 
 /// What started the stop sequence.
 #[derive(Clone, Debug)]
@@ -128,7 +127,7 @@ pub struct LaterStop {
 /// a signal costs no allocation on the forwarding path.
 #[derive(Debug)]
 pub struct Forwards {
-    last: Box<[Option<Forward>; signals::MAX_SIGNAL as usize + 1]>,
+    last: Box<[Option<Forward>; MAX_SIGNAL as usize + 1]>,
     /// (signal sent, sender's pid, its name): one per number, for the
     /// numbers whose last sender was a process of vigil's namespace.
     names: Vec<(i32, u32, Option<String>)>,
@@ -137,7 +136,7 @@ pub struct Forwards {
 impl Default for Forwards {
     fn default() -> Forwards {
         Forwards {
-            last: Box::new([None; signals::MAX_SIGNAL as usize + 1]),
+            last: Box::new([None; MAX_SIGNAL as usize + 1]),
             names: Vec::new(),
         }
     }
@@ -218,7 +217,7 @@ impl fmt::Display for DrainKill {
                 write!(f, "drain timeout ({}) over", crate::text::duration(*after))
             }
             DrainKill::StopSignal(signal) => {
-                write!(f, "{} during the drain", signals::name(*signal))
+                write!(f, "{} during the drain", signal::name(*signal))
             }
         }
     }
@@ -265,7 +264,7 @@ pub struct Command {
 
 impl Command {
     pub fn new(argv: Vec<OsString>) -> Command {
-        let (text, exact) = crate::spawn::display_command_exact(&argv);
+        let (text, exact) = crate::text::display_command_exact(&argv);
         Command { argv, text, exact }
     }
 }
@@ -291,7 +290,7 @@ pub struct Exit {
     /// The grace period, once a stop started one.
     pub grace: Option<Grace>,
     pub drain: Option<Drain>,
-    pub hooks: Vec<hooks::Record>,
+    pub hooks: Vec<hook::Record>,
     pub orphans_reaped: u64,
     /// OOM kills the container's cgroup counted while vigil ran.
     pub oom_kills: u64,
@@ -388,7 +387,7 @@ impl Exit {
         forced
             || self.grace_kill().is_some()
             || self.drain.as_ref().is_some_and(|d| d.kill.is_some())
-            || self.hooks.iter().any(hooks::Record::failed)
+            || self.hooks.iter().any(hook::Record::failed)
             || self.oom_kills > 0
             || !(self.ending_expected() || self.quiet_ending())
     }
@@ -466,9 +465,7 @@ impl Exit {
     fn ending_signal(&self) -> Option<i32> {
         match self.ending {
             Ending::Killed { signal, .. } => Some(signal),
-            Ending::Exited(code) if code > 128 && code - 128 <= signals::MAX_SIGNAL => {
-                Some(code - 128)
-            }
+            Ending::Exited(code) if code > 128 && code - 128 <= MAX_SIGNAL => Some(code - 128),
             Ending::Exited(_) => None,
         }
     }

@@ -11,14 +11,14 @@ use std::fmt::{self, Display, Formatter};
 
 use super::text::shorten;
 use super::{COMMAND_MAX, Command};
-use crate::cgroup::Events;
+use crate::facts::MemoryEvents;
 use crate::record::{Argv, Obj, Timestamp, Value};
 
 /// What the memory cgroup has counted since vigil started, and when vigil
 /// saw each count move.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MemorySeen {
-    pub events: Events,
+    pub events: MemoryEvents,
     /// When `max` last moved (memory reached `memory.max`).
     pub max_at: Option<Timestamp>,
     /// When the OOM killer last ran.
@@ -27,7 +27,7 @@ pub struct MemorySeen {
 
 impl MemorySeen {
     /// The counts are now `events`, seen at `now`.
-    pub fn update(&mut self, events: Events, now: Timestamp) {
+    pub fn update(&mut self, events: MemoryEvents, now: Timestamp) {
         if events.max != self.events.max {
             self.max_at = Some(now);
         }
@@ -80,7 +80,7 @@ impl Provisional<'_> {
             .field("oom_group", self.oom_group)
             .word("likely", self.likely());
         let seen = self.memory;
-        if seen.events != Events::default() {
+        if seen.events != MemoryEvents::default() {
             o.object_with("memory", |o| {
                 o.field("max", seen.events.max)
                     .field("oom", seen.events.oom)

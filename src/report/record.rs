@@ -5,8 +5,8 @@
 use std::time::Instant;
 
 use super::{Cause, DrainKill, Exit, Forwarded, Stop, StopCause};
+use crate::facts::Signal;
 use crate::record::{Argv, Obj, Timestamp, Value, Word};
-use crate::signals::Signal;
 
 /// The wall clock and the monotonic clock read at the same moment, to turn
 /// the instants vigil timed (a stop signal's arrival) into times.

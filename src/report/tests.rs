@@ -1,7 +1,7 @@
 use super::text::list_procs;
 use super::*;
-use crate::hooks::{Cancel, HookKind, Outcome, Record};
-use crate::signals::Sender;
+use crate::facts::hook::Record;
+use crate::facts::{Cancel, HookKind, Outcome, Sender};
 
 fn base() -> Exit {
     Exit {

@@ -7,8 +7,8 @@
 use std::fmt::{self, Display, Formatter};
 
 use super::{COMMAND_MAX, Cause, Exit, HOOK_MAX, NotSent, PROCS_MAX, Stop, StopCause};
-use crate::procs::{self, Proc};
-use crate::signals;
+use crate::facts::signal;
+use crate::facts::{Proc, process};
 use crate::text::{duration, secs};
 
 /// How the child ended and vigil's exit status come first, so that a cut
@@ -80,10 +80,10 @@ impl Exit {
             Some(Cause::Terminal) => f.write_str(", from the terminal (Ctrl-C)"),
             Some(Cause::Forwarded(forwarded)) => {
                 let fwd = forwarded.forward;
-                let name = signals::name(fwd.received.signal);
+                let name = signal::name(fwd.received.signal);
                 write!(f, ", forwarded by vigil: {name} {}", forwarded.sender)?;
                 if fwd.received.signal != fwd.sent {
-                    write!(f, ", sent as {}", signals::name(fwd.sent))?;
+                    write!(f, ", sent as {}", signal::name(fwd.sent))?;
                 }
                 Ok(())
             }
@@ -94,7 +94,7 @@ impl Exit {
         f.write_str("; stop: ")?;
         match &stop.cause {
             StopCause::Signal { signal, sender } => {
-                write!(f, "{} {sender}", signals::name(*signal))?;
+                write!(f, "{} {sender}", signal::name(*signal))?;
             }
             StopCause::PostStartFailed => f.write_str("the post-start hook failed")?,
             StopCause::Timeout(after) => {
@@ -110,12 +110,12 @@ impl Exit {
             StopCause::Fault(why) => write!(f, "vigil could not go on: {why}")?,
         }
         let signal = match &stop.cause {
-            StopCause::Signal { signal, .. } => signals::name(*signal),
+            StopCause::Signal { signal, .. } => signal::name(*signal),
             _ => "the stop signal".into(),
         };
         let at_grace = self.grace_kill().is_some();
         match (stop.sent, stop.not_sent) {
-            (Some(sent), _) => write!(f, " (sent {})", signals::name(sent))?,
+            (Some(sent), _) => write!(f, " (sent {})", signal::name(sent))?,
             (None, Some(NotSent::Rewritten)) => write!(f, " (not sent: --rewrite drops {signal})")?,
             (None, Some(NotSent::PreStopHook)) if at_grace => f.write_str(
                 " (not sent: the pre-stop hook was still running at the grace deadline)",
@@ -138,9 +138,9 @@ impl Exit {
             write!(
                 f,
                 "; then {} {} (sent {} at once)",
-                signals::name(later.forward.received.signal),
+                signal::name(later.forward.received.signal),
                 later.sender,
-                signals::name(later.forward.sent)
+                signal::name(later.forward.sent)
             )?;
         }
         let Some(after) = self.ended_after() else {
@@ -151,7 +151,7 @@ impl Exit {
             Some(later) => write!(
                 f,
                 " after the {}",
-                signals::name(later.forward.received.signal)
+                signal::name(later.forward.received.signal)
             ),
             None => f.write_str(" later"),
         }
@@ -198,7 +198,7 @@ impl Display for Shortened<'_> {
 /// At most `PROCS_MAX` processes, then how many more there were.
 pub(super) fn list_procs(procs: &[Proc]) -> String {
     let shown = procs.get(..PROCS_MAX).unwrap_or(procs);
-    let mut text = shorten(&procs::list(shown), PROCS_MAX * 40).to_string();
+    let mut text = shorten(&process::list(shown), PROCS_MAX * 40).to_string();
     if procs.len() > shown.len() {
         text.push_str(&format!(" and {} more", procs.len() - shown.len()));
     }

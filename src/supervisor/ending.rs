@@ -6,12 +6,12 @@ use super::deadlines::Deadline;
 use super::stop::StopStep;
 use super::system::System;
 use super::{DrainPhase, State, StopPhase, Supervisor};
-use crate::hooks::{self, Cancel, HookKind, KillReason};
+use crate::facts::{Cancel, Ending, HookKind, KillReason, Proc, Signal};
+use crate::facts::{hook, process};
 use crate::logging::{self, Level};
-use crate::procs::{self, Proc};
-use crate::reap::{Ending, Event, Next};
+use crate::reap::{Event, Next};
 use crate::report::{Drain, DrainKill, GraceKill, StopCause};
-use crate::signals::{Signal, Target};
+use crate::signals::Target;
 use crate::text::duration;
 
 use std::time::Duration;
@@ -183,7 +183,7 @@ impl<S: System> Supervisor<S> {
                 logging::emit(
                     Level::Info,
                     "draining",
-                    format_args!("draining: SIGTERM to {}", procs::list(&left)),
+                    format_args!("draining: SIGTERM to {}", process::list(&left)),
                     |r| r.list("terminated", &left),
                 );
             }
@@ -227,7 +227,7 @@ impl<S: System> Supervisor<S> {
                 if left.is_empty() {
                     "processes vigil cannot list are".to_string()
                 } else {
-                    procs::list(&left)
+                    process::list(&left)
                 },
                 duration(KILL_WAIT),
                 if left.len() == 1 { "it" } else { "them" }
@@ -384,7 +384,7 @@ fn log_reaped(level: Level, pid: i32, ending: Ending) {
 
 /// A hook's record in the log: `post-start hook succeeded in 0.20s`, with
 /// `then` (what vigil does about it) after it.
-fn hook_ended(level: Level, record: &hooks::Record, then: &str) {
+fn hook_ended(level: Level, record: &hook::Record, then: &str) {
     logging::emit(level, "hook_ended", format_args!("{record}{then}"), |r| {
         r.flatten(record)
     });
@@ -413,7 +413,7 @@ impl Kill {
         } else if killed.is_empty() {
             "everything left".to_string()
         } else {
-            procs::list(killed)
+            process::list(killed)
         };
         let msg = format_args!("{why}: SIGKILL to {whom}");
         match self {

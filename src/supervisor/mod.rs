@@ -33,12 +33,13 @@ mod tests;
 use std::time::{Duration, Instant};
 
 use crate::cli::Config;
-use crate::hooks::{self, Hook, HookKind, KillReason};
+use crate::facts::{Ending, HookKind, KillReason, Named, Received, Sender, Signal};
+use crate::facts::{hook, signal};
+use crate::hooks::{self, Hook};
 use crate::logging::{self, Level};
-use crate::reap::Ending;
 use crate::record::Timestamp;
 use crate::report::{self, Drain, DrainKill, Forwards, MemorySeen, Stop, StopCause};
-use crate::signals::{self, Named, Received, Sender, Signal, Target};
+use crate::signals::Target;
 use crate::text::duration;
 use deadlines::{Deadline, Deadlines, Due};
 use stop::StopStep;
@@ -133,7 +134,7 @@ struct Supervisor<S: System> {
     post_start: Option<hooks::Running>,
     pre_stop: Option<hooks::Running>,
     /// The hooks that have ended, as the report tells them.
-    hooks: Vec<hooks::Record>,
+    hooks: Vec<hook::Record>,
     /// The last signal of each number forwarded, to tell whose signal
     /// killed the child.
     forwards: Forwards,
@@ -355,7 +356,7 @@ impl<S: System> Supervisor<S> {
         if self.is_parent_death(r) {
             r.sender = Sender::ParentDeath;
         } else if matches!(r.sender, Sender::Kernel)
-            && signals::is_terminal_signal(r.signal)
+            && signal::is_terminal_signal(r.signal)
             && self.sys.has_terminal()
         {
             r.sender = Sender::Terminal;
@@ -400,7 +401,7 @@ impl<S: System> Supervisor<S> {
         } else {
             self.named(r.sender)
         };
-        let name = signals::name(r.signal);
+        let name = signal::name(r.signal);
         // SIGCHLD's line says the sender as the kernel gave it.
         let said: &dyn std::fmt::Display = if chld { &r.sender } else { &sender };
         logging::emit(
@@ -467,7 +468,7 @@ impl<S: System> Supervisor<S> {
                 "stop_signal_ignored",
                 format_args!(
                     "already killing what is left; {} changes nothing",
-                    signals::name(r.signal)
+                    signal::name(r.signal)
                 ),
                 |rec| rec.field("signal", Signal(r.signal)),
             ),
@@ -505,7 +506,7 @@ impl<S: System> Supervisor<S> {
     }
 
     /// Starts a hook through the seam; the record of one that could not run.
-    fn start_hook(&mut self, hook: Hook, argv: &[std::ffi::OsString]) -> Result<(), hooks::Record> {
+    fn start_hook(&mut self, hook: Hook, argv: &[std::ffi::OsString]) -> Result<(), hook::Record> {
         let started = self.sys.now();
         let sys = &mut self.sys;
         let running = hooks::start(hook, argv, self.child, started, |spec| sys.spawn(spec))?;
@@ -547,7 +548,7 @@ impl<S: System> Supervisor<S> {
         }
     }
 
-    fn post_start_failed(&mut self, record: hooks::Record) {
+    fn post_start_failed(&mut self, record: hook::Record) {
         logging::emit(
             Level::Warning,
             "hook_ended",
@@ -591,7 +592,7 @@ impl<S: System> Supervisor<S> {
                 "continue",
                 format_args!(
                     "child pid {child} stopped by {}, and nothing above vigil can resume it: continuing it",
-                    signals::name(signal)
+                    signal::name(signal)
                 ),
             );
             self.continue_child();
@@ -600,7 +601,7 @@ impl<S: System> Supervisor<S> {
                 "leave",
                 format_args!(
                     "child pid {child} stopped by {}: left stopped (a stop sends SIGCONT with its signal)",
-                    signals::name(signal)
+                    signal::name(signal)
                 ),
             );
         }

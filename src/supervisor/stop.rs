@@ -7,12 +7,14 @@ use std::time::Duration;
 use super::deadlines::Deadline;
 use super::system::System;
 use super::{State, StopPhase, Supervisor};
-use crate::hooks::{Cancel, Hook, HookKind, KillReason};
+use crate::facts::signal;
+use crate::facts::{Cancel, HookKind, KillReason, Received, Sender, Signal};
+use crate::hooks::Hook;
 use crate::logging::{self, Level};
 use crate::procs;
 use crate::record::{Fields, Obj, Record};
 use crate::report::{Forward, Forwarded, Grace, LaterStop, NotSent, Stop, StopCause};
-use crate::signals::{self, Received, Sender, Signal, Target};
+use crate::signals::Target;
 use crate::text::duration;
 
 /// The grace period of a stop that `--timeout` started when no
@@ -193,7 +195,7 @@ impl<S: System> Supervisor<S> {
                     format_args!(
                         "waiting {} before forwarding {}",
                         duration(sleep),
-                        signals::name(signal)
+                        signal::name(signal)
                     ),
                     |r| r.field("sleep", sleep).field("signal", Signal(signal)),
                 );
@@ -318,7 +320,7 @@ impl<S: System> Supervisor<S> {
                 "signal_not_forwarded",
                 format_args!(
                     "the child has exited; {} not forwarded",
-                    signals::name(signal)
+                    signal::name(signal)
                 ),
                 |r| r.field("signal", Signal(signal)),
             );
@@ -328,7 +330,7 @@ impl<S: System> Supervisor<S> {
             logging::emit(
                 Level::Info,
                 "signal_dropped",
-                format_args!("dropped {} (--rewrite)", signals::name(signal)),
+                format_args!("dropped {} (--rewrite)", signal::name(signal)),
                 |r| r.field("signal", Signal(signal)),
             );
             return None;
@@ -366,7 +368,7 @@ fn log_forwarding(signal: i32, to: i32, target: Target) {
         logging::emit(
             Level::Debug,
             "signal_forwarded",
-            format_args!("forwarding {} to {target}", signals::name(to)),
+            format_args!("forwarding {} to {target}", signal::name(to)),
             fields,
         );
     } else {
@@ -375,8 +377,8 @@ fn log_forwarding(signal: i32, to: i32, target: Target) {
             "signal_forwarded",
             format_args!(
                 "forwarding {} as {} to {target}",
-                signals::name(signal),
-                signals::name(to)
+                signal::name(signal),
+                signal::name(to)
             ),
             fields,
         );
@@ -452,7 +454,7 @@ impl<S: System> Supervisor<S> {
             all.iter()
                 .filter(|p| p.stat.pid != child && Some(p.stat.pgrp) != hook),
         );
-        let name = signals::name(signal);
+        let name = signal::name(signal);
         let mut msg = format!("still running {} after {name}: ", duration(after));
         if running.is_empty() {
             msg.push_str(&format!("the child, pid {child}"));

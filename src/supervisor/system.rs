@@ -14,10 +14,12 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::inotify::Inotify;
 use nix::unistd::{getpgid, getpgrp, getpid, getppid, getsid};
 
-use crate::cgroup::{Events, Memory};
-use crate::procs::{self, Proc, Role};
+use crate::cgroup::Memory;
+use crate::facts::MemoryEvents;
+use crate::facts::{Proc, Received};
+use crate::procs::{self, Role};
 use crate::reap::{self, Next};
-use crate::signals::{self, Inherited, Received, SignalFd, Target};
+use crate::signals::{self, Inherited, SignalFd, Target};
 use crate::spawn::{self, Spawn, SpawnError};
 use crate::user::Switch;
 
@@ -81,7 +83,7 @@ pub trait System {
     /// Takes the terminal back from `given_to` at exit, if it still has it.
     fn reclaim_terminal(&mut self, given_to: i32);
     /// What vigil's memory cgroup counted since vigil started.
-    fn memory_events(&self) -> Events;
+    fn memory_events(&self) -> MemoryEvents;
     /// At exit: lets whoever reads vigil's output pipes catch up.
     fn let_readers_catch_up(&mut self);
 }
@@ -252,10 +254,10 @@ impl System for Os {
         spawn::reclaim_terminal(given_to);
     }
 
-    fn memory_events(&self) -> Events {
+    fn memory_events(&self) -> MemoryEvents {
         self.memory
             .as_ref()
-            .map_or(Events::default(), Memory::events)
+            .map_or(MemoryEvents::default(), Memory::events)
     }
 
     fn let_readers_catch_up(&mut self) {

@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 
 use super::system::Woken;
 use super::*;
-use crate::cgroup::Events;
 use crate::cli::{self, Action};
-use crate::hooks::{Cancel, Outcome};
-use crate::procs::{self, Proc};
+use crate::facts::MemoryEvents;
+use crate::facts::{Cancel, Outcome, Proc};
+use crate::procs;
 use crate::reap::{Event, Next};
 use crate::spawn::{Spawn, SpawnError};
 
@@ -59,7 +59,7 @@ struct Fake {
     /// `has_terminal`.
     terminal: bool,
     /// `memory_events`.
-    memory: Events,
+    memory: MemoryEvents,
     /// Wake-ups for a change of `memory.events` still to come.
     memory_wakes: u32,
     // What vigil did:
@@ -186,7 +186,7 @@ impl System for Fake {
 
     fn reclaim_terminal(&mut self, _given_to: i32) {}
 
-    fn memory_events(&self) -> Events {
+    fn memory_events(&self) -> MemoryEvents {
         self.memory
     }
 

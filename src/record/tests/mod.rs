@@ -12,10 +12,8 @@ use serde_json::{Value as Json, json};
 use super::check::{Schema, parse_logfmt};
 use super::encode::{STEPS, write_secs};
 use super::*;
-use crate::hooks::{self, Cancel, HookKind, Outcome};
-use crate::procs::Proc;
-use crate::reap::Ending;
-use crate::signals::{Named, Sender, Signal};
+use crate::facts::hook;
+use crate::facts::{Cancel, Ending, HookKind, Named, Outcome, Proc, Sender, Signal};
 
 /// 2026-12-01T18:06:20.123Z: the instant every example is stamped with.
 fn t() -> Timestamp {
@@ -307,7 +305,7 @@ fn nesting_objects_and_lists() {
     assert!(logfmt_line(&empty).contains(" killed=0 listed=true "));
     // Objects in lists in objects: keys are paths.
     let ending = Ending::Exited(1);
-    let hook = hooks::Record {
+    let hook = hook::Record {
         kind: HookKind::PreStop,
         outcome: Outcome::Ended(ending),
         took: ms(250),

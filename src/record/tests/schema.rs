@@ -138,7 +138,7 @@ fn endings_senders_and_hooks_as_fields() {
     assert_eq!(received(Sender::Vigil, None), json!({"kind": "vigil"}));
 
     let hook = |kind, outcome| {
-        let record = hooks::Record {
+        let record = hook::Record {
             kind,
             outcome,
             took: ms(1500),

@@ -103,7 +103,7 @@ fn a_100_kb_command_is_cut_in_the_middle() {
 fn the_worst_record_still_fits_and_keeps_its_cause() {
     let nasty = "\u{1}".repeat(100_000);
     let named: Vec<Proc> = (0..5_000).map(|pid| proc(pid, &nasty[..5_000])).collect();
-    let hook = hooks::Record {
+    let hook = hook::Record {
         kind: HookKind::PostStart,
         outcome: Outcome::CouldNotRun(nasty.clone()),
         took: Duration::ZERO,

@@ -9,8 +9,8 @@ use std::io;
 use std::time::Duration;
 
 use super::*;
+use crate::facts::Proc;
 use crate::logging::{self, Level, capture};
-use crate::procs::Proc;
 use crate::record::{Format, Timestamp};
 use crate::spawn::SpawnError;
 
@@ -349,7 +349,7 @@ fn event_records(format: Format) -> Vec<(&'static str, String)> {
     s.limit = Some(268_435_456);
     s.oom_group = true;
     s.write_provisional();
-    s.sys.memory = crate::cgroup::Events {
+    s.sys.memory = crate::facts::MemoryEvents {
         max: 3,
         oom: 1,
         oom_kill: 1,

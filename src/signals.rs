@@ -1,5 +1,6 @@
-//! Signals: their names, the kernel's full signal set, the signalfd vigil
-//! reads them from, who sent each one, and forwarding (with `--rewrite`).
+//! Signals at the kernel: the full signal set, the signalfd vigil reads
+//! them from, who sent each one, and sending. Their names, `--rewrite` and
+//! senders as facts are `facts::signal`.
 //!
 //! vigil blocks *every* signal the kernel has (1 to 64) and reads them from a
 //! signalfd. libc's `sigfillset` leaves out 32-34, which it keeps for its own
@@ -7,7 +8,6 @@
 //! mask is a raw 64-bit word, handed to the raw syscalls in the kernel's own
 //! layout for the architecture (`sys::signal`).
 
-use std::borrow::Cow;
 use std::fmt;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
@@ -16,16 +16,11 @@ use std::time::Duration;
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
-mod sender;
-
-pub use sender::{Named, Received, Sender, is_terminal_signal};
-
+use crate::facts::signal::{Received, Sender, name};
 use crate::logging::{self, Level};
-use crate::record::Value;
 use crate::sys::signal::{self as sys, Disposition, RECORD_SIZE, SignalInfo, set_disposition};
 
-/// The highest signal number the kernel knows.
-pub const MAX_SIGNAL: i32 = 64;
+pub use crate::facts::signal::MAX_SIGNAL;
 
 /// A set of signals in the kernel's own layout: bit N-1 stands for signal N.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -113,57 +108,6 @@ pub fn block_all() -> io::Result<Inherited> {
     Ok(Inherited { mask, ignored })
 }
 
-/// A signal, written by name in records: `SIGTERM`, `SIGRTMIN+2`,
-/// `SIGRTMAX`, or `signal 32` for the numbers the C library keeps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Signal(pub i32);
-
-impl From<Signal> for Value<'_> {
-    fn from(signal: Signal) -> Self {
-        if signal.0 == MAX_SIGNAL {
-            // One word, where messages say `SIGRTMAX (SIGRTMIN+30)`.
-            return Value::Word(Cow::Borrowed("SIGRTMAX"));
-        }
-        Value::Word(name(signal.0))
-    }
-}
-
-/// `NAMES` with their `SIG`, for messages and records: the usual signals
-/// need no formatting.
-const FULL_NAMES: [&str; 31] = [
-    "SIGHUP",
-    "SIGINT",
-    "SIGQUIT",
-    "SIGILL",
-    "SIGTRAP",
-    "SIGABRT",
-    "SIGBUS",
-    "SIGFPE",
-    "SIGKILL",
-    "SIGUSR1",
-    "SIGSEGV",
-    "SIGUSR2",
-    "SIGPIPE",
-    "SIGALRM",
-    "SIGTERM",
-    "SIGSTKFLT",
-    "SIGCHLD",
-    "SIGCONT",
-    "SIGSTOP",
-    "SIGTSTP",
-    "SIGTTIN",
-    "SIGTTOU",
-    "SIGURG",
-    "SIGXCPU",
-    "SIGXFSZ",
-    "SIGVTALRM",
-    "SIGPROF",
-    "SIGWINCH",
-    "SIGIO",
-    "SIGPWR",
-    "SIGSYS",
-];
-
 /// The signalfd vigil reads every signal from, with the record it reads
 /// into: allocated once, so the forwarding hot path neither clears nor
 /// copies one per signal.
@@ -211,7 +155,7 @@ impl SignalFd {
                     let info = SignalInfo::from_record(&self.buffer);
                     return Ok(Some(Received {
                         signal: info.signal,
-                        sender: Sender::from_siginfo(&info, self.own_pid),
+                        sender: sender_of(&info, self.own_pid),
                     }));
                 }
                 Err(Errno::EINTR) => {}
@@ -235,134 +179,22 @@ impl SignalFd {
     }
 }
 
-/// The classic names, indexed by number - 1. 32 and 33 have none.
-const NAMES: [&str; 31] = [
-    "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2",
-    "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG",
-    "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",
-];
-
-/// SIGRTMIN as glibc programs (and `kill -l`) see it: the kernel's 32 and
-/// 33 are taken by the C library's threads.
-const RTMIN: i32 = 34;
-
-/// A signal's name for messages: `SIGTERM`, `SIGRTMIN+2`, `signal 32`.
-pub fn name(signal: i32) -> Cow<'static, str> {
-    if let Some(classic) = usize::try_from(signal - 1)
-        .ok()
-        .and_then(|i| FULL_NAMES.get(i))
-    {
-        return Cow::Borrowed(classic);
+/// Who sent a signal, from the signalfd record's `ssi_code`, `ssi_pid` and
+/// `ssi_uid`. `own_pid` is vigil's pid, asked once: a `getpid` per signal
+/// would be a third system call on the forwarding path.
+fn sender_of(info: &SignalInfo, own_pid: u32) -> Sender {
+    // si_code <= 0 means a user-space sender: SI_USER (0), SI_QUEUE (-1),
+    // SI_TKILL (-6) and the other negative codes; SI_KERNEL and the
+    // positive, signal-specific codes mean the kernel.
+    if info.code > 0 {
+        return Sender::Kernel;
     }
-    Cow::Owned(match signal {
-        RTMIN..=MAX_SIGNAL => match signal - RTMIN {
-            0 => "SIGRTMIN".to_string(),
-            n if signal == MAX_SIGNAL => format!("SIGRTMAX (SIGRTMIN+{n})"),
-            n => format!("SIGRTMIN+{n}"),
-        },
-        _ => format!("signal {signal}"),
-    })
-}
-
-/// Parses a signal given by the user: `TERM`, `SIGTERM`, `term`, `15`,
-/// `RTMIN+2`, `SIGRTMAX-1`. Accepts 1 to 64.
-pub fn parse(text: &str) -> Result<i32, String> {
-    let bad = || {
-        format!(
-            "'{text}' is not a signal: use a name like TERM or SIGTERM, RTMIN+N, or a number from 1 to {MAX_SIGNAL}"
-        )
-    };
-    let trimmed = text.trim();
-    if let Ok(n) = trimmed.parse::<i32>() {
-        return if (1..=MAX_SIGNAL).contains(&n) {
-            Ok(n)
-        } else {
-            Err(bad())
-        };
+    if info.pid != 0 && info.pid == own_pid {
+        return Sender::Vigil;
     }
-    let upper = trimmed.to_ascii_uppercase();
-    let bare = upper.strip_prefix("SIG").unwrap_or(&upper);
-    if let Some(i) = NAMES.iter().position(|n| *n == bare) {
-        return Ok(i as i32 + 1);
-    }
-    // Aliases that `kill -l` and other tools accept.
-    match bare {
-        "IOT" => return Ok(libc::SIGABRT),
-        "POLL" => return Ok(libc::SIGIO),
-        "CLD" => return Ok(libc::SIGCHLD),
-        "RTMIN" => return Ok(RTMIN),
-        "RTMAX" => return Ok(MAX_SIGNAL),
-        _ => {}
-    }
-    let offset = |rest: &str| rest.parse::<i32>().ok();
-    let n = if let Some(rest) = bare.strip_prefix("RTMIN+") {
-        offset(rest).map(|k| RTMIN + k)
-    } else if let Some(rest) = bare.strip_prefix("RTMAX-") {
-        offset(rest).map(|k| MAX_SIGNAL - k)
-    } else {
-        None
-    };
-    match n {
-        Some(n) if (RTMIN..=MAX_SIGNAL).contains(&n) => Ok(n),
-        _ => Err(bad()),
-    }
-}
-
-/// Why vigil never forwards `signal`, if it does not: what `--rewrite` and
-/// `--stop-signals` refuse to name.
-pub fn never_forwarded(signal: i32) -> Option<&'static str> {
-    match signal {
-        libc::SIGKILL | libc::SIGSTOP => Some("the kernel lets no one catch it"),
-        libc::SIGCHLD => Some("vigil keeps it to reap"),
-        libc::SIGTTIN | libc::SIGTTOU => Some("vigil ignores it, as tini does"),
-        _ => None,
-    }
-}
-
-/// Signal rewriting (`--rewrite FROM:TO`): TO 0 drops the signal.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Rewrites(Vec<(i32, i32)>);
-
-impl Rewrites {
-    /// Parses one `FROM:TO`.
-    pub fn parse_rule(text: &str) -> Result<(i32, i32), String> {
-        let (from, to) = text.split_once(':').ok_or_else(|| {
-            format!("'{text}' is not FROM:TO (for example TERM:QUIT, or USR1:0 to drop USR1)")
-        })?;
-        if from.trim().is_empty() || to.trim().is_empty() {
-            return Err(format!(
-                "'{text}' is not FROM:TO: both sides need a signal (TO may be 0 to drop it)"
-            ));
-        }
-        let in_rule = |why: String| format!("in '{text}': {why}");
-        let from = parse(from).map_err(in_rule)?;
-        if let Some(never) = never_forwarded(from) {
-            return Err(format!(
-                "in '{text}': vigil never forwards {} ({never}), so it cannot be rewritten",
-                name(from)
-            ));
-        }
-        let to = if to.trim() == "0" {
-            0
-        } else {
-            parse(to).map_err(in_rule)?
-        };
-        Ok((from, to))
-    }
-
-    pub fn add(&mut self, rule: (i32, i32)) {
-        self.0.retain(|(from, _)| *from != rule.0);
-        self.0.push(rule);
-    }
-
-    /// The signal to send for `signal`; `None` when it is to be dropped.
-    pub fn apply(&self, signal: i32) -> Option<i32> {
-        let to = self
-            .0
-            .iter()
-            .find(|(from, _)| *from == signal)
-            .map_or(signal, |(_, to)| *to);
-        (to != 0).then_some(to)
+    Sender::Process {
+        pid: info.pid,
+        uid: info.uid,
     }
 }
 
@@ -405,7 +237,7 @@ pub fn send(target: Target, signal: i32) -> bool {
         "send_failed",
         format_args!("could not send {} to {target}: {error}", name(signal)),
         |r| {
-            r.field("signal", Signal(signal))
+            r.field("signal", crate::facts::Signal(signal))
                 .field("pid", pid.abs())
                 .field("group", matches!(target, Target::Group(_)))
                 .field("error", error.as_str())
@@ -426,60 +258,6 @@ impl fmt::Display for Target {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_and_numbers_round_trip() {
-        for n in 1..=31 {
-            assert_eq!(parse(&name(n)).unwrap(), n);
-        }
-        assert_eq!(parse("term").unwrap(), 15);
-        assert_eq!(parse("SIGUSR1").unwrap(), 10);
-        assert_eq!(parse("34").unwrap(), 34);
-        assert_eq!(parse("RTMIN+2").unwrap(), 36);
-        assert_eq!(parse("SIGRTMAX-1").unwrap(), 63);
-        assert_eq!(name(32), "signal 32");
-        assert_eq!(name(36), "SIGRTMIN+2");
-        for bad in ["", "0", "65", "FOO", "RTMIN+40", "-1", "SIG"] {
-            assert!(parse(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn rewrites() {
-        let mut r = Rewrites::default();
-        r.add(Rewrites::parse_rule("TERM:QUIT").unwrap());
-        r.add(Rewrites::parse_rule("10:0").unwrap());
-        assert_eq!(r.apply(15), Some(3));
-        assert_eq!(r.apply(10), None);
-        assert_eq!(r.apply(2), Some(2));
-        for bad in [
-            "TERM",
-            "TERM:",
-            ":QUIT",
-            "99:1",
-            "TERM:FOO",
-            "KILL:TERM",
-            "STOP:0",
-            "CHLD:HUP",
-            "TTIN:0",
-            "TTOU:INT",
-        ] {
-            assert!(Rewrites::parse_rule(bad).is_err(), "{bad}");
-        }
-    }
-
-    /// The two tables agree: parsing reads `NAMES`, messages and records
-    /// show `FULL_NAMES`.
-    #[test]
-    fn full_names_are_the_names() {
-        for (bare, full) in NAMES.iter().zip(FULL_NAMES) {
-            assert_eq!(format!("SIG{bare}"), full);
-        }
-        assert_eq!(name(15), "SIGTERM");
-        assert_eq!(name(34), "SIGRTMIN");
-        assert_eq!(name(36), "SIGRTMIN+2");
-        assert_eq!(name(32), "signal 32");
-    }
 
     #[test]
     fn mask_bits() {

@@ -1,0 +1,405 @@
+//! Signals as facts: their names, parsing a name the user gave, the
+//! rewrites of `--rewrite`, and who sent one (`Sender`, with the name vigil
+//! read from /proc: `Named`).
+
+use std::borrow::Cow;
+use std::fmt;
+
+use crate::record::{Fields, Obj, Value};
+
+/// The highest signal number the kernel knows.
+pub const MAX_SIGNAL: i32 = 64;
+
+/// SIGRTMIN as glibc programs (and `kill -l`) see it: the kernel's 32 and
+/// 33 are taken by the C library's threads.
+const RTMIN: i32 = 34;
+
+/// A signal, written by name: `SIGTERM`, `SIGRTMIN+2`, `SIGRTMAX`, or
+/// `signal 32` for the numbers the C library keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Signal(pub i32);
+
+impl From<Signal> for Value<'_> {
+    fn from(signal: Signal) -> Self {
+        if signal.0 == MAX_SIGNAL {
+            // One word, where messages say `SIGRTMAX (SIGRTMIN+30)`.
+            return Value::Word(Cow::Borrowed("SIGRTMAX"));
+        }
+        Value::Word(name(signal.0))
+    }
+}
+
+impl fmt::Display for Signal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&name(self.0))
+    }
+}
+
+/// The classic names, indexed by number - 1. 32 and 33 have none.
+const NAMES: [&str; 31] = [
+    "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2",
+    "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG",
+    "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",
+];
+
+/// `NAMES` with their `SIG`, for messages and records: the usual signals
+/// need no formatting.
+const FULL_NAMES: [&str; 31] = [
+    "SIGHUP",
+    "SIGINT",
+    "SIGQUIT",
+    "SIGILL",
+    "SIGTRAP",
+    "SIGABRT",
+    "SIGBUS",
+    "SIGFPE",
+    "SIGKILL",
+    "SIGUSR1",
+    "SIGSEGV",
+    "SIGUSR2",
+    "SIGPIPE",
+    "SIGALRM",
+    "SIGTERM",
+    "SIGSTKFLT",
+    "SIGCHLD",
+    "SIGCONT",
+    "SIGSTOP",
+    "SIGTSTP",
+    "SIGTTIN",
+    "SIGTTOU",
+    "SIGURG",
+    "SIGXCPU",
+    "SIGXFSZ",
+    "SIGVTALRM",
+    "SIGPROF",
+    "SIGWINCH",
+    "SIGIO",
+    "SIGPWR",
+    "SIGSYS",
+];
+
+/// A signal's name for messages: `SIGTERM`, `SIGRTMIN+2`, `signal 32`.
+pub fn name(signal: i32) -> Cow<'static, str> {
+    if let Some(classic) = usize::try_from(signal - 1)
+        .ok()
+        .and_then(|i| FULL_NAMES.get(i))
+    {
+        return Cow::Borrowed(classic);
+    }
+    Cow::Owned(match signal {
+        RTMIN..=MAX_SIGNAL => match signal - RTMIN {
+            0 => "SIGRTMIN".to_string(),
+            n if signal == MAX_SIGNAL => format!("SIGRTMAX (SIGRTMIN+{n})"),
+            n => format!("SIGRTMIN+{n}"),
+        },
+        _ => format!("signal {signal}"),
+    })
+}
+
+/// Parses a signal given by the user: `TERM`, `SIGTERM`, `term`, `15`,
+/// `RTMIN+2`, `SIGRTMAX-1`. Accepts 1 to 64.
+pub fn parse(text: &str) -> Result<i32, String> {
+    let bad = || {
+        format!(
+            "'{text}' is not a signal: use a name like TERM or SIGTERM, RTMIN+N, or a number from 1 to {MAX_SIGNAL}"
+        )
+    };
+    let trimmed = text.trim();
+    if let Ok(n) = trimmed.parse::<i32>() {
+        return if (1..=MAX_SIGNAL).contains(&n) {
+            Ok(n)
+        } else {
+            Err(bad())
+        };
+    }
+    let upper = trimmed.to_ascii_uppercase();
+    let bare = upper.strip_prefix("SIG").unwrap_or(&upper);
+    if let Some(i) = NAMES.iter().position(|n| *n == bare) {
+        return Ok(i as i32 + 1);
+    }
+    // Aliases that `kill -l` and other tools accept.
+    match bare {
+        "IOT" => return Ok(libc::SIGABRT),
+        "POLL" => return Ok(libc::SIGIO),
+        "CLD" => return Ok(libc::SIGCHLD),
+        "RTMIN" => return Ok(RTMIN),
+        "RTMAX" => return Ok(MAX_SIGNAL),
+        _ => {}
+    }
+    let offset = |rest: &str| rest.parse::<i32>().ok();
+    let n = if let Some(rest) = bare.strip_prefix("RTMIN+") {
+        offset(rest).map(|k| RTMIN + k)
+    } else if let Some(rest) = bare.strip_prefix("RTMAX-") {
+        offset(rest).map(|k| MAX_SIGNAL - k)
+    } else {
+        None
+    };
+    match n {
+        Some(n) if (RTMIN..=MAX_SIGNAL).contains(&n) => Ok(n),
+        _ => Err(bad()),
+    }
+}
+
+/// Why vigil never forwards `signal`, if it does not: what `--rewrite` and
+/// `--stop-signals` refuse to name.
+pub fn never_forwarded(signal: i32) -> Option<&'static str> {
+    match signal {
+        libc::SIGKILL | libc::SIGSTOP => Some("the kernel lets no one catch it"),
+        libc::SIGCHLD => Some("vigil keeps it to reap"),
+        libc::SIGTTIN | libc::SIGTTOU => Some("vigil ignores it, as tini does"),
+        _ => None,
+    }
+}
+
+/// The signals a terminal's driver sends to its foreground process group,
+/// from the keyboard (Ctrl-C, Ctrl-\, Ctrl-Z) or for a new window size.
+/// The kernel sends SIGINT on its own only to the init of the whole machine
+/// for Ctrl-Alt-Del, which has no controlling terminal.
+pub fn is_terminal_signal(signal: i32) -> bool {
+    matches!(
+        signal,
+        libc::SIGINT | libc::SIGQUIT | libc::SIGTSTP | libc::SIGWINCH
+    )
+}
+
+/// Signal rewriting (`--rewrite FROM:TO`): TO 0 drops the signal.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Rewrites(Vec<(i32, i32)>);
+
+impl Rewrites {
+    /// Parses one `FROM:TO`.
+    pub fn parse_rule(text: &str) -> Result<(i32, i32), String> {
+        let (from, to) = text.split_once(':').ok_or_else(|| {
+            format!("'{text}' is not FROM:TO (for example TERM:QUIT, or USR1:0 to drop USR1)")
+        })?;
+        if from.trim().is_empty() || to.trim().is_empty() {
+            return Err(format!(
+                "'{text}' is not FROM:TO: both sides need a signal (TO may be 0 to drop it)"
+            ));
+        }
+        let in_rule = |why: String| format!("in '{text}': {why}");
+        let from = parse(from).map_err(in_rule)?;
+        if let Some(never) = never_forwarded(from) {
+            return Err(format!(
+                "in '{text}': vigil never forwards {} ({never}), so it cannot be rewritten",
+                name(from)
+            ));
+        }
+        let to = if to.trim() == "0" {
+            0
+        } else {
+            parse(to).map_err(in_rule)?
+        };
+        Ok((from, to))
+    }
+
+    pub fn add(&mut self, rule: (i32, i32)) {
+        self.0.retain(|(from, _)| *from != rule.0);
+        self.0.push(rule);
+    }
+
+    /// The signal to send for `signal`; `None` when it is to be dropped.
+    pub fn apply(&self, signal: i32) -> Option<i32> {
+        let to = self
+            .0
+            .iter()
+            .find(|(from, _)| *from == signal)
+            .map_or(signal, |(_, to)| *to);
+        (to != 0).then_some(to)
+    }
+}
+
+/// One signal as read from the signalfd, with what the kernel says of its sender.
+#[derive(Clone, Copy, Debug)]
+pub struct Received {
+    pub signal: i32,
+    pub sender: Sender,
+}
+
+/// Who sent a signal, from signalfd's `ssi_code`, `ssi_pid` and `ssi_uid`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sender {
+    /// Raised by the kernel itself (a child's exit, a fault, a terminal).
+    Kernel,
+    /// Sent by a process (kill, sigqueue, tgkill). Pid 0 means a process
+    /// outside vigil's PID namespace, such as the container runtime.
+    Process { pid: u32, uid: u32 },
+    /// vigil's own doing (a SIGPIPE from its own write, a `-p` signal raised
+    /// by itself).
+    Vigil,
+    /// The `-p` signal, sent because vigil's parent died. The kernel sends
+    /// it in the name of the dying parent, so the signalfd record cannot
+    /// tell it apart; the supervisor, which knows the parent, says so.
+    ParentDeath,
+    /// A key typed at vigil's controlling terminal (Ctrl-C, Ctrl-\, Ctrl-Z)
+    /// or the terminal's new size (SIGWINCH): the kernel's terminal driver
+    /// sends these to the foreground process group, and vigil's own group
+    /// can be that (after `fg`, before vigil hands the terminal back to the
+    /// child). The signalfd record says only `Kernel`; the supervisor,
+    /// which can ask whether vigil has a terminal, says so
+    /// (`is_terminal_signal`).
+    Terminal,
+}
+
+impl Sender {
+    /// The description of a sender that has no pid to name: fixed text, so
+    /// that describing `docker stop`'s SIGTERM (pid 0) neither formats nor
+    /// allocates. `None` for a process of this namespace.
+    pub fn fixed_description(self) -> Option<&'static str> {
+        match self {
+            Sender::Kernel => Some("from the kernel"),
+            Sender::Terminal => Some("from the terminal"),
+            Sender::Vigil => Some("from vigil itself"),
+            Sender::ParentDeath => Some("from the kernel: vigil's parent died (-p)"),
+            Sender::Process { pid: 0, .. } => Some("from pid 0 (outside this PID namespace)"),
+            Sender::Process { .. } => None,
+        }
+    }
+}
+
+/// The sender as the kernel gave it, without a name from /proc.
+impl fmt::Display for Sender {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.fixed_description(), *self) {
+            (Some(text), _) => f.write_str(text),
+            (None, Sender::Process { pid, uid }) => write!(f, "from pid {pid} (uid {uid})"),
+            (None, _) => Ok(()),
+        }
+    }
+}
+
+/// A signal's sender with the name vigil read from /proc when the signal
+/// arrived: only a process of vigil's namespace has one, and only for the
+/// signals whose sender vigil names (stop signals, and forwarded ones that
+/// the report may need). Read when the signal comes, since by the time
+/// the report is written the sender may be gone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Named {
+    pub sender: Sender,
+    /// `None` when there is no name to read, or /proc no longer had it.
+    pub name: Option<String>,
+}
+
+impl Named {
+    /// A sender without a name (none was read).
+    pub fn bare(sender: Sender) -> Named {
+        Named { sender, name: None }
+    }
+
+    /// The same fields as `Fields`, the name moved into the record.
+    pub fn into_fields<'a>(self, o: &mut Obj<'_, 'a>) {
+        sender_fields(self.sender, self.name.map(Cow::Owned), o);
+    }
+}
+
+/// `from pid 42 (kill, uid 0)`, `from pid 0 (outside this PID
+/// namespace)`, `from the kernel`.
+impl fmt::Display for Named {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.sender.fixed_description(), self.sender) {
+            (Some(text), _) => f.write_str(text),
+            (None, Sender::Process { pid, uid }) => {
+                let name = self.name.as_deref().unwrap_or("name unknown");
+                write!(f, "from pid {pid} ({name}, uid {uid})")
+            }
+            (None, _) => Ok(()),
+        }
+    }
+}
+
+/// `{"kind": "process", "pid": 42, "uid": 0, "name": "kill"}`,
+/// `{"kind": "outside_namespace", "pid": 0, "uid": 0}`, `{"kind":
+/// "kernel"}`, `{"kind": "terminal"}`, `{"kind": "parent_death"}` (the
+/// `-p` signal), `{"kind": "vigil"}`.
+impl Fields for Named {
+    fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
+        sender_fields(self.sender, self.name.as_deref().map(Cow::Borrowed), o);
+    }
+}
+
+fn sender_fields<'a>(sender: Sender, name: Option<Cow<'a, str>>, o: &mut Obj<'_, 'a>) {
+    match sender {
+        Sender::Process { pid: 0, uid } => {
+            o.word("kind", "outside_namespace")
+                .field("pid", 0)
+                .field("uid", uid);
+        }
+        Sender::Process { pid, uid } => {
+            o.word("kind", "process")
+                .field("pid", pid)
+                .field("uid", uid)
+                .opt("name", name);
+        }
+        Sender::Kernel => {
+            o.word("kind", "kernel");
+        }
+        Sender::Terminal => {
+            o.word("kind", "terminal");
+        }
+        Sender::ParentDeath => {
+            o.word("kind", "parent_death");
+        }
+        Sender::Vigil => {
+            o.word("kind", "vigil");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_numbers_round_trip() {
+        for n in 1..=31 {
+            assert_eq!(parse(&name(n)).unwrap(), n);
+        }
+        assert_eq!(parse("term").unwrap(), 15);
+        assert_eq!(parse("SIGUSR1").unwrap(), 10);
+        assert_eq!(parse("34").unwrap(), 34);
+        assert_eq!(parse("RTMIN+2").unwrap(), 36);
+        assert_eq!(parse("SIGRTMAX-1").unwrap(), 63);
+        assert_eq!(name(32), "signal 32");
+        assert_eq!(name(36), "SIGRTMIN+2");
+        for bad in ["", "0", "65", "FOO", "RTMIN+40", "-1", "SIG"] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn rewrites() {
+        let mut r = Rewrites::default();
+        r.add(Rewrites::parse_rule("TERM:QUIT").unwrap());
+        r.add(Rewrites::parse_rule("10:0").unwrap());
+        assert_eq!(r.apply(15), Some(3));
+        assert_eq!(r.apply(10), None);
+        assert_eq!(r.apply(2), Some(2));
+        for bad in [
+            "TERM",
+            "TERM:",
+            ":QUIT",
+            "99:1",
+            "TERM:FOO",
+            "KILL:TERM",
+            "STOP:0",
+            "CHLD:HUP",
+            "TTIN:0",
+            "TTOU:INT",
+        ] {
+            assert!(Rewrites::parse_rule(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// The two tables agree: parsing reads `NAMES`, messages and records
+    /// show `FULL_NAMES`.
+    #[test]
+    fn full_names_are_the_names() {
+        for (bare, full) in NAMES.iter().zip(FULL_NAMES) {
+            assert_eq!(format!("SIG{bare}"), full);
+        }
+        assert_eq!(name(15), "SIGTERM");
+        assert_eq!(name(34), "SIGRTMIN");
+        assert_eq!(name(36), "SIGRTMIN+2");
+        assert_eq!(name(32), "signal 32");
+    }
+}
