@@ -56,8 +56,9 @@ use std::os::unix::fs::FileExt;
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
 use std::path::{Path, PathBuf};
 
+use crate::event::Event;
 use crate::facts::MemoryEvents;
-use crate::logging::{self, Level};
+use crate::logging;
 use crate::procs::{Role, read_text};
 
 /// The counts in `text`; a key that is not there counts 0.
@@ -98,19 +99,10 @@ impl Memory {
             MemoryEvents::default()
         } else {
             let at_start = read_events(&counter)?;
-            logging::emit(
-                Level::Debug,
-                "oom_counter",
-                format_args!(
-                    "OOM kills so far in {}: {}",
-                    path.display(),
-                    at_start.oom_kill
-                ),
-                |r| {
-                    r.field("path", path.as_path())
-                        .field("oom_kills", at_start.oom_kill)
-                },
-            );
+            logging::emit(Event::OomCounter {
+                path: &path,
+                oom_kills: at_start.oom_kill,
+            });
             at_start
         };
         let (limit_file, group_file) = if v1 {
@@ -174,10 +166,10 @@ fn open_counter_file() -> Option<(File, PathBuf, bool)> {
     }
     // The container's own cgroup is the mount's root (then the path above
     // does not exist): make sure by finding vigil in it.
-    if holds_this_process(Path::new(mount)) {
-        if let Some(found) = open(cgroup_file(mount, "/", "/", v1)) {
-            return Some(found);
-        }
+    if holds_this_process(Path::new(mount))
+        && let Some(found) = open(cgroup_file(mount, "/", "/", v1))
+    {
+        return Some(found);
     }
     let mountinfo = read_text("/proc/self/mountinfo")?;
     open(counter_file(&path, v1, &mountinfo)?)

@@ -5,10 +5,11 @@
 use std::ffi::OsString;
 use std::time::{Duration, Instant};
 
+use crate::event::Event;
 use crate::facts::hook::Record;
 use crate::facts::signal;
 use crate::facts::{Ending, HookKind, KillReason, Outcome};
-use crate::logging::{self, Level};
+use crate::logging;
 use crate::spawn::{Spawn, SpawnError};
 
 /// A hook to start, with what only that kind of hook has.
@@ -94,12 +95,7 @@ pub fn start(
     };
     match spawn(spec) {
         Ok(pid) => {
-            logging::emit(
-                Level::Info,
-                "hook_started",
-                format_args!("{} hook started: pid {pid}", kind.as_str()),
-                |r| r.word("hook", kind.as_str()).field("pid", pid),
-            );
+            logging::emit(Event::HookStarted { hook: kind, pid });
             Ok(Running {
                 kind,
                 pid,

@@ -6,8 +6,8 @@
 //! how vigil ended go there in the same format (`emit_final`).
 //!
 //! The one `Logger` is set once at start (`init`); nothing else about the
-//! output is global. Callers say what happened (an event, its words, its
-//! facts) and never which format is in use.
+//! output is global. Callers say what happened (an `Event`, from the one
+//! table of everything vigil says) and never which format is in use.
 //!
 //! Every line is prefixed `vigil:` (or `vigil[PID]:` under another vigil,
 //! which a record says with `vigil_pid`), and never blocks while vigil
@@ -37,7 +37,8 @@ use std::time::{Duration, Instant};
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
-use crate::record::{self, Encoder, Format, LINE_MAX, Record, Timestamp};
+use crate::event::{Event, Level};
+use crate::record::{Encoder, Format, LINE_MAX, Record, Timestamp};
 use crate::sys::fd::{self as sys, Queue};
 use crate::termlog;
 use crate::text::{char_start, one_line_pieces};
@@ -48,58 +49,6 @@ pub const PIPE_BUF: usize = 4096;
 
 /// How long the final lines may wait, all together, for room in stderr.
 const PATIENCE: Duration = Duration::from_secs(1);
-
-/// How important a line is, which decides at what verbosity it is shown.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Level {
-    /// `vigil: error: ...`; shown at every verbosity.
-    Error,
-    /// `vigil: warning: ...`; shown by default.
-    Warning,
-    /// Shown by default, but not a warning: `vigil: ...` without a tag (the
-    /// exit report of a container that stopped as asked); level `info` in
-    /// a record.
-    Notice,
-    /// `-v`: the lifecycle, signals and their senders.
-    Info,
-    /// `-vv`: each reaped process, each forwarded signal.
-    Debug,
-    /// `-vvv`: everything.
-    Trace,
-}
-
-impl Level {
-    /// The least verbosity (tini's scale) at which the line is shown.
-    const fn verbosity(self) -> u8 {
-        match self {
-            Level::Error => 0,
-            Level::Warning | Level::Notice => 1,
-            Level::Info => 2,
-            Level::Debug => 3,
-            Level::Trace => 4,
-        }
-    }
-
-    /// The level a record says.
-    pub fn record_level(self) -> record::Level {
-        match self {
-            Level::Error => record::Level::Error,
-            Level::Warning => record::Level::Warning,
-            Level::Notice | Level::Info => record::Level::Info,
-            Level::Debug => record::Level::Debug,
-            Level::Trace => record::Level::Trace,
-        }
-    }
-
-    /// The text line's tag after the prefix.
-    fn tag(self) -> &'static str {
-        match self {
-            Level::Error => "error: ",
-            Level::Warning => "warning: ",
-            _ => "",
-        }
-    }
-}
 
 /// Where and how vigil writes its lines.
 #[derive(Debug)]
@@ -151,19 +100,21 @@ impl Logger {
         level.verbosity() <= self.verbosity
     }
 
-    /// `msg` as this logger writes it: a text line, or the record `fields`
-    /// completes.
-    fn line<'a>(
-        &self,
-        level: Level,
-        event: &'static str,
-        msg: &dyn fmt::Display,
-        fields: impl FnOnce(Record<'a>) -> Record<'a>,
-    ) -> Vec<u8> {
+    /// `event` as this logger writes it: a text line (after the event's
+    /// heading), or its record.
+    fn line(&self, event: &Event<'_>) -> Vec<u8> {
+        let level = event.level();
+        let msg = Headed(event.heading(), event);
         match &self.encoder {
-            None => text_line(self.under_vigil, level, msg),
+            None => text_line(self.under_vigil, level, &msg),
             Some(encoder) => {
-                let record = fields(record(level, event, msg.to_string()));
+                let record = Record::stamped(
+                    level.record_level(),
+                    event.name(),
+                    msg.to_string(),
+                    wall_clock(),
+                )
+                .with(|o| event.fields(o));
                 let mut line = Vec::new();
                 encoder.line(&record, LINE_MAX, &mut line);
                 line
@@ -186,15 +137,9 @@ impl Logger {
     }
 
     /// Writes the line of one event, if it is shown (see `emit`).
-    fn emit<'a>(
-        &self,
-        level: Level,
-        event: &'static str,
-        msg: fmt::Arguments<'_>,
-        fields: impl FnOnce(Record<'a>) -> Record<'a>,
-    ) {
-        if self.shows(level) {
-            self.write(&self.line(level, event, &msg, fields));
+    fn emit(&self, event: &Event<'_>) {
+        if self.shows(event.level()) {
+            self.write(&self.line(event));
         }
     }
 
@@ -209,36 +154,14 @@ impl Logger {
                     return;
                 }
                 let error = crate::text::os_error(&e);
-                // ENXIO: a FIFO without a reader; EAGAIN: a full one.
-                let unread = matches!(e.raw_os_error(), Some(libc::ENXIO | libc::EAGAIN));
-                let reason = if unread {
-                    "nobody reads it (a FIFO without a reader, or a full one)"
-                } else {
-                    error.as_str()
-                };
-                self.emit(
-                    Level::Warning,
-                    "termination_log_failed",
-                    format_args!(
-                        "could not write the termination log {}: {reason}",
-                        path.display()
-                    ),
-                    |r| {
-                        r.field("path", path)
-                            .field("error", error.as_str())
-                            .field("unread", unread)
-                    },
-                );
+                self.emit(&Event::TerminationLogFailed {
+                    path,
+                    error: &error,
+                    // ENXIO: a FIFO without a reader; EAGAIN: a full one.
+                    unread: matches!(e.raw_os_error(), Some(libc::ENXIO | libc::EAGAIN)),
+                });
             }
-            termlog::Outcome::OnStderr => self.emit(
-                Level::Debug,
-                "termination_log_skipped",
-                format_args!(
-                    "the termination log {} is vigil's stderr, which has the report already",
-                    path.display()
-                ),
-                |r| r.field("path", path),
-            ),
+            termlog::Outcome::OnStderr => self.emit(&Event::TerminationLogSkipped { path }),
             termlog::Outcome::Written | termlog::Outcome::OwnStream | termlog::Outcome::Program => {
             }
         }
@@ -280,71 +203,50 @@ pub fn wall_clock() -> Timestamp {
     Timestamp::now()
 }
 
-/// Logs one event: `msg` is the text line's words (after `vigil: ` and the
-/// level's tag); `fields` adds the event's facts to its record. Nothing is
-/// formatted or built unless the line is shown, and the record only in the
-/// structured formats.
-///
-/// ```ignore
-/// logging::emit(Level::Info, "started", format_args!("started {command} as pid {pid}"),
-///     |r| r.field("command", Argv(argv)).field("pid", pid));
-/// ```
-pub fn emit<'a>(
-    level: Level,
-    event: &'static str,
-    msg: fmt::Arguments<'_>,
-    fields: impl FnOnce(Record<'a>) -> Record<'a>,
-) {
-    with(|l| l.emit(level, event, msg, fields));
+/// Logs one event, if its level is shown: the text line, or its record
+/// in the structured formats. Nothing is formatted unless the line is
+/// shown.
+pub fn emit(event: Event<'_>) {
+    with(|l| l.emit(&event));
 }
 
 /// Logs the event that says how vigil ends (the exit report, or why
 /// nothing could start), and leaves it in the termination log as well,
-/// whatever the verbosity: `heading` comes before `msg` in the log line
-/// (`exit report: `), the termination log's text is `msg` alone, and a
-/// record is the same bytes in both.
-pub fn emit_final<'a>(
-    level: Level,
-    event: &'static str,
-    heading: &str,
-    msg: &dyn fmt::Display,
-    fields: impl FnOnce(Record<'a>) -> Record<'a>,
-) {
+/// whatever the verbosity: the log line has the event's heading (`exit
+/// report: `), the termination log's text the words alone, and a record is
+/// the same bytes in both.
+pub fn emit_final(event: Event<'_>) {
     with(|l| {
-        let logged = l.shows(level);
+        let logged = l.shows(event.level());
         if !logged && l.termination_log.is_none() {
             return;
         }
-        let line = l.line(level, event, &Headed(heading, msg), fields);
+        let line = l.line(&event);
         if logged {
             l.write(&line);
         }
         if let Some(path) = &l.termination_log {
             let outcome = match l.encoder {
                 Some(_) => termlog::write(path, &line, logged),
-                None => termlog::write(path, msg.to_string().as_bytes(), logged),
+                None => termlog::write(path, event.to_string().as_bytes(), logged),
             };
             l.tell(path, outcome);
         }
     });
 }
 
-/// Leaves `msg` in the termination log, and nowhere else: what the
+/// Leaves `event` in the termination log, and nowhere else: what the
 /// termination log should say if vigil is killed before it can write its
 /// report (a group OOM kill, a SIGKILL from outside). Every exit vigil
 /// makes itself writes over it (`emit_final`).
-pub fn provisional<'a>(
-    event: &'static str,
-    msg: &dyn fmt::Display,
-    fields: impl FnOnce(Record<'a>) -> Record<'a>,
-) {
+pub fn provisional(event: Event<'_>) {
     with(|l| {
         if l.termination_log.is_none() && !cfg!(test) {
             return;
         }
         let line = match l.encoder {
-            Some(_) => l.line(Level::Error, event, msg, fields),
-            None => msg.to_string().into_bytes(),
+            Some(_) => l.line(&event),
+            None => event.to_string().into_bytes(),
         };
         #[cfg(test)]
         capture::provisional(&line);
@@ -354,8 +256,8 @@ pub fn provisional<'a>(
     });
 }
 
-/// `heading` then `msg`, as one `Display`.
-struct Headed<'m>(&'m str, &'m dyn fmt::Display);
+/// `heading` then `event`'s words, as one `Display`.
+struct Headed<'e>(&'static str, &'e Event<'e>);
 
 impl fmt::Display for Headed<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -363,26 +265,14 @@ impl fmt::Display for Headed<'_> {
     }
 }
 
-/// A record of `event` at `level`, stamped now.
-fn record<'a>(level: Level, event: &'static str, msg: String) -> Record<'a> {
-    Record::stamped(level.record_level(), event, msg, wall_clock())
-}
-
 /// Writes one line straight to stderr before the logger is set up (a
 /// usage error, a start-up failure), in `format`: the text line `vigil:
-/// error: MSG`, or the record `fields` builds. The same goes to
+/// error: MSG`, or the event's record. The same goes to
 /// `termination_log`, the one the command line or the environment most
 /// likely meant (`cli::termination_log_after`), unless that is an
 /// executable file: a command line that lost the value of its
 /// `--termination-log` took the program for it.
-pub fn early<'a>(
-    format: Format,
-    termination_log: Option<&Path>,
-    level: Level,
-    event: &'static str,
-    msg: &str,
-    fields: impl FnOnce(Record<'a>) -> Record<'a>,
-) {
+pub fn early(format: Format, termination_log: Option<&Path>, event: Event<'_>) {
     let logger = Logger {
         verbosity: Level::Trace.verbosity(),
         encoder: format.encoding().map(|encoding| Encoder {
@@ -395,7 +285,7 @@ pub fn early<'a>(
         patient_until: OnceLock::new(),
         outputs: Vec::new(),
     };
-    let line = logger.line(level, event, &msg, fields);
+    let line = logger.line(&event);
     logger.write(&line);
     // The error stays one line: a termination log that cannot be written
     // goes unsaid here.
@@ -538,7 +428,7 @@ fn text_line(under_vigil: Option<u32>, level: Level, message: &dyn fmt::Display)
         }
         None => line.push_str("vigil: "),
     }
-    line.push_str(level.tag());
+    line.push_str(tag(level));
     let _ = write!(Escaping(&mut line), "{message}");
     const CUT: &str = " [...]";
     if line.len() > PIPE_BUF - 1 {
@@ -548,6 +438,15 @@ fn text_line(under_vigil: Option<u32>, level: Level, message: &dyn fmt::Display)
     }
     line.push('\n');
     line.into_bytes()
+}
+
+/// The text line's tag after the prefix.
+fn tag(level: Level) -> &'static str {
+    match level {
+        Level::Error => "error: ",
+        Level::Warning => "warning: ",
+        _ => "",
+    }
 }
 
 /// Escapes control characters as they are written into the string.

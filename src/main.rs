@@ -31,6 +31,7 @@
 
 mod cgroup;
 mod cli;
+mod event;
 mod facts;
 mod hooks;
 mod logging;
@@ -51,6 +52,8 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::os::raw::c_int;
 
+use event::Event;
+
 /// The program, from its arguments (argv, the program's name first) to
 /// its exit status: called by the C `main` (`sys::env`).
 #[cfg_attr(test, allow(dead_code))]
@@ -63,9 +66,11 @@ fn run(args: Vec<OsString>) -> c_int {
             early_error(
                 &args,
                 None,
-                "start_failed",
-                &format!("cannot block signals: {error}"),
-                |r| r.field("error", error.as_str()).field("status", 1),
+                Event::StartFailed {
+                    what: "block signals",
+                    error: &error,
+                    status: 1,
+                },
             );
             return 1;
         }
@@ -76,9 +81,11 @@ fn run(args: Vec<OsString>) -> c_int {
     // Installed setuid or setgid, vigil would run anything as anyone for
     // whoever can start it: refuse before reading a word of its input.
     if let Err(e) = user::refuse_setid() {
-        early_error(&args, None, "setid_refused", &e.to_string(), |r| {
-            e.fields(r).field("status", 1)
-        });
+        let refused = Event::SetidRefused {
+            refusal: &e,
+            status: 1,
+        };
+        early_error(&args, None, refused);
         return 1;
     }
     let config = match cli::parse(&args, cli::own_variables()) {
@@ -91,13 +98,11 @@ fn run(args: Vec<OsString>) -> c_int {
         Err(cli::UsageError(message)) => {
             let var = std::env::var_os("VIGIL_TERMINATION_LOG");
             let termination_log = cli::termination_log_after(&args, var);
-            early_error(
-                &args,
-                termination_log.as_deref(),
-                "usage_error",
-                &message,
-                |r| r.field("status", 2),
-            );
+            let usage = Event::UsageError {
+                message: &message,
+                status: 2,
+            };
+            early_error(&args, termination_log.as_deref(), usage);
             return 2;
         }
     };
@@ -108,15 +113,10 @@ fn run(args: Vec<OsString>) -> c_int {
         config.termination_log.clone(),
     ));
     for warning in &config.warnings {
-        logging::emit(
-            logging::Level::Warning,
-            "unknown_variable",
-            format_args!("{warning}"),
-            |r| {
-                r.field("variable", &warning.name)
-                    .opt("meant", warning.meant)
-            },
-        );
+        logging::emit(Event::UnknownVariable {
+            variable: &warning.name,
+            meant: warning.meant,
+        });
     }
     supervisor::run(config, inherited)
 }
@@ -124,20 +124,7 @@ fn run(args: Vec<OsString>) -> c_int {
 /// An error before logging is set up, in the format the command line or
 /// `VIGIL_LOG_FORMAT` asks for (read leniently: text when that is what is
 /// wrong), also written to `termination_log`.
-fn early_error<'a>(
-    args: &[OsString],
-    termination_log: Option<&std::path::Path>,
-    event: &'static str,
-    message: &str,
-    fields: impl FnOnce(record::Record<'a>) -> record::Record<'a>,
-) {
+fn early_error(args: &[OsString], termination_log: Option<&std::path::Path>, event: Event<'_>) {
     let format = cli::log_format_before(args, std::env::var_os("VIGIL_LOG_FORMAT"));
-    logging::early(
-        format,
-        termination_log,
-        logging::Level::Error,
-        event,
-        message,
-        fields,
-    );
+    logging::early(format, termination_log, event);
 }

@@ -13,13 +13,14 @@
 use nix::errno::Errno;
 use nix::sys::wait::{Id, WaitPidFlag, waitid};
 
+use crate::event::Event;
 use crate::facts::Ending;
-use crate::logging::{self, Level};
-use crate::sys::process::{Change, wait_any};
+use crate::logging;
+use crate::sys::process::{self, wait_any};
 
 /// One state change reported by `waitpid`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Event {
+pub enum Change {
     /// The process is gone and reaped.
     Ended(i32, Ending),
     /// The process was stopped, by this signal: SIGSTOP, or SIGTSTP,
@@ -30,7 +31,7 @@ pub enum Event {
 /// The result of one `waitpid` round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Next {
-    Event(Event),
+    Changed(Change),
     /// Children remain, but none has anything to report.
     Nothing,
     /// vigil has no children left at all.
@@ -53,29 +54,24 @@ pub fn next() -> Next {
             Err(Errno::ECHILD) => return Next::NoChildren,
             Err(e) => {
                 let error = crate::text::os_error(&e.into());
-                logging::emit(
-                    Level::Error,
-                    "waitpid_failed",
-                    format_args!("waitpid failed: {error}"),
-                    |r| r.field("error", error.as_str()),
-                );
+                logging::emit(Event::WaitpidFailed { error: &error });
                 return Next::Nothing;
             }
         };
-        return Next::Event(match change {
-            Change::Stopped { pid, signal } => Event::Stopped(pid, signal),
-            Change::Killed {
+        return Next::Changed(match change {
+            process::Change::Stopped { pid, signal } => Change::Stopped(pid, signal),
+            process::Change::Killed {
                 pid,
                 signal,
                 core_dumped,
-            } => Event::Ended(
+            } => Change::Ended(
                 pid,
                 Ending::Killed {
                     signal,
                     core_dumped,
                 },
             ),
-            Change::Exited { pid, code } => Event::Ended(pid, Ending::Exited(code)),
+            process::Change::Exited { pid, code } => Change::Ended(pid, Ending::Exited(code)),
         });
     }
 }

@@ -16,8 +16,9 @@ use std::time::Duration;
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
-use crate::facts::signal::{Received, Sender, name};
-use crate::logging::{self, Level};
+use crate::event::Event;
+use crate::facts::signal::{Received, Sender};
+use crate::logging;
 use crate::sys::signal::{self as sys, Disposition, RECORD_SIZE, SignalInfo, set_disposition};
 
 pub use crate::facts::signal::MAX_SIGNAL;
@@ -232,17 +233,12 @@ pub fn send(target: Target, signal: i32) -> bool {
         }
     };
     let error = crate::text::os_error(&err);
-    logging::emit(
-        Level::Warning,
-        "send_failed",
-        format_args!("could not send {} to {target}: {error}", name(signal)),
-        |r| {
-            r.field("signal", crate::facts::Signal(signal))
-                .field("pid", pid.abs())
-                .field("group", matches!(target, Target::Group(_)))
-                .field("error", error.as_str())
-        },
-    );
+    logging::emit(Event::SendFailed {
+        signal,
+        pid: pid.abs(),
+        group: matches!(target, Target::Group(_)),
+        error: &error,
+    });
     false
 }
 

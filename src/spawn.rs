@@ -22,8 +22,9 @@ use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 use nix::unistd::{AccessFlags, Pid, getpgrp, isatty, tcgetpgrp, tcsetpgrp};
 
-use crate::logging::{self, Level};
-use crate::record::Record;
+use crate::event::Event;
+use crate::logging;
+use crate::record::{Fields, Obj};
 use crate::signals::Inherited;
 use crate::sys::exec::{CStrings, Environment};
 use crate::sys::fd::stdin;
@@ -94,27 +95,41 @@ impl SpawnError {
 }
 
 impl SpawnError {
-    /// The record's event: the exec failed (`exec_failed`), no process
-    /// could be made (`fork_failed`), or the `--user` switch failed in the
-    /// forked child (`user_switch_failed`).
-    pub fn event(&self) -> &'static str {
+    /// What vigil says of it, with `status`, its exit status: the exec
+    /// failed, no process could be made (or a call of vigil's own failed
+    /// before the program ran), or the `--user` switch failed in the forked
+    /// child.
+    pub fn event(&self, status: i32) -> Event<'_> {
         if self.switch_failed.is_some() {
-            "user_switch_failed"
+            Event::UserSwitchFailed {
+                failure: self,
+                status,
+            }
         } else if self.is_fork_failure() {
-            "fork_failed"
+            Event::ForkFailed {
+                failure: self,
+                status,
+            }
         } else {
-            "exec_failed"
+            Event::ExecFailed {
+                failure: self,
+                status,
+            }
         }
     }
+}
 
-    /// The facts for the record of `event` (the status is the caller's).
-    pub fn fields<'a>(&'a self, r: Record<'a>) -> Record<'a> {
-        let r = r.field("program", self.program.as_str());
+/// `{"program": "app", "error": "No such file or directory"}`, or the
+/// failed `--user` call's facts.
+impl Fields for SpawnError {
+    fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
+        o.field("program", self.program.as_str());
         if let Some(failure) = &self.switch_failed {
-            return failure.fields(r);
+            failure.fields(o);
+            return;
         }
-        r.field("error", os_error(&self.error))
-            .opt("shell_error", self.shell_error.as_ref().map(os_error))
+        o.field("error", os_error(&self.error))
+            .opt("shell_error", self.shell_error.as_ref().map(os_error));
     }
 }
 
@@ -411,19 +426,11 @@ fn start(
 /// exec (`forkexec::Outcome::Unknown`).
 fn unconfirmed(program: &OsStr, pid: i32, error: &io::Error) {
     let error = os_error(error);
-    logging::emit(
-        Level::Warning,
-        "exec_unconfirmed",
-        format_args!(
-            "cannot tell whether {:?} (pid {pid}) started: reading its exec's outcome failed: {error}; if its exec failed, it exits with 127 (not found) or 126",
-            program.to_string_lossy()
-        ),
-        |r| {
-            r.field("program", program)
-                .field("pid", pid)
-                .field("error", error.as_str())
-        },
-    );
+    logging::emit(Event::ExecUnconfirmed {
+        program,
+        pid,
+        error: &error,
+    });
 }
 
 /// `bytes` as a C string; a NUL inside cannot be passed to exec.

@@ -35,7 +35,7 @@ pub fn duration(d: Duration) -> String {
     if nanos == 0 {
         return format!("{}s", d.as_secs());
     }
-    if d.as_secs() == 0 && nanos % 1_000_000 == 0 {
+    if d.as_secs() == 0 && nanos.is_multiple_of(1_000_000) {
         return format!("{}ms", nanos / 1_000_000);
     }
     let fraction = format!("{nanos:09}");

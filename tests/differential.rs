@@ -585,12 +585,12 @@ fn drive(run: &Running, rec: &Rec, wait: Duration, c: &Path, g: &Path, leftovers
         let _ = kill(gc, libc::SIGKILL);
         wait_until(wait, || read_signals(c).len() > before || !alive(init));
     }
-    if let Some(end) = rec.end {
-        if kill(init, end).is_err() || !alive(init) {
-            // The init is gone (tini killed by an unblocked signal): end
-            // the child directly, so that the run ends.
-            leftovers.kill_all();
-        }
+    if let Some(end) = rec.end
+        && (kill(init, end).is_err() || !alive(init))
+    {
+        // The init is gone (tini killed by an unblocked signal): end
+        // the child directly, so that the run ends.
+        leftovers.kill_all();
     }
 }
 

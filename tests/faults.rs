@@ -548,10 +548,10 @@ fn wait_for(
         if run.try_exit().is_some() {
             break;
         }
-        if aborting(&run.stderr_now()) {
-            if let Some(s) = strace.take() {
-                s.kill();
-            }
+        if aborting(&run.stderr_now())
+            && let Some(s) = strace.take()
+        {
+            s.kill();
         }
         if start.elapsed() >= limit {
             if deadline.is_some() {
@@ -1225,12 +1225,13 @@ fn run_from_start(mode: Mode, filter: &[String], program: Option<&str>) -> Run {
 fn nth_call(log: &str, vigil: i32, name: &str, mut pick: impl FnMut(&str) -> bool) -> Option<u32> {
     let mut n = 0;
     for line in log.lines() {
-        if let Some((Some(pid), call)) = call_of(line, true) {
-            if pid == vigil && call == name {
-                n += 1;
-                if pick(line) {
-                    return Some(n);
-                }
+        if let Some((Some(pid), call)) = call_of(line, true)
+            && pid == vigil
+            && call == name
+        {
+            n += 1;
+            if pick(line) {
+                return Some(n);
             }
         }
     }

@@ -79,13 +79,11 @@ fn render(help: &str) -> String {
             after_options = true;
             continue;
         }
-        if !after_options {
-            if let Some((spec, text)) = split_option(line) {
-                out.push(".TP".into());
-                out.push(render_option(spec));
-                out.push(roff(text));
-                continue;
-            }
+        if !after_options && let Some((spec, text)) = split_option(line) {
+            out.push(".TP".into());
+            out.push(render_option(spec));
+            out.push(roff(text));
+            continue;
         }
         out.push(".PP".into());
         out.push(roff(line.trim()));

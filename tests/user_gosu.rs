@@ -791,10 +791,10 @@ fn check_vigil(case: &Case, gosu: &Run, vigil: &Run) -> Result<(), String> {
         if lines.len() != 1 {
             return Err("vigil should fail with exactly one line".into());
         }
-        if let Some(word) = case.names {
-            if !lines[0].contains(word) {
-                return Err(format!("vigil's error line should name {word:?}"));
-            }
+        if let Some(word) = case.names
+            && !lines[0].contains(word)
+        {
+            return Err(format!("vigil's error line should name {word:?}"));
         }
     }
     Ok(())

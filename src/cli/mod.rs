@@ -35,7 +35,6 @@ pub mod options;
 mod values;
 
 use std::ffi::{OsStr, OsString};
-use std::fmt;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -102,23 +101,6 @@ pub struct UnknownVariable {
     pub meant: Option<&'static str>,
 }
 
-impl fmt::Display for UnknownVariable {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.meant {
-            Some(known) => write!(
-                f,
-                "{} is not a vigil variable and is ignored: did you mean {known}?",
-                self.name
-            ),
-            None => write!(
-                f,
-                "{} is not a vigil variable and is ignored (vigil --help lists them)",
-                self.name
-            ),
-        }
-    }
-}
-
 impl Config {
     /// `-e`: 0 when `status` (an exit code or 128+N) is listed, else
     /// `status` itself.
@@ -158,14 +140,14 @@ pub fn own_variables() -> Vec<(OsString, OsString)> {
     let mut vars = Vec::new();
     for entry in crate::sys::env::entries() {
         let bytes = entry.to_bytes();
-        if ours(bytes) {
-            if let Some(eq) = bytes.iter().position(|&b| b == b'=') {
-                let (name, value) = bytes.split_at(eq);
-                vars.push((
-                    OsStr::from_bytes(name).to_os_string(),
-                    OsStr::from_bytes(value.get(1..).unwrap_or_default()).to_os_string(),
-                ));
-            }
+        if ours(bytes)
+            && let Some(eq) = bytes.iter().position(|&b| b == b'=')
+        {
+            let (name, value) = bytes.split_at(eq);
+            vars.push((
+                OsStr::from_bytes(name).to_os_string(),
+                OsStr::from_bytes(value.get(1..).unwrap_or_default()).to_os_string(),
+            ));
         }
     }
     vars

@@ -88,3 +88,81 @@ impl fmt::Display for Ending {
         }
     }
 }
+
+/// A process that still runs, and its state: `7 (bash run.sh) sleeping`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Running {
+    pub pid: i32,
+    pub name: String,
+    /// `/proc/PID/stat`'s letter: `R`, `S`, `D`, `T`...
+    pub state: char,
+}
+
+impl fmt::Display for Running {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}) {}", self.pid, self.name, StateWord(self.state))
+    }
+}
+
+/// `{"pid": 7, "name": "bash run.sh", "state": "sleeping"}`
+impl Fields for Running {
+    fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
+        o.field("pid", self.pid)
+            .field("name", self.name.as_str())
+            .field("state", StateWord(self.state).to_string());
+    }
+}
+
+/// A process state in words: `/proc/PID/stat`'s letter.
+struct StateWord(char);
+
+impl fmt::Display for StateWord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            'R' => f.write_str("running"),
+            'S' => f.write_str("sleeping"),
+            'D' => f.write_str("in uninterruptible sleep"),
+            'T' => f.write_str("stopped"),
+            't' => f.write_str("traced"),
+            'I' => f.write_str("idle"),
+            other => write!(f, "state {other}"),
+        }
+    }
+}
+
+/// `7 (bash run.sh) sleeping, 9 (sleep 1000) sleeping`, at most 20 of
+/// them.
+pub fn running_list(running: &[Running]) -> String {
+    const PROCS_MAX: usize = 20;
+    let mut text = running
+        .iter()
+        .take(PROCS_MAX)
+        .map(Running::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if running.len() > PROCS_MAX {
+        text.push_str(&format!(" and {} more", running.len() - PROCS_MAX));
+    }
+    text
+}
+
+/// The child, a shell waiting for its foreground job (`jobs`: its children
+/// in its process group), which never got the stop signal: it went to the
+/// shell alone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shell {
+    pub pid: i32,
+    pub name: String,
+    pub jobs: Vec<Running>,
+}
+
+/// `{"pid": 7, "name": "bash run.sh", "jobs": [{"pid": 9, "name": "sleep 1000"}]}`
+impl Fields for Shell {
+    fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
+        o.field("pid", self.pid)
+            .field("name", self.name.as_str())
+            .list_with("jobs", self.jobs.iter(), |o, job| {
+                o.field("pid", job.pid).field("name", job.name.as_str());
+            });
+    }
+}

@@ -298,7 +298,7 @@ pub(super) fn write_secs(out: &mut Vec<u8>, d: Duration) {
     }
     out.push(b'.');
     let mut digits = 3;
-    while ms % 10 == 0 {
+    while ms.is_multiple_of(10) {
         ms /= 10;
         digits -= 1;
     }

@@ -361,26 +361,14 @@ impl<'a> Record<'a> {
         }
     }
 
+    #[cfg(test)]
     /// Adds a field.
     pub fn field(mut self, key: &'static str, value: impl Into<Value<'a>>) -> Record<'a> {
         self.obj().field(key, value);
         self
     }
 
-    /// Adds a field holding one of the values the schema lists for it (a
-    /// `Word`, which shortening never cuts).
-    pub fn word(mut self, key: &'static str, word: &'static str) -> Record<'a> {
-        self.obj().word(key, word);
-        self
-    }
-
-    /// Adds a field when there is a value: an unknown fact is left out,
-    /// never written as `null`.
-    pub fn opt<V: Into<Value<'a>>>(mut self, key: &'static str, value: Option<V>) -> Record<'a> {
-        self.obj().opt(key, value);
-        self
-    }
-
+    #[cfg(test)]
     /// Adds an object describing `facts`.
     pub fn object(mut self, key: &'static str, facts: &'a impl Fields) -> Record<'a> {
         self.obj().object(key, facts);
@@ -398,6 +386,7 @@ impl<'a> Record<'a> {
         self
     }
 
+    #[cfg(test)]
     /// Adds a list with one object per item.
     pub fn list<T: Fields + 'a, I>(mut self, key: &'static str, items: I) -> Record<'a>
     where
@@ -408,6 +397,7 @@ impl<'a> Record<'a> {
         self
     }
 
+    #[cfg(test)]
     /// Adds the fields of `facts` at the top level (a hook's event has the
     /// hook's own fields).
     pub fn flatten(mut self, facts: &'a impl Fields) -> Record<'a> {
@@ -459,8 +449,17 @@ impl<'a> Obj<'_, 'a> {
         self
     }
 
-    pub fn object(&mut self, key: &'static str, facts: &'a impl Fields) -> &mut Self {
+    pub fn object(&mut self, key: &'static str, facts: &'a (impl Fields + ?Sized)) -> &mut Self {
         self.object_with(key, |o| facts.fields(o))
+    }
+
+    /// Adds an object when there are facts: an unknown fact is left out,
+    /// never written as `null`.
+    pub fn opt_object(&mut self, key: &'static str, facts: Option<&'a impl Fields>) -> &mut Self {
+        if let Some(facts) = facts {
+            self.object(key, facts);
+        }
+        self
     }
 
     pub fn object_with(
@@ -504,7 +503,7 @@ impl<'a> Obj<'_, 'a> {
         self
     }
 
-    pub fn flatten(&mut self, facts: &'a impl Fields) -> &mut Self {
+    pub fn flatten(&mut self, facts: &'a (impl Fields + ?Sized)) -> &mut Self {
         facts.fields(self);
         self
     }

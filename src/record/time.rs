@@ -153,7 +153,8 @@ mod tests {
     #[test]
     fn every_day_against_a_counted_calendar() {
         let (mut year, mut month, mut day) = (1970u64, 1u64, 1u64);
-        let leap = |y: u64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+        let leap =
+            |y: u64| (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400);
         for days in 0..(431 * 366) {
             assert_eq!(civil_from_days(days), (year, month, day), "day {days}");
             let length = match month {

@@ -32,7 +32,8 @@ use std::time::{Duration, Instant};
 
 use crate::facts::hook;
 use crate::facts::signal::{self, MAX_SIGNAL};
-use crate::facts::{Ending, Named, Proc, Received, Sender};
+use crate::facts::{Ending, Named, Proc, Received, Sender, Signal};
+use crate::record::{Fields, Obj};
 
 /// What started the stop sequence.
 #[derive(Clone, Debug)]
@@ -218,6 +219,23 @@ impl fmt::Display for DrainKill {
             }
             DrainKill::StopSignal(signal) => {
                 write!(f, "{} during the drain", signal::name(*signal))
+            }
+        }
+    }
+}
+
+/// `{"cause": "drain_timeout", "drain_timeout": 2}`, `{"cause":
+/// "stop_signal", "signal": "SIGTERM"}`.
+impl Fields for DrainKill {
+    fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
+        match *self {
+            DrainKill::Timeout(after) => {
+                o.word("cause", "drain_timeout")
+                    .field("drain_timeout", after);
+            }
+            DrainKill::StopSignal(signal) => {
+                o.word("cause", "stop_signal")
+                    .field("signal", Signal(signal));
             }
         }
     }
@@ -489,10 +507,10 @@ impl Exit {
         let stop = self.stop.as_ref()?;
         let mut ended = self.ended_at;
         let kill_at = self.grace_kill().map(|kill| kill.at);
-        if let (Some(at), Ending::Killed { signal, .. }) = (kill_at, self.ending) {
-            if signal == libc::SIGKILL {
-                ended = ended.min(at);
-            }
+        if let (Some(at), Ending::Killed { signal, .. }) = (kill_at, self.ending)
+            && signal == libc::SIGKILL
+        {
+            ended = ended.min(at);
         }
         let from = self.ended_on_later_stop().map_or(stop.at, |later| later.at);
         Some(ended.saturating_duration_since(from))

@@ -307,7 +307,8 @@ fn long_lists_are_capped() {
 /// pass as they are.
 #[test]
 fn the_log_line_says_what_display_says_with_outside_text_escaped() {
-    use crate::logging::{self, Level, capture};
+    use crate::event::{Event, Level};
+    use crate::logging::{self, capture};
     use crate::record::{Format, Timestamp};
 
     let mut r = base();
@@ -329,7 +330,15 @@ fn the_log_line_says_what_display_says_with_outside_text_escaped() {
     let exit = r;
 
     capture::start(Format::Text, 1, Timestamp::from_unix(0, 0));
-    logging::emit(Level::Warning, "exit", format_args!("{exit}"), |r| r);
+    let clocks = Clocks {
+        wall: Timestamp::from_unix(0, 0),
+        now: exit.ended_at,
+    };
+    logging::emit(Event::Exit {
+        exit: &exit,
+        clocks,
+        level: Level::Warning,
+    });
     let lines = capture::take();
 
     let shown = exit.to_string();
@@ -340,6 +349,6 @@ fn the_log_line_says_what_display_says_with_outside_text_escaped() {
          command: sh -c 'echo a\nb' (pid 2); orphans reaped: 12345678901"
     );
     let escaped = crate::text::one_line(&shown);
-    assert_eq!(lines, [format!("vigil: warning: {escaped}\n")]);
+    assert_eq!(lines, [format!("vigil: warning: exit report: {escaped}\n")]);
     assert!(lines[0].contains("echo a\\nb") && lines[0].contains("bad\\u{1b}name"));
 }

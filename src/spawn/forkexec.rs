@@ -229,10 +229,10 @@ fn in_child(plan: &Plan<'_>, report: BorrowedFd<'_>) -> ! {
 /// The steps between fork and exec, in order; returns the one that failed
 /// and its error (exec returns only when it failed).
 fn run_steps(plan: &Plan<'_>) -> (Step, i32) {
-    if let Some(stdin) = plan.stdin {
-        if let Err(e) = make_stdin(stdin) {
-            return (Step::Stdin, e as i32);
-        }
+    if let Some(stdin) = plan.stdin
+        && let Err(e) = make_stdin(stdin)
+    {
+        return (Step::Stdin, e as i32);
     }
     if plan.new_session {
         if let Err(e) = nix::unistd::setsid() {
@@ -250,10 +250,10 @@ fn run_steps(plan: &Plan<'_>) -> (Step, i32) {
     if let Err(e) = plan.inherited.restore_in_child() {
         return (Step::Signals, e.raw_os_error().unwrap_or(libc::EINVAL));
     }
-    if let Some(user) = plan.user {
-        if let Err(e) = user.apply_in_child() {
-            return (Step::User, e.raw_os_error().unwrap_or(libc::EINVAL));
-        }
+    if let Some(user) = plan.user
+        && let Err(e) = user.apply_in_child()
+    {
+        return (Step::User, e.raw_os_error().unwrap_or(libc::EINVAL));
     }
     (Step::Exec, exec(plan) as i32)
 }

@@ -6,13 +6,12 @@ use super::deadlines::Deadline;
 use super::stop::StopStep;
 use super::system::System;
 use super::{DrainPhase, State, StopPhase, Supervisor};
-use crate::facts::{Cancel, Ending, HookKind, KillReason, Proc, Signal};
-use crate::facts::{hook, process};
-use crate::logging::{self, Level};
-use crate::reap::{Event, Next};
+use crate::event::{AfterHook, Event};
+use crate::facts::{Cancel, Ending, HookKind, KillReason, Proc};
+use crate::logging;
+use crate::reap::{Change, Next};
 use crate::report::{Drain, DrainKill, GraceKill, StopCause};
 use crate::signals::Target;
-use crate::text::duration;
 
 use std::time::Duration;
 
@@ -32,8 +31,8 @@ impl<S: System> Supervisor<S> {
     pub(super) fn reap(&mut self) {
         loop {
             match self.sys.reap() {
-                Next::Event(Event::Ended(pid, ending)) => self.on_ended(pid, ending),
-                Next::Event(Event::Stopped(pid, signal)) => {
+                Next::Changed(Change::Ended(pid, ending)) => self.on_ended(pid, ending),
+                Next::Changed(Change::Stopped(pid, signal)) => {
                     if pid == self.child {
                         self.child_stopped(signal);
                     }
@@ -82,14 +81,11 @@ impl<S: System> Supervisor<S> {
             return self.pre_stop_ended(ending);
         }
         self.orphans_reaped += 1;
-        let level = if self.config.warn_on_reap {
-            Level::Warning
-        } else {
-            Level::Debug
-        };
-        if logging::shown(level) {
-            log_reaped(level, pid, ending);
-        }
+        logging::emit(Event::Reaped {
+            pid,
+            ending,
+            warn: self.config.warn_on_reap,
+        });
     }
 
     fn post_start_ended(&mut self, ending: Ending) {
@@ -101,7 +97,11 @@ impl<S: System> Supervisor<S> {
         if record.failed() {
             self.post_start_failed(record);
         } else {
-            hook_ended(Level::Info, &record, "");
+            let then = AfterHook::Nothing;
+            logging::emit(Event::HookEnded {
+                record: &record,
+                then,
+            });
             self.hooks.push(record);
         }
     }
@@ -114,24 +114,23 @@ impl<S: System> Supervisor<S> {
             return;
         };
         let record = hook.finish(ending, self.sys.now());
-        if record.failed() {
-            hook_ended(Level::Warning, &record, "; going on with the stop");
+        let then = if record.failed() {
+            AfterHook::GoOnWithStop
         } else {
-            hook_ended(Level::Info, &record, "");
-        }
+            AfterHook::Nothing
+        };
+        logging::emit(Event::HookEnded {
+            record: &record,
+            then,
+        });
         self.hooks.push(record);
         self.step_over(StopStep::PreStopHook);
     }
 
     /// The child is gone: drain what it left behind.
     fn child_ended(&mut self, ending: Ending) {
-        let child = self.child;
-        logging::emit(
-            Level::Info,
-            "child_ended",
-            format_args!("child pid {child} {ending}"),
-            |r| r.field("pid", child).object("ending", &ending),
-        );
+        let pid = self.child;
+        logging::emit(Event::ChildEnded { pid, ending });
         self.ended = Some((ending, self.sys.now()));
         self.note_not_sent();
         // Nothing of the stop sequence or the timeout is left to do.
@@ -161,14 +160,7 @@ impl<S: System> Supervisor<S> {
             return;
         }
         if !self.sys.procs_listed() {
-            logging::emit(
-                Level::Warning,
-                "proc_unlisted",
-                format_args!(
-                    "/proc is not mounted for this PID namespace: left-over processes can be signalled but not listed"
-                ),
-                |r| r,
-            );
+            logging::emit(Event::ProcUnlisted {});
         }
         let known = self.known_groups();
         let grace_passed = self.grace.as_ref().is_some_and(|g| g.kill.is_some());
@@ -179,13 +171,8 @@ impl<S: System> Supervisor<S> {
             // SIGCONT too: a stopped process would not act on its SIGTERM
             // until the SIGKILL at the deadline.
             let left = self.sys.signal_all(&[libc::SIGTERM, libc::SIGCONT], &known);
-            if !left.is_empty() && logging::shown(Level::Info) {
-                logging::emit(
-                    Level::Info,
-                    "draining",
-                    format_args!("draining: SIGTERM to {}", process::list(&left)),
-                    |r| r.list("terminated", &left),
-                );
+            if !left.is_empty() {
+                logging::emit(Event::Draining { terminated: &left });
             }
             self.drain = Some(Drain {
                 left: left.len(),
@@ -219,21 +206,10 @@ impl<S: System> Supervisor<S> {
             return;
         }
         let left = self.sys.signal_all(&[libc::SIGKILL], &self.known_groups());
-        logging::emit(
-            Level::Warning,
-            "survived_sigkill",
-            format_args!(
-                "{} still running {} after SIGKILL: exiting without waiting for {}",
-                if left.is_empty() {
-                    "processes vigil cannot list are".to_string()
-                } else {
-                    process::list(&left)
-                },
-                duration(KILL_WAIT),
-                if left.len() == 1 { "it" } else { "them" }
-            ),
-            |r| r.list("left", &left),
-        );
+        logging::emit(Event::SurvivedSigkill {
+            left: &left,
+            after: KILL_WAIT,
+        });
         self.state = State::Exit(self.exit_status());
     }
 
@@ -343,14 +319,7 @@ impl<S: System> Supervisor<S> {
         }
         // Without /proc a left-over in a session of its own is out of sight
         // and out of reach: waiting for it would be forever.
-        logging::emit(
-            Level::Warning,
-            "cannot_reach_all",
-            format_args!(
-                "without /proc vigil cannot list or reach processes outside the child's and the hooks' process groups: exiting, any such process is left running"
-            ),
-            |r| r,
-        );
+        logging::emit(Event::CannotReachAll {});
         self.state = State::Exit(self.exit_status());
     }
 
@@ -361,33 +330,22 @@ impl<S: System> Supervisor<S> {
         // Everything is being killed: from here on the log may wait for
         // room in stderr, so that this warning and the report get through.
         logging::final_lines();
-        kill.log(&left, self.sys.can_reach_all());
+        let listed = self.sys.can_reach_all();
+        let killed = &left;
+        logging::emit(match kill {
+            Kill::Grace(grace_period) => Event::GraceDeadline {
+                grace_period,
+                killed,
+                listed,
+            },
+            Kill::Drain(why) => Event::DrainKilled {
+                why,
+                killed,
+                listed,
+            },
+        });
         left
     }
-}
-
-/// `reaped pid 55, which exited with code 0`; with `-w`, a warning:
-/// `reaped orphaned zombie pid 55, ...`.
-fn log_reaped(level: Level, pid: i32, ending: Ending) {
-    let orphaned = if level == Level::Warning {
-        "orphaned zombie "
-    } else {
-        ""
-    };
-    logging::emit(
-        level,
-        "reaped",
-        format_args!("reaped {orphaned}pid {pid}, which {ending}"),
-        |r| r.field("pid", pid).object("ending", &ending),
-    );
-}
-
-/// A hook's record in the log: `post-start hook succeeded in 0.20s`, with
-/// `then` (what vigil does about it) after it.
-fn hook_ended(level: Level, record: &hook::Record, then: &str) {
-    logging::emit(level, "hook_ended", format_args!("{record}{then}"), |r| {
-        r.flatten(record)
-    });
 }
 
 /// Which deadline's SIGKILL went to everything left.
@@ -397,42 +355,4 @@ enum Kill {
     Grace(Duration),
     /// The drain ended: why.
     Drain(DrainKill),
-}
-
-impl Kill {
-    /// The warning that lists what got SIGKILL (pid and name), and says
-    /// which deadline it was; `listed` is false when vigil could reach
-    /// only the child's and the hooks' process groups (no /proc).
-    fn log(self, killed: &[Proc], listed: bool) {
-        let why = match self {
-            Kill::Grace(period) => format!("grace period ({}) over", duration(period)),
-            Kill::Drain(why) => why.to_string(),
-        };
-        let whom = if !listed {
-            "the child's and the hooks' process groups".to_string()
-        } else if killed.is_empty() {
-            "everything left".to_string()
-        } else {
-            process::list(killed)
-        };
-        let msg = format_args!("{why}: SIGKILL to {whom}");
-        match self {
-            Kill::Grace(period) => logging::emit(Level::Warning, "grace_deadline", msg, |r| {
-                r.field("grace_period", period)
-                    .list("killed", killed)
-                    .field("listed", listed)
-            }),
-            Kill::Drain(why) => logging::emit(Level::Warning, "drain_killed", msg, |r| {
-                let r = match why {
-                    DrainKill::Timeout(after) => r
-                        .word("cause", "drain_timeout")
-                        .field("drain_timeout", after),
-                    DrainKill::StopSignal(signal) => r
-                        .word("cause", "stop_signal")
-                        .field("signal", Signal(signal)),
-                };
-                r.list("killed", killed).field("listed", listed)
-            }),
-        }
-    }
 }

@@ -33,14 +33,14 @@ mod tests;
 use std::time::{Duration, Instant};
 
 use crate::cli::Config;
-use crate::facts::{Ending, HookKind, KillReason, Named, Received, Sender, Signal};
+use crate::event::{AfterHook, Event, Level, StopAction};
+use crate::facts::{Ending, HookKind, KillReason, Named, Received, Sender};
 use crate::facts::{hook, signal};
 use crate::hooks::{self, Hook};
-use crate::logging::{self, Level};
+use crate::logging;
 use crate::record::Timestamp;
 use crate::report::{self, Drain, DrainKill, Forwards, MemorySeen, Stop, StopCause};
 use crate::signals::Target;
-use crate::text::duration;
 use deadlines::{Deadline, Deadlines, Due};
 use stop::StopStep;
 use system::{System, Woken};
@@ -297,13 +297,10 @@ impl<S: System> Supervisor<S> {
             Deadline::Grace => self.grace_expired(),
             Deadline::PostStart => {
                 if let Some(hook) = &self.post_start {
-                    let timeout = self.config.post_start_timeout.unwrap_or_default();
-                    logging::emit(
-                        Level::Warning,
-                        "post_start_timed_out",
-                        format_args!("post-start hook pid {} timed out: killing it", hook.pid),
-                        |r| r.field("pid", hook.pid).field("timeout", timeout),
-                    );
+                    logging::emit(Event::PostStartTimedOut {
+                        pid: hook.pid,
+                        timeout: self.config.post_start_timeout.unwrap_or_default(),
+                    });
                 }
                 self.kill_hook(HookKind::PostStart, KillReason::TimedOut);
             }
@@ -315,16 +312,12 @@ impl<S: System> Supervisor<S> {
             Deadline::KillWait => self.kill_wait_over(),
             Deadline::Timeout => {
                 let after = self.config.timeout.unwrap_or_default();
-                logging::emit(
-                    Level::Warning,
-                    "timeout_passed",
-                    format_args!(
-                        "--timeout ({}) passed: stopping as if SIGTERM had arrived",
-                        duration(after)
-                    ),
-                    |r| r.field("timeout", after),
-                );
-                self.begin_stop(self.first_stop_signal(), StopCause::Timeout(after));
+                let signal = self.first_stop_signal();
+                logging::emit(Event::TimeoutPassed {
+                    timeout: after,
+                    signal,
+                });
+                self.begin_stop(signal, StopCause::Timeout(after));
             }
         }
     }
@@ -333,12 +326,7 @@ impl<S: System> Supervisor<S> {
     /// and stops the container, as if SIGTERM had arrived.
     fn fault(&mut self, why: String, health: Health) {
         if health > self.health {
-            logging::emit(
-                Level::Error,
-                "fault",
-                format_args!("{why}: stopping"),
-                |r| r.field("error", why.as_str()),
-            );
+            logging::emit(Event::Fault { error: &why });
             self.health = health;
         }
         if self.state == State::Running {
@@ -367,7 +355,7 @@ impl<S: System> Supervisor<S> {
             Level::Info
         };
         if logging::shown(level) {
-            self.log_received(r, level);
+            self.log_received(r);
         }
         match r.signal {
             libc::SIGCHLD => self.reap(),
@@ -393,26 +381,17 @@ impl<S: System> Supervisor<S> {
     }
 
     /// Logs a signal's arrival with its sender: SIGCHLD (one per exit)
-    /// only at `-vvv`, and as the kernel gave it, without reading /proc.
-    fn log_received(&self, r: Received, level: Level) {
-        let chld = r.signal == libc::SIGCHLD;
-        let sender = if chld {
+    /// as the kernel gave it, without reading /proc.
+    fn log_received(&self, r: Received) {
+        let sender = if r.signal == libc::SIGCHLD {
             Named::bare(r.sender)
         } else {
             self.named(r.sender)
         };
-        let name = signal::name(r.signal);
-        // SIGCHLD's line says the sender as the kernel gave it.
-        let said: &dyn std::fmt::Display = if chld { &r.sender } else { &sender };
-        logging::emit(
-            level,
-            "signal_received",
-            format_args!("received {name} {said}"),
-            |rec| {
-                rec.field("signal", Signal(r.signal))
-                    .object("sender", &sender)
-            },
-        );
+        logging::emit(Event::SignalReceived {
+            signal: r.signal,
+            sender: &sender,
+        });
     }
 
     /// A signal's sender, named from /proc when it is a process of vigil's
@@ -463,15 +442,9 @@ impl<S: System> Supervisor<S> {
             State::Draining(DrainPhase::Terminating) => {
                 self.end_drain(DrainKill::StopSignal(r.signal))
             }
-            State::Draining(DrainPhase::Killing) | State::Exit(_) => logging::emit(
-                Level::Debug,
-                "stop_signal_ignored",
-                format_args!(
-                    "already killing what is left; {} changes nothing",
-                    signal::name(r.signal)
-                ),
-                |rec| rec.field("signal", Signal(r.signal)),
-            ),
+            State::Draining(DrainPhase::Killing) | State::Exit(_) => {
+                logging::emit(Event::StopSignalIgnored { signal: r.signal })
+            }
         }
     }
 
@@ -549,15 +522,20 @@ impl<S: System> Supervisor<S> {
     }
 
     fn post_start_failed(&mut self, record: hook::Record) {
-        logging::emit(
-            Level::Warning,
-            "hook_ended",
-            format_args!("{record}; stopping as if SIGTERM had arrived"),
-            |r| r.flatten(&record),
-        );
+        let signal = self.first_stop_signal();
+        let stops = self.state == State::Running;
+        let then = if stops {
+            AfterHook::Stop(signal)
+        } else {
+            AfterHook::Nothing
+        };
+        logging::emit(Event::HookEnded {
+            record: &record,
+            then,
+        });
         self.hooks.push(record);
-        if let State::Running = self.state {
-            self.begin_stop(self.first_stop_signal(), StopCause::PostStartFailed);
+        if stops {
+            self.begin_stop(signal, StopCause::PostStartFailed);
         }
     }
 
@@ -572,38 +550,23 @@ impl<S: System> Supervisor<S> {
     /// sequence sends SIGCONT with its signal.
     fn child_stopped(&mut self, signal: i32) {
         self.child_is_stopped = true;
-        let child = self.child;
-        let log = |action: &'static str, msg: std::fmt::Arguments<'_>| {
-            logging::emit(Level::Info, "child_stopped", msg, |r| {
-                r.field("pid", child)
-                    .field("signal", Signal(signal))
-                    .word("action", action)
+        let pid = self.child;
+        let log = |action| {
+            logging::emit(Event::ChildStopped {
+                pid,
+                signal,
+                action,
             })
         };
         if self.gave_terminal && self.sys.job_control_above() {
-            log(
-                "stop_vigil",
-                format_args!("child pid {child} stopped: stopping vigil too"),
-            );
+            log(StopAction::StopVigil);
             self.job_stopped = true;
             self.sys.stop_self();
         } else if matches!(signal, libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU) {
-            log(
-                "continue",
-                format_args!(
-                    "child pid {child} stopped by {}, and nothing above vigil can resume it: continuing it",
-                    signal::name(signal)
-                ),
-            );
+            log(StopAction::Continue);
             self.continue_child();
         } else {
-            log(
-                "leave",
-                format_args!(
-                    "child pid {child} stopped by {}: left stopped (a stop sends SIGCONT with its signal)",
-                    signal::name(signal)
-                ),
-            );
+            log(StopAction::Leave);
         }
     }
 

@@ -6,10 +6,10 @@ use super::system::{Os, System};
 use super::{Start, Supervisor};
 use crate::cgroup::Memory;
 use crate::cli::{self, Config};
-use crate::facts::{HookKind, Signal};
-use crate::logging::{self, Level};
+use crate::event::{Event, Level};
+use crate::facts::HookKind;
+use crate::logging;
 use crate::procs::Role;
-use crate::record::{Argv, Record};
 use crate::report::{Audience, Clocks, Command, Exit, Provisional};
 use crate::signals::{Inherited, SignalFd};
 use crate::spawn::{self, Spawn};
@@ -22,12 +22,11 @@ pub fn run(config: Config, inherited: Inherited) -> i32 {
         Ok(signals) => signals,
         Err(e) => {
             let error = os_error(&e);
-            logging::emit(
-                Level::Error,
-                "start_failed",
-                format_args!("cannot read signals (signalfd): {error}"),
-                |r| r.field("error", error.as_str()).field("status", 1),
-            );
+            logging::emit(Event::StartFailed {
+                what: "read signals (signalfd)",
+                error: &error,
+                status: 1,
+            });
             return 1;
         }
     };
@@ -50,18 +49,14 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
         .map(|spec| user::prepare(spec, role == Role::Pid1))
     {
         Some(Err(e)) => {
-            failed_to_start("user_failed", &e.to_string(), |r| {
-                e.fields(r).field("status", 1)
+            logging::emit_final(Event::UserFailed {
+                error: &e,
+                status: 1,
             });
             return Err(1);
         }
         Some(Ok(switch)) => {
-            logging::emit(
-                Level::Info,
-                "running_as",
-                format_args!("the child and the hooks run as {switch}"),
-                |r| switch.fields(r),
-            );
+            logging::emit(Event::RunningAs { user: &switch });
             Some(switch)
         }
         None => None,
@@ -107,35 +102,24 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
             } else {
                 config.status_after_e(e.status())
             };
-            failed_to_start(e.event(), &e.to_string(), |r| {
-                e.fields(r).field("status", status)
-            });
+            logging::emit_final(e.event(status));
             return Err(status);
         }
     };
     let started = logging::wall_clock();
     let command = Command::new(config.command.clone());
-    logging::emit(
-        Level::Info,
-        "started",
-        format_args!("started {} as pid {child}", command.text),
-        |r| {
-            r.field("command", Argv(&config.command))
-                .field("pid", child)
-        },
-    );
+    logging::emit(Event::Started {
+        command: &command.text,
+        argv: &config.command,
+        pid: child,
+    });
     let (limit, oom_group) = memory
         .as_ref()
         .map_or((None, false), |m| (m.limit, m.oom_group));
     if oom_group {
-        logging::emit(
-            Level::Info,
-            "oom_group",
-            format_args!(
-                "memory.oom.group is 1: an OOM kill in this container kills every process of it, vigil included"
-            ),
-            |r| r.opt("memory_limit", limit),
-        );
+        logging::emit(Event::OomGroup {
+            memory_limit: limit,
+        });
     }
     // Kept up to date only where it says something: in the termination log.
     let memory_watch = memory
@@ -178,42 +162,16 @@ fn warn_of_hooks(config: &Config) {
             continue;
         };
         if let Some(why) = spawn::unrunnable(program) {
-            logging::emit(
-                Level::Warning,
-                "hook_unrunnable",
-                format_args!(
-                    "the {} hook cannot run {:?}: {why}; it will fail when its time comes",
-                    hook.as_str(),
-                    program.to_string_lossy()
-                ),
-                |r| {
-                    r.word("hook", hook.as_str())
-                        .field("program", program.as_os_str())
-                        .field("error", why.as_str())
-                },
-            );
+            logging::emit(Event::HookUnrunnable {
+                hook,
+                program,
+                error: &why,
+            });
         }
     }
     if config.post_start.is_none() && config.post_start_timeout.is_some() {
-        logging::emit(
-            Level::Warning,
-            "post_start_timeout_unused",
-            format_args!(
-                "a post-start timeout is set, but no post-start hook: it has nothing to time"
-            ),
-            |r| r,
-        );
+        logging::emit(Event::PostStartTimeoutUnused {});
     }
-}
-
-/// Nothing could start: one error line, which the termination log gets too
-/// (the same line: a record in the structured formats).
-pub(super) fn failed_to_start<'a>(
-    event: &'static str,
-    message: &str,
-    fields: impl FnOnce(Record<'a>) -> Record<'a>,
-) {
-    logging::emit_final(Level::Error, event, "", &message, fields);
 }
 
 impl<S: System> Supervisor<S> {
@@ -268,7 +226,7 @@ impl<S: System> Supervisor<S> {
             oom_group: self.oom_group,
             memory: self.memory_seen,
         };
-        logging::provisional("provisional", &message, |r| r.with(|o| message.fields(o)));
+        logging::provisional(Event::Provisional { message: &message });
     }
 
     /// The kernel changed `memory.events`: what it counted goes into the
@@ -279,26 +237,7 @@ impl<S: System> Supervisor<S> {
             return;
         }
         self.memory_seen.update(events, logging::wall_clock());
-        let n = |count: u64, one: &str, many: &str| {
-            format!("{count} {}", if count == 1 { one } else { many })
-        };
-        logging::emit(
-            Level::Info,
-            "memory_events",
-            format_args!(
-                "memory events since start: memory.max reached {}, the OOM killer invoked {}, {} killed, {}",
-                n(events.max, "time", "times"),
-                n(events.oom, "time", "times"),
-                n(events.oom_kill, "process", "processes"),
-                n(events.oom_group_kill, "group kill", "group kills"),
-            ),
-            |r| {
-                r.field("max", events.max)
-                    .field("oom", events.oom)
-                    .field("oom_kill", events.oom_kill)
-                    .field("oom_group_kill", events.oom_group_kill)
-            },
-        );
+        logging::emit(Event::MemoryEventsSeen { events });
         self.write_provisional();
     }
 }
@@ -310,22 +249,17 @@ fn report_exit(exit: &Exit, clocks: Clocks) {
         Audience::Default => Level::Notice,
         Audience::Verbose => Level::Info,
     };
-    logging::emit_final(level, "exit", "exit report: ", exit, |r| {
-        r.with(|o| exit.fields(o, clocks))
+    logging::emit_final(Event::Exit {
+        exit,
+        clocks,
+        level,
     });
 }
 
 fn become_subreaper() {
     if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
         let error = os_error(&e.into());
-        logging::emit(
-            Level::Warning,
-            "subreaper_failed",
-            format_args!(
-                "cannot register as a child subreaper: {error}; orphans will not be reaped by vigil"
-            ),
-            |r| r.field("error", error.as_str()),
-        );
+        logging::emit(Event::SubreaperFailed { error: &error });
     }
 }
 
@@ -336,15 +270,10 @@ fn set_parent_death_signal(signal: i32) {
     let parent = nix::unistd::getppid();
     if let Err(e) = crate::sys::process::set_parent_death_signal(signal) {
         let error = os_error(&e.into());
-        logging::emit(
-            Level::Warning,
-            "parent_death_signal_failed",
-            format_args!("cannot set the parent death signal: {error}"),
-            |r| {
-                r.field("signal", Signal(signal))
-                    .field("error", error.as_str())
-            },
-        );
+        logging::emit(Event::ParentDeathSignalFailed {
+            signal,
+            error: &error,
+        });
         return;
     }
     if nix::unistd::getppid() != parent {

@@ -1,21 +1,19 @@
 //! The stop sequence: what vigil does between the first stop signal (or a
 //! failed post-start hook, or `--timeout`) and the child's exit.
 
-use std::borrow::Cow;
 use std::time::Duration;
 
 use super::deadlines::Deadline;
 use super::system::System;
 use super::{State, StopPhase, Supervisor};
-use crate::facts::signal;
-use crate::facts::{Cancel, HookKind, KillReason, Received, Sender, Signal};
+use crate::event::{AfterHook, Event};
+use crate::facts::process::{Running, Shell};
+use crate::facts::{Cancel, HookKind, KillReason, Received, Sender};
 use crate::hooks::Hook;
-use crate::logging::{self, Level};
+use crate::logging;
 use crate::procs;
-use crate::record::{Fields, Obj, Record};
 use crate::report::{Forward, Forwarded, Grace, LaterStop, NotSent, Stop, StopCause};
 use crate::signals::Target;
-use crate::text::duration;
 
 /// The grace period of a stop that `--timeout` started when no
 /// `--grace-period` is set: `docker stop`'s default wait, so that a job
@@ -92,21 +90,11 @@ impl<S: System> Supervisor<S> {
             StopCause::Timeout(_) => "timeout",
             StopCause::Fault(_) => "fault",
         };
-        let period = grace.map(|(period, _)| period);
-        let fields = |r: Record<'static>| {
-            r.word("cause", why)
-                .field("signal", Signal(signal))
-                .opt("grace_period", period)
-        };
-        match period {
-            Some(period) => logging::emit(
-                Level::Info,
-                "stopping",
-                format_args!("stopping: grace period {}", duration(period)),
-                fields,
-            ),
-            None => logging::emit(Level::Info, "stopping", format_args!("stopping"), fields),
-        }
+        logging::emit(Event::Stopping {
+            cause: why,
+            signal,
+            grace_period: grace.map(|(period, _)| period),
+        });
         self.stop = Some(Stop {
             cause,
             at,
@@ -129,14 +117,13 @@ impl<S: System> Supervisor<S> {
             signal,
             phase: StopPhase::Waiting(waiting),
         } = self.state
+            && waiting == step
         {
-            if waiting == step {
-                let next = STOP_SEQUENCE
-                    .iter()
-                    .position(|s| *s == step)
-                    .map_or(STOP_SEQUENCE.len(), |i| i + 1);
-                self.run_stop_sequence(signal, next);
-            }
+            let next = STOP_SEQUENCE
+                .iter()
+                .position(|s| *s == step)
+                .map_or(STOP_SEQUENCE.len(), |i| i + 1);
+            self.run_stop_sequence(signal, next);
         }
     }
 
@@ -173,12 +160,10 @@ impl<S: System> Supervisor<S> {
                         true
                     }
                     Err(record) => {
-                        logging::emit(
-                            Level::Warning,
-                            "hook_ended",
-                            format_args!("{record}; going on with the stop"),
-                            |r| r.flatten(&record),
-                        );
+                        logging::emit(Event::HookEnded {
+                            record: &record,
+                            then: AfterHook::GoOnWithStop,
+                        });
                         self.hooks.push(record);
                         false
                     }
@@ -189,16 +174,7 @@ impl<S: System> Supervisor<S> {
                 if sleep == Duration::ZERO {
                     return false;
                 }
-                logging::emit(
-                    Level::Info,
-                    "pre_stop_sleep",
-                    format_args!(
-                        "waiting {} before forwarding {}",
-                        duration(sleep),
-                        signal::name(signal)
-                    ),
-                    |r| r.field("sleep", sleep).field("signal", Signal(signal)),
-                );
+                logging::emit(Event::PreStopSleep { sleep, signal });
                 let at = self.sys.now() + sleep;
                 self.deadlines.set(Deadline::PreStopSleep, at);
                 true
@@ -244,18 +220,11 @@ impl<S: System> Supervisor<S> {
     /// SIGKILL and the stop goes on at once, so that the child gets its
     /// stop signal before the grace deadline. A hook never withholds it.
     pub(super) fn pre_stop_timed_out(&mut self) {
-        let limit = self.pre_stop_timeout();
         if let Some(hook) = &self.pre_stop {
-            logging::emit(
-                Level::Warning,
-                "pre_stop_timed_out",
-                format_args!(
-                    "pre-stop hook pid {} still running after {} (--pre-stop-timeout): killing it, and going on with the stop",
-                    hook.pid,
-                    duration(limit)
-                ),
-                |r| r.field("pid", hook.pid).field("timeout", limit),
-            );
+            logging::emit(Event::PreStopTimedOut {
+                pid: hook.pid,
+                timeout: self.pre_stop_timeout(),
+            });
         }
         self.kill_hook(HookKind::PreStop, KillReason::TimedOut);
         self.step_over(StopStep::PreStopHook);
@@ -315,28 +284,24 @@ impl<S: System> Supervisor<S> {
     pub(super) fn forward(&mut self, r: Received) -> Option<Forward> {
         let signal = r.signal;
         if !matches!(self.state, State::Running | State::Stopping { .. }) {
-            logging::emit(
-                Level::Debug,
-                "signal_not_forwarded",
-                format_args!(
-                    "the child has exited; {} not forwarded",
-                    signal::name(signal)
-                ),
-                |r| r.field("signal", Signal(signal)),
-            );
+            logging::emit(Event::SignalNotForwarded { signal });
             return None;
         }
         let Some(to) = self.config.rewrites.apply(signal) else {
-            logging::emit(
-                Level::Info,
-                "signal_dropped",
-                format_args!("dropped {} (--rewrite)", signal::name(signal)),
-                |r| r.field("signal", Signal(signal)),
-            );
+            logging::emit(Event::SignalDropped { signal });
             return None;
         };
         let target = self.target(r.sender);
-        log_forwarding(signal, to, target);
+        let (pid, group) = match target {
+            Target::Process(pid) => (pid, false),
+            Target::Group(pgid) => (pgid, true),
+        };
+        logging::emit(Event::SignalForwarded {
+            signal,
+            sent: to,
+            pid,
+            group,
+        });
         if !self.sys.send(target, to) {
             // Not delivered (vigil warned): nothing to keep, nothing sent.
             return None;
@@ -351,86 +316,11 @@ impl<S: System> Supervisor<S> {
     }
 }
 
-/// `forwarding SIGHUP to pid 7`, `forwarding SIGTERM as SIGQUIT to
-/// process group 7`.
-fn log_forwarding(signal: i32, to: i32, target: Target) {
-    let (pid, group) = match target {
-        Target::Process(pid) => (pid, false),
-        Target::Group(pgid) => (pgid, true),
-    };
-    let fields = |r: Record<'static>| {
-        r.field("signal", Signal(signal))
-            .field("sent", Signal(to))
-            .field("pid", pid)
-            .field("group", group)
-    };
-    if to == signal {
-        logging::emit(
-            Level::Debug,
-            "signal_forwarded",
-            format_args!("forwarding {} to {target}", signal::name(to)),
-            fields,
-        );
-    } else {
-        logging::emit(
-            Level::Debug,
-            "signal_forwarded",
-            format_args!(
-                "forwarding {} as {} to {target}",
-                signal::name(signal),
-                signal::name(to)
-            ),
-            fields,
-        );
-    }
-}
-
 /// The shells whose script may wait for a foreground job that never got
 /// the stop signal: the classic silent `docker stop`.
 const SHELLS: [&[u8]; 8] = [
     b"sh", b"bash", b"dash", b"ash", b"zsh", b"ksh", b"mksh", b"busybox",
 ];
-
-/// A process state in words: `/proc/PID/stat`'s letter.
-fn state_word(state: char) -> Cow<'static, str> {
-    match state {
-        'R' => "running".into(),
-        'S' => "sleeping".into(),
-        'D' => "in uninterruptible sleep".into(),
-        'T' => "stopped".into(),
-        't' => "traced".into(),
-        'I' => "idle".into(),
-        other => format!("state {other}").into(),
-    }
-}
-
-/// `7 (bash run.sh) sleeping, 9 (sleep 1000) sleeping`, at most
-/// `PROCS_MAX` of them.
-fn running_list(running: &[&procs::Running]) -> String {
-    const PROCS_MAX: usize = 20;
-    let mut text = running
-        .iter()
-        .take(PROCS_MAX)
-        .map(|p| format!("{} ({}) {}", p.stat.pid, p.title, state_word(p.stat.state)))
-        .collect::<Vec<_>>()
-        .join(", ");
-    if running.len() > PROCS_MAX {
-        text.push_str(&format!(" and {} more", running.len() - PROCS_MAX));
-    }
-    text
-}
-
-/// A process and its state, for the `still_running` record.
-struct StillRunning<'a>(&'a procs::Running);
-
-impl Fields for StillRunning<'_> {
-    fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
-        let p = self.0;
-        o.field("pid", p.stat.pid)
-            .field("name", p.title.as_str())
-            .field("state", state_word(p.stat.state));
-    }
-}
 
 impl<S: System> Supervisor<S> {
     /// The child still runs half the grace period (else 5 s) after the stop
@@ -454,53 +344,23 @@ impl<S: System> Supervisor<S> {
             all.iter()
                 .filter(|p| p.stat.pid != child && Some(p.stat.pgrp) != hook),
         );
-        let name = signal::name(signal);
-        let mut msg = format!("still running {} after {name}: ", duration(after));
-        if running.is_empty() {
-            msg.push_str(&format!("the child, pid {child}"));
-        } else {
-            msg.push_str(&running_list(&running));
-        }
-        if let Some(hook) = hook {
-            msg.push_str(&format!("; the pre-stop hook (pid {hook}) too"));
-        }
-        if phase == StopPhase::Waiting(StopStep::PreStopHook) {
-            msg.push_str(&format!(", and {name} waits for it"));
-        }
-        let waiting = own.and_then(|shell| self.shell_waiting(shell, &all));
-        if let Some((shell, jobs)) = &waiting {
-            msg.push_str(&format!(
-                "; {} ({}) is a shell waiting for its foreground job, {}, which did not get {name} (vigil sent it to the shell alone): end the script with `exec` of its last command, or run vigil with -g",
-                shell.stat.pid,
-                shell.title,
-                running_list(jobs)
-            ));
-        }
-        let listed: Vec<StillRunning> = running.iter().map(|p| StillRunning(p)).collect();
-        logging::emit(
-            Level::Warning,
-            "still_running",
-            format_args!("{msg}"),
-            |r| {
-                let r = r
-                    .field("signal", Signal(signal))
-                    .field("after", after)
-                    .list("running", &listed)
-                    .opt("pre_stop_hook", hook);
-                r.with(|o| {
-                    if let Some((shell, jobs)) = &waiting {
-                        o.object_with("shell", |o| {
-                            o.field("pid", shell.stat.pid)
-                                .field("name", shell.title.as_str())
-                                .list_with("jobs", jobs.iter(), |o, job| {
-                                    o.field("pid", job.stat.pid)
-                                        .field("name", job.title.as_str());
-                                });
-                        });
-                    }
-                })
-            },
-        );
+        let shell = own
+            .and_then(|shell| self.shell_waiting(shell, &all))
+            .map(|(shell, jobs)| Shell {
+                pid: shell.stat.pid,
+                name: shell.title.clone(),
+                jobs: jobs.into_iter().map(fact).collect(),
+            });
+        let running: Vec<Running> = running.into_iter().map(fact).collect();
+        logging::emit(Event::StillRunning {
+            signal,
+            after,
+            child,
+            running: &running,
+            pre_stop_hook: hook,
+            waits_for_hook: phase == StopPhase::Waiting(StopStep::PreStopHook),
+            shell: shell.as_ref(),
+        });
     }
 
     /// When the child is a shell whose foreground job (its children in its
@@ -521,5 +381,14 @@ impl<S: System> Supervisor<S> {
             .filter(|p| p.stat.ppid == shell.stat.pid && p.stat.pgrp == shell.stat.pgrp)
             .collect();
         (!jobs.is_empty()).then_some((shell, jobs))
+    }
+}
+
+/// A process that still runs, as the log tells it.
+fn fact(p: &procs::Running) -> Running {
+    Running {
+        pid: p.stat.pid,
+        name: p.title.clone(),
+        state: p.stat.state,
     }
 }

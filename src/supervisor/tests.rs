@@ -21,7 +21,7 @@ use crate::cli::{self, Action};
 use crate::facts::MemoryEvents;
 use crate::facts::{Cancel, Outcome, Proc};
 use crate::procs;
-use crate::reap::{Event, Next};
+use crate::reap::{Change, Next};
 use crate::spawn::{Spawn, SpawnError};
 
 const CHILD: i32 = 100;
@@ -263,7 +263,7 @@ impl Supervisor<Fake> {
 
     /// A process ended and SIGCHLD said so.
     fn ended(&mut self, pid: i32, ending: Ending) {
-        self.chld([Next::Event(Event::Ended(pid, ending))]);
+        self.chld([Next::Changed(Change::Ended(pid, ending))]);
     }
 
     /// How the stop began, as the exit status reads it.
@@ -874,8 +874,8 @@ fn a_post_start_still_running_at_the_stop_is_cancelled() {
 fn orphans_are_counted() {
     let mut s = supervisor(&[]);
     s.sys.reaps.extend([
-        Next::Event(Event::Ended(401, exited(0))),
-        Next::Event(Event::Ended(402, killed(9))),
+        Next::Changed(Change::Ended(401, exited(0))),
+        Next::Changed(Change::Ended(402, killed(9))),
     ]);
     s.signal(Received {
         signal: libc::SIGCHLD,
@@ -890,7 +890,7 @@ fn ctrl_z_under_a_job_control_shell_stops_vigil_and_sigcont_resumes_it() {
     let mut s = supervisor(&[]);
     s.gave_terminal = true;
     s.sys.job_control = true;
-    s.chld([Next::Event(Event::Stopped(CHILD, libc::SIGTSTP))]);
+    s.chld([Next::Changed(Change::Stopped(CHILD, libc::SIGTSTP))]);
     assert_eq!(s.sys.stopped_self, 1);
     s.signal(from_outside(libc::SIGCONT));
     assert_eq!(s.sys.terminal_given, [CHILD]);
@@ -905,14 +905,14 @@ fn with_nobody_to_resume_it_vigil_never_stops_itself() {
         let mut s = supervisor(&[]);
         s.gave_terminal = terminal;
         s.sys.job_control = job_control;
-        s.chld([Next::Event(Event::Stopped(CHILD, libc::SIGTSTP))]);
+        s.chld([Next::Changed(Change::Stopped(CHILD, libc::SIGTSTP))]);
         assert_eq!(s.sys.stopped_self, 0);
         assert_eq!(s.sys.sent, [(Target::Group(CHILD), libc::SIGCONT)]);
     }
     // A SIGSTOP was meant: the child stays stopped, and the stop signal
     // comes with SIGCONT so that it can act on it.
     let mut s = supervisor(&[]);
-    s.chld([Next::Event(Event::Stopped(CHILD, libc::SIGSTOP))]);
+    s.chld([Next::Changed(Change::Stopped(CHILD, libc::SIGSTOP))]);
     assert!(s.sys.sent.is_empty());
     s.signal(from_outside(libc::SIGTERM));
     assert_eq!(
@@ -928,7 +928,7 @@ fn with_nobody_to_resume_it_vigil_never_stops_itself() {
 fn timeout_ends_a_stopped_child_within_the_default_grace() {
     let mut s = supervisor(&["--timeout", "2s"]);
     s.sys.children = true;
-    s.chld([Next::Event(Event::Stopped(CHILD, libc::SIGSTOP))]);
+    s.chld([Next::Changed(Change::Stopped(CHILD, libc::SIGSTOP))]);
     s.next_deadline_passes();
     assert_eq!(s.sent_to_child(), [libc::SIGTERM, libc::SIGCONT]);
     let grace = s.grace.as_ref().unwrap();
@@ -971,7 +971,7 @@ fn a_persistent_signalfd_error_stops_the_container_without_spinning() {
     // the paced loop now does by itself.
     s.sys.reaps.extend([
         Next::Nothing,
-        Next::Event(Event::Ended(CHILD, killed(libc::SIGTERM))),
+        Next::Changed(Change::Ended(CHILD, killed(libc::SIGTERM))),
     ]);
     turns_until_exit(&mut s, 10);
     assert_eq!(s.sys.waits.len(), 1, "the signalfd is not read again");
@@ -1019,7 +1019,7 @@ fn after_a_fault_the_loop_still_ends_when_the_child_does() {
     })));
     s.sys
         .reaps
-        .push_back(Next::Event(Event::Ended(CHILD, exited(0))));
+        .push_back(Next::Changed(Change::Ended(CHILD, exited(0))));
     let turns = turns_until_exit(&mut s, 3);
     assert_eq!(turns, 1);
     assert!(matches!(

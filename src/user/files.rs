@@ -206,10 +206,10 @@ pub fn resolve(spec: &Spec, root: &Path, current: Ids) -> Result<Identity, Looku
         None => {
             let mut groups = Vec::new();
             scan(&group, |line| {
-                if let Some(entry) = GroupEntry::parse(line) {
-                    if entry.has_member(&name) {
-                        groups.push(entry.gid);
-                    }
+                if let Some(entry) = GroupEntry::parse(line)
+                    && entry.has_member(&name)
+                {
+                    groups.push(entry.gid);
                 }
                 ControlFlow::Continue(())
             })?;

@@ -58,10 +58,13 @@ use std::path::Path;
 
 use libc::{gid_t, uid_t};
 
-use crate::logging::{self, Level};
-use crate::record::Record;
+use crate::event::Event;
+use crate::logging;
+use crate::record::{Fields, Obj};
 
 pub use files::{LookupError, resolve};
+#[cfg(test)]
+pub use switch::SetIdError;
 pub use switch::{Switch, SwitchFailure, refuse_setid};
 
 /// The largest uid or gid a spec may name: runc's (and so gosu's and
@@ -230,20 +233,20 @@ pub enum UserError {
     },
 }
 
-impl UserError {
-    /// The facts for the `user_failed` record.
-    pub fn fields<'a>(&'a self, r: Record<'a>) -> Record<'a> {
+/// The facts of the `user_failed` record.
+impl Fields for UserError {
+    fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
         match self {
-            UserError::Lookup { spec, error } => r
+            UserError::Lookup { spec, error } => o
                 .field("user", spec.as_os_str())
                 .word("reason", "lookup")
                 .field("error", error.to_string()),
-            UserError::NotPrivileged { spec, wanted, .. } => r
+            UserError::NotPrivileged { spec, wanted, .. } => o
                 .field("user", spec.as_os_str())
                 .word("reason", "not_privileged")
                 .field("uid", wanted.uid)
                 .field("gid", wanted.gid),
-        }
+        };
     }
 }
 
@@ -291,17 +294,7 @@ pub fn prepare(spec: &Spec, pid1: bool) -> Result<Switch, UserError> {
         }
     })?;
     if switch::other_user(&identity, change, current) && !switch::may_signal_others() {
-        logging::emit(
-            Level::Warning,
-            "cannot_signal_user",
-            format_args!(
-                "vigil lacks CAP_KILL, so it cannot signal uid {}: signals will not be forwarded \
-                 to the child, and neither a grace period nor the drain can end it (keep \
-                 CAP_KILL, or run without --user)",
-                identity.uid
-            ),
-            |r| r.field("uid", identity.uid),
-        );
+        logging::emit(Event::CannotSignalUser { uid: identity.uid });
     }
     Ok(Switch::new(
         spec.text.clone(),

@@ -13,7 +13,7 @@ use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 
 use super::{Identity, Ids, quote};
-use crate::record::Record;
+use crate::record::{Fields, Obj};
 use crate::sys::user as sys;
 use crate::text::os_error;
 
@@ -167,21 +167,19 @@ impl Switch {
     }
 }
 
-impl Switch {
-    /// The facts for the `running_as` record.
-    pub fn fields<'a>(&'a self, r: Record<'a>) -> Record<'a> {
+/// The facts of the `running_as` record.
+impl Fields for Switch {
+    fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
         let id = &self.identity;
-        r.field("user", self.spec.as_os_str())
-            .field("changed", self.change)
-            .with(|o| {
-                if self.change {
-                    o.field("uid", id.uid)
-                        .field("gid", id.gid)
-                        .field("groups", id.groups.len());
-                }
-            })
-            .field("home", id.home.as_os_str())
-            .field("new_session", self.new_session)
+        o.field("user", self.spec.as_os_str())
+            .field("changed", self.change);
+        if self.change {
+            o.field("uid", id.uid)
+                .field("gid", id.gid)
+                .field("groups", id.groups.len());
+        }
+        o.field("home", id.home.as_os_str())
+            .field("new_session", self.new_session);
     }
 }
 
@@ -247,17 +245,17 @@ pub struct SwitchFailure {
     pub error: io::Error,
 }
 
-impl SwitchFailure {
-    /// The facts for the `user_switch_failed` record.
-    pub fn fields<'a>(&'a self, r: Record<'a>) -> Record<'a> {
+/// The facts of the `user_switch_failed` record.
+impl Fields for SwitchFailure {
+    fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
         let call = match self.step {
             Step::Groups => "setgroups",
             Step::Gid => "setgid",
             Step::Uid => "setuid",
         };
-        r.field("user", self.spec.as_os_str())
+        o.field("user", self.spec.as_os_str())
             .word("call", call)
-            .field("error", os_error(&self.error))
+            .field("error", os_error(&self.error));
     }
 }
 
@@ -306,16 +304,16 @@ pub enum SetIdError {
     Setgid { real: gid_t, effective: gid_t },
 }
 
-impl SetIdError {
-    /// The facts for the `setid_refused` record.
-    pub fn fields<'a>(&self, r: Record<'a>) -> Record<'a> {
+/// The facts of the `setid_refused` record.
+impl Fields for SetIdError {
+    fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
         let (bit, real, effective) = match *self {
             SetIdError::Setuid { real, effective } => ("setuid", real, effective),
             SetIdError::Setgid { real, effective } => ("setgid", real, effective),
         };
-        r.word("bit", bit)
+        o.word("bit", bit)
             .field("real", real)
-            .field("effective", effective)
+            .field("effective", effective);
     }
 }
 

@@ -129,12 +129,11 @@ pub fn secs(d: Duration) -> String {
 /// out.
 pub fn title(words: &[&str]) -> String {
     let mut words: Vec<&str> = words.to_vec();
-    if let Some(first) = words.first_mut() {
-        if let Some((dir, base)) = first.rsplit_once('/') {
-            if !dir.contains(' ') {
-                *first = base;
-            }
-        }
+    if let Some(first) = words.first_mut()
+        && let Some((dir, base)) = first.rsplit_once('/')
+        && !dir.contains(' ')
+    {
+        *first = base;
     }
     let joined = words.join(" ");
     if joined.len() <= 64 {

@@ -195,10 +195,10 @@ pub fn process_table() -> Vec<(i32, i32, char)> {
     let mut out = Vec::new();
     if let Ok(rd) = std::fs::read_dir("/proc") {
         for e in rd.flatten() {
-            if let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) {
-                if let Some(st) = stat(pid) {
-                    out.push((pid, st.ppid, st.state));
-                }
+            if let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok())
+                && let Some(st) = stat(pid)
+            {
+                out.push((pid, st.ppid, st.state));
             }
         }
     }

@@ -400,16 +400,16 @@ impl Running {
 
     /// Has the outer process ended? (non-blocking)
     pub fn try_exit(&mut self) -> Option<Exit> {
-        if self.exit.is_none() {
-            if let Ok(Some(st)) = self.child.try_wait() {
-                if self.pid1 && st.code() == Some(1) {
-                    // let the reader catch unshare's last words (see translate)
-                    wait_until(Duration::from_secs(3), || {
-                        self.stderr.done.load(Ordering::SeqCst)
-                    });
-                }
-                self.exit = Some(self.translate(st));
+        if self.exit.is_none()
+            && let Ok(Some(st)) = self.child.try_wait()
+        {
+            if self.pid1 && st.code() == Some(1) {
+                // let the reader catch unshare's last words (see translate)
+                wait_until(Duration::from_secs(3), || {
+                    self.stderr.done.load(Ordering::SeqCst)
+                });
             }
+            self.exit = Some(self.translate(st));
         }
         self.exit
     }

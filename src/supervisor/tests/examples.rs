@@ -9,8 +9,9 @@ use std::io;
 use std::time::Duration;
 
 use super::*;
+use crate::event::Event;
 use crate::facts::Proc;
-use crate::logging::{self, Level, capture};
+use crate::logging::{self, capture};
 use crate::record::{Format, Timestamp};
 use crate::spawn::SpawnError;
 
@@ -195,7 +196,7 @@ fn endings() -> Vec<(&'static str, Play)> {
                 s.passes(Deadline::Drain);
                 s.sys
                     .reaps
-                    .push_back(Next::Event(Event::Ended(41, killed(9))));
+                    .push_back(Next::Changed(Change::Ended(41, killed(9))));
                 s.sys.reaps.push_back(Next::NoChildren);
                 s.signal(Received {
                     signal: libc::SIGCHLD,
@@ -254,9 +255,7 @@ fn start_records(format: Format) -> Vec<(&'static str, String)> {
             shell_error: None,
             switch_failed: None,
         };
-        setup::failed_to_start(e.event(), &e.to_string(), |r| {
-            e.fields(r).field("status", e.status())
-        });
+        logging::emit_final(e.event(e.status()));
     });
     let usage = lines(format, || {
         let args: Vec<OsString> = ["vigil", "--grace-period", "10x", "--", "app"]
@@ -266,9 +265,11 @@ fn start_records(format: Format) -> Vec<(&'static str, String)> {
         let Err(cli::UsageError(message)) = cli::parse(&args, Vec::new()) else {
             panic!();
         };
-        logging::early(format, None, Level::Error, "usage_error", &message, |r| {
-            r.field("status", 2)
-        });
+        let usage = Event::UsageError {
+            message: &message,
+            status: 2,
+        };
+        logging::early(format, None, usage);
     });
     vec![
         ("exec failure", record_of(&exec, "exec_failed")),

@@ -1,0 +1,548 @@
+//! Everything vigil says, one row per event: its name in the records, its
+//! level, the words of its text line and the fields of its record, all
+//! from the one variant that holds its facts. A call site says what
+//! happened, `logging::emit(Event::ChildEnded { pid, ending })`, and the
+//! logger alone knows the format.
+//!
+//! The text line is the variant's `Display`, which is also the record's
+//! `msg`; the record's fields come from the same variant, so neither can
+//! say what the other does not. docs/logging-schema.json lists the same
+//! events and fields, and the tests hold this table to it.
+//!
+//! The facts are plain data (`facts`, `report`) or, for the few things only
+//! a runtime module can describe (a failed spawn, a `--user` lookup), a
+//! `&dyn Fact`: their words and their fields side by side where they are
+//! defined. So this module stands below every module that logs.
+
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::facts::hook::Record as HookRecord;
+use crate::facts::process::{self, Running, Shell};
+use crate::facts::{Ending, HookKind, MemoryEvents, Named, Proc, Signal};
+use crate::record::{self, Argv, Fields, Obj};
+use crate::report::{Clocks, DrainKill, Exit, Provisional};
+use crate::text::duration;
+
+/// How important a line is, which decides at what verbosity it is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// `vigil: error: ...`; shown at every verbosity.
+    Error,
+    /// `vigil: warning: ...`; shown by default.
+    Warning,
+    /// Shown by default, but not a warning: `vigil: ...` without a tag (the
+    /// exit report of a container that stopped as asked); level `info` in
+    /// a record.
+    Notice,
+    /// `-v`: the lifecycle, signals and their senders.
+    Info,
+    /// `-vv`: each reaped process, each forwarded signal.
+    Debug,
+    /// `-vvv`: everything.
+    Trace,
+}
+
+impl Level {
+    /// The least verbosity (tini's scale) at which the line is shown.
+    pub const fn verbosity(self) -> u8 {
+        match self {
+            Level::Error => 0,
+            Level::Warning | Level::Notice => 1,
+            Level::Info => 2,
+            Level::Debug => 3,
+            Level::Trace => 4,
+        }
+    }
+
+    /// The level a record says.
+    pub fn record_level(self) -> record::Level {
+        match self {
+            Level::Error => record::Level::Error,
+            Level::Warning => record::Level::Warning,
+            Level::Notice | Level::Info => record::Level::Info,
+            Level::Debug => record::Level::Debug,
+            Level::Trace => record::Level::Trace,
+        }
+    }
+}
+
+/// Something a runtime module describes, both ways: its words for the text
+/// line and its fields for the record.
+pub trait Fact: fmt::Display + Fields {}
+
+impl<T: fmt::Display + Fields> Fact for T {}
+
+/// Declares `Event` from its rows. Each row is
+///
+/// ```text
+/// /// doc
+/// "record_name" Variant { field: Type, ... }
+///     => level, ("text line", args...),
+///     |o| the record's fields, added to `o`;
+/// ```
+///
+/// The level, the text and the fields see the variant's fields by
+/// reference, under their own names.
+macro_rules! events {
+    ($(
+        $(#[doc = $doc:literal])*
+        $name:literal $variant:ident { $($field:ident : $ty:ty),* $(,)? }
+            => $level:expr, ($($text:tt)+),
+            |$o:ident| $fields:expr;
+    )*) => {
+        /// One thing vigil says; see the module's doc.
+        pub enum Event<'a> {
+            $($(#[doc = $doc])* $variant { $($field: $ty),* },)*
+        }
+
+        impl Event<'_> {
+            /// Every event's name, in the table's order.
+            #[cfg(test)]
+            pub const NAMES: &'static [&'static str] = &[$($name),*];
+
+            /// The event's name in records (`"event": "child_ended"`).
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(Event::$variant { .. } => $name,)*
+                }
+            }
+
+            /// The event's level.
+            #[allow(unused_variables)]
+            pub fn level(&self) -> Level {
+                match self {
+                    $(Event::$variant { $($field),* } => $level,)*
+                }
+            }
+
+            /// Adds the event's facts to its record.
+            #[allow(unused_variables)]
+            pub fn fields<'r>(&'r self, o: &mut Obj<'_, 'r>) {
+                match self {
+                    $(Event::$variant { $($field),* } => {
+                        let $o = o;
+                        let _ = $fields;
+                    })*
+                }
+            }
+        }
+
+        /// The text line's words, after `vigil: ` and the level's tag; the
+        /// record's `msg`.
+        impl fmt::Display for Event<'_> {
+            #[allow(unused_variables)]
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self {
+                    $(Event::$variant { $($field),* } => write!(f, $($text)+),)*
+                }
+            }
+        }
+    };
+}
+
+events! {
+    // How vigil ends, and the termination log.
+
+    /// The exit report: how the child ended and why (`report::Exit`).
+    "exit" Exit { exit: &'a Exit, clocks: Clocks, level: Level }
+        => *level, ("{exit}"),
+        |o| exit.fields(o, *clocks);
+    /// The command line or a `VIGIL_*` variable is wrong.
+    "usage_error" UsageError { message: &'a str, status: i32 }
+        => Level::Error, ("{message}"),
+        |o| o.field("status", *status);
+    /// vigil could not set itself up (block or read signals).
+    "start_failed" StartFailed { what: &'static str, error: &'a str, status: i32 }
+        => Level::Error, ("cannot {what}: {error}"),
+        |o| o.field("error", *error).field("status", *status);
+    /// vigil is installed setuid or setgid, and refuses to run.
+    "setid_refused" SetidRefused { refusal: &'a dyn Fact, status: i32 }
+        => Level::Error, ("{refusal}"),
+        |o| o.flatten(*refusal).field("status", *status);
+    /// The child's exec failed (126, 127).
+    "exec_failed" ExecFailed { failure: &'a dyn Fact, status: i32 }
+        => Level::Error, ("{failure}"),
+        |o| o.flatten(*failure).field("status", *status);
+    /// No process could be made for the child, or a call of vigil's own
+    /// failed before it ran.
+    "fork_failed" ForkFailed { failure: &'a dyn Fact, status: i32 }
+        => Level::Error, ("{failure}"),
+        |o| o.flatten(*failure).field("status", *status);
+    /// The `--user` switch failed in the forked child.
+    "user_switch_failed" UserSwitchFailed { failure: &'a dyn Fact, status: i32 }
+        => Level::Error, ("{failure}"),
+        |o| o.flatten(*failure).field("status", *status);
+    /// A process started, but whether its exec worked could not be read.
+    "exec_unconfirmed" ExecUnconfirmed { program: &'a OsStr, pid: i32, error: &'a str }
+        => Level::Warning,
+        ("cannot tell whether {:?} (pid {pid}) started: reading its exec's outcome failed: {error}; if its exec failed, it exits with 127 (not found) or 126",
+            program.to_string_lossy()),
+        |o| o.field("program", *program).field("pid", *pid).field("error", *error);
+    /// `--user` names a user vigil cannot become.
+    "user_failed" UserFailed { error: &'a dyn Fact, status: i32 }
+        => Level::Error, ("{error}"),
+        |o| o.flatten(*error).field("status", *status);
+    /// The termination log could not be written.
+    "termination_log_failed" TerminationLogFailed { path: &'a Path, error: &'a str, unread: bool }
+        => Level::Warning,
+        ("could not write the termination log {}: {}", path.display(),
+            if *unread { "nobody reads it (a FIFO without a reader, or a full one)" } else { error }),
+        |o| o.field("path", *path).field("error", *error).field("unread", *unread);
+    /// The termination log is vigil's stderr, which has the report already.
+    "termination_log_skipped" TerminationLogSkipped { path: &'a Path }
+        => Level::Debug,
+        ("the termination log {} is vigil's stderr, which has the report already", path.display()),
+        |o| o.field("path", *path);
+    /// What the termination log says if vigil is killed before it can
+    /// report (`report::Provisional`).
+    "provisional" Provisional { message: &'a Provisional<'a> }
+        => Level::Error, ("{message}"),
+        |o| message.fields(o);
+
+    // Start-up.
+
+    /// A `VIGIL_*` variable that is no option of vigil's.
+    "unknown_variable" UnknownVariable { variable: &'a str, meant: Option<&'static str> }
+        => Level::Warning,
+        ("{variable} is not a vigil variable and is ignored{}", fmt::from_fn(|f| match meant {
+            Some(known) => write!(f, ": did you mean {known}?"),
+            None => f.write_str(" (vigil --help lists them)"),
+        })),
+        |o| o.field("variable", *variable).opt("meant", *meant);
+    /// `PR_SET_CHILD_SUBREAPER` failed.
+    "subreaper_failed" SubreaperFailed { error: &'a str }
+        => Level::Warning,
+        ("cannot register as a child subreaper: {error}; orphans will not be reaped by vigil"),
+        |o| o.field("error", *error);
+    /// `-p` could not be set.
+    "parent_death_signal_failed" ParentDeathSignalFailed { signal: i32, error: &'a str }
+        => Level::Warning, ("cannot set the parent death signal: {error}"),
+        |o| o.field("signal", Signal(*signal)).field("error", *error);
+    /// A hook's program cannot run; the hook will fail when its time comes.
+    "hook_unrunnable" HookUnrunnable { hook: HookKind, program: &'a OsStr, error: &'a str }
+        => Level::Warning,
+        ("the {} hook cannot run {:?}: {error}; it will fail when its time comes",
+            hook.as_str(), program.to_string_lossy()),
+        |o| o.word("hook", hook.as_str()).field("program", *program).field("error", *error);
+    /// vigil lacks CAP_KILL for the user the child runs as.
+    "cannot_signal_user" CannotSignalUser { uid: u32 }
+        => Level::Warning,
+        ("vigil lacks CAP_KILL, so it cannot signal uid {uid}: signals will not be forwarded to the child, and neither a grace period nor the drain can end it (keep CAP_KILL, or run without --user)"),
+        |o| o.field("uid", *uid);
+    /// `--post-start-timeout` without a post-start hook.
+    "post_start_timeout_unused" PostStartTimeoutUnused {}
+        => Level::Warning,
+        ("a post-start timeout is set, but no post-start hook: it has nothing to time"),
+        |o| o;
+    /// Whom the child and the hooks run as (`--user`).
+    "running_as" RunningAs { user: &'a dyn Fact }
+        => Level::Info, ("the child and the hooks run as {user}"),
+        |o| o.flatten(*user);
+    /// The child started.
+    "started" Started { command: &'a str, argv: &'a [OsString], pid: i32 }
+        => Level::Info, ("started {command} as pid {pid}"),
+        |o| o.field("command", Argv(argv)).field("pid", *pid);
+    /// `memory.oom.group` is 1: an OOM kill takes vigil too.
+    "oom_group" OomGroup { memory_limit: Option<u64> }
+        => Level::Info,
+        ("memory.oom.group is 1: an OOM kill in this container kills every process of it, vigil included"),
+        |o| o.opt("memory_limit", *memory_limit);
+    /// The memory cgroup's OOM-kill counter, read at start when vigil is
+    /// not PID 1.
+    "oom_counter" OomCounter { path: &'a Path, oom_kills: u64 }
+        => Level::Debug, ("OOM kills so far in {}: {oom_kills}", path.display()),
+        |o| o.field("path", *path).field("oom_kills", *oom_kills);
+
+    // Hooks.
+
+    /// A hook started.
+    "hook_started" HookStarted { hook: HookKind, pid: i32 }
+        => Level::Info, ("{} hook started: pid {pid}", hook.as_str()),
+        |o| o.word("hook", hook.as_str()).field("pid", *pid);
+    /// A hook ended, well or not, and what vigil does about it.
+    "hook_ended" HookEnded { record: &'a HookRecord, then: AfterHook }
+        => if record.failed() { Level::Warning } else { Level::Info },
+        ("{record}{then}"),
+        |o| o.flatten(*record);
+    /// The post-start hook outlived `--post-start-timeout`.
+    "post_start_timed_out" PostStartTimedOut { pid: i32, timeout: Duration }
+        => Level::Warning, ("post-start hook pid {pid} timed out: killing it"),
+        |o| o.field("pid", *pid).field("timeout", *timeout);
+    /// The pre-stop hook outlived `--pre-stop-timeout`.
+    "pre_stop_timed_out" PreStopTimedOut { pid: i32, timeout: Duration }
+        => Level::Warning,
+        ("pre-stop hook pid {pid} still running after {} (--pre-stop-timeout): killing it, and going on with the stop",
+            duration(*timeout)),
+        |o| o.field("pid", *pid).field("timeout", *timeout);
+
+    // Signals.
+
+    /// A signal arrived, with its sender. SIGCHLD (one per exit) only at
+    /// `-vvv`, its sender as the kernel gave it.
+    "signal_received" SignalReceived { signal: i32, sender: &'a Named }
+        => if *signal == libc::SIGCHLD { Level::Trace } else { Level::Info },
+        ("received {} {}", Signal(*signal), fmt::from_fn(|f| if *signal == libc::SIGCHLD {
+            write!(f, "{}", sender.sender)
+        } else {
+            write!(f, "{sender}")
+        })),
+        |o| o.field("signal", Signal(*signal)).object("sender", *sender);
+    /// A signal was forwarded (after `--rewrite`).
+    "signal_forwarded" SignalForwarded { signal: i32, sent: i32, pid: i32, group: bool }
+        => Level::Debug,
+        ("forwarding {}{} to {}", Signal(*signal),
+            fmt::from_fn(|f| if sent == signal { Ok(()) } else { write!(f, " as {}", Signal(*sent)) }),
+            Target(*pid, *group)),
+        |o| o.field("signal", Signal(*signal)).field("sent", Signal(*sent))
+            .field("pid", *pid).field("group", *group);
+    /// `--rewrite` drops the signal.
+    "signal_dropped" SignalDropped { signal: i32 }
+        => Level::Info, ("dropped {} (--rewrite)", Signal(*signal)),
+        |o| o.field("signal", Signal(*signal));
+    /// The child has exited: nothing to forward to.
+    "signal_not_forwarded" SignalNotForwarded { signal: i32 }
+        => Level::Debug, ("the child has exited; {} not forwarded", Signal(*signal)),
+        |o| o.field("signal", Signal(*signal));
+    /// A stop signal while everything left is being killed.
+    "stop_signal_ignored" StopSignalIgnored { signal: i32 }
+        => Level::Debug, ("already killing what is left; {} changes nothing", Signal(*signal)),
+        |o| o.field("signal", Signal(*signal));
+    /// A signal could not be sent (EPERM, after one more try).
+    "send_failed" SendFailed { signal: i32, pid: i32, group: bool, error: &'a str }
+        => Level::Warning,
+        ("could not send {} to {}: {error}", Signal(*signal), Target(*pid, *group)),
+        |o| o.field("signal", Signal(*signal)).field("pid", *pid)
+            .field("group", *group).field("error", *error);
+
+    // The stop.
+
+    /// The stop sequence began.
+    "stopping" Stopping { cause: &'static str, signal: i32, grace_period: Option<Duration> }
+        => Level::Info,
+        ("stopping{}", fmt::from_fn(|f| match grace_period {
+            Some(period) => write!(f, ": grace period {}", duration(*period)),
+            None => Ok(()),
+        })),
+        |o| o.word("cause", cause).field("signal", Signal(*signal)).opt("grace_period", *grace_period);
+    /// `--timeout` passed: the stop sequence begins with `signal`.
+    "timeout_passed" TimeoutPassed { timeout: Duration, signal: i32 }
+        => Level::Warning,
+        ("--timeout ({}) passed: stopping as if {} had arrived", duration(*timeout), Signal(*signal)),
+        |o| o.field("timeout", *timeout);
+    /// vigil cannot go on supervising as it should, and stops.
+    "fault" Fault { error: &'a str }
+        => Level::Error, ("{error}: stopping"),
+        |o| o.field("error", *error);
+    /// `--pre-stop-sleep` began.
+    "pre_stop_sleep" PreStopSleep { sleep: Duration, signal: i32 }
+        => Level::Info,
+        ("waiting {} before forwarding {}", duration(*sleep), Signal(*signal)),
+        |o| o.field("sleep", *sleep).field("signal", Signal(*signal));
+    /// The child still runs half the grace period (else 5 s) after the
+    /// stop began: what still runs, and why when vigil can tell.
+    "still_running" StillRunning {
+        signal: i32,
+        after: Duration,
+        child: i32,
+        running: &'a [Running],
+        pre_stop_hook: Option<i32>,
+        waits_for_hook: bool,
+        shell: Option<&'a Shell>,
+    }
+        => Level::Warning,
+        ("still running {} after {}: {}", duration(*after), Signal(*signal), fmt::from_fn(|f| {
+            if running.is_empty() {
+                write!(f, "the child, pid {child}")?;
+            } else {
+                write!(f, "{}", process::running_list(running))?;
+            }
+            if let Some(hook) = pre_stop_hook {
+                write!(f, "; the pre-stop hook (pid {hook}) too")?;
+            }
+            if *waits_for_hook {
+                write!(f, ", and {} waits for it", Signal(*signal))?;
+            }
+            if let Some(shell) = shell {
+                write!(f, "; {} ({}) is a shell waiting for its foreground job, {}, which did not get {} (vigil sent it to the shell alone): end the script with `exec` of its last command, or run vigil with -g",
+                    shell.pid, shell.name, process::running_list(&shell.jobs), Signal(*signal))?;
+            }
+            Ok(())
+        })),
+        |o| o.field("signal", Signal(*signal)).field("after", *after)
+            .list("running", running.iter()).opt("pre_stop_hook", *pre_stop_hook)
+            .opt_object("shell", *shell);
+
+    // Reaping and the child's end.
+
+    /// `waitpid` failed with an error it should never give.
+    "waitpid_failed" WaitpidFailed { error: &'a str }
+        => Level::Error, ("waitpid failed: {error}"),
+        |o| o.field("error", *error);
+    /// An orphan was reaped; with `-w`, a warning.
+    "reaped" Reaped { pid: i32, ending: Ending, warn: bool }
+        => if *warn { Level::Warning } else { Level::Debug },
+        ("reaped {}pid {pid}, which {ending}", if *warn { "orphaned zombie " } else { "" }),
+        |o| o.field("pid", *pid).object("ending", ending);
+    /// The child ended.
+    "child_ended" ChildEnded { pid: i32, ending: Ending }
+        => Level::Info, ("child pid {pid} {ending}"),
+        |o| o.field("pid", *pid).object("ending", ending);
+    /// The child was stopped, and what vigil did about it.
+    "child_stopped" ChildStopped { pid: i32, signal: i32, action: StopAction }
+        => Level::Info,
+        ("child pid {pid} {}", fmt::from_fn(|f| match action {
+            StopAction::StopVigil => f.write_str("stopped: stopping vigil too"),
+            StopAction::Continue => write!(f, "stopped by {}, and nothing above vigil can resume it: continuing it", Signal(*signal)),
+            StopAction::Leave => write!(f, "stopped by {}: left stopped (a stop sends SIGCONT with its signal)", Signal(*signal)),
+        })),
+        |o| o.field("pid", *pid).field("signal", Signal(*signal)).word("action", action.word());
+
+    // The drain and the deadlines.
+
+    /// The drain began: SIGTERM to what the child left.
+    "draining" Draining { terminated: &'a [Proc] }
+        => Level::Info, ("draining: SIGTERM to {}", process::list(terminated)),
+        |o| o.list("terminated", terminated.iter());
+    /// /proc is not this namespace's: left-overs cannot be listed.
+    "proc_unlisted" ProcUnlisted {}
+        => Level::Warning,
+        ("/proc is not mounted for this PID namespace: left-over processes can be signalled but not listed"),
+        |o| o;
+    /// Without /proc, vigil cannot wait for what it cannot see.
+    "cannot_reach_all" CannotReachAll {}
+        => Level::Warning,
+        ("without /proc vigil cannot list or reach processes outside the child's and the hooks' process groups: exiting, any such process is left running"),
+        |o| o;
+    /// The grace period passed: SIGKILL to everything left.
+    "grace_deadline" GraceDeadline { grace_period: Duration, killed: &'a [Proc], listed: bool }
+        => Level::Warning,
+        ("grace period ({}) over: SIGKILL to {}", duration(*grace_period), Whom(killed, *listed)),
+        |o| o.field("grace_period", *grace_period).list("killed", killed.iter())
+            .field("listed", *listed);
+    /// The drain was cut short: SIGKILL to everything left.
+    "drain_killed" DrainKilled { why: DrainKill, killed: &'a [Proc], listed: bool }
+        => Level::Warning, ("{why}: SIGKILL to {}", Whom(killed, *listed)),
+        |o| o.flatten(why).list("killed", killed.iter()).field("listed", *listed);
+    /// What outlived SIGKILL by `after`: vigil exits without it.
+    "survived_sigkill" SurvivedSigkill { left: &'a [Proc], after: Duration }
+        => Level::Warning,
+        ("{} still running {} after SIGKILL: exiting without waiting for {}",
+            fmt::from_fn(|f| if left.is_empty() {
+                f.write_str("processes vigil cannot list are")
+            } else {
+                f.write_str(&process::list(left))
+            }),
+            duration(*after), if left.len() == 1 { "it" } else { "them" }),
+        |o| o.list("left", left.iter());
+
+    // Memory.
+
+    /// The memory cgroup's counts changed.
+    "memory_events" MemoryEventsSeen { events: MemoryEvents }
+        => Level::Info,
+        ("memory events since start: memory.max reached {}, the OOM killer invoked {}, {} killed, {}",
+            Count(events.max, "time", "times"), Count(events.oom, "time", "times"),
+            Count(events.oom_kill, "process", "processes"),
+            Count(events.oom_group_kill, "group kill", "group kills")),
+        |o| o.field("max", events.max).field("oom", events.oom)
+            .field("oom_kill", events.oom_kill).field("oom_group_kill", events.oom_group_kill);
+}
+
+impl Event<'_> {
+    /// What the log line says before the event's words: the exit report's
+    /// heading, which the termination log, holding the words alone, does
+    /// without.
+    pub fn heading(&self) -> &'static str {
+        match self {
+            Event::Exit { .. } => "exit report: ",
+            _ => "",
+        }
+    }
+}
+
+/// What vigil does once a hook has ended, said after its record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AfterHook {
+    Nothing,
+    /// A pre-stop hook failed: the stop sequence goes on.
+    GoOnWithStop,
+    /// The post-start hook failed: the stop sequence begins with this
+    /// signal, as if it had arrived.
+    Stop(i32),
+}
+
+impl fmt::Display for AfterHook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AfterHook::Nothing => Ok(()),
+            AfterHook::GoOnWithStop => f.write_str("; going on with the stop"),
+            AfterHook::Stop(signal) => {
+                write!(f, "; stopping as if {} had arrived", Signal(*signal))
+            }
+        }
+    }
+}
+
+/// What vigil did about its child being stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopAction {
+    /// A job-control shell above vigil can resume both: vigil stops too.
+    StopVigil,
+    /// Stopped by the terminal, and nothing can resume it: continued.
+    Continue,
+    /// Stopped by SIGSTOP: left stopped.
+    Leave,
+}
+
+impl StopAction {
+    fn word(self) -> &'static str {
+        match self {
+            StopAction::StopVigil => "stop_vigil",
+            StopAction::Continue => "continue",
+            StopAction::Leave => "leave",
+        }
+    }
+}
+
+/// Where a signal went: `pid 7`, `process group 7`.
+struct Target(i32, bool);
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target(pid, false) => write!(f, "pid {pid}"),
+            Target(pgid, true) => write!(f, "process group {pgid}"),
+        }
+    }
+}
+
+/// Whom a deadline's SIGKILL went to: the processes listed, everything
+/// left when none was, or (`listed` false, no /proc) the groups vigil
+/// knows.
+struct Whom<'p>(&'p [Proc], bool);
+
+impl fmt::Display for Whom<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Whom(_, false) => f.write_str("the child's and the hooks' process groups"),
+            Whom([], true) => f.write_str("everything left"),
+            Whom(killed, true) => f.write_str(&process::list(killed)),
+        }
+    }
+}
+
+/// `1 time`, `3 processes`.
+struct Count(u64, &'static str, &'static str);
+
+impl fmt::Display for Count {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Count(n, one, many) = *self;
+        write!(f, "{n} {}", if n == 1 { one } else { many })
+    }
+}
+
+#[cfg(test)]
+mod tests;

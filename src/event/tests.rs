@@ -1,0 +1,553 @@
+//! The table against docs/logging-schema.json: the same events, and every
+//! event's record, from a sample of each variant, holding exactly the
+//! fields the schema lists for it.
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::io;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::Value as Json;
+
+use super::*;
+use crate::facts::hook;
+use crate::facts::{Cancel, Outcome, Sender};
+use crate::record::check::Schema;
+use crate::record::{Encoder, Encoding, LINE_MAX, Record, Timestamp};
+use crate::report::{
+    Command, Drain, Forwards, Grace, GraceKill, LaterStop, MemorySeen, NotSent, Stop, StopCause,
+};
+use crate::spawn::SpawnError;
+
+fn procs() -> Vec<Proc> {
+    vec![
+        Proc {
+            pid: 7,
+            name: "sleep 1000".into(),
+        },
+        Proc {
+            pid: 9,
+            name: "sh".into(),
+        },
+    ]
+}
+
+/// An exit report with every part it can have.
+fn full_exit(now: Instant) -> Exit {
+    let sender = Named {
+        sender: Sender::Process { pid: 42, uid: 0 },
+        name: Some("kill".into()),
+    };
+    let later = crate::report::Forward {
+        received: crate::facts::Received {
+            signal: libc::SIGINT,
+            sender: Sender::Process { pid: 0, uid: 0 },
+        },
+        sent: libc::SIGINT,
+    };
+    Exit {
+        command: Command::new(vec!["sleep".into(), "1000".into()]),
+        pid: 2,
+        had_terminal: false,
+        ending: Ending::Killed {
+            signal: libc::SIGKILL,
+            core_dumped: false,
+        },
+        ended_at: now,
+        status: 137,
+        code_expected: false,
+        stop: Some(Stop {
+            cause: StopCause::Signal {
+                signal: libc::SIGTERM,
+                sender,
+            },
+            at: now,
+            sent: None,
+            not_sent: Some(NotSent::PreStopHook),
+            later: Some(LaterStop {
+                forward: later,
+                sender: Named::bare(later.received.sender),
+                at: now,
+            }),
+        }),
+        forwards: Forwards::default(),
+        grace: Some(Grace {
+            period: Duration::from_secs(10),
+            by_default: false,
+            kill: Some(GraceKill {
+                at: now,
+                killed: procs(),
+            }),
+        }),
+        drain: Some(Drain {
+            left: 2,
+            kill: Some((DrainKill::Timeout(Duration::from_secs(2)), procs())),
+        }),
+        hooks: vec![hook::Record {
+            kind: HookKind::PreStop,
+            outcome: Outcome::Cancelled(Cancel::GraceDeadline),
+            took: Duration::from_millis(1500),
+        }],
+        orphans_reaped: 3,
+        oom_kills: 1,
+        oom_group: false,
+    }
+}
+
+/// The record `event` makes, as JSON.
+fn record(event: &Event<'_>) -> Json {
+    let time = Timestamp::from_unix(1_796_148_380, 123);
+    let record = Record::stamped(
+        event.level().record_level(),
+        event.name(),
+        event.to_string(),
+        time,
+    )
+    .with(|o| event.fields(o));
+    let mut line = Vec::new();
+    let json = Encoder {
+        encoding: Encoding::Json,
+        vigil_pid: None,
+    };
+    json.line(&record, LINE_MAX, &mut line);
+    serde_json::from_slice(&line).expect("a record is JSON")
+}
+
+/// Every key of a record's object, nested ones as `a.b` (list items
+/// under `a[]`).
+fn keys(value: &Json, prefix: &str, into: &mut BTreeSet<String>) {
+    match value {
+        Json::Object(map) => {
+            for (key, value) in map {
+                let path = format!("{prefix}{key}");
+                into.insert(path.clone());
+                keys(value, &format!("{path}."), into);
+            }
+        }
+        Json::Array(items) => {
+            for item in items {
+                keys(item, &format!("{}[].", prefix.trim_end_matches('.')), into);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn the_table_lists_the_schemas_events() {
+    let schema = Schema::load();
+    let table: BTreeSet<&str> = Event::NAMES.iter().copied().collect();
+    let documented: BTreeSet<String> = schema.events().into_iter().collect();
+    let documented: BTreeSet<&str> = documented.iter().map(String::as_str).collect();
+    assert_eq!(table, documented, "the table and the schema differ");
+    assert_eq!(table.len(), Event::NAMES.len(), "a name twice in the table");
+}
+
+/// One sample of each event, its fields at their fullest, checked against
+/// the schema: every record it makes passes, and together they write
+/// every field the schema lists for the event.
+#[test]
+fn every_event_writes_what_the_schema_says() {
+    let schema = Schema::load();
+    let now = Instant::now();
+    let clocks = Clocks {
+        wall: Timestamp::from_unix(1_796_148_380, 123),
+        now,
+    };
+    let exit = full_exit(now);
+    let command = Command::new(vec!["app".into()]);
+    let provisional = Provisional {
+        command: &command,
+        pid: 7,
+        started: clocks.wall,
+        limit: Some(1 << 30),
+        oom_group: true,
+        memory: MemorySeen {
+            events: MemoryEvents {
+                max: 1,
+                oom: 1,
+                oom_kill: 1,
+                oom_group_kill: 0,
+            },
+            max_at: Some(clocks.wall),
+            oom_at: Some(clocks.wall),
+        },
+    };
+    let setid = crate::user::SetIdError::Setuid {
+        real: 1000,
+        effective: 0,
+    };
+    let exec = SpawnError {
+        program: "app".into(),
+        error: io::Error::from_raw_os_error(libc::ENOEXEC),
+        shell_error: Some(io::Error::from_raw_os_error(libc::ENOENT)),
+        switch_failed: None,
+    };
+    let fork = SpawnError {
+        program: "app".into(),
+        error: io::Error::from_raw_os_error(libc::EAGAIN),
+        shell_error: None,
+        switch_failed: None,
+    };
+    let spec = crate::user::parse_spec("0:0".as_ref()).expect("a spec");
+    let switch = crate::user::prepare(&spec, false).expect("root may be root");
+    let switch_failure = switch
+        .failure(&io::Error::from_raw_os_error(
+            0x5655_0000 | 3 << 12 | libc::EPERM,
+        ))
+        .expect("a switch failure");
+    let switched = SpawnError {
+        program: "app".into(),
+        error: io::Error::from_raw_os_error(libc::EPERM),
+        shell_error: None,
+        switch_failed: Some(switch_failure),
+    };
+    let lookup = crate::user::UserError::NotPrivileged {
+        spec: "app".into(),
+        wanted: crate::user::Ids {
+            uid: 1000,
+            gid: 1000,
+        },
+        current: crate::user::Ids { uid: 1, gid: 1 },
+    };
+    let unknown = crate::user::UserError::Lookup {
+        spec: "app".into(),
+        error: crate::user::LookupError::UnknownUser {
+            name: b"app".to_vec(),
+            file: "/etc/passwd".into(),
+            file_exists: true,
+        },
+    };
+    let argv: Vec<OsString> = vec!["app".into(), "--port".into(), "80".into()];
+    let named = Named {
+        sender: Sender::Process { pid: 42, uid: 0 },
+        name: Some("kill".into()),
+    };
+    let hook_record = hook::Record {
+        kind: HookKind::PreStop,
+        outcome: Outcome::Ended(Ending::Exited(3)),
+        took: Duration::from_millis(20),
+    };
+    let could_not = hook::Record {
+        kind: HookKind::PostStart,
+        outcome: Outcome::CouldNotRun("cannot run \"x\": No such file or directory".into()),
+        took: Duration::ZERO,
+    };
+    let running = vec![Running {
+        pid: 7,
+        name: "bash run.sh".into(),
+        state: 'S',
+    }];
+    let shell = Shell {
+        pid: 7,
+        name: "bash run.sh".into(),
+        jobs: running.clone(),
+    };
+    let left = procs();
+    let path = Path::new("/dev/termination-log");
+    let samples = [
+        Event::Exit {
+            exit: &exit,
+            clocks,
+            level: Level::Warning,
+        },
+        Event::UsageError {
+            message: "'10x' is not a duration",
+            status: 2,
+        },
+        Event::StartFailed {
+            what: "block signals",
+            error: "Invalid argument",
+            status: 1,
+        },
+        Event::SetidRefused {
+            refusal: &setid,
+            status: 1,
+        },
+        Event::ExecFailed {
+            failure: &exec,
+            status: 126,
+        },
+        Event::ForkFailed {
+            failure: &fork,
+            status: 1,
+        },
+        Event::UserSwitchFailed {
+            failure: &switched,
+            status: 1,
+        },
+        Event::ExecUnconfirmed {
+            program: "app".as_ref(),
+            pid: 7,
+            error: "Interrupted system call",
+        },
+        Event::UserFailed {
+            error: &lookup,
+            status: 1,
+        },
+        Event::UserFailed {
+            error: &unknown,
+            status: 1,
+        },
+        Event::TerminationLogFailed {
+            path,
+            error: "Read-only file system",
+            unread: false,
+        },
+        Event::TerminationLogSkipped { path },
+        Event::Provisional {
+            message: &provisional,
+        },
+        Event::UnknownVariable {
+            variable: "VIGIL_TIMOUT",
+            meant: Some("VIGIL_TIMEOUT"),
+        },
+        Event::SubreaperFailed {
+            error: "Invalid argument",
+        },
+        Event::ParentDeathSignalFailed {
+            signal: libc::SIGTERM,
+            error: "Invalid argument",
+        },
+        Event::HookUnrunnable {
+            hook: HookKind::PreStop,
+            program: "curl".as_ref(),
+            error: "not found in PATH",
+        },
+        Event::CannotSignalUser { uid: 1000 },
+        Event::PostStartTimeoutUnused {},
+        Event::RunningAs { user: &switch },
+        Event::Started {
+            command: "app --port 80",
+            argv: &argv,
+            pid: 7,
+        },
+        Event::OomGroup {
+            memory_limit: Some(1 << 30),
+        },
+        Event::OomCounter {
+            path: Path::new("/sys/fs/cgroup/memory.events"),
+            oom_kills: 0,
+        },
+        Event::HookStarted {
+            hook: HookKind::PostStart,
+            pid: 8,
+        },
+        Event::HookEnded {
+            record: &hook_record,
+            then: AfterHook::GoOnWithStop,
+        },
+        Event::HookEnded {
+            record: &could_not,
+            then: AfterHook::Stop(libc::SIGQUIT),
+        },
+        Event::PostStartTimedOut {
+            pid: 8,
+            timeout: Duration::from_secs(3),
+        },
+        Event::PreStopTimedOut {
+            pid: 9,
+            timeout: Duration::from_secs(5),
+        },
+        Event::SignalReceived {
+            signal: libc::SIGTERM,
+            sender: &named,
+        },
+        Event::SignalForwarded {
+            signal: libc::SIGTERM,
+            sent: libc::SIGQUIT,
+            pid: 7,
+            group: true,
+        },
+        Event::SignalDropped {
+            signal: libc::SIGUSR1,
+        },
+        Event::SignalNotForwarded {
+            signal: libc::SIGHUP,
+        },
+        Event::StopSignalIgnored {
+            signal: libc::SIGINT,
+        },
+        Event::SendFailed {
+            signal: libc::SIGTERM,
+            pid: 7,
+            group: false,
+            error: "Operation not permitted",
+        },
+        Event::Stopping {
+            cause: "signal",
+            signal: libc::SIGTERM,
+            grace_period: Some(Duration::from_secs(10)),
+        },
+        Event::TimeoutPassed {
+            timeout: Duration::from_secs(60),
+            signal: libc::SIGTERM,
+        },
+        Event::Fault {
+            error: "cannot read signals: Bad file descriptor",
+        },
+        Event::PreStopSleep {
+            sleep: Duration::from_secs(2),
+            signal: libc::SIGTERM,
+        },
+        Event::StillRunning {
+            signal: libc::SIGTERM,
+            after: Duration::from_secs(5),
+            child: 7,
+            running: &running,
+            pre_stop_hook: Some(9),
+            waits_for_hook: true,
+            shell: Some(&shell),
+        },
+        Event::WaitpidFailed {
+            error: "Invalid argument",
+        },
+        Event::Reaped {
+            pid: 55,
+            ending: Ending::Exited(0),
+            warn: true,
+        },
+        Event::ChildEnded {
+            pid: 7,
+            ending: Ending::Killed {
+                signal: libc::SIGSEGV,
+                core_dumped: true,
+            },
+        },
+        Event::ChildStopped {
+            pid: 7,
+            signal: libc::SIGTSTP,
+            action: StopAction::Continue,
+        },
+        Event::Draining { terminated: &left },
+        Event::ProcUnlisted {},
+        Event::CannotReachAll {},
+        Event::GraceDeadline {
+            grace_period: Duration::from_secs(10),
+            killed: &left,
+            listed: true,
+        },
+        Event::DrainKilled {
+            why: DrainKill::Timeout(Duration::from_secs(2)),
+            killed: &left,
+            listed: true,
+        },
+        Event::DrainKilled {
+            why: DrainKill::StopSignal(libc::SIGTERM),
+            killed: &left,
+            listed: false,
+        },
+        Event::SurvivedSigkill {
+            left: &left,
+            after: Duration::from_secs(5),
+        },
+        Event::MemoryEventsSeen {
+            events: MemoryEvents {
+                max: 2,
+                oom: 1,
+                oom_kill: 1,
+                oom_group_kill: 0,
+            },
+        },
+    ];
+    let mut written: BTreeSet<(String, String)> = BTreeSet::new();
+    for event in &samples {
+        let record = record(event);
+        schema
+            .check_json(&record)
+            .unwrap_or_else(|e| panic!("{}: {e}\n{record}", event.name()));
+        let mut fields = BTreeSet::new();
+        keys(&record, "", &mut fields);
+        for field in fields {
+            written.insert((event.name().to_string(), field));
+        }
+    }
+    for name in Event::NAMES {
+        for (field, _, _) in schema.fields_of("events", name) {
+            assert!(
+                written.contains(&(name.to_string(), field.clone())),
+                "no sample of {name} writes {field}, which the schema lists"
+            );
+        }
+    }
+}
+
+/// Each line is what it was before the table: the words of a few events,
+/// those whose text the table builds from several facts.
+#[test]
+fn the_words_of_composed_events() {
+    let named = Named {
+        sender: Sender::Process { pid: 42, uid: 0 },
+        name: None,
+    };
+    let chld = Named::bare(Sender::Process { pid: 42, uid: 0 });
+    let left = procs();
+    let cases: [(Event<'_>, &str); 8] = [
+        (
+            Event::SignalReceived {
+                signal: libc::SIGTERM,
+                sender: &named,
+            },
+            "received SIGTERM from pid 42 (name unknown, uid 0)",
+        ),
+        (
+            Event::SignalReceived {
+                signal: libc::SIGCHLD,
+                sender: &chld,
+            },
+            "received SIGCHLD from pid 42 (uid 0)",
+        ),
+        (
+            Event::SignalForwarded {
+                signal: libc::SIGTERM,
+                sent: libc::SIGTERM,
+                pid: 7,
+                group: false,
+            },
+            "forwarding SIGTERM to pid 7",
+        ),
+        (
+            Event::SignalForwarded {
+                signal: libc::SIGTERM,
+                sent: libc::SIGQUIT,
+                pid: 7,
+                group: true,
+            },
+            "forwarding SIGTERM as SIGQUIT to process group 7",
+        ),
+        (
+            Event::Stopping {
+                cause: "signal",
+                signal: libc::SIGTERM,
+                grace_period: None,
+            },
+            "stopping",
+        ),
+        (
+            Event::UnknownVariable {
+                variable: "VIGIL_ZZZ",
+                meant: None,
+            },
+            "VIGIL_ZZZ is not a vigil variable and is ignored (vigil --help lists them)",
+        ),
+        (
+            Event::GraceDeadline {
+                grace_period: Duration::from_secs(10),
+                killed: &[],
+                listed: true,
+            },
+            "grace period (10s) over: SIGKILL to everything left",
+        ),
+        (
+            Event::SurvivedSigkill {
+                left: &left[..1],
+                after: Duration::from_secs(5),
+            },
+            "7 (sleep 1000) still running 5s after SIGKILL: exiting without waiting for it",
+        ),
+    ];
+    for (event, words) in cases {
+        assert_eq!(event.to_string(), words);
+    }
+}
