@@ -36,31 +36,12 @@ pub fn run(config: Config, inherited: Inherited) -> i32 {
     }
 }
 
-/// The starting state: set up the kernel's side, start the child and the
-/// post-start hook. An `Err` is the exit status when the child could not
-/// be started.
+/// The starting state, step by step: whom the child runs as, the kernel's
+/// side, the child, the memory cgroup's watch, then the post-start hook.
+/// An `Err` is the exit status when the child could not be started.
 fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supervisor<Os>, i32> {
     let role = Role::of_this_process();
-    // --user: every lookup before the first fork, so that an unknown user
-    // is one line and nothing starts.
-    let user = match config
-        .user
-        .as_ref()
-        .map(|spec| user::prepare(spec, role == Role::Pid1))
-    {
-        Some(Err(e)) => {
-            logging::emit_final(Event::UserFailed {
-                error: &e,
-                status: 1,
-            });
-            return Err(1);
-        }
-        Some(Ok(switch)) => {
-            logging::emit(Event::RunningAs { user: &switch });
-            Some(switch)
-        }
-        None => None,
-    };
+    let user = prepare_user(&config, role)?;
     let parent = nix::unistd::getppid().as_raw();
     if config.subreaper || role == Role::Subreaper {
         become_subreaper();
@@ -79,33 +60,7 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     let unset = cli::own_variable_names();
     let gave_terminal =
         spawn::owns_terminal() && !user.as_ref().is_some_and(user::Switch::new_session);
-    let spawned = spawn::spawn(
-        Spawn {
-            argv: &config.command,
-            env: Vec::new(),
-            take_terminal: gave_terminal,
-            null_stdin: false,
-            unset: &unset,
-        },
-        inherited,
-        user.as_ref(),
-    );
-    let child = match spawned {
-        Ok(child) => child,
-        Err(e) => {
-            // tini's child exits 126/127 after a failed exec, and `-e` maps
-            // that status like any other: so does vigil's. A process that
-            // could not be made at all is vigil's own failure: 1, whatever
-            // `-e` says.
-            let status = if e.is_fork_failure() {
-                e.status()
-            } else {
-                config.status_after_e(e.status())
-            };
-            logging::emit_final(e.event(status));
-            return Err(status);
-        }
-    };
+    let child = start_child(&config, inherited, user.as_ref(), &unset, gave_terminal)?;
     let started = logging::wall_clock();
     let command = Command::new(config.command.clone());
     logging::emit(Event::Started {
@@ -148,6 +103,56 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     supervisor.write_provisional();
     supervisor.start_post_start();
     Ok(supervisor)
+}
+
+/// `--user`: every lookup before the first fork, so that an unknown user
+/// is one line and nothing starts. An `Err` is the exit status.
+fn prepare_user(config: &Config, role: Role) -> Result<Option<user::Switch>, i32> {
+    let Some(spec) = &config.user else {
+        return Ok(None);
+    };
+    match user::prepare(spec, role == Role::Pid1) {
+        Ok(switch) => {
+            logging::emit(Event::RunningAs { user: &switch });
+            Ok(Some(switch))
+        }
+        Err(e) => {
+            logging::emit_final(Event::UserFailed {
+                error: &e,
+                status: 1,
+            });
+            Err(1)
+        }
+    }
+}
+
+/// Starts the child; an `Err` is the exit status when it could not start.
+/// tini's child exits 126/127 after a failed exec, and `-e` maps that
+/// status like any other: so does vigil's. A process that could not be
+/// made at all is vigil's own failure: 1, whatever `-e` says.
+fn start_child(
+    config: &Config,
+    inherited: Inherited,
+    user: Option<&user::Switch>,
+    unset: &[&'static str],
+    take_terminal: bool,
+) -> Result<i32, i32> {
+    let spec = Spawn {
+        argv: &config.command,
+        env: Vec::new(),
+        take_terminal,
+        null_stdin: false,
+        unset,
+    };
+    spawn::spawn(spec, inherited, user).map_err(|e| {
+        let status = if e.is_fork_failure() {
+            e.status()
+        } else {
+            config.status_after_e(e.status())
+        };
+        logging::emit_final(e.event(status));
+        status
+    })
 }
 
 /// Mistakes in the hooks that need not stop vigil, said at start rather
