@@ -1,30 +1,3 @@
-//! The container's OOM-kill counter, so that a SIGKILL can be told apart:
-//! the kernel's OOM killer, or somebody's `kill -9`.
-//!
-//! cgroup v2 counts in `memory.events` (`oom_kill N`), v1 in
-//! `memory.oom_control` (`oom_kill N`, kernel 4.13+). The counter is read
-//! when vigil exits, whatever the child's status: the OOM killer may have
-//! picked a grandchild while the child itself exited 0.
-//!
-//! As PID 1, vigil is the first process of a container whose cgroup was
-//! made for it, so the count at start is zero by construction: the counter
-//! file is only found and opened at start, right after the child is
-//! started (the lookup then overlaps the child's own start-up), and read at
-//! exit with `pread` on the descriptor kept open: no path lookup in
-//! cgroupfs, no open and close, between the child's death and vigil's exit,
-//! where the lookup was a large part of the exit path (docs/benchmarks.md:
-//! first signal, SIGTERM to exit). Anywhere else (a CI wrapper, a
-//! shared cgroup) vigil reads the counter at start too and reports the
-//! difference.
-//!
-//! Finding the file is cheap in the usual layouts: vigil's cgroup comes from
-//! /proc/self/cgroup, and the hierarchy is where every container runtime
-//! and systemd mount it, /sys/fs/cgroup (v2) or /sys/fs/cgroup/memory (v1),
-//! showing either the whole tree (a host) or the container's own cgroup as
-//! its root (a container). Only when neither fits does vigil read
-//! /proc/self/mountinfo, which is slow to generate (on its own it cost as
-//! much as all the rest of vigil's start-up).
-
 //! The container's memory cgroup: its OOM-kill counter, so that a SIGKILL
 //! can be told apart (the kernel's OOM killer, or somebody's `kill -9`);
 //! its limit; whether an OOM kill takes the whole group (`memory.oom.group`,

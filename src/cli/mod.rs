@@ -551,7 +551,7 @@ impl Env {
 /// The name among `known` that `name` (in capitals) most likely meant.
 fn nearest(name: &str, known: impl Iterator<Item = &'static str>) -> Option<&'static str> {
     known
-        .map(|known| (likeness(name, known), known))
+        .map(|known| (distance(name, known), known))
         .filter(|(distance, _)| *distance <= 3)
         .min()
         .map(|(_, known)| known)
@@ -561,7 +561,7 @@ fn nearest(name: &str, known: impl Iterator<Item = &'static str>) -> Option<&'st
 /// (`VIGIL_GRACE` for `VIGIL_GRACE_PERIOD`; more than the bare `VIGIL_` or
 /// `TINI_`), else the number of letters to insert, delete or change
 /// (Levenshtein).
-fn likeness(a: &str, b: &str) -> usize {
+fn distance(a: &str, b: &str) -> usize {
     let prefix = a.find('_').map_or(0, |at| at + 1);
     if a.len() > prefix && (b.starts_with(a) || a.starts_with(b)) {
         return 0;

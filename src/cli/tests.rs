@@ -429,9 +429,9 @@ fn misspelt_variables_are_named_with_the_nearest_one() {
         ]
     );
     assert_eq!(c.timeout, None, "vigil_timeout is not read");
-    assert_eq!(likeness("VIGIL_TIMOUT", "VIGIL_TIMEOUT"), 1);
-    assert_eq!(likeness("abc", "abc"), 0);
-    assert_eq!(likeness("kitten", "sitting"), 3);
+    assert_eq!(distance("VIGIL_TIMOUT", "VIGIL_TIMEOUT"), 1);
+    assert_eq!(distance("abc", "abc"), 0);
+    assert_eq!(distance("kitten", "sitting"), 3);
 }
 
 #[test]
