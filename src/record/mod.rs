@@ -11,20 +11,18 @@
 //! (objects, lists of objects, strings, integers, booleans and decimal
 //! seconds), which a small writer covers without serde's generic machinery.
 //!
-//! A record is built once, at the call site, and borrows what it shows (the
-//! command, process names): its fields are a flat list in one `Vec`, so a
-//! field costs no allocation of its own. Facts that appear in several
-//! events (a process, an ending, a hook, a signal's sender) implement
-//! `Fields` beside their own definitions (`procs::Proc`, `reap::Ending`,
-//! `hooks::Record`, `signals::Named`), so that each is written one way
-//! everywhere, and this module depends on nothing else of vigil's but
-//! `text`:
+//! A record is built once, from an `event::Event`, and borrows what it
+//! shows (the command, process names): its fields are a flat list in one
+//! `Vec`, so a field costs no allocation of its own. Facts that appear in
+//! several events (a process, an ending, a hook, a signal's sender)
+//! implement `Fields` beside their own definitions (`facts`), so that each
+//! is written one way everywhere, and this module depends on nothing else
+//! of vigil's but `text`:
 //!
 //! ```ignore
-//! Record::new(Level::Warning, "grace_deadline", msg)
-//!     .field("grace_period", period)     // a Duration: seconds
-//!     .list("killed", &left)             // &[Proc]: [{pid, name}]
-//!     .field("listed", true)
+//! o.field("grace_period", period)     // a Duration: seconds
+//!     .list("killed", left.iter())    // [Proc]: [{pid, name}]
+//!     .field("listed", true);
 //! ```
 //!
 //! The `text` format is not encoded here: `logging` writes the text line as
@@ -297,13 +295,6 @@ enum Node<'a> {
 
 /// A structured log record: `time`, `level`, `event`, `msg`, then its
 /// fields in the order they were added.
-///
-/// ```ignore
-/// Record::new(Level::Warning, "grace_deadline", &msg)
-///     .field("grace_period", period)
-///     .list("killed", &left)
-///     .field("listed", true)
-/// ```
 #[derive(Clone, Debug)]
 pub struct Record<'a> {
     time: Timestamp,
@@ -314,13 +305,6 @@ pub struct Record<'a> {
 }
 
 impl<'a> Record<'a> {
-    /// A record of `event`, stamped now. `msg` is the text line's words
-    /// (after `vigil: ` and the level's tag).
-    #[cfg(test)]
-    pub fn new(level: Level, event: &'static str, msg: impl Into<Cow<'a, str>>) -> Record<'a> {
-        Record::stamped(level, event, msg, Timestamp::now())
-    }
-
     /// A record of `event`, stamped `time`: when the caller has read the
     /// clock already.
     pub fn stamped(
@@ -338,13 +322,6 @@ impl<'a> Record<'a> {
         }
     }
 
-    /// The same record stamped at `time` (the tests' fixed instants).
-    #[cfg(test)]
-    pub fn at(mut self, time: Timestamp) -> Record<'a> {
-        self.time = time;
-        self
-    }
-
     fn obj(&mut self) -> Obj<'_, 'a> {
         Obj {
             nodes: &mut self.nodes,
@@ -359,50 +336,6 @@ impl<'a> Record<'a> {
             event: self.event,
             msg: &self.msg,
         }
-    }
-
-    #[cfg(test)]
-    /// Adds a field.
-    pub fn field(mut self, key: &'static str, value: impl Into<Value<'a>>) -> Record<'a> {
-        self.obj().field(key, value);
-        self
-    }
-
-    #[cfg(test)]
-    /// Adds an object describing `facts`.
-    pub fn object(mut self, key: &'static str, facts: &'a impl Fields) -> Record<'a> {
-        self.obj().object(key, facts);
-        self
-    }
-
-    /// Adds an object whose fields `build` adds.
-    #[cfg(test)]
-    pub fn object_with(
-        mut self,
-        key: &'static str,
-        build: impl FnOnce(&mut Obj<'_, 'a>),
-    ) -> Record<'a> {
-        self.obj().object_with(key, build);
-        self
-    }
-
-    #[cfg(test)]
-    /// Adds a list with one object per item.
-    pub fn list<T: Fields + 'a, I>(mut self, key: &'static str, items: I) -> Record<'a>
-    where
-        I: IntoIterator<Item = &'a T>,
-        I::IntoIter: ExactSizeIterator,
-    {
-        self.obj().list(key, items);
-        self
-    }
-
-    #[cfg(test)]
-    /// Adds the fields of `facts` at the top level (a hook's event has the
-    /// hook's own fields).
-    pub fn flatten(mut self, facts: &'a impl Fields) -> Record<'a> {
-        facts.fields(&mut self.obj());
-        self
     }
 
     /// Lets `build` add fields: for fields that depend on conditions, where

@@ -15,6 +15,61 @@ use super::*;
 use crate::facts::hook;
 use crate::facts::{Cancel, Ending, HookKind, Named, Outcome, Proc, Sender, Signal};
 
+/// Building a record by hand, field by field, for the tests of the
+/// encodings; vigil's own records come from `event::Event`.
+impl<'a> Record<'a> {
+    /// A record of `event`, stamped now. `msg` is the text line's words
+    /// (after `vigil: ` and the level's tag).
+    pub fn new(level: Level, event: &'static str, msg: impl Into<Cow<'a, str>>) -> Record<'a> {
+        Record::stamped(level, event, msg, Timestamp::now())
+    }
+
+    /// The same record stamped at `time` (the tests' fixed instants).
+    pub fn at(mut self, time: Timestamp) -> Record<'a> {
+        self.time = time;
+        self
+    }
+
+    /// Adds a field.
+    pub fn field(mut self, key: &'static str, value: impl Into<Value<'a>>) -> Record<'a> {
+        self.obj().field(key, value);
+        self
+    }
+
+    /// Adds an object describing `facts`.
+    pub fn object(mut self, key: &'static str, facts: &'a impl Fields) -> Record<'a> {
+        self.obj().object(key, facts);
+        self
+    }
+
+    /// Adds an object whose fields `build` adds.
+    pub fn object_with(
+        mut self,
+        key: &'static str,
+        build: impl FnOnce(&mut Obj<'_, 'a>),
+    ) -> Record<'a> {
+        self.obj().object_with(key, build);
+        self
+    }
+
+    /// Adds a list with one object per item.
+    pub fn list<T: Fields + 'a, I>(mut self, key: &'static str, items: I) -> Record<'a>
+    where
+        I: IntoIterator<Item = &'a T>,
+        I::IntoIter: ExactSizeIterator,
+    {
+        self.obj().list(key, items);
+        self
+    }
+
+    /// Adds the fields of `facts` at the top level (a hook's event has the
+    /// hook's own fields).
+    pub fn flatten(mut self, facts: &'a impl Fields) -> Record<'a> {
+        facts.fields(&mut self.obj());
+        self
+    }
+}
+
 /// 2026-12-01T18:06:20.123Z: the instant every example is stamped with.
 fn t() -> Timestamp {
     Timestamp::from_unix(1_796_148_380, 123)
