@@ -339,6 +339,8 @@ fn the_provisional_message_stands_until_vigil_s_own_exit() {
             &dir,
             ": > ready; exec sleep 1000",
         );
+        // Written right after the fork: the child may be quicker.
+        wait_for_text(&log, "vigil ended without", TIMEOUT);
         let text = fs::read_to_string(&log).unwrap();
         assert!(
             text.starts_with("vigil ended without its exit report: most likely vigil was killed by SIGKILL from outside (docker kill, the kubelet after the grace period, or the kernel); command: sh -c ")
@@ -367,6 +369,7 @@ fn the_provisional_message_stands_until_vigil_s_own_exit() {
         &dir,
         ": > ready; exec sleep 1000",
     );
+    wait_for_text(&log, "\"provisional\"", TIMEOUT);
     let out = run.stop_and_wait(libc::SIGKILL, TIMEOUT);
     assert_eq!(out.status, Exit::Signal(libc::SIGKILL), "{out}");
     let record: serde_json::Value =

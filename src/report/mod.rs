@@ -52,6 +52,18 @@ pub enum StopCause {
     Fault(String),
 }
 
+impl StopCause {
+    /// The word in records (`stop.cause`, the `stopping` event's `cause`).
+    pub fn word(&self) -> &'static str {
+        match self {
+            StopCause::Signal { .. } => "signal",
+            StopCause::PostStartFailed => "post_start_failed",
+            StopCause::Timeout(_) => "timeout",
+            StopCause::Fault(_) => "fault",
+        }
+    }
+}
+
 /// Why the stop sequence sent the child no stop signal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NotSent {

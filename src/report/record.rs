@@ -84,13 +84,7 @@ impl Exit {
     /// The stop sequence: what started it, what was sent, how long the
     /// child took.
     fn stop_fields<'r>(&'r self, o: &mut Obj<'_, 'r>, stop: &'r Stop, clocks: Clocks) {
-        let cause = match &stop.cause {
-            StopCause::Signal { .. } => "signal",
-            StopCause::PostStartFailed => "post_start_failed",
-            StopCause::Timeout(_) => "timeout",
-            StopCause::Fault(_) => "fault",
-        };
-        o.word("cause", cause);
+        o.word("cause", stop.cause.word());
         if let StopCause::Signal { signal, sender } = &stop.cause {
             o.field("signal", Signal(*signal)).object("sender", sender);
         }

@@ -427,14 +427,21 @@ impl<S: System> Supervisor<S> {
     fn on_stop_signal(&mut self, r: Received) {
         match self.state {
             State::Running => {
-                let sender = self.named(r.sender);
-                self.begin_stop(
-                    r.signal,
-                    StopCause::Signal {
-                        signal: r.signal,
-                        sender,
-                    },
-                )
+                let cause = StopCause::Signal {
+                    signal: r.signal,
+                    sender: Named::bare(r.sender),
+                };
+                self.begin_stop(r.signal, cause);
+                // The sender's name, read from /proc once the signal is on
+                // its way.
+                let named = self.named(r.sender);
+                if let Some(Stop {
+                    cause: StopCause::Signal { sender, .. },
+                    ..
+                }) = &mut self.stop
+                {
+                    *sender = named;
+                }
             }
             State::Stopping { .. } => self.forward_later_stop(r),
             // Whoever sends a stop signal now wants vigil gone: the drain is

@@ -66,9 +66,16 @@ impl<S: System> Supervisor<S> {
     /// Starts the stop sequence: the grace deadline starts, a post-start
     /// hook still running is cancelled, and `STOP_SEQUENCE` runs from its
     /// first step. A running `--timeout` has nothing left to do.
+    ///
+    /// When nothing comes before the stop signal (no pre-stop hook, no
+    /// pre-stop sleep), sending it is the stop's own work, and it goes out
+    /// first, right after a post-start hook still running is ended: the
+    /// deadlines and the log lines follow it.
     pub(super) fn begin_stop(&mut self, signal: i32, cause: StopCause) {
         let at = self.sys.now();
-        self.deadlines.clear(Deadline::Timeout);
+        self.kill_hook(HookKind::PostStart, KillReason::Cancelled(Cancel::Stop));
+        let at_once = self.config.pre_stop.is_none() && self.config.pre_stop_sleep.is_zero();
+        let passed = at_once.then(|| self.pass_on(stop_signal(signal)));
         // `--timeout` promises a bounded job: without a grace period of the
         // user's, the stop it starts gets docker stop's.
         let grace = match (self.config.grace_period, &cause) {
@@ -76,6 +83,7 @@ impl<S: System> Supervisor<S> {
             (None, StopCause::Timeout(_)) => Some((TIMEOUT_GRACE, true)),
             (None, _) => None,
         };
+        self.deadlines.clear(Deadline::Timeout);
         if let Some((period, by_default)) = grace {
             self.grace = Some(Grace {
                 period,
@@ -84,14 +92,8 @@ impl<S: System> Supervisor<S> {
             });
             self.deadlines.set(Deadline::Grace, at + period);
         }
-        let why = match cause {
-            StopCause::Signal { .. } => "signal",
-            StopCause::PostStartFailed => "post_start_failed",
-            StopCause::Timeout(_) => "timeout",
-            StopCause::Fault(_) => "fault",
-        };
         logging::emit(Event::Stopping {
-            cause: why,
+            cause: cause.word(),
             signal,
             grace_period: grace.map(|(period, _)| period),
         });
@@ -104,8 +106,16 @@ impl<S: System> Supervisor<S> {
         });
         self.deadlines
             .set(Deadline::StillRunning, at + self.half_grace());
-        self.kill_hook(HookKind::PostStart, KillReason::Cancelled(Cancel::Stop));
-        self.run_stop_sequence(signal, 0);
+        match passed {
+            Some(passed) => {
+                self.stop_signal_passed(signal, passed);
+                self.state = State::Stopping {
+                    signal,
+                    phase: StopPhase::AwaitingExit,
+                };
+            }
+            None => self.run_stop_sequence(signal, 0),
+        }
     }
 
     /// What the sequence waited for in `step` is over (the pre-stop hook
@@ -180,27 +190,26 @@ impl<S: System> Supervisor<S> {
                 true
             }
             StopStep::ForwardSignal => {
-                // Who sent the stop signal is in the stop's cause.
-                let r = Received {
-                    signal,
-                    sender: Sender::Vigil,
-                };
-                let dropped = self.config.rewrites.apply(signal).is_none();
-                let sent = self.forward(r).map(|f| f.sent);
-                if let Some(stop) = &mut self.stop {
-                    stop.sent = sent;
-                    if sent.is_none() {
-                        stop.not_sent = Some(if dropped {
-                            NotSent::Rewritten
-                        } else {
-                            NotSent::Failed
-                        });
-                    }
-                }
-                self.continue_if_stopped();
+                let passed = self.pass_on(stop_signal(signal));
+                self.stop_signal_passed(signal, passed);
                 false
             }
         }
+    }
+
+    /// The stop signal was passed on (or not): said, and kept for the
+    /// report; a stopped child is continued, so that it can act on it.
+    fn stop_signal_passed(&mut self, signal: i32, passed: Passed) {
+        let sent = self.after_pass(stop_signal(signal), passed).map(|f| f.sent);
+        if let Some(stop) = &mut self.stop {
+            stop.sent = sent;
+            stop.not_sent = match passed {
+                Passed::Sent(..) => None,
+                Passed::Dropped => Some(NotSent::Rewritten),
+                Passed::Failed | Passed::ChildGone => Some(NotSent::Failed),
+            };
+        }
+        self.continue_if_stopped();
     }
 
     /// Half the grace period, else `NO_GRACE_WAIT`: when the line saying
@@ -282,16 +291,46 @@ impl<S: System> Supervisor<S> {
     /// and keeps it for the report. Returns what was sent, `None` when
     /// nothing was (dropped, the child gone, or the send failed).
     pub(super) fn forward(&mut self, r: Received) -> Option<Forward> {
-        let signal = r.signal;
+        let passed = self.pass_on(r);
+        self.after_pass(r, passed)
+    }
+
+    /// The signal's own work, and nothing else before it: `--rewrite` and
+    /// the send. Saying so and keeping it for the report come after
+    /// (`after_pass`).
+    fn pass_on(&mut self, r: Received) -> Passed {
         if !matches!(self.state, State::Running | State::Stopping { .. }) {
-            logging::emit(Event::SignalNotForwarded { signal });
-            return None;
+            return Passed::ChildGone;
         }
-        let Some(to) = self.config.rewrites.apply(signal) else {
-            logging::emit(Event::SignalDropped { signal });
-            return None;
+        let Some(to) = self.config.rewrites.apply(r.signal) else {
+            return Passed::Dropped;
         };
         let target = self.target(r.sender);
+        if self.sys.send(target, to) {
+            Passed::Sent(target, to)
+        } else {
+            Passed::Failed
+        }
+    }
+
+    /// After a signal was passed on: the log line, and the signal kept for
+    /// the report with its sender's name (read from /proc for a sender in
+    /// vigil's namespace). What was sent, if anything was.
+    fn after_pass(&mut self, r: Received, passed: Passed) -> Option<Forward> {
+        let signal = r.signal;
+        let (target, to) = match passed {
+            Passed::Sent(target, to) => (target, to),
+            Passed::ChildGone => {
+                logging::emit(Event::SignalNotForwarded { signal });
+                return None;
+            }
+            Passed::Dropped => {
+                logging::emit(Event::SignalDropped { signal });
+                return None;
+            }
+            // Not delivered (vigil warned): nothing to keep, nothing sent.
+            Passed::Failed => return None,
+        };
         let (pid, group) = match target {
             Target::Process(pid) => (pid, false),
             Target::Group(pgid) => (pgid, true),
@@ -302,10 +341,6 @@ impl<S: System> Supervisor<S> {
             pid,
             group,
         });
-        if !self.sys.send(target, to) {
-            // Not delivered (vigil warned): nothing to keep, nothing sent.
-            return None;
-        }
         let forward = Forward {
             received: r,
             sent: to,
@@ -313,6 +348,28 @@ impl<S: System> Supervisor<S> {
         let sys = &self.sys;
         self.forwards.record(forward, |pid| sys.name(pid));
         Some(forward)
+    }
+}
+
+/// What became of a signal vigil was to pass on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Passed {
+    /// Sent, after `--rewrite`, to this target.
+    Sent(Target, i32),
+    /// `--rewrite` drops it.
+    Dropped,
+    /// The child has exited: there is no one to pass it to.
+    ChildGone,
+    /// The send failed (vigil warned).
+    Failed,
+}
+
+/// The stop signal as the stop sequence passes it on: who sent it is in
+/// the stop's cause.
+fn stop_signal(signal: i32) -> Received {
+    Received {
+        signal,
+        sender: Sender::Vigil,
     }
 }
 
