@@ -56,6 +56,9 @@ pub enum Kind {
     User,
     /// `text`, `json` or `logfmt`.
     LogFormat,
+    /// A probe's URL: `http://HOST[:PORT][/PATH]`, `tcp://HOST:PORT`,
+    /// `unix:/PATH`, `http+unix://%2FPATH[/PATH]`.
+    Url,
     /// Prints something and exits 0: help at once, where it is met (as
     /// getopt-style tools do); the version and the license after the whole
     /// command line has been read.
@@ -249,6 +252,26 @@ pub const OPTIONS: &[Opt] = &[
         ..opt(Kind::PrintVersion, "Print the version and exit", PRINTS)
     },
     Opt {
+        long: Some("probe"),
+        value_name: "URL",
+        ..opt(
+            Kind::Url,
+            "Check URL once and exit: 0 healthy (HTTP 2xx/3xx, or a connection), 1 not, with one line saying why",
+            apply!(|c, v| c.probe = v.url()),
+        )
+    },
+    Opt {
+        default: Default::Value("2s"),
+        ..long(
+            "probe-timeout",
+            "DUR",
+            Kind::Duration,
+            "VIGIL_PROBE_TIMEOUT",
+            "How long one probe may take (--probe, and each of --ready-when's)",
+            apply!(|c, v| c.probe_timeout = v.duration().unwrap_or_default()),
+        )
+    },
+    Opt {
         repeat: Repeat::Append,
         ..long(
             "rewrite",
@@ -344,6 +367,33 @@ pub const OPTIONS: &[Opt] = &[
         "VIGIL_TIMEOUT",
         "After DUR, stop the command as if SIGTERM had arrived, and exit 124 (0: no timeout)",
         apply!(|c, v| c.timeout = v.duration().filter(|d| !d.is_zero())),
+    ),
+    long(
+        "ready-when",
+        "URL",
+        Kind::Url,
+        "VIGIL_READY_WHEN",
+        "Probe URL (as --probe) until it first succeeds: then READY=1 to $NOTIFY_SOCKET; STOPPING=1 when the stop begins",
+        apply!(|c, v| c.ready_when = v.url()),
+    ),
+    Opt {
+        default: Default::Note("1s, reached from 50ms by doubling"),
+        ..long(
+            "ready-interval",
+            "DUR",
+            Kind::Duration,
+            "VIGIL_READY_INTERVAL",
+            "The longest wait between two --ready-when probes",
+            apply!(|c, v| c.ready_interval = v.duration()),
+        )
+    },
+    long(
+        "ready-timeout",
+        "DUR",
+        Kind::Duration,
+        "VIGIL_READY_TIMEOUT",
+        "Not ready DUR after the start: stop as if SIGTERM had arrived, and never exit 0 (0: no timeout)",
+        apply!(|c, v| c.ready_timeout = v.duration().filter(|d| !d.is_zero())),
     ),
     Opt {
         empty_env_is_value: true,
