@@ -194,11 +194,8 @@ pub fn parse(
         Scanned::Help => return Ok(Action::Print(help::render())),
         Scanned::Given(given) => given,
     };
-    if given.asks_probe() {
-        let (env, _) = Env::keep_known(vars);
-        return build_probe(given, &env).map(|config| Action::Probe(Box::new(config)));
-    }
-    if given.asks(Kind::PrintVersion) {
+    let probing = given.asks_probe();
+    if given.asks(Kind::PrintVersion) && !probing {
         return Ok(Action::Print(if invoked_as_docker_init {
             // The form `docker info` parses for its init version.
             format!("tini version {VERSION} - vigil\n")
@@ -208,10 +205,13 @@ pub fn parse(
             format!("vigil version {VERSION}\n{BUILD}\n")
         }));
     }
-    if given.asks(Kind::PrintLicense) {
+    if given.asks(Kind::PrintLicense) && !probing {
         return Ok(Action::Print(include_str!("../../LICENSE").to_string()));
     }
     let (env, unknown) = Env::keep_known(vars);
+    if probing {
+        return build_probe(given, &env).map(|config| Action::Probe(Box::new(config)));
+    }
     let mut config = build(given, &env)?;
     config.warnings = unknown;
     Ok(Action::Run(Box::new(config)))
@@ -284,9 +284,15 @@ fn build_probe(given: Given, env: &Env) -> Result<Config, UsageError> {
             flag_name(opt)
         )));
     }
+    apply_rows(&given, env, goes_with_probe)
+}
+
+/// The `Config` of the rows `rows` picks, each row's effect applied to its
+/// values; the durations checked.
+fn apply_rows(given: &Given, env: &Env, rows: fn(&Opt) -> bool) -> Result<Config, UsageError> {
     let mut config = Config::default();
     for (at, opt) in OPTIONS.iter().enumerate() {
-        if goes_with_probe(opt) {
+        if rows(opt) {
             for value in given.resolve(at, opt, env)? {
                 (opt.apply)(&mut config, value);
             }
@@ -725,14 +731,8 @@ fn build(given: Given, env: &Env) -> Result<Config, UsageError> {
             "no command given: usage is vigil [OPTIONS] [--] COMMAND [ARG...]".into(),
         ));
     }
-    let mut config = Config::default();
-    for (at, opt) in OPTIONS.iter().enumerate() {
-        for value in given.resolve(at, opt, env)? {
-            (opt.apply)(&mut config, value);
-        }
-    }
+    let mut config = apply_rows(&given, env, |_| true)?;
     config.command = given.command;
-    check_durations(&config)?;
     Ok(config)
 }
 

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollTimeout, poll};
 
-pub use attempt::{Attempt, Progress};
+pub use attempt::Attempt;
 pub use url::Url;
 
 use crate::event::Event;
@@ -29,29 +29,23 @@ use crate::logging;
 /// Probes `url` once, waiting at most `timeout`.
 pub fn check(url: &Url, timeout: Duration) -> Outcome {
     let deadline = Instant::now() + timeout;
-    let mut progress = Attempt::start(url);
+    let mut attempt = Attempt::new(url);
+    let mut ready = true;
     loop {
-        let attempt = match progress {
-            Progress::Done(outcome) => return outcome,
-            Progress::Pending(attempt) => attempt,
-        };
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(attempt.timed_out(timeout));
+        if ready && let Some(outcome) = attempt.step() {
+            return outcome;
         }
-        let (fd, events) = attempt.waits_for();
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Some((fd, events)) = attempt.waits_for().filter(|_| !left.is_zero()) else {
+            return Err(attempt.timed_out(timeout));
+        };
         let wait =
             PollTimeout::try_from(left.as_micros().div_ceil(1000)).unwrap_or(PollTimeout::MAX);
-        let ready = match poll(&mut [PollFd::new(fd, events)], wait) {
+        ready = match poll(&mut [PollFd::new(fd, events)], wait) {
             Ok(n) => n > 0,
             Err(Errno::EINTR) => false,
             // Nothing to wait with: the step finds out what it can.
             Err(_) => true,
-        };
-        progress = if ready {
-            attempt.step()
-        } else {
-            Progress::Pending(attempt)
         };
     }
 }

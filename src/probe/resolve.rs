@@ -8,6 +8,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 
 pub use crate::facts::probe::Unresolved;
+use crate::procs::read_text;
 use nix::errno::Errno;
 use nix::sys::socket::{
     self, AddressFamily, MsgFlags, SockFlag, SockType, SockaddrIn, SockaddrIn6, SockaddrLike,
@@ -46,12 +47,12 @@ pub fn start(name: &str) -> Start {
     if relative == "localhost" || relative.ends_with(".localhost") {
         return Start::Found(LOOPBACK.to_vec());
     }
-    let hosts = std::fs::read_to_string(HOSTS).unwrap_or_default();
+    let hosts = read_text(HOSTS).unwrap_or_default();
     let found = in_hosts(&hosts, relative);
     if !found.is_empty() {
         return Start::Found(found);
     }
-    let conf = Conf::parse(&std::fs::read_to_string(RESOLV_CONF).unwrap_or_default());
+    let conf = Conf::parse(&read_text(RESOLV_CONF).unwrap_or_default());
     match Resolver::new(&conf, name) {
         Ok(resolver) => Start::Asking(resolver),
         Err(why) => Start::Failed(why),
@@ -141,6 +142,8 @@ impl Conf {
 /// same to each nameserver), IPv4 first, IPv6 when a name has no IPv4
 /// address, then the next candidate name.
 pub struct Resolver {
+    /// The name as the URL gives it.
+    name: String,
     socket: OwnedFd,
     servers: Vec<SocketAddr>,
     names: Vec<String>,
@@ -176,6 +179,7 @@ impl Resolver {
         )
         .map_err(Unresolved::Socket)?;
         let mut resolver = Resolver {
+            name: name.to_string(),
             socket,
             servers,
             names: conf.candidates(name),
@@ -186,6 +190,10 @@ impl Resolver {
         };
         resolver.ask()?;
         Ok(resolver)
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     pub fn fd(&self) -> BorrowedFd<'_> {
@@ -297,11 +305,15 @@ fn socket_addr(from: &SockaddrStorage) -> Option<SocketAddr> {
         .map(|v6| SocketAddr::V6((*v6).into()))
 }
 
-/// A question's id: not guessable by a process that did not see the
-/// query (std's hasher keys come from the kernel's random numbers).
+/// A question's id, which an answer must repeat: from the clock's
+/// nanoseconds. The answer must also come from a nameserver asked, to the
+/// port the kernel picked at random for the socket; a probe's lookup needs
+/// no more than that.
 fn random_id() -> u16 {
-    use std::hash::BuildHasher;
-    std::hash::RandomState::new().hash_one(std::process::id()) as u16
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    (nanos ^ (nanos >> 16)) as u16
 }
 
 /// A DNS query: one question, recursion desired.

@@ -18,7 +18,7 @@ use crate::cgroup::Memory;
 use crate::facts::MemoryEvents;
 use crate::facts::{Proc, Received};
 use crate::notify::Notifier;
-use crate::probe::{Attempt, Outcome, Progress, Unhealthy, Url};
+use crate::probe::{Attempt, Outcome, Unhealthy, Url};
 use crate::procs::{self, Role};
 use crate::reap::{self, Next};
 use crate::signals::{self, Inherited, SignalFd, Target};
@@ -161,7 +161,7 @@ impl Os {
                 self.memory_watch
                     .as_ref()
                     .map(|w| (w.as_fd(), PollFlags::POLLIN)),
-                self.probe.as_ref().map(Attempt::waits_for),
+                self.probe.as_ref().and_then(Attempt::waits_for),
             ];
             for (fd, events) in others.into_iter().flatten() {
                 if let Some(slot) = fds.get_mut(n) {
@@ -323,13 +323,16 @@ impl System for Os {
     }
 
     fn probe_start(&mut self, url: &Url) -> Option<Outcome> {
-        self.probe = None;
-        self.advanced(Attempt::start(url))
+        self.probe = Some(Attempt::new(url));
+        self.probe_step()
     }
 
     fn probe_step(&mut self) -> Option<Outcome> {
-        let attempt = self.probe.take()?;
-        self.advanced(attempt.step())
+        let outcome = self.probe.as_mut()?.step();
+        if outcome.is_some() {
+            self.probe = None;
+        }
+        outcome
     }
 
     fn probe_cancel(&mut self, after: Duration) -> Option<Unhealthy> {
@@ -345,18 +348,5 @@ impl System for Os {
                 .err()
                 .map(|e| crate::text::os_error(&e)),
         })
-    }
-}
-
-impl Os {
-    /// Keeps an attempt that waits; the outcome of one that is over.
-    fn advanced(&mut self, progress: Progress) -> Option<Outcome> {
-        match progress {
-            Progress::Pending(attempt) => {
-                self.probe = Some(attempt);
-                None
-            }
-            Progress::Done(outcome) => Some(outcome),
-        }
     }
 }
