@@ -12,7 +12,7 @@
 
 mod forkexec;
 
-use std::ffi::{CString, OsStr, OsString};
+use std::ffi::{CStr, CString, OsStr, OsString};
 use std::fmt;
 use std::fs::File;
 use std::io;
@@ -20,6 +20,7 @@ use std::os::fd::AsFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
+use nix::errno::Errno;
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 use nix::unistd::{AccessFlags, Pid, getpgrp, isatty, tcgetpgrp, tcsetpgrp};
@@ -28,7 +29,7 @@ use crate::event::Event;
 use crate::logging;
 use crate::record::{Fields, Obj};
 use crate::signals::Inherited;
-use crate::sys::exec::{CStrings, Environment, Group, NotForked, Plan, Step};
+use crate::sys::exec::{self, CStrings, Environment, Group, NotForked, Plan, Step};
 use crate::sys::fd::stdin;
 use crate::text::os_error;
 use crate::user::{Switch, SwitchFailure};
@@ -385,11 +386,12 @@ fn start(
     } else {
         Group::Own
     };
+    let mut candidates = Vec::new();
     let plan = Plan {
-        program: &program_c,
+        program: exec_program(&program_c, &search_path(&extra), &mut candidates)
+            .map_err(Failed::Error)?,
         argv: &argv,
         env: envp.as_ref().map_or(Environment::Own, Environment::Given),
-        path: &search_path(&extra),
         stdin: null.as_ref().map(File::as_fd),
         group,
         // Never hand the terminal to a process in another session.
@@ -435,6 +437,49 @@ fn search_path(extra: &[(&[u8], &[u8])]) -> Vec<u8> {
             .unwrap_or_else(|| DEFAULT_PATH.as_bytes().to_vec()),
     }
 }
+
+/// What the new process executes for `program`, found as musl's `execvp`
+/// finds it, here, before the fork: a name with a slash is a path; any
+/// other is looked for in each directory of `path` in turn (an empty entry
+/// is the working directory), each candidate kept in `candidates`, which
+/// the process tries in that order. A candidate longer than any path the
+/// kernel takes is left out, as musl leaves it out.
+fn exec_program<'c>(
+    program: &'c CStr,
+    path: &[u8],
+    candidates: &'c mut Vec<CString>,
+) -> io::Result<exec::Program<'c>> {
+    let name = program.to_bytes();
+    if name.is_empty() {
+        return Ok(exec::Program::Fails(Errno::ENOENT));
+    }
+    if name.contains(&b'/') {
+        return Ok(exec::Program::Path(program));
+    }
+    if name.len() > NAME_MAX {
+        return Ok(exec::Program::Fails(Errno::ENAMETOOLONG));
+    }
+    for dir in path.split(|&b| b == b':') {
+        let mut file = Vec::with_capacity(dir.len() + 1 + name.len());
+        file.extend_from_slice(dir);
+        if !dir.is_empty() {
+            file.push(b'/');
+        }
+        file.extend_from_slice(name);
+        if file.len() < CANDIDATE_MAX {
+            candidates.push(c_string(&file)?);
+        }
+    }
+    Ok(exec::Program::Search(candidates))
+}
+
+/// The longest file name execvp takes (NAME_MAX).
+const NAME_MAX: usize = 255;
+
+/// The longest candidate of the search, its NUL included: a directory as
+/// long as the longest path the kernel takes (PATH_MAX, NUL included), a
+/// slash and a name.
+const CANDIDATE_MAX: usize = 4096 + NAME_MAX + 2;
 
 /// /dev/null, for a hook's stdin.
 fn open_null() -> io::Result<File> {
@@ -653,6 +698,39 @@ mod tests {
             !env.iter()
                 .any(|e| e.as_bytes().starts_with(format!("{name}=").as_bytes()))
         );
+    }
+
+    /// The files the new process tries, in the order musl's `execvp`
+    /// tries them.
+    #[test]
+    fn exec_program_searches_as_execvp() {
+        let files = |name: &CStr, path: &[u8]| {
+            let mut candidates = Vec::new();
+            match exec_program(name, path, &mut candidates).unwrap() {
+                exec::Program::Search(found) => Ok(found
+                    .iter()
+                    .map(|c| c.to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()),
+                exec::Program::Path(p) => Err(format!("path {p:?}")),
+                exec::Program::Fails(e) => Err(format!("fails {e:?}")),
+            }
+        };
+        assert_eq!(
+            files(c"tool", b"/a:b::/c/"),
+            Ok(vec![
+                "/a/tool".into(),
+                "b/tool".into(),
+                "tool".into(),
+                "/c//tool".into()
+            ])
+        );
+        assert_eq!(files(c"./tool", b"/a"), Err(r#"path "./tool""#.into()));
+        assert_eq!(files(c"", b"/a"), Err("fails ENOENT".into()));
+        let long = CString::new("x".repeat(NAME_MAX + 1)).unwrap();
+        assert_eq!(files(&long, b"/a"), Err("fails ENAMETOOLONG".into()));
+        // A directory longer than any path the kernel takes is left out.
+        let huge = [b"/".repeat(CANDIDATE_MAX).as_slice(), b":/a"].concat();
+        assert_eq!(files(c"tool", &huge), Ok(vec!["/a/tool".into()]));
     }
 
     #[test]

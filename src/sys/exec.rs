@@ -21,7 +21,8 @@
 //! 4. the signal mask and dispositions vigil was started with;
 //! 5. `--user`: supplementary groups, gid, uid (each needs the privilege
 //!    the next one gives up);
-//! 6. exec, searching PATH as musl's `execvp` does.
+//! 6. exec, trying the files a search of PATH found, as musl's `execvp`
+//!    does.
 //!
 //! Where a new step goes: a step the new process makes as root goes
 //! before the user switch, one that needs the new ids after it, and each
@@ -35,7 +36,7 @@
 //! mutably, with room for the longest value, which the new process fills
 //! in (`getpid`, digits written by hand) before exec.
 
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
 use std::marker::PhantomData;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::raw::c_char;
@@ -103,17 +104,29 @@ pub struct User<'a> {
     pub uid: uid_t,
 }
 
+/// What the new process executes, as musl's `execvp` finds it (the search
+/// itself is made before the fork, `spawn::program`).
+#[derive(Clone, Copy, Debug)]
+pub enum Program<'a> {
+    /// A name with a slash: executed as it is, its error the answer.
+    Path(&'a CStr),
+    /// The files a name without a slash may be, one per directory of PATH,
+    /// tried in turn: the search goes on past a file that is not there
+    /// (ENOENT, ENOTDIR) or may not be executed (EACCES, the answer if
+    /// nothing else is found), and stops at any other error, which is the
+    /// answer; ENOENT when none is left.
+    Search(&'a [CString]),
+    /// Nothing to try (an empty name is ENOENT, one longer than NAME_MAX
+    /// ENAMETOOLONG): the exec step fails with this.
+    Fails(Errno),
+}
+
 /// Everything the new process does, fixed before the fork.
 pub struct Plan<'a> {
-    /// The program, as execvp takes it: a path if it holds a slash, else a
-    /// name to look for in `path`.
-    pub program: &'a CStr,
+    pub program: Program<'a>,
     pub argv: &'a CStrings<'a>,
     /// vigil's own environment, or a copy with additions.
     pub env: Environment<'a>,
-    /// The directories to search for a program named without a slash, as
-    /// PATH gives them (the new process's PATH).
-    pub path: &'a [u8],
     /// Made the process's stdin (hooks: /dev/null).
     pub stdin: Option<BorrowedFd<'a>>,
     pub group: Group,
@@ -380,34 +393,20 @@ fn execve(path: &CStr, argv: &CStrings<'_>, env: Environment<'_>) -> Errno {
     Errno::last()
 }
 
-/// musl's `execvp`, on memory prepared before the fork: a program named
-/// with a slash is executed as it is; any other is looked for in each
-/// directory of PATH in turn (an empty entry is the working directory).
-/// The search goes on past a file that is not there (ENOENT, ENOTDIR) or
-/// may not be executed (EACCES, reported if nothing else is found), and
-/// stops at any other error, which is the answer. glibc's `execvp` runs a
-/// file without `#!` with `/bin/sh` itself; this does not, on any build:
-/// the caller does it (`spawn::spawn`), so both C libraries' builds behave
-/// the same. Returns only on failure, with the error.
+/// The exec step: the program's file, or each candidate of the search in
+/// turn (`Program`). glibc's `execvp` runs a file without `#!` with
+/// `/bin/sh` itself; this does not, on any build: the caller does it
+/// (`spawn::spawn`), so both C libraries' builds behave the same. Returns
+/// only on failure, with the error.
 fn exec(plan: &Plan<'_>) -> Errno {
-    let file = plan.program.to_bytes();
-    if file.is_empty() {
-        return Errno::ENOENT;
-    }
-    if file.contains(&b'/') {
-        return execve(plan.program, plan.argv, plan.env);
-    }
-    if file.len() > NAME_MAX {
-        return Errno::ENAMETOOLONG;
-    }
-    let mut candidate = [0u8; CANDIDATE_MAX];
+    let candidates = match plan.program {
+        Program::Path(file) => return execve(file, plan.argv, plan.env),
+        Program::Fails(errno) => return errno,
+        Program::Search(candidates) => candidates,
+    };
     let mut seen_eacces = false;
-    for dir in plan.path.split(|&b| b == b':') {
-        let Some(path) = join(&mut candidate, dir, file) else {
-            // Longer than any path the kernel takes: musl skips it too.
-            continue;
-        };
-        match execve(path, plan.argv, plan.env) {
+    for file in candidates {
+        match execve(file, plan.argv, plan.env) {
             Errno::EACCES => seen_eacces = true,
             Errno::ENOENT | Errno::ENOTDIR => {}
             other => return other,
@@ -419,29 +418,3 @@ fn exec(plan: &Plan<'_>) -> Errno {
         Errno::ENOENT
     }
 }
-
-/// `DIR/FILE` (or `FILE` for an empty directory) and its NUL, written into
-/// `room`; `None` when it does not fit.
-fn join<'r>(room: &'r mut [u8; CANDIDATE_MAX], dir: &[u8], file: &[u8]) -> Option<&'r CStr> {
-    let slash = usize::from(!dir.is_empty());
-    let len = dir.len() + slash + file.len();
-    let place = room.get_mut(..=len)?;
-    let (dir_part, rest) = place.split_at_mut(dir.len());
-    dir_part.copy_from_slice(dir);
-    let (slash_part, rest) = rest.split_at_mut(slash);
-    slash_part.fill(b'/');
-    let (file_part, nul) = rest.split_at_mut(file.len());
-    file_part.copy_from_slice(file);
-    nul.fill(0);
-    // Up to the first NUL, as the kernel reads it: the only one is the
-    // last byte (PATH and the name hold none, as C strings checked before
-    // the fork).
-    CStr::from_bytes_until_nul(place).ok()
-}
-
-/// The longest file name execvp takes (NAME_MAX).
-const NAME_MAX: usize = 255;
-
-/// Room for a directory of PATH, a slash, the name and its NUL: what the
-/// kernel takes as a path (PATH_MAX, NUL included) plus the name.
-const CANDIDATE_MAX: usize = 4096 + NAME_MAX + 2;
