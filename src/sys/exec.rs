@@ -311,16 +311,13 @@ fn run_steps(plan: &Plan<'_>) -> Result<(), (Step, Errno)> {
     if let Some(stdin) = plan.stdin {
         make_stdin(stdin).map_err(failed(Step::Stdin))?;
     }
-    match plan.group {
+    let (step, grouped) = match plan.group {
         // SAFETY: setsid takes no arguments.
-        Group::Session => checked(unsafe { libc::setsid() }),
+        Group::Session => (Step::Session, checked(unsafe { libc::setsid() })),
         // SAFETY: setpgid takes two integers.
-        Group::Own => checked(unsafe { libc::setpgid(0, 0) }),
-    }
-    .map_err(failed(match plan.group {
-        Group::Session => Step::Session,
-        Group::Own => Step::Group,
-    }))?;
+        Group::Own => (Step::Group, checked(unsafe { libc::setpgid(0, 0) })),
+    };
+    grouped.map_err(failed(step))?;
     if let Some(terminal) = plan.terminal {
         // Not a step that can fail: ENOTTY and ENXIO are fine, there often
         // is no terminal. SIGTTOU, which a background group's tcsetpgrp
