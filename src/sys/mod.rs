@@ -3,7 +3,7 @@
 //! allowed (main.rs denies it everywhere else).
 //!
 //! Whatever nix wraps safely is called through nix where it is used
-//! (poll, read, write, pipe2, setsid, tcsetpgrp, getppid, prctl's
+//! (poll, read, write, pipe2, tcsetpgrp, getppid, prctl's
 //! subreaper and name, inotify, ...). What is here is what nix cannot do
 //! for an init, or offers only as an `unsafe fn` (fork), each with its
 //! reason where it is made:
