@@ -75,6 +75,9 @@ fn run(args: Vec<OsString>) -> c_int {
             return 1;
         }
     };
+    // Before vigil opens anything: none of its files may take the number
+    // of a standard descriptor it was started without.
+    sys::fd::settle_standard();
     if let Some(program) = args.first() {
         procs::name_self(program);
     }

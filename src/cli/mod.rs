@@ -54,9 +54,32 @@ const BUILD: &str = concat!(
     env!("VIGIL_TARGET")
 );
 
-/// Where the exit report goes by default, when the file exists (Kubernetes
-/// creates it and shows its content as the termination message).
-const DEFAULT_TERMINATION_LOG: &str = "/dev/termination-log";
+// The defaults that depend on something else, read from their rows when
+// vigil is built: a row that no longer holds such a default fails the
+// build here, so these are never a second place for the numbers.
+
+/// `--pre-stop-timeout`'s default without a grace period, which is also
+/// when the line saying what still runs comes.
+#[allow(clippy::panic)] // evaluated at compile time: a build error
+pub const NO_GRACE_WAIT: Duration = match options::PRE_STOP_TIMEOUT.default {
+    Default::HalfGrace(otherwise) => otherwise,
+    _ => panic!("--pre-stop-timeout's row has no half-grace default"),
+};
+
+/// The grace period of a stop that `--timeout` started, without
+/// `--grace-period`.
+#[allow(clippy::panic)] // evaluated at compile time: a build error
+pub const TIMEOUT_GRACE: Duration = match options::GRACE_PERIOD.default {
+    Default::AfterTimeout(period) => period,
+    _ => panic!("--grace-period's row has no default after --timeout"),
+};
+
+/// Where the exit report goes by default, when the file exists.
+#[allow(clippy::panic)] // evaluated at compile time: a build error
+const DEFAULT_TERMINATION_LOG: &str = match options::TERMINATION_LOG.default {
+    Default::IfExists(path) => path,
+    _ => panic!("--termination-log's row has no default file"),
+};
 
 /// Everything vigil needs to run. What the default leaves in a field does
 /// not matter: every option's effect sets its field, given or not.
@@ -75,7 +98,8 @@ pub struct Config {
     pub post_start_timeout: Option<Duration>,
     pub pre_stop: Option<Vec<OsString>>,
     pub pre_stop_sleep: Duration,
-    /// `--pre-stop-timeout`; unset: half the grace period, else 5 s.
+    /// `--pre-stop-timeout`; unset: half the grace period, else
+    /// `NO_GRACE_WAIT`.
     pub pre_stop_timeout: Option<Duration>,
     /// The signals that start the stop sequence.
     pub stop_signals: Vec<i32>,
@@ -463,7 +487,11 @@ impl Given {
             Default::Value(text) => values::read(opt.kind, OsStr::new(text), From::Vigil)
                 .map(|value| vec![value])
                 .map_err(|why| UsageError(format!("the default of {}: {why}", flag_name(opt)))),
-            Default::None | Default::Note(_) => Ok(vec![Value::Unset]),
+            // The others are worked out where what they depend on is known.
+            Default::None
+            | Default::HalfGrace(_)
+            | Default::AfterTimeout(_)
+            | Default::IfExists(_) => Ok(vec![Value::Unset]),
         }
     }
 }
