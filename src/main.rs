@@ -25,7 +25,8 @@
         clippy::indexing_slicing,
         clippy::unreachable,
         clippy::todo,
-        clippy::unimplemented
+        clippy::unimplemented,
+        clippy::too_many_lines
     )
 )]
 
