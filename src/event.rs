@@ -501,10 +501,11 @@ events! {
     "notify_socket_unusable" NotifySocketUnusable { error: &'a str }
         => Level::Warning, ("{error}: READY=1 and STOPPING=1 will not be sent"),
         |o| o.field("error", *error);
-    /// `--ready-interval` or `--ready-timeout` without `--ready-when`.
-    "ready_option_unused" ReadyOptionUnused { option: &'static str }
-        => Level::Warning, ("{option} is set, but no --ready-when: it has nothing to do"),
-        |o| o.field("option", *option);
+    /// `--ready-timeout` without `--ready-when`.
+    "ready_timeout_unused" ReadyTimeoutUnused {}
+        => Level::Warning,
+        ("a ready timeout is set, but no --ready-when: it has nothing to time"),
+        |o| o;
 }
 
 impl Event<'_> {

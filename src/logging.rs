@@ -354,7 +354,7 @@ impl Output {
 fn find_outputs() -> Vec<Output> {
     let mut seen: Vec<(u64, u64)> = Vec::new();
     let mut outputs = Vec::new();
-    for fd in [sys::stdout(), sys::stderr()] {
+    for fd in [sys::stdout(), sys::stderr()].into_iter().flatten() {
         let Some((id, kind)) = sys::file_of(fd) else {
             continue;
         };
@@ -468,6 +468,9 @@ impl fmt::Write for Escaping<'_> {
 /// fails otherwise (interrupted, short of memory, or a pipe that filled up
 /// between the two) is tried again, twice at most.
 fn stderr_write(line: &[u8], patience: Option<Duration>) {
+    let Some(stderr) = sys::stderr() else {
+        return;
+    };
     let deadline = patience.map(|p| Instant::now() + p);
     let len = line.len().min(PIPE_BUF);
     let mut tries = 0;
@@ -479,7 +482,7 @@ fn stderr_write(line: &[u8], patience: Option<Duration>) {
         // Rounded up: a last millisecond left is still worth a try.
         let timeout =
             PollTimeout::try_from(left.as_micros().div_ceil(1000)).unwrap_or(PollTimeout::MAX);
-        let mut fds = [PollFd::new(sys::stderr(), PollFlags::POLLOUT)];
+        let mut fds = [PollFd::new(stderr, PollFlags::POLLOUT)];
         let Ok(ready) = poll(&mut fds, timeout) else {
             continue;
         };
@@ -487,7 +490,7 @@ fn stderr_write(line: &[u8], patience: Option<Duration>) {
         if ready != 1 || !fd.revents().is_some_and(|r| r.contains(PollFlags::POLLOUT)) {
             return;
         }
-        let again = match nix::unistd::write(sys::stderr(), line.get(..len).unwrap_or(line)) {
+        let again = match nix::unistd::write(stderr, line.get(..len).unwrap_or(line)) {
             Ok(_) => return,
             Err(e) => matches!(e, Errno::EINTR | Errno::EAGAIN | Errno::ENOMEM),
         };

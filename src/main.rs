@@ -25,7 +25,8 @@
         clippy::indexing_slicing,
         clippy::unreachable,
         clippy::todo,
-        clippy::unimplemented
+        clippy::unimplemented,
+        clippy::too_many_lines
     )
 )]
 
@@ -77,6 +78,9 @@ fn run(args: Vec<OsString>) -> c_int {
             return 1;
         }
     };
+    // Before vigil opens anything: none of its files may take the number
+    // of a standard descriptor it was started without.
+    sys::fd::settle_standard();
     if let Some(program) = args.first() {
         procs::name_self(program);
     }
@@ -139,7 +143,7 @@ fn run(args: Vec<OsString>) -> c_int {
 /// health check's SIGTERM or SIGKILL, or Ctrl-C, ends it), and no
 /// termination log is written.
 fn probe(config: &cli::Config, inherited: signals::Inherited) -> c_int {
-    let _ = inherited.restore_in_child();
+    let _ = inherited.restore();
     logging::init(logging::Logger::new(
         config.verbosity,
         config.log_format,

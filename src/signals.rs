@@ -19,6 +19,7 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use crate::event::Event;
 use crate::facts::signal::{Received, Sender};
 use crate::logging;
+use crate::sys::exec;
 use crate::sys::signal::{self as sys, Disposition, RECORD_SIZE, SignalInfo, set_disposition};
 
 pub use crate::facts::signal::MAX_SIGNAL;
@@ -44,7 +45,7 @@ impl SigMask {
 }
 
 /// Sets the calling thread's signal mask and returns the previous one
-/// (all 64 signals; no allocation, so also between fork and exec).
+/// (all 64 signals).
 fn set_mask(mask: SigMask) -> io::Result<SigMask> {
     sys::set_mask(mask.0).map(SigMask)
 }
@@ -60,12 +61,31 @@ pub struct Inherited {
 }
 
 impl Inherited {
-    /// Puts back, in a freshly forked child, the mask and the dispositions
-    /// vigil was started with. Raw syscalls only: runs between fork and exec.
-    /// This also undoes std's reset of SIGPIPE to the default: vigil has its
-    /// own `main`, so Rust's runtime never touched SIGPIPE and vigil knows
-    /// what its parent gave it.
-    pub fn restore_in_child(&self) -> io::Result<()> {
+    /// What a new process puts back before its exec: the mask and the
+    /// dispositions vigil was started with. This also undoes std's reset
+    /// of SIGPIPE to the default: vigil has its own `main`, so Rust's
+    /// runtime never touched SIGPIPE and vigil knows what its parent gave
+    /// it.
+    pub fn for_child(&self) -> exec::Signals {
+        let mut signals = exec::Signals {
+            mask: self.mask.0,
+            ..exec::Signals::default()
+        };
+        for (signal, _) in VIGIL_DISPOSITIONS {
+            let bit = SigMask::default().with(signal).0;
+            if self.ignored.contains(signal) {
+                signals.ignore |= bit;
+            } else {
+                signals.default |= bit;
+            }
+        }
+        signals
+    }
+
+    /// Puts back, in vigil itself, the mask and the dispositions it was
+    /// started with: for `--probe`, an ordinary short-lived program that
+    /// a health check's SIGTERM, or Ctrl-C, ends.
+    pub fn restore(&self) -> io::Result<()> {
         for (signal, _) in VIGIL_DISPOSITIONS {
             let disposition = if self.ignored.contains(signal) {
                 Disposition::Ignore
@@ -74,7 +94,7 @@ impl Inherited {
             };
             set_disposition(signal, disposition)?;
         }
-        set_mask(self.mask).map(|_| ())
+        set_mask(self.mask).map(drop)
     }
 }
 

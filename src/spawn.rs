@@ -1,23 +1,26 @@
 //! Starting a process (the child, or a hook) so that it sees what it would
 //! have seen without vigil, as the `--user` identity if one is given.
 //!
-//! vigil forks and execs by itself (`forkexec`), not through std's
-//! `Command`: std panics when the read of its internal exec-error pipe
-//! fails, and a PID 1 must survive any system call failing. Between fork
-//! and exec the process puts back the mask and dispositions vigil was
+//! vigil forks and execs by itself, not through std's `Command`: std
+//! panics when the read of its internal exec-error pipe fails, and a PID 1
+//! must survive any system call failing. Here each start is a plan, made
+//! before the fork (`sys::exec::Plan`): the words and the environment, the
+//! process group, the terminal, the mask and dispositions vigil was
 //! started with (vigil blocks everything: a child started naively would
-//! ignore SIGTERM forever), then switches user (groups, gid, uid: last,
-//! since the steps before may need root).
+//! ignore SIGTERM forever), the user's ids. `sys::exec::spawn` runs it in
+//! a new process, and `forkexec` reads how its exec went.
 
 mod forkexec;
 
-use std::ffi::{CString, OsStr, OsString};
+use std::ffi::{CStr, CString, OsStr, OsString};
 use std::fmt;
+use std::fs::File;
 use std::io;
 use std::os::fd::AsFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
+use nix::errno::Errno;
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 use nix::unistd::{AccessFlags, Pid, getpgrp, isatty, tcgetpgrp, tcsetpgrp};
@@ -26,11 +29,11 @@ use crate::event::Event;
 use crate::logging;
 use crate::record::{Fields, Obj};
 use crate::signals::Inherited;
-use crate::sys::exec::{CStrings, Environment};
+use crate::sys::exec::{self, CStrings, Environment, Group, NotForked, Plan, Step};
 use crate::sys::fd::stdin;
 use crate::text::os_error;
 use crate::user::{Switch, SwitchFailure};
-use forkexec::{Failure, Outcome, Plan, Step};
+use forkexec::{Failure, Outcome};
 
 /// How to start one process.
 pub struct Spawn<'a> {
@@ -244,30 +247,9 @@ pub fn spawn(
             switch_failed: None,
         });
     };
-    let fail = |error: io::Error, shell_error: Option<io::Error>| {
-        // The switch runs before exec: if it failed, that is the story.
-        let switch_failed = user.and_then(|u| {
-            u.failure(&error)
-                .or_else(|| shell_error.as_ref().and_then(|e| u.failure(e)))
-        });
-        match switch_failed {
-            Some(failure) => SpawnError {
-                program: program.to_string_lossy().into_owned(),
-                error: io::Error::from_raw_os_error(failure.error.raw_os_error().unwrap_or(0)),
-                shell_error: None,
-                switch_failed: Some(failure),
-            },
-            None => SpawnError {
-                program: program.to_string_lossy().into_owned(),
-                error,
-                shell_error,
-                switch_failed: None,
-            },
-        }
-    };
     let start = |program: &OsStr, args: &[OsString]| start(&spec, program, args, inherited, user);
     match start(program.as_os_str(), args) {
-        Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) => {
+        Err(Failed::Error(e)) if e.raw_os_error() == Some(libc::ENOEXEC) => {
             let path = std::env::var_os("PATH");
             let script = script_path(program, path.as_deref()).unwrap_or_else(|| program.clone());
             let mut shell_args = vec![script];
@@ -276,11 +258,47 @@ pub fn spawn(
                 Ok(pid) => Ok(pid),
                 // vigil could not start the shell: that is the story, not
                 // the file's format.
-                Err(shell_error) if is_not_started(&shell_error) => Err(fail(shell_error, None)),
-                Err(shell_error) => Err(fail(e, Some(shell_error))),
+                Err(Failed::Error(shell_error)) if is_not_started(&shell_error) => {
+                    Err(spawn_error(program, Failed::Error(shell_error), None))
+                }
+                Err(Failed::Error(shell_error)) => {
+                    Err(spawn_error(program, Failed::Error(e), Some(shell_error)))
+                }
+                Err(switch) => Err(spawn_error(program, switch, None)),
             }
         }
-        result => result.map_err(|e| fail(e, None)),
+        result => result.map_err(|failed| spawn_error(program, failed, None)),
+    }
+}
+
+/// Why one fork + exec did not run its program.
+enum Failed {
+    /// The exec's OS error, a `NotStarted`, or a word that cannot be
+    /// passed to a program.
+    Error(io::Error),
+    /// The `--user` switch failed in the new process: nothing was
+    /// executed.
+    Switch(SwitchFailure),
+}
+
+/// The spawn's error for `program`; `shell_error`: why the `/bin/sh`
+/// fallback failed too.
+fn spawn_error(program: &OsStr, failed: Failed, shell_error: Option<io::Error>) -> SpawnError {
+    let program = program.to_string_lossy().into_owned();
+    match failed {
+        // The switch runs before exec: if it failed, that is the story.
+        Failed::Switch(failure) => SpawnError {
+            program,
+            error: io::Error::from_raw_os_error(failure.error.raw_os_error().unwrap_or(0)),
+            shell_error: None,
+            switch_failed: Some(failure),
+        },
+        Failed::Error(error) => SpawnError {
+            program,
+            error,
+            shell_error,
+            switch_failed: None,
+        },
     }
 }
 
@@ -335,24 +353,60 @@ pub fn unrunnable(program: &OsStr) -> Option<String> {
 }
 
 /// One fork + exec of `program ARGS...`, argv[0] being `program`, in the
-/// environment vigil has plus `spec.env` (and `--user`'s HOME). An `Err`
-/// is the exec's OS error, the `--user` switch's tagged code
-/// ([`Switch::failure`] reads it), or a `NotStarted`.
+/// environment vigil has plus `spec.env` (and `--user`'s HOME): the plan,
+/// made before the fork, then the run.
 fn start(
     spec: &Spawn<'_>,
     program: &OsStr,
     args: &[OsString],
     inherited: Inherited,
     user: Option<&Switch>,
-) -> io::Result<i32> {
-    let program_c = c_string(program.as_bytes())?;
-    let mut words = Vec::with_capacity(args.len());
-    for arg in args {
-        words.push(c_string(arg.as_bytes())?);
-    }
+) -> Result<i32, Failed> {
+    let program_c = c_string(program.as_bytes()).map_err(Failed::Error)?;
+    let words = args
+        .iter()
+        .map(|arg| c_string(arg.as_bytes()))
+        .collect::<io::Result<Vec<CString>>>()
+        .map_err(Failed::Error)?;
     let argv = CStrings::new(
         std::iter::once(program_c.as_c_str()).chain(words.iter().map(CString::as_c_str)),
     );
+    let extra = variables(spec, user);
+    let environment = environment(&extra, spec.unset).map_err(Failed::Error)?;
+    let envp = environment
+        .as_ref()
+        .map(|entries| CStrings::new(entries.iter().map(CString::as_c_str)));
+    let null = if spec.null_stdin {
+        Some(open_null().map_err(Failed::Error)?)
+    } else {
+        None
+    };
+    let group = if user.is_some_and(Switch::new_session) {
+        Group::Session
+    } else {
+        Group::Own
+    };
+    let mut candidates = Vec::new();
+    let plan = Plan {
+        program: exec_program(&program_c, &search_path(&extra), &mut candidates)
+            .map_err(Failed::Error)?,
+        argv: &argv,
+        env: envp.as_ref().map_or(Environment::Own, Environment::Given),
+        stdin: null.as_ref().map(File::as_fd),
+        group,
+        // Never hand the terminal to a process in another session.
+        terminal: (spec.take_terminal && group == Group::Own)
+            .then(stdin)
+            .flatten(),
+        signals: inherited.for_child(),
+        user: user.and_then(Switch::ids),
+    };
+    run(&plan, program, user)
+}
+
+/// The variables the process gets on top of vigil's own: the spawn's,
+/// then `--user`'s HOME.
+fn variables<'s>(spec: &'s Spawn<'_>, user: Option<&'s Switch>) -> Vec<(&'s [u8], &'s [u8])> {
     let mut extra: Vec<(&[u8], &[u8])> = spec
         .env
         .iter()
@@ -361,62 +415,98 @@ fn start(
     if let Some(user) = user {
         extra.push((b"HOME", user.home().as_bytes()));
     }
-    // Without additions or removals the process gets vigil's own
-    // environment as it is, in its order (nothing copied).
-    let environment = if extra.is_empty() && !has_any(spec.unset) {
-        None
-    } else {
-        Some(with_variables(&extra, spec.unset)?)
-    };
-    let envp = environment
-        .as_ref()
-        .map(|entries| CStrings::new(entries.iter().map(CString::as_c_str)));
-    let env = match &envp {
-        Some(entries) => Environment::Given(entries),
-        None => Environment::Own,
-    };
-    // The search uses the new process's PATH, as execvp in it would.
-    let path = match extra.iter().rev().find(|(name, _)| *name == b"PATH") {
+    extra
+}
+
+/// The process's environment: `None` for vigil's own as it is, in its
+/// order (nothing copied), when nothing is added or removed.
+fn environment(extra: &[(&[u8], &[u8])], unset: &[&str]) -> io::Result<Option<Vec<CString>>> {
+    if extra.is_empty() && !has_any(unset) {
+        return Ok(None);
+    }
+    with_variables(extra, unset).map(Some)
+}
+
+/// Where the process's exec looks for a program named without a slash:
+/// its own PATH, as execvp in it would.
+fn search_path(extra: &[(&[u8], &[u8])]) -> Vec<u8> {
+    match extra.iter().rev().find(|(name, _)| *name == b"PATH") {
         Some((_, value)) => value.to_vec(),
         None => std::env::var_os("PATH")
             .map(OsString::into_vec)
             .unwrap_or_else(|| DEFAULT_PATH.as_bytes().to_vec()),
-    };
-    // Opened before the pipe: if vigil's stdin is closed, /dev/null takes
-    // descriptor 0 rather than the pipe (see `forkexec::make_stdin`).
-    let null = if spec.null_stdin {
-        let file = std::fs::File::open("/dev/null").map_err(|e| {
-            NotStarted::error("open /dev/null", e.raw_os_error().unwrap_or(libc::EIO))
-        })?;
-        Some(file)
-    } else {
-        None
-    };
-    let new_session = user.is_some_and(Switch::new_session);
-    let plan = Plan {
-        program: &program_c,
-        argv: &argv,
-        env,
-        path: &path,
-        stdin: null.as_ref().map(|file| file.as_fd()),
-        new_session,
-        // Never hand the terminal to a process in another session.
-        take_terminal: spec.take_terminal && !new_session,
-        inherited,
-        user,
-    };
-    match forkexec::spawn(&plan) {
+    }
+}
+
+/// What the new process executes for `program`, found as musl's `execvp`
+/// finds it, here, before the fork: a name with a slash is a path; any
+/// other is looked for in each directory of `path` in turn (an empty entry
+/// is the working directory), each candidate kept in `candidates`, which
+/// the process tries in that order. A candidate longer than any path the
+/// kernel takes is left out, as musl leaves it out.
+fn exec_program<'c>(
+    program: &'c CStr,
+    path: &[u8],
+    candidates: &'c mut Vec<CString>,
+) -> io::Result<exec::Program<'c>> {
+    let name = program.to_bytes();
+    if name.is_empty() {
+        return Ok(exec::Program::Fails(Errno::ENOENT));
+    }
+    if name.contains(&b'/') {
+        return Ok(exec::Program::Path(program));
+    }
+    if name.len() > NAME_MAX {
+        return Ok(exec::Program::Fails(Errno::ENAMETOOLONG));
+    }
+    for dir in path.split(|&b| b == b':') {
+        let mut file = Vec::with_capacity(dir.len() + 1 + name.len());
+        file.extend_from_slice(dir);
+        if !dir.is_empty() {
+            file.push(b'/');
+        }
+        file.extend_from_slice(name);
+        if file.len() < CANDIDATE_MAX {
+            candidates.push(c_string(&file)?);
+        }
+    }
+    Ok(exec::Program::Search(candidates))
+}
+
+/// The longest file name execvp takes (NAME_MAX).
+const NAME_MAX: usize = 255;
+
+/// The longest candidate of the search, its NUL included: a directory as
+/// long as the longest path the kernel takes (PATH_MAX, NUL included), a
+/// slash and a name.
+const CANDIDATE_MAX: usize = 4096 + NAME_MAX + 2;
+
+/// /dev/null, for a hook's stdin.
+fn open_null() -> io::Result<File> {
+    File::open("/dev/null")
+        .map_err(|e| NotStarted::error("open /dev/null", e.raw_os_error().unwrap_or(libc::EIO)))
+}
+
+/// Runs `plan` and reads how it went: the pid, or why `program` did not
+/// run.
+fn run(plan: &Plan<'_>, program: &OsStr, user: Option<&Switch>) -> Result<i32, Failed> {
+    match forkexec::spawn(plan) {
         Ok(Outcome::Started(pid)) => Ok(pid),
         Ok(Outcome::Unknown { pid, error }) => {
             unconfirmed(program, pid, &error);
             Ok(pid)
         }
-        Err(Failure::Parent { call, error }) => Err(NotStarted::error(call, error as i32)),
+        Err(Failure::Parent(NotForked { call, error })) => {
+            Err(Failed::Error(NotStarted::error(call, error as i32)))
+        }
         Err(Failure::Child {
-            step: Step::Exec | Step::User,
-            code,
-        }) => Err(io::Error::from_raw_os_error(code)),
-        Err(Failure::Child { step, code }) => Err(NotStarted::error(step.call(), code)),
+            step: Step::Exec,
+            error,
+        }) => Err(Failed::Error(io::Error::from(error))),
+        Err(Failure::Child { step, error }) => match user.and_then(|u| u.failure(step, error)) {
+            Some(failure) => Err(Failed::Switch(failure)),
+            None => Err(Failed::Error(NotStarted::error(step.call(), error as i32))),
+        },
     }
 }
 
@@ -494,7 +584,7 @@ fn with_variables(extra: &[(&[u8], &[u8])], unset: &[&str]) -> io::Result<Vec<CS
 /// Whether vigil's stdin is a terminal whose foreground group is vigil's:
 /// only then does the child get the terminal (Ctrl-C and Ctrl-Z reach it).
 pub fn owns_terminal() -> bool {
-    isatty(stdin()).unwrap_or(false) && tcgetpgrp(stdin()) == Ok(getpgrp())
+    stdin().is_some_and(|fd| isatty(fd).unwrap_or(false) && tcgetpgrp(fd) == Ok(getpgrp()))
 }
 
 /// Whether vigil has a controlling terminal: `/dev/tty` opens only then.
@@ -507,9 +597,9 @@ pub fn has_terminal() -> bool {
 
 /// Hands the terminal to a process group, if vigil holds it right now.
 pub fn give_terminal(pgid: i32) {
-    if owns_terminal() {
+    if let Some(terminal) = stdin().filter(|_| owns_terminal()) {
         // SIGTTOU is ignored and blocked in vigil, so this cannot stop vigil.
-        let _ = tcsetpgrp(stdin(), Pid::from_raw(pgid));
+        let _ = tcsetpgrp(terminal, Pid::from_raw(pgid));
     }
 }
 
@@ -520,8 +610,8 @@ pub fn give_terminal(pgid: i32) {
 pub fn reclaim_terminal(given_to: i32) {
     // SIGTTOU is blocked and ignored in vigil, so setting the foreground
     // from the background cannot stop vigil.
-    if tcgetpgrp(stdin()) == Ok(Pid::from_raw(given_to)) {
-        let _ = tcsetpgrp(stdin(), getpgrp());
+    if let Some(terminal) = stdin().filter(|&fd| tcgetpgrp(fd) == Ok(Pid::from_raw(given_to))) {
+        let _ = tcsetpgrp(terminal, getpgrp());
     }
 }
 
@@ -608,6 +698,39 @@ mod tests {
             !env.iter()
                 .any(|e| e.as_bytes().starts_with(format!("{name}=").as_bytes()))
         );
+    }
+
+    /// The files the new process tries, in the order musl's `execvp`
+    /// tries them.
+    #[test]
+    fn exec_program_searches_as_execvp() {
+        let files = |name: &CStr, path: &[u8]| {
+            let mut candidates = Vec::new();
+            match exec_program(name, path, &mut candidates).unwrap() {
+                exec::Program::Search(found) => Ok(found
+                    .iter()
+                    .map(|c| c.to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()),
+                exec::Program::Path(p) => Err(format!("path {p:?}")),
+                exec::Program::Fails(e) => Err(format!("fails {e:?}")),
+            }
+        };
+        assert_eq!(
+            files(c"tool", b"/a:b::/c/"),
+            Ok(vec![
+                "/a/tool".into(),
+                "b/tool".into(),
+                "tool".into(),
+                "/c//tool".into()
+            ])
+        );
+        assert_eq!(files(c"./tool", b"/a"), Err(r#"path "./tool""#.into()));
+        assert_eq!(files(c"", b"/a"), Err("fails ENOENT".into()));
+        let long = CString::new("x".repeat(NAME_MAX + 1)).unwrap();
+        assert_eq!(files(&long, b"/a"), Err("fails ENAMETOOLONG".into()));
+        // A directory longer than any path the kernel takes is left out.
+        let huge = [b"/".repeat(CANDIDATE_MAX).as_slice(), b":/a"].concat();
+        assert_eq!(files(c"tool", &huge), Ok(vec!["/a/tool".into()]));
     }
 
     #[test]

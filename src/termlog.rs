@@ -36,7 +36,10 @@ enum Stream {
 /// redirected them to).
 fn own_stream(path: &Path) -> Option<Stream> {
     let target = std::fs::metadata(path).ok()?;
-    let same = |fd| sys::file_of(fd).is_some_and(|(id, _)| id == (target.dev(), target.ino()));
+    let same = |fd: Option<_>| {
+        fd.and_then(sys::file_of)
+            .is_some_and(|(id, _)| id == (target.dev(), target.ino()))
+    };
     if same(sys::stderr()) {
         Some(Stream::Stderr)
     } else if same(sys::stdout()) {

@@ -2,12 +2,14 @@
 //! options. The parser, `--help` (and so the man page, tests/man.rs), the
 //! fuzz grammar and the flag/variable pairs of the tests are made from it;
 //! the prose can only be checked against it: the README's option table
-//! lists every option with its variables, and no vigil command line or
+//! lists every option with its value, its variables (those and no others)
+//! and its default as `--help` gives it, and no vigil command line or
 //! `VIGIL_*` variable in the docs names something the table does not have.
 
 mod common;
 
-use common::options::{OPTIONS, Opt};
+use common::options::{OPTIONS, Opt, Repeat};
+use common::{default_in, help_text, split_option};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -22,8 +24,9 @@ fn spellings(o: &Opt) -> Vec<String> {
     names
 }
 
-/// The rows of the README's option table: (option cell, variable cell).
-fn readme_rows() -> Vec<(String, String)> {
+/// The rows of the README's option table: (option cell, variable cell,
+/// meaning cell).
+fn readme_rows() -> Vec<(String, String, String)> {
     let readme = fs::read_to_string(repo().join("README.md")).unwrap();
     let mut lines = readme
         .lines()
@@ -34,7 +37,11 @@ fn readme_rows() -> Vec<(String, String)> {
         .take_while(|l| l.starts_with('|'))
         .map(|l| {
             let cells: Vec<&str> = l.split('|').map(str::trim).collect();
-            (cells[1].to_string(), cells[2].to_string())
+            (
+                cells[1].to_string(),
+                cells[2].to_string(),
+                cells[3].to_string(),
+            )
         })
         .collect()
 }
@@ -57,8 +64,8 @@ fn the_readme_lists_every_option_with_its_variables() {
     for o in OPTIONS {
         let row = rows
             .iter()
-            .find(|(cell, _)| spellings(o).iter().any(|s| names_in(cell).contains(s)));
-        let Some((_, vars)) = row else {
+            .find(|(cell, _, _)| spellings(o).iter().any(|s| names_in(cell).contains(s)));
+        let Some((_, vars, _)) = row else {
             panic!(
                 "the README's option table has no row for {:?}",
                 spellings(o)
@@ -72,14 +79,86 @@ fn the_readme_lists_every_option_with_its_variables() {
             );
         }
     }
-    for (cell, _) in &rows {
-        for name in names_in(cell) {
+    for (cell, vars, _) in &rows {
+        let options = options_in(cell);
+        let theirs: Vec<&str> = options
+            .iter()
+            .flat_map(|o| [o.env, o.tini_env])
+            .flatten()
+            .collect();
+        for var in vars.split('`').skip(1).step_by(2) {
             assert!(
-                OPTIONS.iter().any(|o| spellings(o).contains(&name)),
-                "the README's option table names {name}, which vigil does not have"
+                theirs.contains(&var),
+                "the README's row {cell} names {var}, which is not its options' variable"
             );
         }
     }
+}
+
+/// The options a cell of the README's table names; each name must be one
+/// of vigil's.
+fn options_in(cell: &str) -> Vec<&'static Opt> {
+    names_in(cell)
+        .iter()
+        .map(|name| {
+            OPTIONS
+                .iter()
+                .find(|o| spellings(o).contains(name))
+                .unwrap_or_else(|| {
+                    panic!("the README's option table names {name}, which vigil does not have")
+                })
+        })
+        .collect()
+}
+
+/// The README's option table says what the rows say: each option's value
+/// by the name `--help` gives it (`-p SIGNAL`), "(repeatable)" exactly for
+/// the options whose every use counts, and the default, in the words of
+/// `--help` (`default` and its value; backquotes aside).
+#[test]
+fn the_readme_gives_each_option_its_value_and_default() {
+    let help = help_text();
+    let mut defaults = 0;
+    for (cell, _, meaning) in readme_rows() {
+        let options = options_in(&cell);
+        let repeatable = options.iter().any(|o| o.repeat == Repeat::Append);
+        assert_eq!(
+            cell.contains("(repeatable)"),
+            repeatable,
+            "the README's row {cell}: (repeatable)"
+        );
+        let plain_meaning = meaning.replace('`', "");
+        for o in options {
+            if o.kind.takes_value() {
+                let shown = spellings(o)
+                    .iter()
+                    .any(|s| cell.contains(&format!("`{s} {}`", o.value_name)));
+                assert!(
+                    shown,
+                    "the README's row {cell} does not write {:?} with {}",
+                    spellings(o),
+                    o.value_name
+                );
+            }
+            let line = help
+                .lines()
+                .filter_map(split_option)
+                .find(|(spec, _)| {
+                    spec.split([',', ' '])
+                        .map(|word| word.trim_end_matches("..."))
+                        .any(|word| spellings(o).iter().any(|s| s == word))
+                })
+                .unwrap_or_else(|| panic!("--help has no line for {:?}:\n{help}", spellings(o)));
+            if let Some(default) = default_in(line.1) {
+                defaults += 1;
+                assert!(
+                    plain_meaning.contains("default") && plain_meaning.contains(default),
+                    "the README's row {cell} does not give the default of --help, {default:?}: {meaning}"
+                );
+            }
+        }
+    }
+    assert!(defaults >= 7, "only {defaults} defaults in --help:\n{help}");
 }
 
 /// Variables named in the docs that are not options: what vigil gives its

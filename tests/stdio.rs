@@ -497,3 +497,113 @@ fn stderr_closed_and_no_dev_null() {
         "vigil with stderr closed and no /dev/null did not run its child to the end (139 = SIGSEGV, 134 = SIGABRT)\n{o}"
     );
 }
+
+/// What a shell finds open among descriptors 0-12, without opening one
+/// itself (`[ -L ]` is an lstat of the descriptor's link): the numbers,
+/// on one line, written to the file named after it.
+const OPEN_FDS: &str = r#"r=; for i in 0 1 2 3 4 5 6 7 8 9 10 11 12; do [ -L /proc/self/fd/$i ] && r="$r $i"; done; echo "${r# }" > "#;
+
+/// The descriptors an init's child finds open when the init (PID 1, as
+/// `redirect` leaves its stdio) runs it; the child then waits for SIGUSR1
+/// and exits 5 on it. `vigil` also runs a post-start hook that records its
+/// own in `hook-fds`, and its termination log, as a record, in
+/// `termination-log`; its own descriptors 0-2 are checked while the child
+/// waits.
+fn child_fds(init: &str, redirect: &str) -> String {
+    let dir = TempDir::new("closedfds");
+    let script =
+        format!("{OPEN_FDS}fds; trap 'exit 5' USR1; : > ready; while :; do sleep 0.05; done");
+    let mut v = pid1_via_sh(&format!("exec \"$@\" {redirect}"));
+    if init == "vigil" {
+        v = v.args([
+            "--log-format",
+            "json",
+            "--termination-log",
+            "termination-log",
+        ]);
+        v = v.args(["--post-start", &format!("sh -c '{OPEN_FDS}hook-fds'")]);
+    } else {
+        v = v.program(which(init));
+    }
+    let run = start_sh(v, &dir, &script);
+    if init == "vigil" {
+        let vigil = run.vigil_pid();
+        for fd in closed_by(redirect) {
+            let link = fs::read_link(format!("/proc/{vigil}/fd/{fd}")).ok();
+            assert!(
+                link.is_none() || link == Some(PathBuf::from("/")),
+                "{redirect}: vigil's descriptor {fd}, closed when it started, holds a file of its own: {link:?}\n{}",
+                run.describe()
+            );
+        }
+        assert!(
+            wait_for_file(&dir.join("hook-fds"), TIMEOUT),
+            "{redirect}: the post-start hook wrote nothing\n{}",
+            run.describe()
+        );
+    }
+    let out = run.stop_and_wait(libc::SIGUSR1, TIMEOUT);
+    no_panic(&out);
+    assert_eq!(out.status, Exit::Code(5), "{init} {redirect}: {out}");
+    let fds = read_trimmed(&dir.join("fds"));
+    if init == "vigil" {
+        let record: serde_json::Value =
+            serde_json::from_str(read_trimmed(&dir.join("termination-log")).as_str())
+                .unwrap_or_else(|e| panic!("{redirect}: the termination log: {e}\n{out}"));
+        assert_eq!(record["event"], "exit", "{redirect}: {record}");
+        assert_eq!(record["status"], 5, "{redirect}: {record}");
+        // The hook gets /dev/null as stdin, and otherwise what the child
+        // gets.
+        let mut expected: Vec<&str> = fds.split_whitespace().collect();
+        if !expected.contains(&"0") {
+            expected.insert(0, "0");
+        }
+        assert_eq!(
+            read_trimmed(&dir.join("hook-fds")),
+            expected.join(" "),
+            "{redirect}: the hook's descriptors"
+        );
+    }
+    fds
+}
+
+/// The standard descriptors a shell redirection closes.
+fn closed_by(redirect: &str) -> Vec<i32> {
+    [("<&-", 0), (" >&-", 1), ("2>&-", 2)]
+        .into_iter()
+        .filter(|(closing, _)| format!(" {redirect}").contains(closing))
+        .map(|(_, fd)| fd)
+        .collect()
+}
+
+/// vigil started with standard descriptors closed: its child finds exactly
+/// the descriptors it finds under tini-static (a closed one stays closed,
+/// nothing of vigil's is left open), none of vigil's own files takes the
+/// number of a closed one, and vigil still forwards signals and writes its
+/// report. tini with stdin closed runs no child at all (its `tcsetpgrp` of
+/// descriptor 0 fails with EBADF, and it exits 1): there, what the child
+/// would find is what it finds under tini with stdin open, without 0.
+#[test]
+fn closed_descriptors_stay_closed_for_the_child_as_under_tini() {
+    for redirect in ["<&-", ">&-", "2>&-", ">&- 2>&-", "<&- >&- 2>&-"] {
+        let under_vigil = child_fds("vigil", redirect);
+        let tini_runs = redirect.replace("<&-", "");
+        let under_tini: Vec<String> = child_fds("tini-static", tini_runs.trim())
+            .split_whitespace()
+            .filter(|fd| !(redirect.contains("<&-") && *fd == "0"))
+            .map(String::from)
+            .collect();
+        assert_eq!(
+            under_vigil,
+            under_tini.join(" "),
+            "{redirect}: the child's descriptors"
+        );
+        let open: Vec<i32> = under_vigil
+            .split_whitespace()
+            .map(|n| n.parse().unwrap())
+            .collect();
+        for fd in closed_by(redirect) {
+            assert!(!open.contains(&fd), "{redirect}: {fd} is open: {open:?}");
+        }
+    }
+}

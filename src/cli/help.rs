@@ -3,6 +3,7 @@
 //! variables and default.
 
 use super::options::{Default, OPTIONS, Opt};
+use crate::text::duration;
 
 const ABOUT: &str = "A small PID 1 for containers: forwards signals, reaps zombies, runs lifecycle hooks, drains gracefully.";
 const USAGE: &str =
@@ -39,10 +40,17 @@ fn left(opt: &Opt) -> String {
 fn right(opt: &Opt) -> String {
     let mut text = opt.help.to_string();
     match opt.default {
-        Default::Value(value) | Default::Note(value) => {
-            text.push_str(&format!(" [default: {value}]"));
-        }
         Default::None => {}
+        Default::Value(value) => text.push_str(&format!(" [default: {value}]")),
+        Default::HalfGrace(otherwise) => text.push_str(&format!(
+            " [default: half the grace period, else {}]",
+            duration(otherwise)
+        )),
+        Default::AfterTimeout(period) => text.push_str(&format!(
+            " [default: {} after --timeout or --ready-timeout, else none]",
+            duration(period)
+        )),
+        Default::IfExists(path) => text.push_str(&format!(" [default: {path} if it exists]")),
     }
     let vars: Vec<&str> = [opt.env, opt.tini_env].into_iter().flatten().collect();
     if !vars.is_empty() {

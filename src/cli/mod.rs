@@ -55,9 +55,32 @@ const BUILD: &str = concat!(
     env!("VIGIL_TARGET")
 );
 
-/// Where the exit report goes by default, when the file exists (Kubernetes
-/// creates it and shows its content as the termination message).
-const DEFAULT_TERMINATION_LOG: &str = "/dev/termination-log";
+// The defaults that depend on something else, read from their rows when
+// vigil is built: a row that no longer holds such a default fails the
+// build here, so these are never a second place for the numbers.
+
+/// `--pre-stop-timeout`'s default without a grace period, which is also
+/// when the line saying what still runs comes.
+#[allow(clippy::panic)] // evaluated at compile time: a build error
+pub const NO_GRACE_WAIT: Duration = match options::PRE_STOP_TIMEOUT.default {
+    Default::HalfGrace(otherwise) => otherwise,
+    _ => panic!("--pre-stop-timeout's row has no half-grace default"),
+};
+
+/// The grace period of a stop that `--timeout` started, without
+/// `--grace-period`.
+#[allow(clippy::panic)] // evaluated at compile time: a build error
+pub const TIMEOUT_GRACE: Duration = match options::GRACE_PERIOD.default {
+    Default::AfterTimeout(period) => period,
+    _ => panic!("--grace-period's row has no default after --timeout"),
+};
+
+/// Where the exit report goes by default, when the file exists.
+#[allow(clippy::panic)] // evaluated at compile time: a build error
+const DEFAULT_TERMINATION_LOG: &str = match options::TERMINATION_LOG.default {
+    Default::IfExists(path) => path,
+    _ => panic!("--termination-log's row has no default file"),
+};
 
 /// Everything vigil needs to run. What the default leaves in a field does
 /// not matter: every option's effect sets its field, given or not.
@@ -76,7 +99,8 @@ pub struct Config {
     pub post_start_timeout: Option<Duration>,
     pub pre_stop: Option<Vec<OsString>>,
     pub pre_stop_sleep: Duration,
-    /// `--pre-stop-timeout`; unset: half the grace period, else 5 s.
+    /// `--pre-stop-timeout`; unset: half the grace period, else
+    /// `NO_GRACE_WAIT`.
     pub pre_stop_timeout: Option<Duration>,
     /// The signals that start the stop sequence.
     pub stop_signals: Vec<i32>,
@@ -95,8 +119,8 @@ pub struct Config {
     pub probe_timeout: Duration,
     /// `--ready-when`: probe this until it first succeeds.
     pub ready_when: Option<Url>,
-    /// `--ready-interval`; unset: `DEFAULT_READY_INTERVAL`.
-    pub ready_interval: Option<Duration>,
+    /// `--ready-interval`: the longest wait between two probes.
+    pub ready_interval: Duration,
     /// `--ready-timeout`: not ready this long after the start stops it.
     pub ready_timeout: Option<Duration>,
     /// Mistakes that do not stop vigil (a misspelt variable), to be logged
@@ -112,16 +136,7 @@ pub struct UnknownVariable {
     pub meant: Option<&'static str>,
 }
 
-/// The longest wait between two `--ready-when` probes unless
-/// `--ready-interval` says otherwise.
-pub const DEFAULT_READY_INTERVAL: Duration = Duration::from_secs(1);
-
 impl Config {
-    /// The longest wait between two `--ready-when` probes.
-    pub fn ready_interval(&self) -> Duration {
-        self.ready_interval.unwrap_or(DEFAULT_READY_INTERVAL)
-    }
-
     /// `-e`: 0 when `status` (an exit code or 128+N) is listed, else
     /// `status` itself.
     pub fn status_after_e(&self, status: i32) -> i32 {
@@ -284,33 +299,34 @@ fn build_probe(given: Given, env: &Env) -> Result<Config, UsageError> {
             flag_name(opt)
         )));
     }
-    apply_rows(&given, env, goes_with_probe)
+    apply_rows(&given, env, true)
 }
 
-/// The `Config` of the rows `rows` picks, each row's effect applied to its
-/// values; the durations checked.
-fn apply_rows(given: &Given, env: &Env, rows: fn(&Opt) -> bool) -> Result<Config, UsageError> {
+/// The `Config` of every row (of those that go with `--probe` when
+/// `probing`), each row's effect applied to its values; the durations
+/// checked.
+fn apply_rows(given: &Given, env: &Env, probing: bool) -> Result<Config, UsageError> {
     let mut config = Config::default();
     for (at, opt) in OPTIONS.iter().enumerate() {
-        if rows(opt) {
+        if !probing || goes_with_probe(opt) {
             for value in given.resolve(at, opt, env)? {
                 (opt.apply)(&mut config, value);
             }
         }
     }
-    check_durations(&config)?;
+    check_durations(&config, probing)?;
     Ok(config)
 }
 
-/// Durations that must not be 0: a probe with no time to answer always
-/// fails, and probing without a pause would never let the loop rest.
-fn check_durations(config: &Config) -> Result<(), UsageError> {
+/// A probe with no time to answer always fails; probing without a pause
+/// would never let the loop rest.
+fn check_durations(config: &Config, probing: bool) -> Result<(), UsageError> {
     if config.probe_timeout.is_zero() {
         return Err(usage(
             "--probe-timeout (VIGIL_PROBE_TIMEOUT) must be more than 0".to_string(),
         ));
     }
-    if config.ready_interval.is_some_and(|d| d.is_zero()) {
+    if !probing && config.ready_interval.is_zero() {
         return Err(usage(
             "--ready-interval (VIGIL_READY_INTERVAL) must be more than 0".to_string(),
         ));
@@ -597,7 +613,11 @@ impl Given {
             Default::Value(text) => values::read(opt.kind, OsStr::new(text), From::Vigil)
                 .map(|value| vec![value])
                 .map_err(|why| UsageError(format!("the default of {}: {why}", flag_name(opt)))),
-            Default::None | Default::Note(_) => Ok(vec![Value::Unset]),
+            // The others are worked out where what they depend on is known.
+            Default::None
+            | Default::HalfGrace(_)
+            | Default::AfterTimeout(_)
+            | Default::IfExists(_) => Ok(vec![Value::Unset]),
         }
     }
 }
@@ -731,7 +751,7 @@ fn build(given: Given, env: &Env) -> Result<Config, UsageError> {
             "no command given: usage is vigil [OPTIONS] [--] COMMAND [ARG...]".into(),
         ));
     }
-    let mut config = apply_rows(&given, env, |_| true)?;
+    let mut config = apply_rows(&given, env, false)?;
     config.command = given.command;
     Ok(config)
 }

@@ -6,7 +6,10 @@
 //! parser (`cli::scan`), the environment precedence (`cli::Given`), the
 //! `Config` (`cli::build` applies every row's effect), `--help` and so the
 //! man page, and the integration tests' fuzz grammar and flag/environment
-//! pairs. The README's option table is checked against it by a test.
+//! pairs. A default that depends on something else (`Default::HalfGrace`,
+//! `AfterTimeout`, `IfExists`) is data too: the code reads it from its row
+//! (`cli::NO_GRACE_WAIT`, `cli::TIMEOUT_GRACE`), and `--help` says it. The
+//! README's option table is checked against it by a test.
 //!
 //! The tests include this very file, without the rest of vigil, so that
 //! what they generate and check is what the binary reads. All of it but the
@@ -23,6 +26,8 @@
 //! `values::read` reads it into a new `Value` and the accessor effects use,
 //! a sample value in cli/tests.rs and its generator in the fuzz grammar
 //! (tests/cli_fuzz.rs).
+
+use core::time::Duration;
 
 use super::Apply;
 
@@ -90,15 +95,23 @@ pub enum Repeat {
     Once,
 }
 
-/// The default, for `--help` and for the value itself.
+/// The default, for `--help` and for the value itself. A default that
+/// depends on something else is worked out where that is known, from the
+/// data here: the code reads it from the row (`cli`'s constants), and
+/// `--help` says it in words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Default {
     /// Unset: the feature is off.
     None,
     /// This text, read like a given value.
     Value(&'static str),
-    /// Worked out at start (what the note says); the text is for `--help`.
-    Note(&'static str),
+    /// Half the grace period; without a grace period, this.
+    HalfGrace(Duration),
+    /// This, for a stop that vigil started itself (`--timeout`,
+    /// `--ready-timeout`); none for any other.
+    AfterTimeout(Duration),
+    /// This file, when it exists at start; none otherwise.
+    IfExists(&'static str),
 }
 
 /// One option.
@@ -175,6 +188,53 @@ const fn long(
 
 /// The effect of the options that print and exit: they set nothing.
 const PRINTS: Apply = apply!(|_, _| {});
+
+/// `--pre-stop-timeout`, a row of its own for its default: without a
+/// grace period, 5 s, half of `docker stop`'s default wait, so that the
+/// hook is killed before its SIGKILL. (The line saying what still runs
+/// comes at the same time, and reads it too.)
+pub const PRE_STOP_TIMEOUT: Opt = Opt {
+    default: Default::HalfGrace(Duration::from_secs(5)),
+    ..long(
+        "pre-stop-timeout",
+        "DUR",
+        Kind::Duration,
+        "VIGIL_PRE_STOP_TIMEOUT",
+        "A pre-stop hook still running then is killed, and the stop signal forwarded",
+        apply!(|c, v| c.pre_stop_timeout = v.duration()),
+    )
+};
+
+/// `--grace-period`, a row of its own for its default: a stop that
+/// `--timeout` or `--ready-timeout` started gets `docker stop`'s default
+/// wait, so that a job that ignores SIGTERM still ends; a stop signal from
+/// outside gets none (the runtime that sent it has its own deadline).
+pub const GRACE_PERIOD: Opt = Opt {
+    default: Default::AfterTimeout(Duration::from_secs(10)),
+    ..long(
+        "grace-period",
+        "DUR",
+        Kind::Duration,
+        "VIGIL_GRACE_PERIOD",
+        "After the first stop signal, time until everything left gets SIGKILL",
+        apply!(|c, v| c.grace_period = v.duration()),
+    )
+};
+
+/// `--termination-log`, a row of its own for its default: Kubernetes'
+/// file, which it creates and shows as the termination message.
+pub const TERMINATION_LOG: Opt = Opt {
+    empty_env_is_value: true,
+    default: Default::IfExists("/dev/termination-log"),
+    ..long(
+        "termination-log",
+        "PATH",
+        Kind::Path,
+        "VIGIL_TERMINATION_LOG",
+        "Where the exit report is written; empty disables",
+        apply!(|c, v| c.termination_log = super::termination_log(v.path())),
+    )
+};
 
 /// Every option, in the order `--help` lists them, which is also the order
 /// their values are read in, and so which of two bad ones is named.
@@ -308,17 +368,7 @@ pub const OPTIONS: &[Opt] = &[
         "Run CMD when a stop signal arrives, before forwarding it",
         apply!(|c, v| c.pre_stop = v.command()),
     ),
-    Opt {
-        default: Default::Note("half the grace period, else 5s"),
-        ..long(
-            "pre-stop-timeout",
-            "DUR",
-            Kind::Duration,
-            "VIGIL_PRE_STOP_TIMEOUT",
-            "A pre-stop hook still running then is killed, and the stop signal forwarded",
-            apply!(|c, v| c.pre_stop_timeout = v.duration()),
-        )
-    },
+    PRE_STOP_TIMEOUT,
     Opt {
         default: Default::Value("0"),
         ..long(
@@ -341,14 +391,7 @@ pub const OPTIONS: &[Opt] = &[
             apply!(|c, v| c.stop_signals = v.stop_signals()),
         )
     },
-    long(
-        "grace-period",
-        "DUR",
-        Kind::Duration,
-        "VIGIL_GRACE_PERIOD",
-        "After the first stop signal, time until everything left gets SIGKILL",
-        apply!(|c, v| c.grace_period = v.duration()),
-    ),
+    GRACE_PERIOD,
     Opt {
         default: Default::Value("2s"),
         ..long(
@@ -377,14 +420,14 @@ pub const OPTIONS: &[Opt] = &[
         apply!(|c, v| c.ready_when = v.url()),
     ),
     Opt {
-        default: Default::Note("1s, reached from 50ms by doubling"),
+        default: Default::Value("1s"),
         ..long(
             "ready-interval",
             "DUR",
             Kind::Duration,
             "VIGIL_READY_INTERVAL",
-            "The longest wait between two --ready-when probes",
-            apply!(|c, v| c.ready_interval = v.duration()),
+            "The longest wait between two --ready-when probes (the first comes after 50ms, and each failure doubles the wait)",
+            apply!(|c, v| c.ready_interval = v.duration().unwrap_or_default()),
         )
     },
     long(
@@ -395,18 +438,7 @@ pub const OPTIONS: &[Opt] = &[
         "Not ready DUR after the start: stop as if SIGTERM had arrived, and never exit 0 (0: no timeout)",
         apply!(|c, v| c.ready_timeout = v.duration().filter(|d| !d.is_zero())),
     ),
-    Opt {
-        empty_env_is_value: true,
-        default: Default::Note("/dev/termination-log if it exists"),
-        ..long(
-            "termination-log",
-            "PATH",
-            Kind::Path,
-            "VIGIL_TERMINATION_LOG",
-            "Where the exit report is written; empty disables",
-            apply!(|c, v| c.termination_log = super::termination_log(v.path())),
-        )
-    },
+    TERMINATION_LOG,
     long(
         "user",
         "USER[:GROUP]",

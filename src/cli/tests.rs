@@ -580,7 +580,7 @@ fn readiness_options() {
         c.ready_when.as_ref().unwrap().path.as_deref(),
         Some("/healthz")
     );
-    assert_eq!(c.ready_interval(), DEFAULT_READY_INTERVAL);
+    assert_eq!(c.ready_interval, Duration::from_secs(1));
     assert_eq!(c.ready_timeout, None);
     let env = [
         ("VIGIL_READY_WHEN", "tcp://db:5432"),
@@ -589,7 +589,7 @@ fn readiness_options() {
     ];
     let c = run(&["x"], &env).unwrap();
     assert!(c.ready_when.as_ref().unwrap().path.is_none());
-    assert_eq!(c.ready_interval(), Duration::from_millis(250));
+    assert_eq!(c.ready_interval, Duration::from_millis(250));
     assert_eq!(c.ready_timeout, Some(Duration::from_secs(60)));
     assert_eq!(
         run(&["--ready-timeout", "0", "x"], &[])

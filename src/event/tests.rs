@@ -194,9 +194,7 @@ fn every_event_writes_what_the_schema_says() {
     let spec = crate::user::parse_spec("0:0".as_ref()).expect("a spec");
     let switch = crate::user::prepare(&spec, false).expect("root may be root");
     let switch_failure = switch
-        .failure(&io::Error::from_raw_os_error(
-            0x5655_0000 | 3 << 12 | libc::EPERM,
-        ))
+        .failure(crate::sys::exec::Step::Uid, nix::errno::Errno::EPERM)
         .expect("a switch failure");
     let switched = SpawnError {
         program: "app".into(),
@@ -551,9 +549,7 @@ fn every_event_writes_what_the_schema_says() {
         Event::NotifySocketUnusable {
             error: "NOTIFY_SOCKET 'vsock:2:9' is not a Unix socket path (absolute, or @NAME)",
         },
-        Event::ReadyOptionUnused {
-            option: "--ready-timeout",
-        },
+        Event::ReadyTimeoutUnused {},
     ];
     let mut written: BTreeSet<(String, String)> = BTreeSet::new();
     for event in &samples {

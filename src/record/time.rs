@@ -1,7 +1,7 @@
 //! Wall-clock instants for records, written as RFC 3339 in UTC with
-//! milliseconds (`2026-12-01T18:06:20.123Z`), with integer arithmetic only
-//! (no date library, no floats).
+//! milliseconds (`2026-12-01T18:06:20.123Z`) by humantime.
 
+use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::put;
@@ -15,12 +15,16 @@ pub struct Timestamp {
     millis: u32,
 }
 
-/// `2026-12-01T18:06:20.123Z`, for text lines.
-impl std::fmt::Display for Timestamp {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut text = Vec::with_capacity(24);
-        self.write_rfc3339(&mut text);
-        f.write_str(std::str::from_utf8(&text).unwrap_or_default())
+/// `2026-12-01T18:06:20.123Z`, always 24 bytes.
+///
+/// humantime's writer cannot fail here, and nothing of it can panic: it
+/// refuses an instant before the epoch or past the year 9999, and
+/// `Timestamp` holds neither (`from_unix`).
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let since = Duration::new(self.secs, self.millis * 1_000_000);
+        let at = UNIX_EPOCH.checked_add(since).unwrap_or(UNIX_EPOCH);
+        humantime::format_rfc3339_millis(at).fmt(f)
     }
 }
 
@@ -59,61 +63,10 @@ impl Timestamp {
         Timestamp::from_unix(at / 1000, (at % 1000) as u32)
     }
 
-    /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, always 24 bytes.
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ` (`Display`) into a record.
     pub fn write_rfc3339(self, out: &mut Vec<u8>) {
-        let days = self.secs / 86_400;
-        let of_day = self.secs % 86_400;
-        let (year, month, day) = civil_from_days(days);
-        let fields: [(u64, usize); 7] = [
-            (year, 4),
-            (month, 2),
-            (day, 2),
-            (of_day / 3600, 2),
-            (of_day / 60 % 60, 2),
-            (of_day % 60, 2),
-            (self.millis.into(), 3),
-        ];
-        let separators = [b'-', b'-', b'T', b':', b':', b'.', b'Z'];
-        let mut text = [0u8; 24];
-        let mut at = 0;
-        for ((mut value, width), separator) in fields.into_iter().zip(separators) {
-            for place in (at..at + width).rev() {
-                if let Some(digit) = text.get_mut(place) {
-                    *digit = b'0' + (value % 10) as u8;
-                }
-                value /= 10;
-            }
-            if let Some(slot) = text.get_mut(at + width) {
-                *slot = separator;
-            }
-            at += width + 1;
-        }
-        put(out, &text);
+        put(out, self.to_string().as_bytes());
     }
-}
-
-/// The proleptic Gregorian date (year, month 1-12, day 1-31) of a number
-/// of days since 1970-01-01: Howard Hinnant's `civil_from_days`, for days
-/// on or after the epoch. The calendar is counted in 400-year eras starting
-/// on 0000-03-01, so that the leap day is the last day of each year.
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    // 0000-03-01 to 1970-01-01.
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let day_of_era = z % 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    // Months counted from March: 0 is March, 11 is February.
-    let month_from_march = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
-    let month = if month_from_march < 10 {
-        month_from_march + 3
-    } else {
-        month_from_march - 9
-    };
-    let year = era * 400 + year_of_era + u64::from(month <= 2);
-    (year, month, day)
 }
 
 #[cfg(test)]
@@ -147,32 +100,6 @@ mod tests {
             text(Timestamp::from_unix(u64::MAX, 0)),
             "9999-12-31T23:59:59.999Z"
         );
-    }
-
-    /// Every day from 1970 to 2400 against a calendar counted day by day.
-    #[test]
-    fn every_day_against_a_counted_calendar() {
-        let (mut year, mut month, mut day) = (1970u64, 1u64, 1u64);
-        let leap =
-            |y: u64| (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400);
-        for days in 0..(431 * 366) {
-            assert_eq!(civil_from_days(days), (year, month, day), "day {days}");
-            let length = match month {
-                2 if leap(year) => 29,
-                2 => 28,
-                4 | 6 | 9 | 11 => 30,
-                _ => 31,
-            };
-            day += 1;
-            if day > length {
-                day = 1;
-                month += 1;
-                if month > 12 {
-                    month = 1;
-                    year += 1;
-                }
-            }
-        }
     }
 
     #[test]

@@ -51,7 +51,7 @@ impl<S: System> Supervisor<S> {
             return;
         };
         let now = self.sys.now();
-        let wait = FIRST_WAIT.min(self.config.ready_interval());
+        let wait = FIRST_WAIT.min(self.config.ready_interval);
         self.deadlines.set(Deadline::ReadyProbe, now + wait);
         if let Some(timeout) = self.config.ready_timeout {
             self.deadlines.set(Deadline::ReadyTimeout, now + timeout);
@@ -103,7 +103,7 @@ impl<S: System> Supervisor<S> {
     }
 
     fn probe_done(&mut self, outcome: Outcome) {
-        let interval = self.config.ready_interval();
+        let interval = self.config.ready_interval;
         let now = self.sys.now();
         let Some(ready) = &mut self.ready else {
             return;

@@ -196,14 +196,8 @@ fn warn_of_hooks(config: &Config) {
             });
         }
     }
-    if config.ready_when.is_none() {
-        let set = [
-            ("--ready-interval", config.ready_interval.is_some()),
-            ("--ready-timeout", config.ready_timeout.is_some()),
-        ];
-        for (option, _) in set.into_iter().filter(|(_, set)| *set) {
-            logging::emit(Event::ReadyOptionUnused { option });
-        }
+    if config.ready_when.is_none() && config.ready_timeout.is_some() {
+        logging::emit(Event::ReadyTimeoutUnused {});
     }
     if config.post_start.is_none() && config.post_start_timeout.is_some() {
         logging::emit(Event::PostStartTimeoutUnused {});

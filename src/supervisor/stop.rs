@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::deadlines::Deadline;
 use super::system::System;
 use super::{State, StopPhase, Supervisor};
+use crate::cli::{NO_GRACE_WAIT, TIMEOUT_GRACE};
 use crate::event::{AfterHook, Event};
 use crate::facts::process::{Running, Shell};
 use crate::facts::{Cancel, HookKind, KillReason, Received, Sender, Signal};
@@ -15,16 +16,6 @@ use crate::procs;
 use crate::report::{Forward, Forwarded, Grace, LaterStop, NotSent, Stop, StopCause};
 use crate::signals::Target;
 use crate::text::duration;
-
-/// The grace period of a stop that `--timeout` started when no
-/// `--grace-period` is set: `docker stop`'s default wait, so that a job
-/// that ignores SIGTERM still ends.
-pub const TIMEOUT_GRACE: Duration = Duration::from_secs(10);
-
-/// Without a grace period: how long a pre-stop hook may run by default,
-/// and when the line saying what still runs comes; half of `docker stop`'s
-/// default wait, so both come before its SIGKILL.
-pub const NO_GRACE_WAIT: Duration = Duration::from_secs(5);
 
 /// Declares `StopStep` and `StopStep::ALL`, every step, from one list:
 /// the test that holds `STOP_SEQUENCE` to every step reads `ALL`, so a step

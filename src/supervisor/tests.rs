@@ -987,10 +987,7 @@ fn timeout_ends_a_stopped_child_within_the_default_grace() {
     s.next_deadline_passes();
     assert_eq!(s.sent_to_child(), [libc::SIGTERM, libc::SIGCONT]);
     let grace = s.grace.as_ref().unwrap();
-    assert_eq!(
-        (grace.period, grace.by_default),
-        (stop::TIMEOUT_GRACE, true)
-    );
+    assert_eq!((grace.period, grace.by_default), (cli::TIMEOUT_GRACE, true));
     assert!(!s.grace_passed());
     // A child that ignores SIGTERM is SIGKILLed at the default grace.
     s.passes(Deadline::Grace);

@@ -4,6 +4,17 @@
 //! std's `env::vars_os` copies the environment and leaves out entries
 //! without `=`; vigil passes its environment on to its child as it got it,
 //! so it reads the C library's own array.
+//!
+//! The array and its strings are lent out for as long as the process runs
+//! (`&'static CStr`), which is sound because nothing in vigil changes its
+//! environment, and the compiler holds the code to that: every way to
+//! change it (`std::env::set_var` and `remove_var`, unsafe since edition
+//! 2024; the C library's `setenv`, `unsetenv`, `putenv`, `clearenv`; a
+//! write through `environ`) is unsafe, main.rs denies unsafe code outside
+//! `sys`, and nothing in `sys` makes any of them (a unit test below holds
+//! it to that). The C library replaces or frees the array and its strings
+//! only in those calls. The environments of the processes vigil starts
+//! are copies (`spawn`).
 
 use std::ffi::CStr;
 use std::os::raw::c_char;
@@ -34,8 +45,8 @@ extern "C" fn main(argc: libc::c_int, argv: *const *const c_char) -> libc::c_int
 
 /// The C library's `environ`, for execve.
 pub(super) fn own_environment() -> *const *const c_char {
-    // SAFETY: reads the pointer itself. vigil never changes its own
-    // environment (see the module `sys`), so it stays what it was at start.
+    // SAFETY: reads the pointer itself, which nothing changes (see the
+    // module's documentation): it stays what it was at start.
     unsafe { environ }
 }
 
@@ -53,14 +64,15 @@ pub struct Entries {
 }
 
 impl Iterator for Entries {
-    /// The entries live as long as the process: vigil never changes its
-    /// environment, so the C library never replaces or frees them.
+    /// The entries live as long as the process: nothing changes the
+    /// environment (see the module's documentation), so the C library
+    /// never replaces or frees them.
     type Item = &'static CStr;
 
     fn next(&mut self) -> Option<&'static CStr> {
         // SAFETY: `next` is null (no environment at all) or points into
         // the NULL-terminated `environ` array, at or before its end, which
-        // stays as it is (vigil never changes its environment).
+        // stays as it is (nothing changes the environment).
         let text = *unsafe { self.next.as_ref() }?;
         if text.is_null() {
             return None;
@@ -70,5 +82,41 @@ impl Iterator for Entries {
         // SAFETY: each entry is a NUL-terminated string that lives, unchanged,
         // as long as the process.
         Some(unsafe { CStr::from_ptr(text) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Nothing in `sys`, the one module where unsafe code is allowed,
+    /// changes the environment, which `entries` lends out for ever: no
+    /// line of its code (comments aside) names a call that would. (The
+    /// names are put together here, so that this code does not name them
+    /// itself.)
+    #[test]
+    fn nothing_in_sys_changes_the_environment() {
+        let calls = [
+            ["set", "_var"],
+            ["remove", "_var"],
+            ["set", "env"],
+            ["unset", "env"],
+            ["put", "env"],
+            ["clear", "env"],
+            ["environ", " ="],
+        ]
+        .map(|parts| parts.concat());
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sys");
+        let mut files = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            files += 1;
+            let code = text.lines().filter(|l| !l.trim_start().starts_with("//"));
+            for line in code {
+                for call in &calls {
+                    assert!(!line.contains(call.as_str()), "{}: {line}", path.display());
+                }
+            }
+        }
+        assert!(files >= 8, "only {files} files in {}", dir.display());
     }
 }

@@ -1,22 +1,51 @@
-//! fork, and what the forked process calls to exec or to give up: made
-//! on memory prepared before the fork, without allocating.
+//! Running a program in a new process: [`spawn`] forks, makes the new
+//! process's steps and execs, all as a [`Plan`] made before the fork says.
+//!
+//! Everything the new process runs between its fork and its exec is in
+//! this module, and it is only system calls: each one the C library's bare
+//! wrapper (async-signal-safe, as signal-safety(7) lists them) or a raw
+//! `syscall`, on memory the plan lends, of which the new process has its
+//! own copy. No allocation, no lock, no std I/O, no formatting: a forked
+//! copy of a process keeps only the thread that forked, and a lock any
+//! other thread held then (the allocator's, stdio's) stays held in it for
+//! ever. So `spawn` is sound in any process, whatever its threads: vigil
+//! has one, but nothing here relies on it, and the unit tests, which run
+//! in threads, call it as vigil does.
+//!
+//! The new process's steps, in order (`run_steps`), each tagged with the
+//! [`Step`] that the exec-error pipe names when it fails:
+//!
+//! 1. its stdin replaced (hooks: /dev/null);
+//! 2. a process group of its own, or a session (`--user`'s terminal rule);
+//! 3. the terminal's foreground, when it is to take it;
+//! 4. the signal mask and dispositions vigil was started with;
+//! 5. `--user`: supplementary groups, gid, uid (each needs the privilege
+//!    the next one gives up);
+//! 6. exec, trying the files a search of PATH found, as musl's `execvp`
+//!    does.
+//!
+//! Where a new step goes: a step the new process makes as root goes
+//! before the user switch, one that needs the new ids after it, and each
+//! gets a `Step` of its own (its code is what the parent reads), a field
+//! of `Plan` holding what it needs, prepared before the fork. Dropping
+//! capabilities from the bounding set needs CAP_SETPCAP, so it goes before
+//! the switch; keeping capabilities across it is `PR_SET_KEEPCAPS` before
+//! the setuid, then `capset` and the ambient raise after it, before exec.
+//! A value known only once the new process exists (socket activation's
+//! `LISTEN_PID`, its own pid) goes in an environment entry the plan lends
+//! mutably, with room for the longest value, which the new process fills
+//! in (`getpid`, digits written by hand) before exec.
 
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
 use std::marker::PhantomData;
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::raw::c_char;
 
+use libc::{gid_t, uid_t};
 use nix::errno::Errno;
-use nix::unistd::ForkResult;
 
-/// Forks vigil.
-pub fn fork() -> nix::Result<ForkResult> {
-    // SAFETY: vigil runs one thread (see the module `sys`), so the forked
-    // process is a whole copy of it, in which no lock or half-done update
-    // belongs to a thread that is not there: whatever it runs is as sound
-    // as it is in vigil. (What it runs, `spawn::forkexec`, keeps to system
-    // calls on memory made before the fork anyway.)
-    unsafe { nix::unistd::fork() }
-}
+use super::signal::{Disposition, set_disposition, set_mask};
+use super::user::{set_gid, set_groups, set_uid};
 
 /// A NULL-terminated array of C strings, as execve takes argv and envp,
 /// made before the fork: the strings are borrowed, and live as long as
@@ -45,11 +74,310 @@ pub enum Environment<'a> {
     Given(&'a CStrings<'a>),
 }
 
+/// Where the new process stands among process groups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    /// `setpgid(0, 0)`: a process group of its own, in vigil's session.
+    Own,
+    /// `setsid()`: a session of its own, without a controlling terminal
+    /// (and so a process group of its own too).
+    Session,
+}
+
+/// The signal state the new process puts back before its exec: the mask
+/// vigil was started with, and the dispositions vigil changed for itself
+/// as they were. Bit N-1 stands for signal N.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Signals {
+    pub mask: u64,
+    /// Set back to the default action.
+    pub default: u64,
+    /// Set back to ignored.
+    pub ignore: u64,
+}
+
+/// The user the new process becomes (`--user`): its ids.
+#[derive(Clone, Copy, Debug)]
+pub struct User<'a> {
+    pub groups: &'a [gid_t],
+    pub gid: gid_t,
+    pub uid: uid_t,
+}
+
+/// What the new process executes, as musl's `execvp` finds it (the search
+/// itself is made before the fork, `spawn::program`).
+#[derive(Clone, Copy, Debug)]
+pub enum Program<'a> {
+    /// A name with a slash: executed as it is, its error the answer.
+    Path(&'a CStr),
+    /// The files a name without a slash may be, one per directory of PATH,
+    /// tried in turn: the search goes on past a file that is not there
+    /// (ENOENT, ENOTDIR) or may not be executed (EACCES, the answer if
+    /// nothing else is found), and stops at any other error, which is the
+    /// answer; ENOENT when none is left.
+    Search(&'a [CString]),
+    /// Nothing to try (an empty name is ENOENT, one longer than NAME_MAX
+    /// ENAMETOOLONG): the exec step fails with this.
+    Fails(Errno),
+}
+
+/// Everything the new process does, fixed before the fork.
+pub struct Plan<'a> {
+    pub program: Program<'a>,
+    pub argv: &'a CStrings<'a>,
+    /// vigil's own environment, or a copy with additions.
+    pub env: Environment<'a>,
+    /// Made the process's stdin (hooks: /dev/null).
+    pub stdin: Option<BorrowedFd<'a>>,
+    pub group: Group,
+    /// A terminal whose foreground the new process group takes (vigil's
+    /// stdin, when it gives its child the terminal).
+    pub terminal: Option<BorrowedFd<'a>>,
+    pub signals: Signals,
+    /// `--user`: the ids to take, last before exec.
+    pub user: Option<User<'a>>,
+}
+
+/// A step of the new process, in the order they are made; its code is
+/// what the exec-error pipe carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// dup2 of the new stdin.
+    Stdin = 1,
+    /// setpgid(0, 0), a process group of its own.
+    Group = 2,
+    /// setsid(), a session of its own (`--user`'s terminal rule).
+    Session = 3,
+    /// The signal mask and dispositions vigil was started with.
+    Signals = 4,
+    /// `--user`: setgroups.
+    Groups = 5,
+    /// `--user`: setgid.
+    Gid = 6,
+    /// `--user`: setuid.
+    Uid = 7,
+    /// execve, for every file the search tried.
+    Exec = 8,
+}
+
+impl Step {
+    const ALL: [Step; 8] = [
+        Step::Stdin,
+        Step::Group,
+        Step::Session,
+        Step::Signals,
+        Step::Groups,
+        Step::Gid,
+        Step::Uid,
+        Step::Exec,
+    ];
+
+    fn from_code(code: u32) -> Option<Step> {
+        Step::ALL.into_iter().find(|step| *step as u32 == code)
+    }
+
+    /// The call that failed, for messages.
+    pub fn call(self) -> &'static str {
+        match self {
+            Step::Stdin => "dup2",
+            Step::Group => "setpgid",
+            Step::Session => "setsid",
+            Step::Signals => "rt_sigaction/rt_sigprocmask",
+            Step::Groups => "setgroups",
+            Step::Gid => "setgid",
+            Step::Uid => "setuid",
+            Step::Exec => "execve",
+        }
+    }
+
+    /// The status the new process exits with when this step fails with
+    /// `errno`, which is the one vigil gives for that failure: the shell's
+    /// 127 (not found) and 126 (cannot be executed) for the exec, 1 for
+    /// any step before it.
+    pub fn status(self, errno: Errno) -> i32 {
+        match (self, errno) {
+            (Step::Exec, Errno::ENOENT | Errno::ENOTDIR) => 127,
+            (Step::Exec, _) => 126,
+            _ => 1,
+        }
+    }
+}
+
+/// A new process, as far as the fork goes: it runs its steps and execs,
+/// or exits with the status its failed step gives after writing a
+/// [`MESSAGE`] on the write end of `report`. The read end is here: it
+/// comes to its end without a message when the exec succeeded (the write
+/// end is close-on-exec), and vigil holds no other copy of the write end.
+#[derive(Debug)]
+pub struct Started {
+    pub pid: i32,
+    pub report: OwnedFd,
+}
+
+/// A new process could not be made: the call of vigil's own that failed
+/// (`pipe2`, `fork`), and its error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotForked {
+    pub call: &'static str,
+    pub error: Errno,
+}
+
+/// Runs `plan` in a new process.
+pub fn spawn(plan: &Plan<'_>) -> Result<Started, NotForked> {
+    let (report_read, report_write) =
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|error| NotForked {
+            call: "pipe2",
+            error,
+        })?;
+    // SAFETY: the new process runs `in_child` alone, which makes only
+    // async-signal-safe system calls on memory prepared before the fork
+    // (see the module's documentation) and ends in exec or _exit; so it is
+    // sound whatever the threads of the calling process held at the fork.
+    match unsafe { libc::fork() } {
+        -1 => Err(NotForked {
+            call: "fork",
+            error: Errno::last(),
+        }),
+        0 => in_child(plan, report_write.as_raw_fd()),
+        pid => {
+            // The write end must be closed here, or the read end would
+            // never see the end of the pipe that exec brings.
+            drop(report_write);
+            Ok(Started {
+                pid,
+                report: report_read,
+            })
+        }
+    }
+}
+
+/// The message's size: the step's code, then the error, each 4 bytes in
+/// the machine's order (both ends are the same program). A pipe takes it
+/// in one piece, as it is shorter than PIPE_BUF.
+pub const MESSAGE: usize = 8;
+
+/// The step and the error a failed new process wrote. Both ends are the
+/// same program, so the step is always one of `Step`'s; any other would
+/// be read as exec's.
+pub fn decode(message: &[u8; MESSAGE]) -> (Step, Errno) {
+    let [s0, s1, s2, s3, e0, e1, e2, e3] = *message;
+    let step = Step::from_code(u32::from_ne_bytes([s0, s1, s2, s3])).unwrap_or(Step::Exec);
+    let errno = Errno::from_raw(i32::from_ne_bytes([e0, e1, e2, e3]));
+    (step, errno)
+}
+
+fn encode(step: Step, errno: Errno) -> [u8; MESSAGE] {
+    let [s0, s1, s2, s3] = (step as u32).to_ne_bytes();
+    let [e0, e1, e2, e3] = (errno as i32).to_ne_bytes();
+    [s0, s1, s2, s3, e0, e1, e2, e3]
+}
+
+/// The new process: each step, then exec; on a failure, the message to
+/// the parent on `report` and `_exit` with the status of that failure.
+fn in_child(plan: &Plan<'_>, report: RawFd) -> ! {
+    let (step, errno) = match run_steps(plan) {
+        Err(failed) => failed,
+        Ok(()) => (Step::Exec, exec(plan)),
+    };
+    let message = encode(step, errno);
+    // If the message cannot be written, the exit status still says what
+    // happened.
+    loop {
+        // SAFETY: write reads MESSAGE bytes from `message`, which is live;
+        // `report` is the pipe's write end, open in this process.
+        let written = unsafe { libc::write(report, message.as_ptr().cast(), MESSAGE) };
+        if written >= 0 || Errno::last() != Errno::EINTR {
+            break;
+        }
+    }
+    // SAFETY: _exit takes an integer and ends the process at once, without
+    // running exit handlers or flushing the stdio buffers the fork copied.
+    unsafe { libc::_exit(step.status(errno)) }
+}
+
+/// The result of a C library call that returns -1 and sets errno when it
+/// fails.
+fn checked(result: libc::c_int) -> Result<(), Errno> {
+    if result == -1 {
+        Err(Errno::last())
+    } else {
+        Ok(())
+    }
+}
+
+/// The steps before exec, in order; the one that failed, with its error.
+fn run_steps(plan: &Plan<'_>) -> Result<(), (Step, Errno)> {
+    let failed = |step| move |errno| (step, errno);
+    if let Some(stdin) = plan.stdin {
+        make_stdin(stdin).map_err(failed(Step::Stdin))?;
+    }
+    let (step, grouped) = match plan.group {
+        // SAFETY: setsid takes no arguments.
+        Group::Session => (Step::Session, checked(unsafe { libc::setsid() })),
+        // SAFETY: setpgid takes two integers.
+        Group::Own => (Step::Group, checked(unsafe { libc::setpgid(0, 0) })),
+    };
+    grouped.map_err(failed(step))?;
+    if let Some(terminal) = plan.terminal {
+        // Not a step that can fail: ENOTTY and ENXIO are fine, there often
+        // is no terminal. SIGTTOU, which a background group's tcsetpgrp
+        // raises, is still blocked and ignored here (vigil's own state,
+        // until the signals are put back below).
+        // SAFETY: getpid and tcsetpgrp take integers; `terminal` is open.
+        let _ = unsafe { libc::tcsetpgrp(terminal.as_raw_fd(), libc::getpid()) };
+    }
+    restore_signals(plan.signals).map_err(failed(Step::Signals))?;
+    // The capabilities' bounding set, and PR_SET_KEEPCAPS, go here (see
+    // the module's documentation).
+    if let Some(ids) = plan.user {
+        set_groups(ids.groups).map_err(failed(Step::Groups))?;
+        set_gid(ids.gid).map_err(failed(Step::Gid))?;
+        set_uid(ids.uid).map_err(failed(Step::Uid))?;
+    }
+    // capset and the ambient raise go here.
+    Ok(())
+}
+
+/// Makes `fd` the process's stdin. `fd` is close-on-exec; its copy on
+/// descriptor 0 is not. `fd` is 0 itself only when vigil was started
+/// without a stdin and could not hold its number (`sys::fd`): dup2 would
+/// then do nothing and leave it close-on-exec, so the flag is cleared
+/// instead.
+fn make_stdin(fd: BorrowedFd<'_>) -> Result<(), Errno> {
+    if fd.as_raw_fd() == libc::STDIN_FILENO {
+        // SAFETY: F_SETFD takes a descriptor number and an integer.
+        return checked(unsafe { libc::fcntl(libc::STDIN_FILENO, libc::F_SETFD, 0) });
+    }
+    loop {
+        // SAFETY: dup2 takes two descriptor numbers; `fd` is open.
+        match checked(unsafe { libc::dup2(fd.as_raw_fd(), libc::STDIN_FILENO) }) {
+            Err(Errno::EINTR) => {}
+            done => return done,
+        }
+    }
+}
+
+/// Puts back the dispositions, then the mask: while they change, every
+/// signal is still blocked.
+fn restore_signals(signals: Signals) -> Result<(), Errno> {
+    let errno = |e: std::io::Error| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EINVAL));
+    for (disposition, set) in [
+        (Disposition::Default, signals.default),
+        (Disposition::Ignore, signals.ignore),
+    ] {
+        for signal in 1..=64 {
+            if set & 1 << (signal - 1) != 0 {
+                set_disposition(signal, disposition).map_err(errno)?;
+            }
+        }
+    }
+    set_mask(signals.mask).map(|_| ()).map_err(errno)
+}
+
 /// `execve(path, argv, env)`; returns only when it failed, with the error.
 ///
-/// Raw, not nix's `execve`, which builds its pointer arrays on the heap:
-/// here it runs in the forked process, where vigil allocates nothing.
-pub fn execve(path: &CStr, argv: &CStrings<'_>, env: Environment<'_>) -> Errno {
+/// Raw, not nix's `execve`, which builds its pointer arrays on the heap.
+fn execve(path: &CStr, argv: &CStrings<'_>, env: Environment<'_>) -> Errno {
     let envp = match env {
         Environment::Own => super::env::own_environment(),
         Environment::Given(entries) => entries.pointers.as_ptr(),
@@ -62,30 +390,28 @@ pub fn execve(path: &CStr, argv: &CStrings<'_>, env: Environment<'_>) -> Errno {
     Errno::last()
 }
 
-/// Ends the forked process at once with `status`.
-///
-/// Raw `_exit`: nix has none, and std's `exit` would run the C library's
-/// exit handlers and flush stdio buffers, vigil's, copied by the fork.
-pub fn exit_now(status: i32) -> ! {
-    // SAFETY: _exit takes an integer and ends the process without running
-    // anything of vigil's.
-    unsafe { libc::_exit(status) }
-}
-
-/// For the unit tests, which run in threads: `command` runs `in_child`
-/// between its fork and its exec.
-///
-/// The tests pass only closures that make raw system calls on memory made
-/// before the fork (`Switch::apply_in_child`): nothing that allocates or
-/// takes a lock another thread may have held at the fork.
-#[cfg(test)]
-pub fn pre_exec(
-    command: &mut std::process::Command,
-    in_child: impl FnMut() -> std::io::Result<()> + Send + Sync + 'static,
-) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: see above: the closures are async-signal-safe.
-    unsafe {
-        command.pre_exec(in_child);
+/// The exec step: the program's file, or each candidate of the search in
+/// turn (`Program`). glibc's `execvp` runs a file without `#!` with
+/// `/bin/sh` itself; this does not, on any build: the caller does it
+/// (`spawn::spawn`), so both C libraries' builds behave the same. Returns
+/// only on failure, with the error.
+fn exec(plan: &Plan<'_>) -> Errno {
+    let candidates = match plan.program {
+        Program::Path(file) => return execve(file, plan.argv, plan.env),
+        Program::Fails(errno) => return errno,
+        Program::Search(candidates) => candidates,
+    };
+    let mut seen_eacces = false;
+    for file in candidates {
+        match execve(file, plan.argv, plan.env) {
+            Errno::EACCES => seen_eacces = true,
+            Errno::ENOENT | Errno::ENOTDIR => {}
+            other => return other,
+        }
+    }
+    if seen_eacces {
+        Errno::EACCES
+    } else {
+        Errno::ENOENT
     }
 }

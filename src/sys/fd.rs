@@ -1,35 +1,93 @@
 //! Descriptors: the standard ones, and how much a pipe or a terminal has
 //! yet to pass on.
+//!
+//! vigil may be started with any of descriptors 0-2 closed (`2>&-`, a
+//! minimal runtime). A closed one stays closed for the processes vigil
+//! starts, as under tini, but vigil's own files must not take its number:
+//! the kernel gives an open the lowest free one, and the signalfd, a pipe,
+//! the termination log or a file of /proc on descriptor 2 would then be
+//! written to as if it were stderr. So at start (`settle_standard`) vigil
+//! looks at the three once, keeps which were open, and holds each closed
+//! one with a placeholder of its own, close-on-exec: no later open can
+//! land there, wherever it is made (std's, nix's, the C library's), and
+//! no program vigil starts sees it.
 
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, IntoRawFd};
+use std::sync::OnceLock;
 
 use nix::errno::Errno;
-use nix::sys::stat::fstat;
+use nix::fcntl::{OFlag, open};
+use nix::sys::stat::{Mode, fstat};
 
-/// Descriptor 0, borrowed as std's own `Stdin::as_fd` borrows it, but
-/// without `std::io::stdin()`, whose first use sets up std's buffered
-/// handle.
-pub fn stdin() -> BorrowedFd<'static> {
-    standard(libc::STDIN_FILENO)
+/// Which of descriptors 0, 1 and 2 were open when vigil looked.
+static OPEN_AT_START: OnceLock<[bool; 3]> = OnceLock::new();
+
+/// Looks at descriptors 0-2, once, and holds each closed one with a
+/// placeholder: `/` opened as a bare path (`O_PATH`), which needs no file
+/// of the image's (there may be no /dev/null) and which can be neither
+/// read nor written, as a closed descriptor cannot; close-on-exec, so the
+/// child finds the number closed. Called first thing at start, before
+/// vigil opens anything. If a placeholder cannot be opened (no descriptor
+/// left at all), the number stays free: vigil then still never takes
+/// what lands there for its own stdin, stdout or stderr.
+pub fn settle_standard() {
+    for (fd, was_open) in (0..).zip(open_at_start()) {
+        if was_open {
+            continue;
+        }
+        let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        match open(c"/", flags, Mode::empty()) {
+            // Held for the life of vigil.
+            Ok(placeholder) if placeholder.as_raw_fd() == fd => {
+                let _ = placeholder.into_raw_fd();
+            }
+            // An open takes the lowest free number, which is this one (the
+            // lower ones are open or held): only a failed open ends here.
+            _ => return,
+        }
+    }
 }
 
-/// Descriptor 1, borrowed, without `std::io::stdout()` (see `stdin`).
-pub fn stdout() -> BorrowedFd<'static> {
-    standard(libc::STDOUT_FILENO)
+/// Which standard descriptors were open at start: looked at once. The
+/// unit tests, which never call `settle_standard`, look at first use.
+fn open_at_start() -> [bool; 3] {
+    *OPEN_AT_START.get_or_init(|| {
+        // SAFETY: F_GETFD takes a descriptor number and no memory; for a
+        // number that is not open it fails with EBADF and changes nothing.
+        let is_open =
+            |fd| unsafe { libc::fcntl(fd, libc::F_GETFD) } != -1 || Errno::last() != Errno::EBADF;
+        [is_open(0), is_open(1), is_open(2)]
+    })
 }
 
-/// Descriptor 2, borrowed.
-pub fn stderr() -> BorrowedFd<'static> {
-    standard(libc::STDERR_FILENO)
+/// Descriptor 0 if vigil was started with it open, borrowed as std's own
+/// `Stdin::as_fd` borrows it, but without `std::io::stdin()`, whose first
+/// use sets up std's buffered handle.
+pub fn stdin() -> Option<BorrowedFd<'static>> {
+    standard(0)
 }
 
-fn standard(fd: libc::c_int) -> BorrowedFd<'static> {
-    // SAFETY: the borrow only ever reaches system calls, which take the
-    // number as it is, and nothing closes or owns it through this. With
-    // nothing open there (vigil was started with it closed), they fail with
-    // EBADF; when a file vigil opened took the free number (a hook's
-    // /dev/null while vigil's stdin is closed), they act on that file, as
-    // the bare number would. std's `Stdin::as_fd` borrows it the same way.
+/// Descriptor 1 if vigil was started with it open (see `stdin`).
+pub fn stdout() -> Option<BorrowedFd<'static>> {
+    standard(1)
+}
+
+/// Descriptor 2 if vigil was started with it open.
+pub fn stderr() -> Option<BorrowedFd<'static>> {
+    standard(2)
+}
+
+fn standard(fd: libc::c_int) -> Option<BorrowedFd<'static>> {
+    let open = open_at_start().get(fd as usize).copied().unwrap_or(false);
+    open.then(|| borrow_standard(fd))
+}
+
+/// Borrows descriptor `fd` (0-2) for as long as vigil runs.
+fn borrow_standard(fd: libc::c_int) -> BorrowedFd<'static> {
+    // SAFETY: called only for a standard descriptor vigil was started
+    // with open, which stays open as long as vigil runs: nothing in vigil
+    // closes, replaces or owns descriptors 0-2 (the dup2 onto a new
+    // process's stdin is made in that process).
     unsafe { BorrowedFd::borrow_raw(fd) }
 }
 

@@ -3,7 +3,7 @@
 //! allowed (main.rs denies it everywhere else).
 //!
 //! Whatever nix wraps safely is called through nix where it is used
-//! (poll, read, write, pipe2, dup2, setsid, tcsetpgrp, getppid, prctl's
+//! (poll, read, write, pipe2, tcsetpgrp, getppid, prctl's
 //! subreaper and name, inotify, ...). What is here is what nix cannot do
 //! for an init, or offers only as an `unsafe fn` (fork), each with its
 //! reason where it is made:
@@ -14,18 +14,23 @@
 //!   number (nix's `Signal` has no realtime signals).
 //! - `process`: `waitpid` of children that a realtime signal killed, and
 //!   `prctl(PR_SET_PDEATHSIG)` with a realtime signal.
-//! - `exec`: `fork`, sound because vigil has one thread, and `execve` and
-//!   `_exit` in the forked process, on memory made before the fork.
-//! - `fd`: the standard descriptors as borrowed ones, and the `FIONREAD`
-//!   and `TIOCOUTQ` ioctls.
+//! - `exec`: running a program in a new process, as a plan made before
+//!   the fork says: the fork, every step of the new process (stdin,
+//!   process group or session, terminal, signals, user), and its exec,
+//!   with the search of PATH, in one function; what runs between the fork
+//!   and the exec is bare system calls on the plan's memory, so it is
+//!   sound whatever threads the process has.
+//! - `fd`: the standard descriptors, looked at once at start, the closed
+//!   ones held so that no file of vigil's takes their number, the open
+//!   ones borrowed; and the `FIONREAD` and `TIOCOUTQ` ioctls.
 //! - `user`: `capget`, and the raw 32-bit `setgroups`, `setgid`, `setuid`.
 //! - `env`: the C library's `environ`, and the C `main` that takes argv.
 //! - `arch`: the kernel's structures and call numbers that differ between
 //!   the architectures vigil ships on, with compile-time layout checks.
 //!
-//! Two facts about vigil make several of these sound, and nothing in it
-//! may change them: vigil runs one thread (it starts none), and it never
-//! changes its own environment (the child's is made as a copy).
+//! One fact about vigil makes `env` sound, and the compiler holds vigil to
+//! it: nothing changes vigil's own environment (`env` says how; the
+//! child's is made as a copy).
 
 mod arch;
 pub mod env;

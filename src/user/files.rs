@@ -116,8 +116,31 @@ fn unknown(
 /// gosu's result: first the passwd entry, then, if a group was given or an
 /// entry with a name was found, one pass over /etc/group.
 pub fn resolve(spec: &Spec, root: &Path, current: Ids) -> Result<Identity, LookupError> {
-    let passwd = root.join("etc/passwd");
-    let mut found: Option<(Vec<u8>, uid_t, gid_t, Vec<u8>)> = None;
+    let (mut identity, name) = user(spec, root.join("etc/passwd"), current)?;
+    // runc looks at /etc/group only for an explicit group or for the
+    // memberships of a name it found (an entry without a name has none).
+    let group = root.join("etc/group");
+    match &spec.group {
+        Some(wanted) => identity.gid = group_id(wanted, group)?,
+        None if !name.is_empty() => identity.groups = memberships(name, &group)?,
+        None => {}
+    }
+    Ok(identity)
+}
+
+/// The passwd entry a spec's user matched, copied out of its line.
+struct Found {
+    name: Vec<u8>,
+    uid: uid_t,
+    gid: gid_t,
+    home: Vec<u8>,
+}
+
+/// The spec's user, from `passwd`: the identity without its groups, and
+/// the entry's name (empty when no entry matched, which is fine for a uid
+/// or for vigil's own).
+fn user(spec: &Spec, passwd: PathBuf, current: Ids) -> Result<(Identity, Vec<u8>), LookupError> {
+    let mut found = None;
     let passwd_exists = scan(&passwd, |line| {
         let Some(entry) = PasswdEntry::parse(line) else {
             return ControlFlow::Continue(());
@@ -127,102 +150,88 @@ pub fn resolve(spec: &Spec, root: &Path, current: Ids) -> Result<Identity, Looku
             Some(Id::Number(n)) => entry.uid == *n,
             Some(Id::Name(name)) => entry.name == name.as_slice(),
         };
-        if hit {
-            found = Some((
-                entry.name.to_vec(),
-                entry.uid,
-                entry.gid,
-                entry.home.to_vec(),
-            ));
-            return ControlFlow::Break(());
+        if !hit {
+            return ControlFlow::Continue(());
+        }
+        found = Some(Found {
+            name: entry.name.to_vec(),
+            uid: entry.uid,
+            gid: entry.gid,
+            home: entry.home.to_vec(),
+        });
+        ControlFlow::Break(())
+    })?;
+    let identity = |uid, gid, home| Identity {
+        uid,
+        gid,
+        groups: Vec::new(),
+        home,
+    };
+    match (found, &spec.user) {
+        (Some(f), _) => Ok((identity(f.uid, f.gid, home_or_root(f.home)), f.name)),
+        (None, Some(Id::Name(name))) => Err(LookupError::UnknownUser {
+            name: name.clone(),
+            file: passwd,
+            file_exists: passwd_exists,
+        }),
+        (None, user) => {
+            let uid = match user {
+                Some(Id::Number(n)) => *n,
+                _ => current.uid,
+            };
+            Ok((identity(uid, current.gid, OsString::from("/")), Vec::new()))
+        }
+    }
+}
+
+/// The gid of an explicit group, from `group`: a name must be there, a
+/// number need not.
+fn group_id(wanted: &Id, group: PathBuf) -> Result<gid_t, LookupError> {
+    let mut gid = None;
+    let group_exists = scan(&group, |line| {
+        let Some(entry) = GroupEntry::parse(line) else {
+            return ControlFlow::Continue(());
+        };
+        let hit = match wanted {
+            Id::Number(n) => entry.gid == *n,
+            Id::Name(name) => entry.name == name.as_slice(),
+        };
+        if !hit {
+            return ControlFlow::Continue(());
+        }
+        gid = Some(entry.gid);
+        ControlFlow::Break(())
+    })?;
+    match (gid, wanted) {
+        (Some(gid), _) => Ok(gid),
+        (None, Id::Number(n)) => Ok(*n),
+        (None, Id::Name(name)) => Err(LookupError::UnknownGroup {
+            name: name.clone(),
+            file: group,
+            file_exists: group_exists,
+        }),
+    }
+}
+
+/// The supplementary groups of the user called `name`: every group of
+/// `group` that lists it, in the file's order.
+fn memberships(name: Vec<u8>, group: &Path) -> Result<Vec<gid_t>, LookupError> {
+    let mut groups = Vec::new();
+    scan(group, |line| {
+        if let Some(entry) = GroupEntry::parse(line)
+            && entry.has_member(&name)
+        {
+            groups.push(entry.gid);
         }
         ControlFlow::Continue(())
     })?;
-    let (mut identity, name) = match (found, &spec.user) {
-        (Some((name, uid, gid, home)), _) => (
-            Identity {
-                uid,
-                gid,
-                groups: Vec::new(),
-                home: home_or_root(home),
-            },
+    if groups.len() > MAX_GROUPS {
+        return Err(LookupError::TooManyGroups {
             name,
-        ),
-        (None, Some(Id::Name(name))) => {
-            return Err(LookupError::UnknownUser {
-                name: name.clone(),
-                file: passwd,
-                file_exists: passwd_exists,
-            });
-        }
-        (None, user) => (
-            Identity {
-                uid: match user {
-                    Some(Id::Number(n)) => *n,
-                    _ => current.uid,
-                },
-                gid: current.gid,
-                groups: Vec::new(),
-                home: OsString::from("/"),
-            },
-            Vec::new(),
-        ),
-    };
-    // runc looks at /etc/group only for an explicit group or for the
-    // memberships of a name it found (an entry without a name has none).
-    if spec.group.is_none() && name.is_empty() {
-        return Ok(identity);
+            count: groups.len(),
+        });
     }
-    let group = root.join("etc/group");
-    match &spec.group {
-        Some(wanted) => {
-            let mut gid = None;
-            let group_exists = scan(&group, |line| {
-                let Some(entry) = GroupEntry::parse(line) else {
-                    return ControlFlow::Continue(());
-                };
-                let hit = match wanted {
-                    Id::Number(n) => entry.gid == *n,
-                    Id::Name(name) => entry.name == name.as_slice(),
-                };
-                if hit {
-                    gid = Some(entry.gid);
-                    return ControlFlow::Break(());
-                }
-                ControlFlow::Continue(())
-            })?;
-            identity.gid = match (gid, wanted) {
-                (Some(gid), _) => gid,
-                (None, Id::Number(n)) => *n,
-                (None, Id::Name(name)) => {
-                    return Err(LookupError::UnknownGroup {
-                        name: name.clone(),
-                        file: group,
-                        file_exists: group_exists,
-                    });
-                }
-            };
-        }
-        None => {
-            let mut groups = Vec::new();
-            scan(&group, |line| {
-                if let Some(entry) = GroupEntry::parse(line)
-                    && entry.has_member(&name)
-                {
-                    groups.push(entry.gid);
-                }
-                ControlFlow::Continue(())
-            })?;
-            if groups.len() > MAX_GROUPS {
-                return Err(LookupError::TooManyGroups {
-                    name,
-                    count: groups.len(),
-                });
-            }
-            identity.groups = groups;
-        }
-    }
-    Ok(identity)
+    Ok(groups)
 }
 
 /// An entry's home directory, or `/` when the field is empty or missing.

@@ -33,13 +33,13 @@
 //!    (a usage error when it is wrong whatever the files say);
 //! 2. [`prepare`] before the fork: the lookups, and whether vigil may switch
 //!    to the result at all (root, or the ids it already has);
-//! 3. [`Switch::apply_in_child`] in the forked child, before exec: groups,
-//!    then gid, then uid, as raw system calls that neither allocate nor
-//!    lock.
+//! 3. [`Switch::ids`] in each new process's plan: the new process sets
+//!    groups, then gid, then uid, last before exec (`sys::exec`), and
+//!    [`Switch::failure`] tells the parent's report which call failed.
 //!
 //! `files` reads the two files and resolves a spec; `switch` holds what
-//! touches the kernel (capabilities, the set*id calls, the terminal rule,
-//! the refusal to run installed setuid or setgid).
+//! touches the kernel (capabilities, the ids the new process takes, the
+//! terminal rule, the refusal to run installed setuid or setgid).
 //!
 //! Where vigil deliberately reads the files differently from gosu (comments,
 //! malformed entries, an empty home field, very long lines), the README's

@@ -14,7 +14,7 @@ use nix::sys::stat::Mode;
 
 use super::{Identity, Ids, quote};
 use crate::record::{Fields, Obj};
-use crate::sys::user as sys;
+use crate::sys::exec;
 use crate::text::os_error;
 
 /// What the spawn path needs to start a process as the spec's identity,
@@ -119,41 +119,30 @@ impl Switch {
         self.new_session
     }
 
-    /// Becomes the identity: supplementary groups, then gid, then uid (each
-    /// step needs the privilege the next one gives up).
-    ///
-    /// For the forked child only, between fork and exec: it makes raw
-    /// system calls (`sys::user`) and nothing else, so it is
-    /// async-signal-safe, allocates nothing and takes no lock. As root,
+    /// The ids a new process takes, for its plan (`sys::exec::Plan`):
+    /// supplementary groups, then gid, then uid, each set last before
+    /// exec (each step needs the privilege the next one gives up). As root,
     /// setuid sets the real, effective and saved uid and the kernel drops
-    /// the capabilities; setgid sets all three gids.
-    ///
-    /// On failure (EPERM: the privilege went missing; EINVAL: an id that
-    /// the user namespace does not map) it returns an error whose code
-    /// says which step failed and why, which the spawn hands to the parent
-    /// as its error; [`Switch::failure`] reads it there.
-    pub fn apply_in_child(&self) -> io::Result<()> {
-        if !self.change {
-            return Ok(());
-        }
+    /// the capabilities; setgid sets all three gids. None when the ids do
+    /// not change.
+    pub fn ids(&self) -> Option<exec::User<'_>> {
         let id = &self.identity;
-        sys::set_groups(&id.groups).map_err(|e| Step::Groups.failed(e))?;
-        sys::set_gid(id.gid).map_err(|e| Step::Gid.failed(e))?;
-        sys::set_uid(id.uid).map_err(|e| Step::Uid.failed(e))
+        self.change.then_some(exec::User {
+            groups: &id.groups,
+            gid: id.gid,
+            uid: id.uid,
+        })
     }
 
-    /// The spawn's error, read in the parent: whether it came from
-    /// [`Switch::apply_in_child`] (which step, and the OS error), rather
-    /// than from exec.
-    pub fn failure(&self, error: &io::Error) -> Option<SwitchFailure> {
-        let code = error.raw_os_error()?;
-        if code & !0xffff != FAILURE_TAG {
-            return None;
-        }
-        let step = match (code >> 12) & 0xf {
-            1 => Step::Groups,
-            2 => Step::Gid,
-            3 => Step::Uid,
+    /// What a new process's failed `step` means, read in the parent: a
+    /// failure of the switch (EPERM: the privilege went missing; EINVAL:
+    /// an id that the user namespace does not map), for the steps that
+    /// set the ids; none for another step.
+    pub fn failure(&self, step: exec::Step, errno: Errno) -> Option<SwitchFailure> {
+        let step = match step {
+            exec::Step::Groups => Step::Groups,
+            exec::Step::Gid => Step::Gid,
+            exec::Step::Uid => Step::Uid,
             _ => return None,
         };
         Some(SwitchFailure {
@@ -162,7 +151,7 @@ impl Switch {
             uid: self.identity.uid,
             gid: self.identity.gid,
             groups: self.identity.groups.len(),
-            error: io::Error::from_raw_os_error(code & 0xfff),
+            error: io::Error::from(errno),
         })
     }
 }
@@ -206,29 +195,12 @@ impl fmt::Display for Switch {
     }
 }
 
-/// The spawn's error is one `i32` code, the kind that carries exec's
-/// errno (`spawn::forkexec` passes on the forked process's code, as std's
-/// `pre_exec`, which the tests use, does): a failed set*id call would read
-/// as "cannot run: Operation not permitted", as if the program could not
-/// be executed. So `apply_in_child` returns a code no errno can be (errnos
-/// are below 4096): this tag, the step in bits 12-15, the errno in bits
-/// 0-11.
-const FAILURE_TAG: i32 = 0x5655_0000;
-
 /// A step of the switch, in the order it is made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
     Groups = 1,
     Gid = 2,
     Uid = 3,
-}
-
-impl Step {
-    /// The tagged error for this step's `errno`. Async-signal-safe: an
-    /// `io::Error` from an OS code is a plain value, not an allocation.
-    fn failed(self, errno: Errno) -> io::Error {
-        io::Error::from_raw_os_error(FAILURE_TAG | (self as i32) << 12 | (errno as i32 & 0xfff))
-    }
 }
 
 /// A switch that failed in the child, after the fork: nothing was
@@ -429,20 +401,25 @@ mod tests {
         assert_eq!(new(1000, true, false), has_controlling_terminal());
     }
 
-    /// The child side, for real, in a forked child (the test runs as root,
-    /// as the whole suite does; skipped otherwise).
+    /// A process started as the switch says, for real (the test runs as
+    /// root, as the whole suite does; skipped otherwise): its ids and
+    /// groups, as /proc shows them.
     #[test]
-    fn apply_in_child_sets_groups_gid_uid() {
+    fn a_spawn_takes_the_groups_gid_and_uid() {
         if !may_switch() {
             eprintln!("skipped: needs root");
             return;
         }
-        let child_switch = switch(4321, 4322, vec![7, 4323, 7], true);
-        let mut command = std::process::Command::new("sh");
-        command.args(["-c", "grep -E '^(Uid|Gid|Groups):' /proc/self/status"]);
-        crate::sys::exec::pre_exec(&mut command, move || child_switch.apply_in_child());
-        let out = command.output().unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
+        let out = std::env::temp_dir().join(format!("vigil-switch-{}", std::process::id()));
+        let script = format!(
+            "grep -E '^(Uid|Gid|Groups):' /proc/self/status > '{}'",
+            out.display()
+        );
+        let status = spawn_as(&switch(4321, 4322, vec![7, 4323, 7], true), &script)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let text = std::fs::read_to_string(&out).unwrap_or_default();
+        let _ = std::fs::remove_file(&out);
+        assert_eq!(status, 0, "{text}");
         let fields: Vec<Vec<&str>> = text
             .lines()
             .map(|l| l.split_whitespace().skip(1).collect())
@@ -457,59 +434,69 @@ mod tests {
             "{text}"
         );
         // Without the privilege nothing changes (and nothing fails).
-        assert!(switch(4321, 4322, vec![7], false).apply_in_child().is_ok());
+        assert!(switch(4321, 4322, vec![7], false).ids().is_none());
     }
 
-    /// A failed set*id call reaches the parent as the spawn's error, which
-    /// `failure` tells from an exec error: EINVAL for `(uid_t)-1`, which
-    /// no file can name.
+    /// Starts `sh -c SCRIPT` as `switch`'s identity and waits for it:
+    /// its exit status, or why it could not start.
+    fn spawn_as(switch: &Switch, script: &str) -> Result<i32, crate::spawn::SpawnError> {
+        let argv: Vec<OsString> = ["sh", "-c", script].map(OsString::from).into();
+        let spec = crate::spawn::Spawn {
+            argv: &argv,
+            env: Vec::new(),
+            take_terminal: false,
+            null_stdin: true,
+            unset: &[],
+        };
+        let inherited = crate::signals::Inherited {
+            mask: crate::signals::SigMask::default(),
+            ignored: crate::signals::SigMask::default(),
+        };
+        let pid = crate::spawn::spawn(spec, inherited, Some(switch))?;
+        let status = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None).unwrap();
+        Ok(match status {
+            nix::sys::wait::WaitStatus::Exited(_, code) => code,
+            other => panic!("{other:?}"),
+        })
+    }
+
+    /// A failed set*id call in the new process reaches the parent as the
+    /// switch's failure, not as an exec error: EINVAL for `(uid_t)-1`,
+    /// which no file can name.
     #[test]
-    fn apply_in_child_failures_are_told_from_exec_errors() {
+    fn a_failed_switch_is_told_from_an_exec_error() {
         if !may_switch() {
             eprintln!("skipped: needs root");
             return;
         }
-        let bad = switch(u32::MAX, 0, Vec::new(), true);
-        let in_child = bad.clone();
-        let mut command = std::process::Command::new("true");
-        crate::sys::exec::pre_exec(&mut command, move || in_child.apply_in_child());
-        let e = command.spawn().unwrap_err();
-        let failure = bad.failure(&e).expect("a switch failure");
+        let e = spawn_as(&switch(u32::MAX, 0, Vec::new(), true), "exit 0").unwrap_err();
+        let failure = e.switch_failed.as_ref().expect("a switch failure");
         assert_eq!(failure.step, Step::Uid);
         assert_eq!(failure.error.raw_os_error(), Some(libc::EINVAL));
+        assert_eq!(e.status(), 1);
         assert_eq!(
-            failure.to_string(),
-            r#"as user "app": setuid(4294967295) failed: Invalid argument (an id this user namespace does not map?)"#
+            e.to_string(),
+            r#"cannot run "sh" as user "app": setuid(4294967295) failed: Invalid argument (an id this user namespace does not map?)"#
         );
-        // An exec error is not one.
-        let e = std::process::Command::new("/nonexistent")
-            .spawn()
-            .unwrap_err();
-        assert!(bad.failure(&e).is_none());
-        let e = io::Error::from_raw_os_error(libc::EPERM);
-        assert!(bad.failure(&e).is_none());
     }
 
     #[test]
-    fn failure_codes_round_trip() {
+    fn failures_name_their_call() {
         let s = switch(7, 8, vec![1, 2, 3], true);
         for (step, text) in [
-            (Step::Groups, "setgroups (3 groups)"),
-            (Step::Gid, "setgid(8)"),
-            (Step::Uid, "setuid(7)"),
+            (exec::Step::Groups, "setgroups (3 groups)"),
+            (exec::Step::Gid, "setgid(8)"),
+            (exec::Step::Uid, "setuid(7)"),
         ] {
-            let code = FAILURE_TAG | (step as i32) << 12 | libc::EPERM;
-            let f = s.failure(&io::Error::from_raw_os_error(code)).unwrap();
-            assert_eq!(f.step, step);
+            let f = s.failure(step, Errno::EPERM).unwrap();
             assert_eq!(
                 f.to_string(),
                 format!(r#"as user "app": {text} failed: Operation not permitted"#)
             );
         }
-        let unknown_step = FAILURE_TAG | 9 << 12 | libc::EPERM;
-        assert!(
-            s.failure(&io::Error::from_raw_os_error(unknown_step))
-                .is_none()
-        );
+        // The other steps are no switch's.
+        for step in [exec::Step::Exec, exec::Step::Group, exec::Step::Signals] {
+            assert!(s.failure(step, Errno::EPERM).is_none(), "{step:?}");
+        }
     }
 }

@@ -38,6 +38,7 @@
 //! - `wait`: bounded polling;
 //! - `files`: temp dirs and small files;
 //! - `log`: reading vigil's log lines;
+//! - `help`: reading `vigil --help` back;
 //! - `pty`: an interactive shell on a pseudo-terminal;
 //! - `rng`: seeded randomness for generated cases;
 //! - `options`: vigil's option table (src/cli/options.rs itself, without
@@ -72,6 +73,7 @@ mod command;
 mod engine;
 mod files;
 mod guard;
+mod help;
 mod log;
 mod proc;
 mod programs;
@@ -95,6 +97,7 @@ pub use self::{
     engine::*,
     files::*,
     guard::*,
+    help::*,
     log::*,
     proc::*,
     programs::*,
