@@ -692,18 +692,25 @@ fn a_bounding_set_vigil_cannot_cut_needs_no_new_privileges() {
         &["--cap-add SETPCAP", "no-new-privileges"],
     );
 
+    // As root too: exec would give root its whole bounding set, but under
+    // no-new-privileges no more than it held before exec.
     let nnp = [&without_setpcap[..], &["--no-new-privs"]].concat();
-    let out = Vigil::wrapped(&nnp)
-        .args(["-v", "--log-format", "json", "--user", "nobody"])
-        .args([
-            "--caps",
-            "net_raw",
-            "--",
-            "grep",
-            "^Cap",
-            "/proc/self/status",
-        ])
-        .run();
+    for user in [Some("nobody"), None] {
+        let mut v = Vigil::wrapped(&nnp).args(["-v", "--log-format", "json"]);
+        if let Some(user) = user {
+            v = v.args(["--user", user]);
+        }
+        let out = v
+            .args(["--caps", "net_raw", "--", "grep", "^Cap"])
+            .arg("/proc/self/status")
+            .run();
+        no_setpcap_but_nnp(&out);
+    }
+}
+
+/// The sets and the `capabilities` record of a run without CAP_SETPCAP,
+/// under no-new-privileges, with `--caps net_raw`.
+fn no_setpcap_but_nnp(out: &Output) {
     assert_eq!(out.status, Exit::Code(0), "{out}");
     let held = format!("{:016x}", 1u64 << 13);
     let bounding = format!("{:016x}", 1u64 << 5 | 1 << 6 | 1 << 7 | 1 << 13);
