@@ -61,6 +61,9 @@ pub enum Kind {
     User,
     /// `text`, `json` or `logfmt`.
     LogFormat,
+    /// Capabilities: a comma-separated list of names (`NET_BIND_SERVICE`,
+    /// `cap_net_raw`), at least one.
+    Caps,
     /// Prints something and exits 0: help at once, where it is met (as
     /// getopt-style tools do); the version and the license after the whole
     /// command line has been read.
@@ -395,6 +398,14 @@ pub const OPTIONS: &[Opt] = &[
         "VIGIL_USER",
         "Run the child and the hooks as USER (name or uid), with GROUP, else USER's groups",
         apply!(|c, v| c.user = v.user()),
+    ),
+    long(
+        "caps",
+        "CAP[,CAP]",
+        Kind::Caps,
+        "VIGIL_CAPS",
+        "The child and the hooks hold exactly these capabilities (with or without --user); vigil keeps its own",
+        apply!(|c, v| c.caps = v.caps()),
     ),
     Opt {
         default: Default::Value("text"),

@@ -7,6 +7,7 @@ use std::ffi::{OsStr, OsString};
 use std::time::Duration;
 
 use super::options::Kind;
+use crate::caps;
 use crate::facts::signal::{self, Rewrites};
 use crate::record::Format;
 use crate::text;
@@ -34,6 +35,7 @@ pub enum Value {
     Rewrite(Vec<(i32, i32)>),
     User(user::Spec),
     LogFormat(Format),
+    Caps(caps::Set),
     /// Given nowhere, and no default: what an option's effect gets then.
     Unset,
 }
@@ -116,6 +118,13 @@ impl Value {
             _ => None,
         }
     }
+
+    pub fn caps(self) -> Option<caps::Set> {
+        match self {
+            Value::Caps(set) => Some(set),
+            _ => None,
+        }
+    }
 }
 
 /// Where a value comes from, which decides how some kinds read it.
@@ -167,6 +176,7 @@ pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
         Kind::Path => Value::Path(raw.to_owned()),
         Kind::User => Value::User(user::parse_spec(raw).map_err(|e| e.to_string())?),
         Kind::LogFormat => Value::LogFormat(Format::parse(text)?),
+        Kind::Caps => Value::Caps(caps::parse(text)?),
         Kind::Rewrite => match from {
             From::CommandLine => Value::Rewrite(vec![Rewrites::parse_rule(text)?]),
             From::Vigil | From::Tini => Value::Rewrite(
