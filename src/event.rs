@@ -176,6 +176,14 @@ events! {
     "user_switch_failed" UserSwitchFailed { failure: &'a dyn Fact, status: i32 }
         => Level::Error, ("{failure}"),
         |o| o.flatten(*failure).field("status", *status);
+    /// A `--caps` step failed in the forked child.
+    "caps_switch_failed" CapsSwitchFailed { failure: &'a dyn Fact, status: i32 }
+        => Level::Error, ("{failure}"),
+        |o| o.flatten(*failure).field("status", *status);
+    /// `--caps` names capabilities vigil cannot give the child.
+    "caps_failed" CapsFailed { error: &'a dyn Fact, status: i32 }
+        => Level::Error, ("{error}"),
+        |o| o.flatten(*error).field("status", *status);
     /// A process started, but whether its exec worked could not be read.
     "exec_unconfirmed" ExecUnconfirmed { program: &'a OsStr, pid: i32, error: &'a str }
         => Level::Warning,
@@ -242,6 +250,10 @@ events! {
     "running_as" RunningAs { user: &'a dyn Fact }
         => Level::Info, ("the child and the hooks run as {user}"),
         |o| o.flatten(*user);
+    /// What the child and the hooks hold (`--caps`).
+    "capabilities" Capabilities { caps: &'a dyn Fact }
+        => Level::Info, ("the child and the hooks hold {caps}"),
+        |o| o.flatten(*caps);
     /// The child started.
     "started" Started { command: &'a str, argv: &'a [OsString], pid: i32 }
         => Level::Info, ("started {command} as pid {pid}"),

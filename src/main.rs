@@ -30,6 +30,7 @@
     )
 )]
 
+mod caps;
 mod cgroup;
 mod cli;
 mod event;

@@ -7,7 +7,8 @@
 //! before the fork (`sys::exec::Plan`): the words and the environment, the
 //! process group, the terminal, the mask and dispositions vigil was
 //! started with (vigil blocks everything: a child started naively would
-//! ignore SIGTERM forever), the user's ids. `sys::exec::spawn` runs it in
+//! ignore SIGTERM forever), the user's ids, the capabilities it is to
+//! hold (`--caps`). `sys::exec::spawn` runs it in
 //! a new process, and `forkexec` reads how its exec went.
 
 mod forkexec;
@@ -25,6 +26,7 @@ use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 use nix::unistd::{AccessFlags, Pid, getpgrp, isatty, tcgetpgrp, tcsetpgrp};
 
+use crate::caps::{CapsFailure, Narrowing};
 use crate::event::Event;
 use crate::logging;
 use crate::record::{Fields, Obj};
@@ -58,9 +60,38 @@ pub struct SpawnError {
     pub error: io::Error,
     /// Why the `/bin/sh` fallback for a file without `#!` failed too.
     pub shell_error: Option<io::Error>,
-    /// The `--user` switch failed in the forked child: nothing was
-    /// executed (`error` is then the switch's OS error).
-    pub switch_failed: Option<SwitchFailure>,
+    /// The `--user` switch or a `--caps` step failed in the forked child:
+    /// nothing was executed (`error` is then the step's OS error).
+    pub switch_failed: Option<SwitchFailed>,
+}
+
+/// A step of becoming who the process runs as, failed in the new process.
+#[derive(Debug)]
+pub enum SwitchFailed {
+    User(SwitchFailure),
+    Caps(CapsFailure),
+}
+
+impl fmt::Display for SwitchFailed {
+    /// `as user "app": setuid(1000) failed: ...`, `with capabilities
+    /// CAP_NET_RAW: capset failed: ...`, to follow `cannot run "PROG"`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SwitchFailed::User(failure) => failure.fmt(f),
+            SwitchFailed::Caps(failure) => failure.fmt(f),
+        }
+    }
+}
+
+impl SwitchFailed {
+    fn os_error(&self) -> io::Error {
+        match self {
+            SwitchFailed::User(failure) => {
+                io::Error::from_raw_os_error(failure.error.raw_os_error().unwrap_or(0))
+            }
+            SwitchFailed::Caps(failure) => failure.os_error(),
+        }
+    }
 }
 
 impl SpawnError {
@@ -100,13 +131,19 @@ impl SpawnError {
 impl SpawnError {
     /// What vigil says of it, with `status`, its exit status: the exec
     /// failed, no process could be made (or a call of vigil's own failed
-    /// before the program ran), or the `--user` switch failed in the forked
-    /// child.
+    /// before the program ran), or the `--user` switch or a `--caps` step
+    /// failed in the forked child.
     pub fn event(&self, status: i32) -> Event<'_> {
-        if self.switch_failed.is_some() {
-            Event::UserSwitchFailed {
-                failure: self,
-                status,
+        if let Some(failed) = &self.switch_failed {
+            match failed {
+                SwitchFailed::User(_) => Event::UserSwitchFailed {
+                    failure: self,
+                    status,
+                },
+                SwitchFailed::Caps(_) => Event::CapsSwitchFailed {
+                    failure: self,
+                    status,
+                },
             }
         } else if self.is_fork_failure() {
             Event::ForkFailed {
@@ -123,13 +160,14 @@ impl SpawnError {
 }
 
 /// `{"program": "app", "error": "No such file or directory"}`, or the
-/// failed `--user` call's facts.
+/// failed `--user` call's or `--caps` step's facts.
 impl Fields for SpawnError {
     fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
         o.field("program", self.program.as_str());
-        if let Some(failure) = &self.switch_failed {
-            failure.fields(o);
-            return;
+        match &self.switch_failed {
+            Some(SwitchFailed::User(failure)) => return failure.fields(o),
+            Some(SwitchFailed::Caps(failure)) => return failure.fields(o),
+            None => {}
         }
         o.field("error", os_error(&self.error))
             .opt("shell_error", self.shell_error.as_ref().map(os_error));
@@ -228,7 +266,8 @@ const DEFAULT_PATH: &str = "/usr/local/bin:/bin:/usr/bin";
 /// With `user` (`--user`, for the child and the hooks alike), it runs as
 /// that identity with its HOME, and, when the terminal rule says so
 /// ([`Switch::new_session`]), in a session of its own: a process group of
-/// its own too, so signals to its group reach it as before.
+/// its own too, so signals to its group reach it as before. With `caps`
+/// (`--caps`), it holds exactly those capabilities.
 ///
 /// An executable file without `#!` (execve fails with ENOEXEC) is run as
 /// `/bin/sh FILE ARGS...`, as glibc's `execvp` does, and with it tini,
@@ -238,6 +277,7 @@ pub fn spawn(
     spec: Spawn<'_>,
     inherited: Inherited,
     user: Option<&Switch>,
+    caps: Option<&Narrowing>,
 ) -> Result<i32, SpawnError> {
     let Some((program, args)) = spec.argv.split_first() else {
         return Err(SpawnError {
@@ -247,7 +287,8 @@ pub fn spawn(
             switch_failed: None,
         });
     };
-    let start = |program: &OsStr, args: &[OsString]| start(&spec, program, args, inherited, user);
+    let start =
+        |program: &OsStr, args: &[OsString]| start(&spec, program, args, inherited, user, caps);
     match start(program.as_os_str(), args) {
         Err(Failed::Error(e)) if e.raw_os_error() == Some(libc::ENOEXEC) => {
             let path = std::env::var_os("PATH");
@@ -276,9 +317,9 @@ enum Failed {
     /// The exec's OS error, a `NotStarted`, or a word that cannot be
     /// passed to a program.
     Error(io::Error),
-    /// The `--user` switch failed in the new process: nothing was
-    /// executed.
-    Switch(SwitchFailure),
+    /// The `--user` switch or a `--caps` step failed in the new process:
+    /// nothing was executed.
+    Switch(SwitchFailed),
 }
 
 /// The spawn's error for `program`; `shell_error`: why the `/bin/sh`
@@ -289,7 +330,7 @@ fn spawn_error(program: &OsStr, failed: Failed, shell_error: Option<io::Error>) 
         // The switch runs before exec: if it failed, that is the story.
         Failed::Switch(failure) => SpawnError {
             program,
-            error: io::Error::from_raw_os_error(failure.error.raw_os_error().unwrap_or(0)),
+            error: failure.os_error(),
             shell_error: None,
             switch_failed: Some(failure),
         },
@@ -361,6 +402,7 @@ fn start(
     args: &[OsString],
     inherited: Inherited,
     user: Option<&Switch>,
+    caps: Option<&Narrowing>,
 ) -> Result<i32, Failed> {
     let program_c = c_string(program.as_bytes()).map_err(Failed::Error)?;
     let words = args
@@ -400,8 +442,9 @@ fn start(
             .flatten(),
         signals: inherited.for_child(),
         user: user.and_then(Switch::ids),
+        caps: caps.map(Narrowing::plan),
     };
-    run(&plan, program, user)
+    run(&plan, program, user, caps)
 }
 
 /// The variables the process gets on top of vigil's own: the spawn's,
@@ -489,7 +532,12 @@ fn open_null() -> io::Result<File> {
 
 /// Runs `plan` and reads how it went: the pid, or why `program` did not
 /// run.
-fn run(plan: &Plan<'_>, program: &OsStr, user: Option<&Switch>) -> Result<i32, Failed> {
+fn run(
+    plan: &Plan<'_>,
+    program: &OsStr,
+    user: Option<&Switch>,
+    caps: Option<&Narrowing>,
+) -> Result<i32, Failed> {
     match forkexec::spawn(plan) {
         Ok(Outcome::Started(pid)) => Ok(pid),
         Ok(Outcome::Unknown { pid, error }) => {
@@ -499,14 +547,22 @@ fn run(plan: &Plan<'_>, program: &OsStr, user: Option<&Switch>) -> Result<i32, F
         Err(Failure::Parent(NotForked { call, error })) => {
             Err(Failed::Error(NotStarted::error(call, error as i32)))
         }
-        Err(Failure::Child {
-            step: Step::Exec,
-            error,
-        }) => Err(Failed::Error(io::Error::from(error))),
-        Err(Failure::Child { step, error }) => match user.and_then(|u| u.failure(step, error)) {
-            Some(failure) => Err(Failed::Switch(failure)),
-            None => Err(Failed::Error(NotStarted::error(step.call(), error as i32))),
-        },
+        Err(Failure::Child(failed)) if failed.step == Step::Exec => {
+            Err(Failed::Error(io::Error::from(failed.errno)))
+        }
+        Err(Failure::Child(failed)) => {
+            let switch = user
+                .and_then(|u| u.failure(failed.step, failed.errno))
+                .map(SwitchFailed::User)
+                .or_else(|| caps.and_then(|c| c.failure(failed).map(SwitchFailed::Caps)));
+            match switch {
+                Some(failure) => Err(Failed::Switch(failure)),
+                None => Err(Failed::Error(NotStarted::error(
+                    failed.step.call(),
+                    failed.errno as i32,
+                ))),
+            }
+        }
     }
 }
 

@@ -444,6 +444,7 @@ fn value_of(r: &mut Rng, kind: Kind, hook_marker: &Path) -> String {
         Kind::Path => path(r),
         Kind::User => user(r),
         Kind::LogFormat => log_format(r),
+        Kind::Caps => caps(r),
         Kind::Url => url(r),
         // They take no value: `valued` leaves them out.
         Kind::Switch | Kind::Level | Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense => {
@@ -529,6 +530,33 @@ fn user(r: &mut Rng) -> String {
     } else {
         r.pick(&wild).to_string()
     }
+}
+
+/// A `--caps` list: names vigil holds when run as root here, spelt every
+/// way it takes; wild ones are unknown or empty names, or a capability the
+/// machine may not grant (then exit 1 before anything starts).
+fn caps(r: &mut Rng) -> String {
+    let tame = [
+        "NET_BIND_SERVICE",
+        "cap_net_raw",
+        "chown,KILL",
+        "CAP_SETUID, cap_setgid",
+        "net_raw,NET_RAW",
+    ];
+    if r.tame || r.chance(2) {
+        return r.pick(&tame).to_string();
+    }
+    let wild = [
+        "NET_BIND",
+        "",
+        ",",
+        "net_raw,",
+        "CAP_",
+        "10",
+        "sys_resource",
+        "SYS_ADMIN,cap_chown",
+    ];
+    r.pick(&wild).to_string()
 }
 
 /// Every spelling of every option in the table that takes a value, with
@@ -872,21 +900,22 @@ fn judge(
         // A --timeout that passed before the child wrote its marker (1ns,
         // with a grace period that SIGKILLs at once).
         124 if text.contains("timeout") => Ok("timed out before it wrote its marker"),
-        // A --user that names no user or group: looked up before anything
-        // starts, one error line, exit 1. The termination log is still
-        // written, so a warning that it could not be (a path too long, a
-        // missing directory) may follow.
-        1 if lines
-            .first()
-            .is_some_and(|l| l.starts_with("vigil: error: cannot run as user "))
-            && lines[1..]
-                .iter()
-                .all(|l| l.starts_with("vigil: warning: could not write the termination log ")) =>
+        // A --user that names no user or group, or --caps naming a
+        // capability vigil does not hold: found before anything starts, one
+        // error line, exit 1. The termination log is still written, so a
+        // warning that it could not be (a path too long, a missing
+        // directory) may follow.
+        1 if lines.first().is_some_and(|l| {
+            l.starts_with("vigil: error: cannot run as user ")
+                || l.starts_with("vigil: error: cannot give the child ")
+        }) && lines[1..]
+            .iter()
+            .all(|l| l.starts_with("vigil: warning: could not write the termination log ")) =>
         {
             if hook_marker.exists() {
-                return Err("a hook ran although the user lookup failed".into());
+                return Err("a hook ran although the user or capabilities were refused".into());
             }
-            Ok("no such user")
+            Ok("no such user, or capabilities vigil lacks")
         }
         _ => Err(format!(
             "unexpected outcome: status {status}, child did not run"

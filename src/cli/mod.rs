@@ -111,6 +111,9 @@ pub struct Config {
     pub timeout: Option<Duration>,
     /// `--user`: whom the child and the hooks run as (looked up at start).
     pub user: Option<crate::user::Spec>,
+    /// `--caps`: the capabilities the child and the hooks hold (checked at
+    /// start).
+    pub caps: Option<crate::caps::Set>,
     /// `--log-format`: how every line vigil writes looks.
     pub log_format: Format,
     /// `--probe`: check this once and exit, instead of running a command.

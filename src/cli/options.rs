@@ -61,6 +61,9 @@ pub enum Kind {
     User,
     /// `text`, `json` or `logfmt`.
     LogFormat,
+    /// Capabilities: a comma-separated list of names (`NET_BIND_SERVICE`,
+    /// `cap_net_raw`), at least one.
+    Caps,
     /// A probe's URL: `http://HOST[:PORT][/PATH]`, `tcp://HOST:PORT`,
     /// `unix:/PATH`, `http+unix://%2FPATH[/PATH]`.
     Url,
@@ -446,6 +449,14 @@ pub const OPTIONS: &[Opt] = &[
         "VIGIL_USER",
         "Run the child and the hooks as USER (name or uid), with GROUP, else USER's groups",
         apply!(|c, v| c.user = v.user()),
+    ),
+    long(
+        "caps",
+        "CAP[,CAP]",
+        Kind::Caps,
+        "VIGIL_CAPS",
+        "The child and the hooks hold exactly these capabilities (with or without --user); vigil keeps its own",
+        apply!(|c, v| c.caps = v.caps()),
     ),
     Opt {
         default: Default::Value("text"),

@@ -104,6 +104,7 @@ fn every_option_sets_a_field_of_its_own() {
         Kind::Rewrite => "TERM:QUIT",
         Kind::User => "7:7",
         Kind::LogFormat => "json",
+        Kind::Caps => "NET_RAW",
         Kind::Url => "http://127.0.0.1:8080/ready",
         Kind::Switch | Kind::Level | Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense => {
             ""

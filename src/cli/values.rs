@@ -7,6 +7,7 @@ use std::ffi::{OsStr, OsString};
 use std::time::Duration;
 
 use super::options::Kind;
+use crate::caps;
 use crate::facts::signal::{self, Rewrites};
 use crate::probe::Url;
 use crate::record::Format;
@@ -35,6 +36,7 @@ pub enum Value {
     Rewrite(Vec<(i32, i32)>),
     User(user::Spec),
     LogFormat(Format),
+    Caps(caps::Set),
     Url(Url),
     /// Given nowhere, and no default: what an option's effect gets then.
     Unset,
@@ -119,6 +121,13 @@ impl Value {
         }
     }
 
+    pub fn caps(self) -> Option<caps::Set> {
+        match self {
+            Value::Caps(set) => Some(set),
+            _ => None,
+        }
+    }
+
     pub fn url(self) -> Option<Url> {
         match self {
             Value::Url(target) => Some(target),
@@ -176,6 +185,7 @@ pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
         Kind::Path => Value::Path(raw.to_owned()),
         Kind::User => Value::User(user::parse_spec(raw).map_err(|e| e.to_string())?),
         Kind::LogFormat => Value::LogFormat(Format::parse(text)?),
+        Kind::Caps => Value::Caps(caps::parse(text)?),
         Kind::Url => Value::Url(Url::parse(text)?),
         Kind::Rewrite => match from {
             From::CommandLine => Value::Rewrite(vec![Rewrites::parse_rule(text)?]),

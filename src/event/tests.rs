@@ -19,7 +19,7 @@ use crate::record::{Encoder, Encoding, LINE_MAX, Record, Timestamp};
 use crate::report::{
     Command, Drain, Forwards, Grace, GraceKill, LaterStop, MemorySeen, NotSent, Stop, StopCause,
 };
-use crate::spawn::SpawnError;
+use crate::spawn::{SpawnError, SwitchFailed};
 
 fn procs() -> Vec<Proc> {
     vec![
@@ -200,7 +200,45 @@ fn every_event_writes_what_the_schema_says() {
         program: "app".into(),
         error: io::Error::from_raw_os_error(libc::EPERM),
         shell_error: None,
-        switch_failed: Some(switch_failure),
+        switch_failed: Some(SwitchFailed::User(switch_failure)),
+    };
+    let caps = crate::caps::parse("net_raw,chown").expect("a list");
+    let narrowing = crate::caps::Narrowing::sample(caps, 1 << 6 | 1 << 7);
+    let caps_failure = |step, errno, cap, which| SpawnError {
+        program: "app".into(),
+        error: io::Error::from_raw_os_error(libc::EPERM),
+        shell_error: None,
+        switch_failed: Some(SwitchFailed::Caps(
+            narrowing
+                .failure(crate::sys::exec::Failed {
+                    step,
+                    errno,
+                    detail: crate::sys::caps::detail(cap, which),
+                })
+                .expect("a caps failure"),
+        )),
+    };
+    // PR_CAPBSET_DROP of CAP_SETUID failed; CAP_CHOWN not in the ambient
+    // set after it was raised.
+    use crate::sys::exec::Step;
+    let capbset = caps_failure(Step::Bounding, nix::errno::Errno::EPERM, Some(7), None);
+    let verify = caps_failure(
+        Step::CapsCheck,
+        nix::errno::Errno::UnknownErrno,
+        Some(0),
+        Some(crate::sys::caps::Which::Ambient),
+    );
+    let not_held = crate::caps::Refused {
+        caps,
+        why: crate::caps::CapsError::NotHeld {
+            caps: crate::caps::parse("net_raw").expect("a name"),
+            not_in_bounding: crate::caps::parse("net_raw").expect("a name"),
+            uid: 0,
+        },
+    };
+    let unreadable = crate::caps::Refused {
+        caps,
+        why: crate::caps::CapsError::Unreadable(nix::errno::Errno::EPERM),
     };
     let lookup = crate::user::UserError::NotPrivileged {
         spec: "app".into(),
@@ -298,6 +336,22 @@ fn every_event_writes_what_the_schema_says() {
             failure: &switched,
             status: 1,
         },
+        Event::CapsSwitchFailed {
+            failure: &capbset,
+            status: 1,
+        },
+        Event::CapsSwitchFailed {
+            failure: &verify,
+            status: 1,
+        },
+        Event::CapsFailed {
+            error: &not_held,
+            status: 1,
+        },
+        Event::CapsFailed {
+            error: &unreadable,
+            status: 1,
+        },
         Event::ExecUnconfirmed {
             program: "app".as_ref(),
             pid: 7,
@@ -339,6 +393,7 @@ fn every_event_writes_what_the_schema_says() {
         Event::CannotSignalUser { uid: 1000 },
         Event::PostStartTimeoutUnused {},
         Event::RunningAs { user: &switch },
+        Event::Capabilities { caps: &narrowing },
         Event::Started {
             command: "app --port 80",
             argv: &argv,

@@ -18,7 +18,7 @@ use nix::errno::Errno;
 use nix::sys::wait::waitpid;
 use nix::unistd::Pid;
 
-use crate::sys::exec::{self as sys, MESSAGE, NotForked, Plan, Started, Step};
+use crate::sys::exec::{self as sys, Failed, MESSAGE, NotForked, Plan, Started};
 
 /// Why a process could not be started.
 #[derive(Debug)]
@@ -26,7 +26,7 @@ pub enum Failure {
     /// vigil's own call before or at the fork: no process ran anything.
     Parent(NotForked),
     /// A step of the new process failed; it has exited and been reaped.
-    Child { step: Step, error: Errno },
+    Child(Failed),
 }
 
 /// How a spawn went, as far as vigil could learn.
@@ -72,8 +72,7 @@ fn outcome(report: OwnedFd, child: Pid) -> Result<Outcome, Failure> {
                 got += n;
                 if got == MESSAGE {
                     reap(child);
-                    let (step, error) = sys::decode(&message);
-                    return Err(Failure::Child { step, error });
+                    return Err(Failure::Child(sys::decode(&message)));
                 }
             }
             Err(Errno::EINTR) => {}

@@ -4,6 +4,7 @@
 
 use super::system::{Os, System};
 use super::{Start, Supervisor};
+use crate::caps;
 use crate::cgroup::Memory;
 use crate::cli::{self, Config};
 use crate::event::{Event, Level};
@@ -42,6 +43,7 @@ pub fn run(config: Config, inherited: Inherited) -> i32 {
 /// An `Err` is the exit status when the child could not be started.
 fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supervisor<Os>, i32> {
     let role = Role::of_this_process();
+    let caps = prepare_caps(&config)?;
     let user = prepare_user(&config, role)?;
     let parent = nix::unistd::getppid().as_raw();
     if config.subreaper || role == Role::Subreaper {
@@ -68,7 +70,14 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     });
     let gave_terminal =
         spawn::owns_terminal() && !user.as_ref().is_some_and(user::Switch::new_session);
-    let child = start_child(&config, inherited, user.as_ref(), &unset, gave_terminal)?;
+    let child = start_child(
+        &config,
+        inherited,
+        user.as_ref(),
+        caps.as_ref(),
+        &unset,
+        gave_terminal,
+    )?;
     let started = logging::wall_clock();
     let command = Command::new(config.command.clone());
     logging::emit(Event::Started {
@@ -96,6 +105,7 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
         memory,
         memory_watch,
         user,
+        caps,
         unset,
         notifier,
         probe: None,
@@ -113,6 +123,29 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     supervisor.write_provisional();
     supervisor.start_post_start();
     Ok(supervisor)
+}
+
+/// `--caps`: every check before the first fork, so that a capability vigil
+/// cannot give is one line and nothing starts; before `--user`'s, whose
+/// warning that CAP_KILL is missing would be beside the point then. An
+/// `Err` is the exit status.
+fn prepare_caps(config: &Config) -> Result<Option<caps::Narrowing>, i32> {
+    let Some(set) = config.caps else {
+        return Ok(None);
+    };
+    match caps::prepare(set, config.user.is_some()) {
+        Ok(narrowing) => {
+            logging::emit(Event::Capabilities { caps: &narrowing });
+            Ok(Some(narrowing))
+        }
+        Err(error) => {
+            logging::emit_final(Event::CapsFailed {
+                error: &error,
+                status: 1,
+            });
+            Err(1)
+        }
+    }
 }
 
 /// `--user`: every lookup before the first fork, so that an unknown user
@@ -144,6 +177,7 @@ fn start_child(
     config: &Config,
     inherited: Inherited,
     user: Option<&user::Switch>,
+    caps: Option<&caps::Narrowing>,
     unset: &[&'static str],
     take_terminal: bool,
 ) -> Result<i32, i32> {
@@ -154,7 +188,7 @@ fn start_child(
         null_stdin: false,
         unset,
     };
-    spawn::spawn(spec, inherited, user).map_err(|e| {
+    spawn::spawn(spec, inherited, user, caps).map_err(|e| {
         let status = if e.is_fork_failure() {
             e.status()
         } else {

@@ -14,6 +14,7 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::inotify::Inotify;
 use nix::unistd::{getpgid, getpgrp, getpid, getppid, getsid};
 
+use crate::caps::Narrowing;
 use crate::cgroup::Memory;
 use crate::facts::MemoryEvents;
 use crate::facts::{Proc, Received};
@@ -123,8 +124,9 @@ pub struct Os {
     /// `memory.events`, watched (cgroup v2, with a termination log to
     /// keep up to date).
     pub memory_watch: Option<Inotify>,
-    /// `--user`: the hooks run as the child does.
+    /// `--user` and `--caps`: the hooks run as the child does.
     pub user: Option<Switch>,
+    pub caps: Option<Narrowing>,
     /// vigil's own variables, which the hooks do not inherit.
     pub unset: Vec<&'static str>,
     /// `$NOTIFY_SOCKET`, with `--ready-when`.
@@ -269,7 +271,7 @@ impl System for Os {
             unset: &self.unset,
             ..spec
         };
-        spawn::spawn(spec, self.inherited, self.user.as_ref())
+        spawn::spawn(spec, self.inherited, self.user.as_ref(), self.caps.as_ref())
     }
 
     fn name(&self, pid: u32) -> Option<String> {

@@ -19,19 +19,22 @@
 //! 2. a process group of its own, or a session (`--user`'s terminal rule);
 //! 3. the terminal's foreground, when it is to take it;
 //! 4. the signal mask and dispositions vigil was started with;
-//! 5. `--user`: supplementary groups, gid, uid (each needs the privilege
+//! 5. `--caps`: the bounding set cut (it needs CAP_SETPCAP, which the
+//!    switch gives up) and `PR_SET_KEEPCAPS`, so that the permitted set
+//!    outlives the switch (`sys::caps::Narrow::before_switch`);
+//! 6. `--user`: supplementary groups, gid, uid (each needs the privilege
 //!    the next one gives up);
-//! 6. exec, trying the files a search of PATH found, as musl's `execvp`
+//! 7. `--caps`: `capset`, the ambient raise and the sets read back
+//!    (`sys::caps::Narrow::after_switch`), last before exec;
+//! 8. exec, trying the files a search of PATH found, as musl's `execvp`
 //!    does.
 //!
 //! Where a new step goes: a step the new process makes as root goes
 //! before the user switch, one that needs the new ids after it, and each
 //! gets a `Step` of its own (its code is what the parent reads), a field
-//! of `Plan` holding what it needs, prepared before the fork. Dropping
-//! capabilities from the bounding set needs CAP_SETPCAP, so it goes before
-//! the switch; keeping capabilities across it is `PR_SET_KEEPCAPS` before
-//! the setuid, then `capset` and the ambient raise after it, before exec.
-//! A value known only once the new process exists (socket activation's
+//! of `Plan` holding what it needs, prepared before the fork. A step about
+//! one of several things (a capability, a set) says which in the
+//! message's detail. A value known only once the new process exists (socket activation's
 //! `LISTEN_PID`, its own pid) goes in an environment entry the plan lends
 //! mutably, with room for the longest value, which the new process fills
 //! in (`getpid`, digits written by hand) before exec.
@@ -44,6 +47,7 @@ use std::os::raw::c_char;
 use libc::{gid_t, uid_t};
 use nix::errno::Errno;
 
+use super::caps::Narrow;
 use super::signal::{Disposition, set_disposition, set_mask};
 use super::user::{set_gid, set_groups, set_uid};
 
@@ -136,6 +140,8 @@ pub struct Plan<'a> {
     pub signals: Signals,
     /// `--user`: the ids to take, last before exec.
     pub user: Option<User<'a>>,
+    /// `--caps`: the capabilities to hold, around the ids' switch.
+    pub caps: Option<Narrow>,
 }
 
 /// A step of the new process, in the order they are made; its code is
@@ -150,25 +156,43 @@ pub enum Step {
     Session = 3,
     /// The signal mask and dispositions vigil was started with.
     Signals = 4,
+    /// `--caps`: `prctl(PR_CAPBSET_DROP)`, one capability (the detail).
+    Bounding = 5,
+    /// `--caps`: `prctl(PR_SET_KEEPCAPS)`.
+    KeepCaps = 6,
     /// `--user`: setgroups.
-    Groups = 5,
+    Groups = 7,
     /// `--user`: setgid.
-    Gid = 6,
+    Gid = 8,
     /// `--user`: setuid.
-    Uid = 7,
+    Uid = 9,
+    /// `--caps`: capset.
+    Capset = 10,
+    /// `--caps`: `prctl(PR_CAP_AMBIENT_RAISE)`, one capability (the
+    /// detail).
+    Ambient = 11,
+    /// `--caps`: the sets read back before exec are not the ones given
+    /// (the detail says which capability, in which set), or could not be
+    /// read (the error).
+    CapsCheck = 12,
     /// execve, for every file the search tried.
-    Exec = 8,
+    Exec = 13,
 }
 
 impl Step {
-    const ALL: [Step; 8] = [
+    const ALL: [Step; 13] = [
         Step::Stdin,
         Step::Group,
         Step::Session,
         Step::Signals,
+        Step::Bounding,
+        Step::KeepCaps,
         Step::Groups,
         Step::Gid,
         Step::Uid,
+        Step::Capset,
+        Step::Ambient,
+        Step::CapsCheck,
         Step::Exec,
     ];
 
@@ -183,6 +207,11 @@ impl Step {
             Step::Group => "setpgid",
             Step::Session => "setsid",
             Step::Signals => "rt_sigaction/rt_sigprocmask",
+            Step::Bounding => "prctl(PR_CAPBSET_DROP)",
+            Step::KeepCaps => "prctl(PR_SET_KEEPCAPS)",
+            Step::Capset => "capset",
+            Step::Ambient => "prctl(PR_CAP_AMBIENT_RAISE)",
+            Step::CapsCheck => "capget",
             Step::Groups => "setgroups",
             Step::Gid => "setgid",
             Step::Uid => "setuid",
@@ -251,35 +280,57 @@ pub fn spawn(plan: &Plan<'_>) -> Result<Started, NotForked> {
     }
 }
 
-/// The message's size: the step's code, then the error, each 4 bytes in
-/// the machine's order (both ends are the same program). A pipe takes it
-/// in one piece, as it is shorter than PIPE_BUF.
-pub const MESSAGE: usize = 8;
-
-/// The step and the error a failed new process wrote. Both ends are the
-/// same program, so the step is always one of `Step`'s; any other would
-/// be read as exec's.
-pub fn decode(message: &[u8; MESSAGE]) -> (Step, Errno) {
-    let [s0, s1, s2, s3, e0, e1, e2, e3] = *message;
-    let step = Step::from_code(u32::from_ne_bytes([s0, s1, s2, s3])).unwrap_or(Step::Exec);
-    let errno = Errno::from_raw(i32::from_ne_bytes([e0, e1, e2, e3]));
-    (step, errno)
+/// A step of the new process that failed: the step, its error, and what
+/// it was about when that is one of several things (a capability, a set:
+/// the step's own code, `sys::caps`), else 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Failed {
+    pub step: Step,
+    pub errno: Errno,
+    pub detail: u32,
 }
 
-fn encode(step: Step, errno: Errno) -> [u8; MESSAGE] {
-    let [s0, s1, s2, s3] = (step as u32).to_ne_bytes();
-    let [e0, e1, e2, e3] = (errno as i32).to_ne_bytes();
-    [s0, s1, s2, s3, e0, e1, e2, e3]
+impl Failed {
+    fn at(step: Step) -> impl Fn(Errno) -> Failed {
+        move |errno| Failed {
+            step,
+            errno,
+            detail: 0,
+        }
+    }
+}
+
+/// The message's size: the step's code, the error and the detail, each 4
+/// bytes in the machine's order (both ends are the same program). A pipe
+/// takes it in one piece, as it is shorter than PIPE_BUF.
+pub const MESSAGE: usize = 12;
+
+/// What a failed new process wrote. Both ends are the same program, so
+/// the step is always one of `Step`'s; any other would be read as exec's.
+pub fn decode(message: &[u8; MESSAGE]) -> Failed {
+    let [s0, s1, s2, s3, e0, e1, e2, e3, d0, d1, d2, d3] = *message;
+    Failed {
+        step: Step::from_code(u32::from_ne_bytes([s0, s1, s2, s3])).unwrap_or(Step::Exec),
+        errno: Errno::from_raw(i32::from_ne_bytes([e0, e1, e2, e3])),
+        detail: u32::from_ne_bytes([d0, d1, d2, d3]),
+    }
+}
+
+fn encode(failed: Failed) -> [u8; MESSAGE] {
+    let [s0, s1, s2, s3] = (failed.step as u32).to_ne_bytes();
+    let [e0, e1, e2, e3] = (failed.errno as i32).to_ne_bytes();
+    let [d0, d1, d2, d3] = failed.detail.to_ne_bytes();
+    [s0, s1, s2, s3, e0, e1, e2, e3, d0, d1, d2, d3]
 }
 
 /// The new process: each step, then exec; on a failure, the message to
 /// the parent on `report` and `_exit` with the status of that failure.
 fn in_child(plan: &Plan<'_>, report: RawFd) -> ! {
-    let (step, errno) = match run_steps(plan) {
+    let failed = match run_steps(plan) {
         Err(failed) => failed,
-        Ok(()) => (Step::Exec, exec(plan)),
+        Ok(()) => Failed::at(Step::Exec)(exec(plan)),
     };
-    let message = encode(step, errno);
+    let message = encode(failed);
     // If the message cannot be written, the exit status still says what
     // happened.
     loop {
@@ -292,7 +343,7 @@ fn in_child(plan: &Plan<'_>, report: RawFd) -> ! {
     }
     // SAFETY: _exit takes an integer and ends the process at once, without
     // running exit handlers or flushing the stdio buffers the fork copied.
-    unsafe { libc::_exit(step.status(errno)) }
+    unsafe { libc::_exit(failed.step.status(failed.errno)) }
 }
 
 /// The result of a C library call that returns -1 and sets errno when it
@@ -306,8 +357,8 @@ fn checked(result: libc::c_int) -> Result<(), Errno> {
 }
 
 /// The steps before exec, in order; the one that failed, with its error.
-fn run_steps(plan: &Plan<'_>) -> Result<(), (Step, Errno)> {
-    let failed = |step| move |errno| (step, errno);
+fn run_steps(plan: &Plan<'_>) -> Result<(), Failed> {
+    let failed = Failed::at;
     if let Some(stdin) = plan.stdin {
         make_stdin(stdin).map_err(failed(Step::Stdin))?;
     }
@@ -327,14 +378,17 @@ fn run_steps(plan: &Plan<'_>) -> Result<(), (Step, Errno)> {
         let _ = unsafe { libc::tcsetpgrp(terminal.as_raw_fd(), libc::getpid()) };
     }
     restore_signals(plan.signals).map_err(failed(Step::Signals))?;
-    // The capabilities' bounding set, and PR_SET_KEEPCAPS, go here (see
-    // the module's documentation).
+    if let Some(caps) = plan.caps {
+        caps.before_switch()?;
+    }
     if let Some(ids) = plan.user {
         set_groups(ids.groups).map_err(failed(Step::Groups))?;
         set_gid(ids.gid).map_err(failed(Step::Gid))?;
         set_uid(ids.uid).map_err(failed(Step::Uid))?;
     }
-    // capset and the ambient raise go here.
+    if let Some(caps) = plan.caps {
+        caps.after_switch()?;
+    }
     Ok(())
 }
 

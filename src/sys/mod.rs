@@ -16,14 +16,17 @@
 //!   `prctl(PR_SET_PDEATHSIG)` with a realtime signal.
 //! - `exec`: running a program in a new process, as a plan made before
 //!   the fork says: the fork, every step of the new process (stdin,
-//!   process group or session, terminal, signals, user), and its exec,
-//!   with the search of PATH, in one function; what runs between the fork
-//!   and the exec is bare system calls on the plan's memory, so it is
-//!   sound whatever threads the process has.
+//!   process group or session, terminal, signals, capabilities, user),
+//!   and its exec, with the search of PATH, in one function; what runs
+//!   between the fork and the exec is bare system calls on the plan's
+//!   memory, so it is sound whatever threads the process has.
 //! - `fd`: the standard descriptors, looked at once at start, the closed
 //!   ones held so that no file of vigil's takes their number, the open
 //!   ones borrowed; and the `FIONREAD` and `TIOCOUTQ` ioctls.
-//! - `user`: `capget`, and the raw 32-bit `setgroups`, `setgid`, `setuid`.
+//! - `user`: the raw 32-bit `setgroups`, `setgid`, `setuid`.
+//! - `caps`: `capget` and `capset` (nix wraps neither), the bounding and
+//!   ambient sets and the securebits (`prctl`), and the new process's
+//!   steps to hold exactly the `--caps` capabilities.
 //! - `env`: the C library's `environ`, and the C `main` that takes argv.
 //! - `arch`: the kernel's structures and call numbers that differ between
 //!   the architectures vigil ships on, with compile-time layout checks.
@@ -33,6 +36,7 @@
 //! child's is made as a copy).
 
 mod arch;
+pub mod caps;
 pub mod env;
 pub mod exec;
 pub mod fd;

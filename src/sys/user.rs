@@ -6,36 +6,9 @@ use nix::errno::Errno;
 
 use super::arch::{SYS_SETGID, SYS_SETGROUPS, SYS_SETUID};
 
-/// vigil's effective capabilities, bit N for capability N, from the raw
-/// `capget` (nix has no wrapper for it).
+/// vigil's effective capabilities, bit N for capability N.
 pub fn effective_capabilities() -> Result<u64, Errno> {
-    const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
-    #[repr(C)]
-    struct Header {
-        version: u32,
-        pid: libc::c_int,
-    }
-    #[repr(C)]
-    #[derive(Clone, Copy, Default)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    let mut header = Header {
-        version: LINUX_CAPABILITY_VERSION_3,
-        pid: 0,
-    };
-    let mut data = [Data::default(); 2];
-    // SAFETY: capget reads `header` and, for version 3, writes two `Data`
-    // records (the kernel's `__user_cap_data_struct`: three u32, the same
-    // on every architecture) into `data`, which has room for them.
-    let r = unsafe { libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()) };
-    if r != 0 {
-        return Err(Errno::last());
-    }
-    let [low, high] = data;
-    Ok(u64::from(low.effective) | u64::from(high.effective) << 32)
+    super::caps::get().map(|sets| sets.effective)
 }
 
 // The set*id calls below are raw system calls, not nix's or the C

@@ -452,7 +452,7 @@ mod tests {
             mask: crate::signals::SigMask::default(),
             ignored: crate::signals::SigMask::default(),
         };
-        let pid = crate::spawn::spawn(spec, inherited, Some(switch))?;
+        let pid = crate::spawn::spawn(spec, inherited, Some(switch), None)?;
         let status = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None).unwrap();
         Ok(match status {
             nix::sys::wait::WaitStatus::Exited(_, code) => code,
@@ -470,7 +470,9 @@ mod tests {
             return;
         }
         let e = spawn_as(&switch(u32::MAX, 0, Vec::new(), true), "exit 0").unwrap_err();
-        let failure = e.switch_failed.as_ref().expect("a switch failure");
+        let Some(crate::spawn::SwitchFailed::User(failure)) = &e.switch_failed else {
+            panic!("a switch failure: {e}");
+        };
         assert_eq!(failure.step, Step::Uid);
         assert_eq!(failure.error.raw_os_error(), Some(libc::EINVAL));
         assert_eq!(e.status(), 1);
