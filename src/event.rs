@@ -20,11 +20,12 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::facts::hook::Record as HookRecord;
+use crate::facts::probe::{Healthy, Unhealthy};
 use crate::facts::process::{self, Running, Shell};
 use crate::facts::{Ending, HookKind, MemoryEvents, Named, Proc, Signal};
 use crate::record::{self, Argv, Fields, Obj};
 use crate::report::{Clocks, DrainKill, Exit, Provisional};
-use crate::text::duration;
+use crate::text::{duration, secs};
 
 /// How important a line is, which decides at what verbosity it is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -461,6 +462,62 @@ events! {
             Count(events.oom_group_kill, "group kill", "group kills")),
         |o| o.field("max", events.max).field("oom", events.oom)
             .field("oom_kill", events.oom_kill).field("oom_group_kill", events.oom_group_kill);
+
+    // Probes and readiness.
+
+    /// `--probe`: the service answered (at `-v`).
+    "probe_healthy" ProbeHealthy { url: &'a str, healthy: &'a Healthy, took: Duration }
+        => Level::Info, ("{url} is healthy: {healthy} in {}", secs(*took)),
+        |o| o.field("url", *url).flatten(*healthy).field("took", *took);
+    /// `--probe`: the service did not answer as it should.
+    "probe_unhealthy" ProbeUnhealthy { url: &'a str, why: &'a Unhealthy }
+        => Level::Notice, ("{url} is unhealthy: {why}"),
+        |o| o.field("url", *url).flatten(*why);
+    /// `--ready-when`: a probe failed; the next one comes after `next`.
+    "not_ready" NotReady { url: &'a str, why: &'a Unhealthy, next: Duration }
+        => Level::Debug, ("{url} is not ready yet: {why}; next probe in {}", duration(*next)),
+        |o| o.field("url", *url).flatten(*why).field("next", *next);
+    /// `--ready-when`: the first probe that succeeded, `after` the start;
+    /// `READY=1` went to `notified`.
+    "ready" Ready { url: &'a str, after: Duration, healthy: &'a Healthy, probes: u32, notified: Option<&'a str> }
+        => Level::Info,
+        ("ready after {}: {url}: {healthy}, at probe {probes}{}", secs(*after),
+            fmt::from_fn(|f| match notified {
+                Some(socket) => write!(f, "; READY=1 sent to {socket}"),
+                None => Ok(()),
+            })),
+        |o| o.field("url", *url).field("after", *after).flatten(*healthy)
+            .field("probes", *probes).opt("notified", *notified);
+    /// `--ready-timeout` passed before the first success: the stop
+    /// sequence begins with `signal`.
+    "ready_timeout_passed" ReadyTimeoutPassed { timeout: Duration, url: &'a str, probes: u32, last: Option<&'a Unhealthy>, signal: i32 }
+        => Level::Warning,
+        ("not ready after {} (--ready-timeout): {url}: {}; stopping as if {} had arrived",
+            duration(*timeout),
+            fmt::from_fn(|f| match last {
+                Some(why) => write!(f, "{why}"),
+                None => f.write_str("no probe has ended yet"),
+            }),
+            Signal(*signal)),
+        |o| {
+            o.field("timeout", *timeout).field("url", *url).field("probes", *probes);
+            if let Some(why) = last {
+                o.flatten(*why);
+            }
+        };
+    /// `READY=1` or `STOPPING=1` could not be sent.
+    "notify_failed" NotifyFailed { socket: &'a str, message: &'static str, error: &'a str }
+        => Level::Warning, ("cannot send {message} to {socket}: {error}"),
+        |o| o.field("socket", *socket).word("message", message).field("error", *error);
+    /// `$NOTIFY_SOCKET` names no Unix socket vigil can send to.
+    "notify_socket_unusable" NotifySocketUnusable { error: &'a str }
+        => Level::Warning, ("{error}: READY=1 and STOPPING=1 will not be sent"),
+        |o| o.field("error", *error);
+    /// `--ready-timeout` without `--ready-when`.
+    "ready_timeout_unused" ReadyTimeoutUnused {}
+        => Level::Warning,
+        ("a ready timeout is set, but no --ready-when: it has nothing to time"),
+        |o| o;
 }
 
 impl Event<'_> {

@@ -37,6 +37,8 @@ mod event;
 mod facts;
 mod hooks;
 mod logging;
+mod notify;
+mod probe;
 mod procs;
 mod reap;
 mod record;
@@ -95,10 +97,21 @@ fn run(args: Vec<OsString>) -> c_int {
     }
     let config = match cli::parse(&args, cli::own_variables()) {
         Ok(cli::Action::Run(config)) => *config,
+        Ok(cli::Action::Probe(config)) => return probe(&config, inherited),
         Ok(cli::Action::Print(text)) => {
             let _ = std::io::stdout().write_all(text.as_bytes());
             let _ = std::io::stdout().flush();
             return 0;
+        }
+        // A probe's mistake exits 1, never 2, which Docker's HEALTHCHECK
+        // reserves; and the termination log is the container's vigil's.
+        Err(cli::UsageError(message)) if cli::probe_asked(&args) => {
+            let usage = Event::UsageError {
+                message: &message,
+                status: 1,
+            };
+            early_error(&args, None, usage);
+            return 1;
         }
         Err(cli::UsageError(message)) => {
             let var = std::env::var_os("VIGIL_TERMINATION_LOG");
@@ -124,6 +137,27 @@ fn run(args: Vec<OsString>) -> c_int {
         });
     }
     supervisor::run(config, inherited)
+}
+
+/// `--probe`: one check, as an ordinary short-lived program: the signals
+/// vigil blocked for supervising are put back as they came (so that a
+/// health check's SIGTERM or SIGKILL, or Ctrl-C, ends it), and no
+/// termination log is written.
+fn probe(config: &cli::Config, inherited: signals::Inherited) -> c_int {
+    let _ = inherited.restore();
+    logging::init(logging::Logger::new(
+        config.verbosity,
+        config.log_format,
+        None,
+        None,
+    ));
+    let Some(url) = config.probe.clone() else {
+        return 1;
+    };
+    probe::run(&probe::Mode {
+        url,
+        timeout: config.probe_timeout,
+    })
 }
 
 /// An error before logging is set up, in the format the command line or

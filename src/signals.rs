@@ -81,6 +81,21 @@ impl Inherited {
         }
         signals
     }
+
+    /// Puts back, in vigil itself, the mask and the dispositions it was
+    /// started with: for `--probe`, an ordinary short-lived program that
+    /// a health check's SIGTERM, or Ctrl-C, ends.
+    pub fn restore(&self) -> io::Result<()> {
+        for (signal, _) in VIGIL_DISPOSITIONS {
+            let disposition = if self.ignored.contains(signal) {
+                Disposition::Ignore
+            } else {
+                Disposition::Default
+            };
+            set_disposition(signal, disposition)?;
+        }
+        set_mask(self.mask).map(drop)
+    }
 }
 
 /// The dispositions vigil sets for itself (see `block_all`).

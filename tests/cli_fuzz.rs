@@ -445,6 +445,7 @@ fn value_of(r: &mut Rng, kind: Kind, hook_marker: &Path) -> String {
         Kind::User => user(r),
         Kind::LogFormat => log_format(r),
         Kind::Caps => caps(r),
+        Kind::Url => url(r),
         // They take no value: `valued` leaves them out.
         Kind::Switch | Kind::Level | Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense => {
             String::new()
@@ -461,6 +462,49 @@ fn log_format(r: &mut Rng) -> String {
     }
     r.pick(&["text", " text ", "yaml", "", "TEXT", "jso", "text,json"])
         .to_string()
+}
+
+/// A probe's URL: the tame ones are refused at once (nothing listens on
+/// port 1 or at that socket path), so that a probe, or `--ready-when`,
+/// never waits; the others are malformed.
+fn url(r: &mut Rng) -> String {
+    let tame = [
+        "tcp://127.0.0.1:1",
+        "http://127.0.0.1:1/healthz",
+        "http://localhost:1/",
+        "http://[::1]:1/?x=1",
+        "unix:/nonexistent/vigil.sock",
+        "http+unix://%2Fnonexistent%2Fvigil.sock/",
+    ];
+    if r.tame {
+        return r.pick(&tame).to_string();
+    }
+    let wild = [
+        "https://127.0.0.1:1/",
+        "127.0.0.1:1",
+        "http://",
+        "tcp://localhost",
+        "http://[::1/",
+        "ftp://a/",
+        "http://a b/",
+        "http://x:0/",
+        "unix:relative.sock",
+    ];
+    if r.chance(2) {
+        r.pick(&tame).to_string()
+    } else {
+        r.pick(&wild).to_string()
+    }
+}
+
+/// Whether the case asks for `--probe` among its options (generously: a
+/// `--probe` word before any `--`).
+fn probes(case: &Case) -> bool {
+    case.args
+        .iter()
+        .map(|a| a.to_string_lossy())
+        .take_while(|a| a != "--")
+        .any(|a| a == "--probe" || a.starts_with("--probe="))
 }
 
 /// A `--user` spec: the tame ones are vigil's own ids (a switch to another
@@ -793,9 +837,12 @@ fn judge(
     let kill_possible = text.contains("kill") || text.contains('9') || text.contains("grace");
 
     if marker.exists() {
-        // A failing post-start hook makes vigil's status non-zero even when
-        // the child's is 0 (it exits 1 instead).
-        let post_start_possible = text.contains("post-start") || text.contains("post_start");
+        // A failing post-start hook, or --ready-timeout, makes vigil's
+        // status non-zero even when the child's is 0 (it exits 1 instead).
+        let post_start_possible = text.contains("post-start")
+            || text.contains("post_start")
+            || text.contains("ready-timeout")
+            || text.contains("ready_timeout");
         // A short --timeout may pass before the child's own exit.
         let timeout_possible = text.contains("timeout");
         // A stop rewritten to 33 or 34, which the musl child unblocks
@@ -836,6 +883,18 @@ fn judge(
                 .any(|l| l.starts_with("vigil: error: cannot run \"")) =>
         {
             Ok("could not run")
+        }
+        // A probe: healthy or not (nothing the grammar probes answers), or
+        // a mistake on its command line, which exits 1 too: at most one
+        // line, and nothing run.
+        0 | 1 if probes(case) && ran.stdout.is_empty() => {
+            if lines.len() > 1 || lines.iter().any(|l| !l.starts_with("vigil: ")) {
+                return Err(format!("a probe wrote {} lines", lines.len()));
+            }
+            if hook_marker.exists() {
+                return Err("a hook ran for a probe".into());
+            }
+            Ok("probed")
         }
         137 if kill_possible => Ok("killed before it wrote its marker"),
         // A --timeout that passed before the child wrote its marker (1ns,

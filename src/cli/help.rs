@@ -6,7 +6,8 @@ use super::options::{Default, OPTIONS, Opt};
 use crate::text::duration;
 
 const ABOUT: &str = "A small PID 1 for containers: forwards signals, reaps zombies, runs lifecycle hooks, drains gracefully.";
-const USAGE: &str = "vigil [OPTIONS] [--] COMMAND [ARG...]";
+const USAGE: &str =
+    "vigil [OPTIONS] [--] COMMAND [ARG...]\n       vigil --probe URL [--probe-timeout DUR]";
 const AFTER: &str = "\
 Precedence: the command line, then the VIGIL_* variable, then tini's TINI_* one, then the default. \
 An empty VIGIL_* variable counts as unset, except VIGIL_TERMINATION_LOG= (no termination log). \
@@ -46,7 +47,7 @@ fn right(opt: &Opt) -> String {
             duration(otherwise)
         )),
         Default::AfterTimeout(period) => text.push_str(&format!(
-            " [default: {} after --timeout, else none]",
+            " [default: {} after --timeout or --ready-timeout, else none]",
             duration(period)
         )),
         Default::IfExists(path) => text.push_str(&format!(" [default: {path} if it exists]")),

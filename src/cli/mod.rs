@@ -43,6 +43,7 @@ use options::{Default, Kind, OPTIONS, Opt, Repeat};
 use values::{From, Value};
 
 use crate::facts::signal::Rewrites;
+use crate::probe::Url;
 use crate::record::Format;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -115,6 +116,16 @@ pub struct Config {
     pub caps: Option<crate::caps::Set>,
     /// `--log-format`: how every line vigil writes looks.
     pub log_format: Format,
+    /// `--probe`: check this once and exit, instead of running a command.
+    pub probe: Option<Url>,
+    /// How long one probe may take.
+    pub probe_timeout: Duration,
+    /// `--ready-when`: probe this until it first succeeds.
+    pub ready_when: Option<Url>,
+    /// `--ready-interval`: the longest wait between two probes.
+    pub ready_interval: Duration,
+    /// `--ready-timeout`: not ready this long after the start stops it.
+    pub ready_timeout: Option<Duration>,
     /// Mistakes that do not stop vigil (a misspelt variable), to be logged
     /// once logging is set up.
     pub warnings: Vec<UnknownVariable>,
@@ -144,6 +155,8 @@ impl Config {
 #[derive(Debug)]
 pub enum Action {
     Run(Box<Config>),
+    /// `--probe`: check `config.probe` once, and exit 0 or 1.
+    Probe(Box<Config>),
     /// Help, version or license: print this on stdout and exit 0.
     Print(String),
 }
@@ -199,7 +212,8 @@ pub fn parse(
         Scanned::Help => return Ok(Action::Print(help::render())),
         Scanned::Given(given) => given,
     };
-    if given.asks(Kind::PrintVersion) {
+    let probing = given.asks_probe();
+    if given.asks(Kind::PrintVersion) && !probing {
         return Ok(Action::Print(if invoked_as_docker_init {
             // The form `docker info` parses for its init version.
             format!("tini version {VERSION} - vigil\n")
@@ -209,13 +223,118 @@ pub fn parse(
             format!("vigil version {VERSION}\n{BUILD}\n")
         }));
     }
-    if given.asks(Kind::PrintLicense) {
+    if given.asks(Kind::PrintLicense) && !probing {
         return Ok(Action::Print(include_str!("../../LICENSE").to_string()));
     }
     let (env, unknown) = Env::keep_known(vars);
+    if probing {
+        return build_probe(given, &env).map(|config| Action::Probe(Box::new(config)));
+    }
     let mut config = build(given, &env)?;
     config.warnings = unknown;
     Ok(Action::Run(Box::new(config)))
+}
+
+/// Whether the command line asks for `--probe`, read leniently: a
+/// `--probe` or `--probe=...` among the options, up to `--` or the first
+/// word that is neither an option nor an option's value. A usage error
+/// of such a command line exits 1, never 2 (which Docker's `HEALTHCHECK`
+/// reserves), and writes no termination log (a probe runs beside the
+/// container's vigil, whose termination log it is).
+pub fn probe_asked(args: &[OsString]) -> bool {
+    let mut words = args
+        .get(1..)
+        .unwrap_or_default()
+        .iter()
+        .map(|a| a.as_bytes());
+    while let Some(word) = words.next() {
+        if word == b"--probe" || word.starts_with(b"--probe=") {
+            return true;
+        }
+        if word == b"--" || !word.starts_with(b"-") || word == b"-" {
+            return false;
+        }
+        // A known option whose value is the next word: skip that word.
+        let value_next = match word.strip_prefix(b"--") {
+            Some(long) => OPTIONS
+                .iter()
+                .any(|o| o.kind.takes_value() && o.long.is_some_and(|l| l.as_bytes() == long)),
+            None => {
+                word.len() == 2
+                    && OPTIONS.iter().any(|o| {
+                        o.kind.takes_value()
+                            && word.get(1).is_some_and(|&c| o.short == Some(char::from(c)))
+                    })
+            }
+        };
+        if value_next {
+            words.next();
+        }
+    }
+    false
+}
+
+/// The options a `--probe` command line may hold besides `--probe`
+/// itself: the timeout and how the line is said.
+fn goes_with_probe(opt: &Opt) -> bool {
+    matches!(opt.long, Some("probe" | "probe-timeout" | "log-format")) || opt.short == Some('v')
+}
+
+/// The `Config` of a `--probe`: only the options that go with it are read,
+/// from the command line and the environment (an image's `ENV` configures
+/// the vigil that runs the container, and the probe runs beside it with
+/// the same variables); any other option, or a command, is a usage error.
+fn build_probe(given: Given, env: &Env) -> Result<Config, UsageError> {
+    if let Some(word) = given.command.first() {
+        return Err(usage(format!(
+            "--probe checks once and exits: it runs no command, but was given '{}'",
+            word.to_string_lossy()
+        )));
+    }
+    if let Some(opt) = given
+        .values
+        .iter()
+        .filter_map(|(at, _)| OPTIONS.get(*at))
+        .find(|o| !goes_with_probe(o))
+    {
+        return Err(usage(format!(
+            "{} does not go with --probe, which checks once and exits (it takes --probe-timeout, -v and --log-format)",
+            flag_name(opt)
+        )));
+    }
+    apply_rows(&given, env, true)
+}
+
+/// The `Config` of every row (of those that go with `--probe` when
+/// `probing`), each row's effect applied to its values; the durations
+/// checked.
+fn apply_rows(given: &Given, env: &Env, probing: bool) -> Result<Config, UsageError> {
+    let mut config = Config::default();
+    for (at, opt) in OPTIONS.iter().enumerate() {
+        if !probing || goes_with_probe(opt) {
+            for value in given.resolve(at, opt, env)? {
+                (opt.apply)(&mut config, value);
+            }
+        }
+    }
+    check_durations(&config, probing)?;
+    Ok(config)
+}
+
+/// A probe with no time to answer always fails; probing without a pause
+/// would never let the loop rest.
+fn check_durations(config: &Config, probing: bool) -> Result<(), UsageError> {
+    if config.probe_timeout.is_zero() {
+        return Err(usage(
+            "--probe-timeout (VIGIL_PROBE_TIMEOUT) must be more than 0".to_string(),
+        ));
+    }
+    if !probing && config.ready_interval.is_zero() {
+        return Err(usage(
+            "--ready-interval (VIGIL_READY_INTERVAL) must be more than 0".to_string(),
+        ));
+    }
+    Ok(())
 }
 
 /// Where the termination log goes when the command line or the
@@ -454,6 +573,13 @@ impl Given {
         Ok(false)
     }
 
+    /// Whether `--probe` was given.
+    fn asks_probe(&self) -> bool {
+        self.values
+            .iter()
+            .any(|(at, _)| OPTIONS.get(*at).is_some_and(|o| o.long == Some("probe")))
+    }
+
     /// Whether an option of `kind` was given (`--version`, `-l`).
     fn asks(&self, kind: Kind) -> bool {
         self.values
@@ -628,12 +754,7 @@ fn build(given: Given, env: &Env) -> Result<Config, UsageError> {
             "no command given: usage is vigil [OPTIONS] [--] COMMAND [ARG...]".into(),
         ));
     }
-    let mut config = Config::default();
-    for (at, opt) in OPTIONS.iter().enumerate() {
-        for value in given.resolve(at, opt, env)? {
-            (opt.apply)(&mut config, value);
-        }
-    }
+    let mut config = apply_rows(&given, env, false)?;
     config.command = given.command;
     Ok(config)
 }

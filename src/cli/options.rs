@@ -64,6 +64,9 @@ pub enum Kind {
     /// Capabilities: a comma-separated list of names (`NET_BIND_SERVICE`,
     /// `cap_net_raw`), at least one.
     Caps,
+    /// A probe's URL: `http://HOST[:PORT][/PATH]`, `tcp://HOST:PORT`,
+    /// `unix:/PATH`, `http+unix://%2FPATH[/PATH]`.
+    Url,
     /// Prints something and exits 0: help at once, where it is met (as
     /// getopt-style tools do); the version and the license after the whole
     /// command line has been read.
@@ -107,7 +110,8 @@ pub enum Default {
     Value(&'static str),
     /// Half the grace period; without a grace period, this.
     HalfGrace(Duration),
-    /// This, for a stop that `--timeout` started; none for any other.
+    /// This, for a stop that vigil started itself (`--timeout`,
+    /// `--ready-timeout`); none for any other.
     AfterTimeout(Duration),
     /// This file, when it exists at start; none otherwise.
     IfExists(&'static str),
@@ -205,9 +209,9 @@ pub const PRE_STOP_TIMEOUT: Opt = Opt {
 };
 
 /// `--grace-period`, a row of its own for its default: a stop that
-/// `--timeout` started gets `docker stop`'s default wait, so that a job
-/// that ignores SIGTERM still ends; a stop signal from outside gets none
-/// (the runtime that sent it has its own deadline).
+/// `--timeout` or `--ready-timeout` started gets `docker stop`'s default
+/// wait, so that a job that ignores SIGTERM still ends; a stop signal from
+/// outside gets none (the runtime that sent it has its own deadline).
 pub const GRACE_PERIOD: Opt = Opt {
     default: Default::AfterTimeout(Duration::from_secs(10)),
     ..long(
@@ -311,6 +315,26 @@ pub const OPTIONS: &[Opt] = &[
         ..opt(Kind::PrintVersion, "Print the version and exit", PRINTS)
     },
     Opt {
+        long: Some("probe"),
+        value_name: "URL",
+        ..opt(
+            Kind::Url,
+            "Check URL once and exit: 0 healthy (HTTP 2xx/3xx, or a connection), 1 not, with one line saying why",
+            apply!(|c, v| c.probe = v.url()),
+        )
+    },
+    Opt {
+        default: Default::Value("2s"),
+        ..long(
+            "probe-timeout",
+            "DUR",
+            Kind::Duration,
+            "VIGIL_PROBE_TIMEOUT",
+            "How long one probe may take (--probe, and each of --ready-when's)",
+            apply!(|c, v| c.probe_timeout = v.duration().unwrap_or_default()),
+        )
+    },
+    Opt {
         repeat: Repeat::Append,
         ..long(
             "rewrite",
@@ -389,6 +413,33 @@ pub const OPTIONS: &[Opt] = &[
         "VIGIL_TIMEOUT",
         "After DUR, stop the command as if SIGTERM had arrived, and exit 124 (0: no timeout)",
         apply!(|c, v| c.timeout = v.duration().filter(|d| !d.is_zero())),
+    ),
+    long(
+        "ready-when",
+        "URL",
+        Kind::Url,
+        "VIGIL_READY_WHEN",
+        "Probe URL (as --probe) until it first succeeds: then READY=1 to $NOTIFY_SOCKET; STOPPING=1 when the stop begins",
+        apply!(|c, v| c.ready_when = v.url()),
+    ),
+    Opt {
+        default: Default::Value("1s"),
+        ..long(
+            "ready-interval",
+            "DUR",
+            Kind::Duration,
+            "VIGIL_READY_INTERVAL",
+            "The longest wait between two --ready-when probes (the first comes after 50ms, and each failure doubles the wait)",
+            apply!(|c, v| c.ready_interval = v.duration().unwrap_or_default()),
+        )
+    },
+    long(
+        "ready-timeout",
+        "DUR",
+        Kind::Duration,
+        "VIGIL_READY_TIMEOUT",
+        "Not ready DUR after the start: stop as if SIGTERM had arrived, and never exit 0 (0: no timeout)",
+        apply!(|c, v| c.ready_timeout = v.duration().filter(|d| !d.is_zero())),
     ),
     TERMINATION_LOG,
     long(

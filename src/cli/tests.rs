@@ -20,6 +20,16 @@ fn parse_strs(args: &[&str], env: &[(&str, &str)]) -> Result<Action, UsageError>
 fn run(args: &[&str], env: &[(&str, &str)]) -> Result<Config, UsageError> {
     match parse_strs(args, env)? {
         Action::Run(c) => Ok(*c),
+        Action::Probe(c) => panic!("a probe: {c:?}"),
+        Action::Print(p) => panic!("printed {p}"),
+    }
+}
+
+/// The `Config` of a `--probe` command line.
+fn probe(args: &[&str], env: &[(&str, &str)]) -> Result<Config, UsageError> {
+    match parse_strs(args, env)? {
+        Action::Probe(c) => Ok(*c),
+        Action::Run(c) => panic!("not a probe: {c:?}"),
         Action::Print(p) => panic!("printed {p}"),
     }
 }
@@ -95,6 +105,7 @@ fn every_option_sets_a_field_of_its_own() {
         Kind::User => "7:7",
         Kind::LogFormat => "json",
         Kind::Caps => "NET_RAW",
+        Kind::Url => "http://127.0.0.1:8080/ready",
         Kind::Switch | Kind::Level | Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense => {
             ""
         }
@@ -113,12 +124,20 @@ fn every_option_sets_a_field_of_its_own() {
         if o.kind.takes_value() {
             args.push(sample(o.kind));
         }
-        args.push("x");
-        let given = fields(&run(&args, &[]).unwrap());
+        // `--probe` runs no command, and its `Config` holds only what a
+        // probe reads: of the fields that differ, the one of its own.
+        let probing = o.long == Some("probe");
+        let given = if probing {
+            fields(&probe(&args, &[]).unwrap())
+        } else {
+            args.push("x");
+            fields(&run(&args, &[]).unwrap())
+        };
         let changed: Vec<&String> = given
             .iter()
             .filter(|field| !unset.contains(field))
             .map(|(name, _)| name)
+            .filter(|name| !probing || *name == "probe")
             .collect();
         assert_eq!(changed.len(), 1, "{args:?} changed {changed:?}");
         let field = changed[0].clone();
@@ -449,4 +468,164 @@ fn version_forms() {
         print("/sbin/docker-init"),
         format!("tini version {VERSION} - vigil\n")
     );
+}
+
+#[test]
+fn a_probe_takes_its_own_options_and_no_command() {
+    let c = probe(&["--probe", "tcp://127.0.0.1:5432"], &[]).unwrap();
+    assert_eq!(c.probe.unwrap().text, "tcp://127.0.0.1:5432");
+    assert_eq!(c.probe_timeout, Duration::from_secs(2));
+    let c = probe(
+        &[
+            "-vv",
+            "--probe-timeout",
+            "500ms",
+            "--log-format=json",
+            "--probe",
+            "http://x/",
+        ],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(c.verbosity, 3);
+    assert_eq!(c.probe_timeout, Duration::from_millis(500));
+    assert_eq!(c.log_format, Format::Json);
+    // The container's variables are vigil's, not the probe's: only those
+    // of the probe's options are read, and a bad one of another is no
+    // mistake of the probe's.
+    let env = [
+        ("VIGIL_PROBE_TIMEOUT", "3s"),
+        ("VIGIL_READY_WHEN", "http://[::1]:80/"),
+        ("VIGIL_GRACE_PERIOD", "not a duration"),
+        ("VIGIL_TIMOUT", "1s"),
+    ];
+    let c = probe(&["--probe", "http://x/"], &env).unwrap();
+    assert_eq!(c.probe_timeout, Duration::from_secs(3));
+    assert!(c.ready_when.is_none() && c.grace_period.is_none() && c.warnings.is_empty());
+    for (args, why) in [
+        (
+            &["--probe", "http://x/", "sh"][..],
+            "it runs no command, but was given 'sh'",
+        ),
+        (&["--probe", "http://x/", "--", "sh"], "it runs no command"),
+        (
+            &["--grace-period", "5s", "--probe", "http://x/"],
+            "--grace-period does not go with --probe",
+        ),
+        (
+            &["--probe", "http://x/", "--version"],
+            "--version does not go with --probe",
+        ),
+        (
+            &["-l", "--probe", "http://x/"],
+            "-l does not go with --probe",
+        ),
+        (
+            &["--probe", "http://x/", "--ready-when", "http://x/"],
+            "--ready-when does not go",
+        ),
+        (
+            &["--probe", "http://x/", "--probe", "http://y/"],
+            "--probe is given twice",
+        ),
+        (
+            &["--probe-timeout", "0", "--probe", "http://x/"],
+            "--probe-timeout (VIGIL_PROBE_TIMEOUT) must be more than 0",
+        ),
+        (&["--probe", "https://x/"], "https is not supported"),
+        (&["--probe", "x"], "'x' is not a URL vigil can probe"),
+    ] {
+        let UsageError(e) = parse_strs(args, &[]).expect_err(why);
+        assert!(e.contains(why), "{args:?}: {e}");
+    }
+    let UsageError(e) = parse_strs(
+        &["--probe", "http://x/"],
+        &[("VIGIL_PROBE_TIMEOUT", "soon")],
+    )
+    .expect_err("a bad VIGIL_PROBE_TIMEOUT");
+    assert!(
+        e.starts_with("VIGIL_PROBE_TIMEOUT: 'soon' is not a duration"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_probe_is_recognised_before_the_command_line_is_read() {
+    let asked = |args: &[&str]| {
+        let args: Vec<OsString> = std::iter::once("vigil")
+            .chain(args.iter().copied())
+            .map(OsString::from)
+            .collect();
+        probe_asked(&args)
+    };
+    assert!(asked(&["--probe", "x"]));
+    assert!(asked(&["--probe=x"]));
+    assert!(asked(&[
+        "-v",
+        "--bogus",
+        "--probe-timeout",
+        "--probe",
+        "--probe"
+    ]));
+    assert!(asked(&["-p", "--probe", "--probe", "x"]));
+    assert!(!asked(&["--probe-timeout", "2s", "x", "--probe", "y"]));
+    assert!(!asked(&["--", "--probe", "x"]));
+    assert!(!asked(&["sh", "--probe", "x"]));
+    assert!(!asked(&["--post-start", "--probe", "sh"]));
+}
+
+#[test]
+fn readiness_options() {
+    let c = run(&["--ready-when", "http://localhost:8080/healthz", "x"], &[]).unwrap();
+    assert_eq!(
+        c.ready_when.as_ref().unwrap().path.as_deref(),
+        Some("/healthz")
+    );
+    assert_eq!(c.ready_interval, Duration::from_secs(1));
+    assert_eq!(c.ready_timeout, None);
+    let env = [
+        ("VIGIL_READY_WHEN", "tcp://db:5432"),
+        ("VIGIL_READY_INTERVAL", "250ms"),
+        ("VIGIL_READY_TIMEOUT", "1m"),
+    ];
+    let c = run(&["x"], &env).unwrap();
+    assert!(c.ready_when.as_ref().unwrap().path.is_none());
+    assert_eq!(c.ready_interval, Duration::from_millis(250));
+    assert_eq!(c.ready_timeout, Some(Duration::from_secs(60)));
+    assert_eq!(
+        run(&["--ready-timeout", "0", "x"], &[])
+            .unwrap()
+            .ready_timeout,
+        None
+    );
+    for (args, env, why) in [
+        (
+            &["--ready-when", "localhost:8080", "x"][..],
+            &[][..],
+            "--ready-when: 'localhost:8080' is not a URL",
+        ),
+        (
+            &["--ready-interval", "0", "x"],
+            &[],
+            "--ready-interval (VIGIL_READY_INTERVAL) must be more than 0",
+        ),
+        (
+            &["x"],
+            &[("VIGIL_READY_INTERVAL", "0ms")],
+            "must be more than 0",
+        ),
+        (
+            &["--ready-timeout", "later", "x"],
+            &[],
+            "--ready-timeout: 'later' is not a duration",
+        ),
+        (
+            &["x"],
+            &[("VIGIL_READY_WHEN", "https://x/")],
+            "VIGIL_READY_WHEN: 'https://x/' is not a URL",
+        ),
+    ] {
+        let UsageError(e) = parse_strs(args, env).expect_err(why);
+        assert!(e.contains(why), "{args:?}: {e}");
+    }
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::options::Kind;
 use crate::caps;
 use crate::facts::signal::{self, Rewrites};
+use crate::probe::Url;
 use crate::record::Format;
 use crate::text;
 use crate::user;
@@ -36,6 +37,7 @@ pub enum Value {
     User(user::Spec),
     LogFormat(Format),
     Caps(caps::Set),
+    Url(Url),
     /// Given nowhere, and no default: what an option's effect gets then.
     Unset,
 }
@@ -125,6 +127,13 @@ impl Value {
             _ => None,
         }
     }
+
+    pub fn url(self) -> Option<Url> {
+        match self {
+            Value::Url(target) => Some(target),
+            _ => None,
+        }
+    }
 }
 
 /// Where a value comes from, which decides how some kinds read it.
@@ -177,6 +186,7 @@ pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
         Kind::User => Value::User(user::parse_spec(raw).map_err(|e| e.to_string())?),
         Kind::LogFormat => Value::LogFormat(Format::parse(text)?),
         Kind::Caps => Value::Caps(caps::parse(text)?),
+        Kind::Url => Value::Url(Url::parse(text)?),
         Kind::Rewrite => match from {
             From::CommandLine => Value::Rewrite(vec![Rewrites::parse_rule(text)?]),
             From::Vigil | From::Tini => Value::Rewrite(

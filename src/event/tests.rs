@@ -12,6 +12,7 @@ use serde_json::Value as Json;
 
 use super::*;
 use crate::facts::hook;
+use crate::facts::probe::{Address, Unresolved, Waited};
 use crate::facts::{Cancel, Outcome, Sender};
 use crate::record::check::Schema;
 use crate::record::{Encoder, Encoding, LINE_MAX, Record, Timestamp};
@@ -282,6 +283,28 @@ fn every_event_writes_what_the_schema_says() {
     };
     let left = procs();
     let path = Path::new("/dev/termination-log");
+    let address = || Address::Inet("127.0.0.1:8080".parse().expect("an address"));
+    let healthy = Healthy {
+        address: address(),
+        status: Some((200, "OK".into())),
+    };
+    let status = Unhealthy::Status {
+        code: 503,
+        reason: "Service Unavailable".into(),
+    };
+    let failed = Unhealthy::Connect {
+        address: address(),
+        error: nix::errno::Errno::ENOENT,
+    };
+    let unresolved = Unhealthy::Unresolved {
+        name: "db".into(),
+        why: Unresolved::NoSuchName("127.0.0.11".parse().expect("an address")),
+    };
+    let timed_out = Unhealthy::TimedOut {
+        after: Duration::from_secs(2),
+        waited: Waited::Answer(address()),
+    };
+    let url = "http://127.0.0.1:8080/healthz";
     let samples = [
         Event::Exit {
             exit: &exit,
@@ -503,6 +526,85 @@ fn every_event_writes_what_the_schema_says() {
                 oom_group_kill: 0,
             },
         },
+        Event::ProbeHealthy {
+            url,
+            healthy: &healthy,
+            took: Duration::from_millis(3),
+        },
+        Event::ProbeUnhealthy { url, why: &status },
+        Event::ProbeUnhealthy { url, why: &failed },
+        Event::ProbeUnhealthy {
+            url,
+            why: &unresolved,
+        },
+        Event::ProbeUnhealthy {
+            url,
+            why: &timed_out,
+        },
+        Event::NotReady {
+            url,
+            why: &status,
+            next: Duration::from_millis(100),
+        },
+        Event::NotReady {
+            url,
+            why: &failed,
+            next: Duration::from_millis(100),
+        },
+        Event::NotReady {
+            url,
+            why: &unresolved,
+            next: Duration::from_millis(100),
+        },
+        Event::NotReady {
+            url,
+            why: &timed_out,
+            next: Duration::from_millis(100),
+        },
+        Event::Ready {
+            url,
+            after: Duration::from_millis(3204),
+            healthy: &healthy,
+            probes: 7,
+            notified: Some("/run/notify/notify.sock"),
+        },
+        Event::ReadyTimeoutPassed {
+            timeout: Duration::from_secs(30),
+            url,
+            probes: 33,
+            last: Some(&status),
+            signal: libc::SIGTERM,
+        },
+        Event::ReadyTimeoutPassed {
+            timeout: Duration::from_secs(30),
+            url,
+            probes: 33,
+            last: Some(&failed),
+            signal: libc::SIGTERM,
+        },
+        Event::ReadyTimeoutPassed {
+            timeout: Duration::from_secs(30),
+            url,
+            probes: 33,
+            last: Some(&unresolved),
+            signal: libc::SIGTERM,
+        },
+        Event::ReadyTimeoutPassed {
+            timeout: Duration::from_secs(30),
+            url,
+            probes: 33,
+            last: Some(&timed_out),
+            signal: libc::SIGTERM,
+        },
+        Event::NotifyFailed {
+            socket: "/run/notify/notify.sock",
+            message: "READY=1",
+            error: "Connection refused",
+        },
+        Event::NotifySocketUnusable {
+            error: "NOTIFY_SOCKET 'vsock:2:9' is not a Unix socket path (absolute, or @NAME)",
+        },
+        Event::ReadyTimeoutUnused {},
     ];
     let mut written: BTreeSet<(String, String)> = BTreeSet::new();
     for event in &samples {

@@ -7,6 +7,7 @@
 
 pub mod hook;
 pub mod memory;
+pub mod probe;
 pub mod process;
 pub mod signal;
 

@@ -47,6 +47,12 @@ pub enum StopCause {
     PostStartFailed,
     /// `--timeout` passed.
     Timeout(Duration),
+    /// `--ready-timeout` passed before the service was ready: the timeout,
+    /// and why the last probe failed.
+    NotReady {
+        timeout: Duration,
+        last: Option<String>,
+    },
     /// vigil could not go on supervising (its signals could not be read,
     /// its clock or its waits misbehaved): why.
     Fault(String),
@@ -59,6 +65,7 @@ impl StopCause {
             StopCause::Signal { .. } => "signal",
             StopCause::PostStartFailed => "post_start_failed",
             StopCause::Timeout(_) => "timeout",
+            StopCause::NotReady { .. } => "not_ready",
             StopCause::Fault(_) => "fault",
         }
     }
@@ -410,7 +417,7 @@ impl Exit {
         let forced = matches!(
             self.stop,
             Some(Stop {
-                cause: StopCause::Timeout(_) | StopCause::Fault(_),
+                cause: StopCause::Timeout(_) | StopCause::NotReady { .. } | StopCause::Fault(_),
                 ..
             })
         );

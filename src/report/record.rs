@@ -93,6 +93,9 @@ impl Exit {
             StopCause::Timeout(after) => {
                 o.field("timeout", *after);
             }
+            StopCause::NotReady { timeout, last } => {
+                o.field("timeout", *timeout).opt("error", last.as_deref());
+            }
             StopCause::Fault(why) => {
                 o.field("error", why.as_str());
             }

@@ -90,6 +90,19 @@ impl Exit {
         }
     }
 
+    /// The grace period a stop that vigil started itself got without
+    /// `--grace-period`.
+    fn write_default_grace(&self, f: &mut Formatter<'_>, after: &str) -> fmt::Result {
+        match self.grace.as_ref().filter(|g| g.by_default) {
+            Some(grace) => write!(
+                f,
+                ", grace period {} (the default after {after})",
+                duration(grace.period)
+            ),
+            None => Ok(()),
+        }
+    }
+
     fn write_stop(&self, f: &mut Formatter<'_>, stop: &Stop) -> fmt::Result {
         f.write_str("; stop: ")?;
         match &stop.cause {
@@ -99,13 +112,15 @@ impl Exit {
             StopCause::PostStartFailed => f.write_str("the post-start hook failed")?,
             StopCause::Timeout(after) => {
                 write!(f, "--timeout ({}) passed", duration(*after))?;
-                if let Some(grace) = self.grace.as_ref().filter(|g| g.by_default) {
-                    write!(
-                        f,
-                        ", grace period {} (the default after --timeout)",
-                        duration(grace.period)
-                    )?;
+                self.write_default_grace(f, "--timeout")?;
+            }
+            StopCause::NotReady { timeout, last } => {
+                write!(f, "not ready after {} (--ready-timeout", duration(*timeout))?;
+                if let Some(last) = last {
+                    write!(f, "; the last probe: {last}")?;
                 }
+                f.write_str(")")?;
+                self.write_default_grace(f, "--ready-timeout")?;
             }
             StopCause::Fault(why) => write!(f, "vigil could not go on: {why}")?,
         }

@@ -31,9 +31,15 @@ pub enum Deadline {
     KillWait,
     /// `--timeout` is over: the stop sequence starts as for SIGTERM.
     Timeout,
+    /// `--ready-when`: the next probe is due, or the one in flight has run
+    /// out of time.
+    ReadyProbe,
+    /// `--ready-timeout` is over, and the service is not ready: the stop
+    /// sequence starts as for SIGTERM.
+    ReadyTimeout,
 }
 
-const ALL: [Deadline; 9] = [
+const ALL: [Deadline; 11] = [
     Deadline::Grace,
     Deadline::PostStart,
     Deadline::StillRunning,
@@ -43,6 +49,8 @@ const ALL: [Deadline; 9] = [
     Deadline::DrainCheck,
     Deadline::KillWait,
     Deadline::Timeout,
+    Deadline::ReadyProbe,
+    Deadline::ReadyTimeout,
 ];
 
 impl fmt::Display for Deadline {
@@ -57,6 +65,8 @@ impl fmt::Display for Deadline {
             Deadline::DrainCheck => "drain check",
             Deadline::KillWait => "wait after SIGKILL",
             Deadline::Timeout => "--timeout",
+            Deadline::ReadyProbe => "readiness probe",
+            Deadline::ReadyTimeout => "--ready-timeout",
         })
     }
 }

@@ -133,6 +133,7 @@ impl<S: System> Supervisor<S> {
         logging::emit(Event::ChildEnded { pid, ending });
         self.ended = Some((ending, self.sys.now()));
         self.note_not_sent();
+        self.readiness_over("the child exited");
         // Nothing of the stop sequence or the timeout is left to do.
         for done in [
             Deadline::PreStopSleep,
@@ -248,7 +249,7 @@ impl<S: System> Supervisor<S> {
         let status = ending.status();
         match self.stop.as_ref().map(|stop| &stop.cause) {
             Some(StopCause::Timeout(_)) => 124,
-            Some(StopCause::PostStartFailed) => status.max(1),
+            Some(StopCause::PostStartFailed | StopCause::NotReady { .. }) => status.max(1),
             Some(StopCause::Signal { .. } | StopCause::Fault(_)) | None => {
                 self.config.status_after_e(status)
             }

@@ -24,6 +24,7 @@
 
 mod deadlines;
 mod ending;
+mod ready;
 mod setup;
 mod stop;
 mod system;
@@ -148,6 +149,11 @@ struct Supervisor<S: System> {
     /// vigil made the child's group the terminal's foreground group, and
     /// takes the terminal back when it exits.
     gave_terminal: bool,
+    /// `--ready-when`, until the service is first ready (or the container
+    /// stops).
+    ready: Option<ready::Readiness>,
+    /// `STOPPING=1` was sent.
+    stopping_said: bool,
 }
 
 /// What the start left for the supervisor to know: read by `setup::start`
@@ -185,7 +191,7 @@ impl<S: System> Supervisor<S> {
         if let Some(after) = config.timeout {
             deadlines.set(Deadline::Timeout, sys.now() + after);
         }
-        Supervisor {
+        let mut supervisor = Supervisor {
             config,
             sys,
             child,
@@ -211,7 +217,11 @@ impl<S: System> Supervisor<S> {
             child_is_stopped: false,
             parent,
             gave_terminal,
-        }
+            ready: None,
+            stopping_said: false,
+        };
+        supervisor.start_readiness();
+        supervisor
     }
 
     /// The event loop: one turn at a time until the state is `Exit`.
@@ -247,6 +257,10 @@ impl<S: System> Supervisor<S> {
                 }
                 Ok(Some(Woken::Memory)) => {
                     self.on_memory_event();
+                    progress = true;
+                }
+                Ok(Some(Woken::Probe)) => {
+                    self.on_probe_ready();
                     progress = true;
                 }
                 Ok(None) => {}
@@ -319,6 +333,8 @@ impl<S: System> Supervisor<S> {
                 });
                 self.begin_stop(signal, StopCause::Timeout(after));
             }
+            Deadline::ReadyProbe => self.ready_probe_due(),
+            Deadline::ReadyTimeout => self.ready_timed_out(),
         }
     }
 

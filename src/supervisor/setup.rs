@@ -10,6 +10,7 @@ use crate::cli::{self, Config};
 use crate::event::{Event, Level};
 use crate::facts::HookKind;
 use crate::logging;
+use crate::notify::{self, Notifier};
 use crate::procs::Role;
 use crate::report::{Audience, Clocks, Command, Exit, Provisional};
 use crate::signals::{Inherited, SignalFd};
@@ -59,7 +60,14 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     // The child and the hooks do not inherit the variables vigil read: a
     // vigil started below (an image's, under `docker run --init`) would
     // apply them again. tini's pass, as under tini.
-    let unset = cli::own_variable_names();
+    let mut unset = cli::own_variable_names();
+    // With --ready-when, vigil answers the service manager for the child:
+    // the child must not tell it something else. Without, the socket is
+    // the child's, as ever.
+    let notifier = config.ready_when.as_ref().and_then(|_| {
+        unset.push(notify::VARIABLE);
+        notify_socket()
+    });
     let gave_terminal =
         spawn::owns_terminal() && !user.as_ref().is_some_and(user::Switch::new_session);
     let child = start_child(
@@ -99,6 +107,8 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
         user,
         caps,
         unset,
+        notifier,
+        probe: None,
     };
     let start = Start {
         child,
@@ -189,6 +199,18 @@ fn start_child(
     })
 }
 
+/// `$NOTIFY_SOCKET`, when it names a socket vigil can send to; a warning
+/// when it names something else.
+fn notify_socket() -> Option<Notifier> {
+    match Notifier::from_env(std::env::var_os(notify::VARIABLE)) {
+        Ok(notifier) => notifier,
+        Err(why) => {
+            logging::emit(Event::NotifySocketUnusable { error: &why });
+            None
+        }
+    }
+}
+
 /// Mistakes in the hooks that need not stop vigil, said at start rather
 /// than when the hook's time comes: a program that cannot run, a timeout
 /// with no hook to time.
@@ -207,6 +229,9 @@ fn warn_of_hooks(config: &Config) {
                 error: &why,
             });
         }
+    }
+    if config.ready_when.is_none() && config.ready_timeout.is_some() {
+        logging::emit(Event::ReadyTimeoutUnused {});
     }
     if config.post_start.is_none() && config.post_start_timeout.is_some() {
         logging::emit(Event::PostStartTimeoutUnused {});

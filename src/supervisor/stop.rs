@@ -9,12 +9,13 @@ use super::{State, StopPhase, Supervisor};
 use crate::cli::{NO_GRACE_WAIT, TIMEOUT_GRACE};
 use crate::event::{AfterHook, Event};
 use crate::facts::process::{Running, Shell};
-use crate::facts::{Cancel, HookKind, KillReason, Received, Sender};
+use crate::facts::{Cancel, HookKind, KillReason, Received, Sender, Signal};
 use crate::hooks::Hook;
 use crate::logging;
 use crate::procs;
 use crate::report::{Forward, Forwarded, Grace, LaterStop, NotSent, Stop, StopCause};
 use crate::signals::Target;
+use crate::text::duration;
 
 /// Declares `StopStep` and `StopStep::ALL`, every step, from one list:
 /// the test that holds `STOP_SEQUENCE` to every step reads `ALL`, so a step
@@ -71,7 +72,9 @@ impl<S: System> Supervisor<S> {
         // user's, the stop it starts gets docker stop's.
         let grace = match (self.config.grace_period, &cause) {
             (Some(period), _) => Some((period, false)),
-            (None, StopCause::Timeout(_)) => Some((TIMEOUT_GRACE, true)),
+            (None, StopCause::Timeout(_) | StopCause::NotReady { .. }) => {
+                Some((TIMEOUT_GRACE, true))
+            }
             (None, _) => None,
         };
         self.deadlines.clear(Deadline::Timeout);
@@ -88,6 +91,7 @@ impl<S: System> Supervisor<S> {
             signal,
             grace_period: grace.map(|(period, _)| period),
         });
+        self.readiness_over(&stop_status(&cause, signal));
         self.stop = Some(Stop {
             cause,
             at,
@@ -339,6 +343,19 @@ impl<S: System> Supervisor<S> {
         let sys = &self.sys;
         self.forwards.record(forward, |pid| sys.name(pid));
         Some(forward)
+    }
+}
+
+/// Why the container stops, as `STOPPING=1`'s status says it.
+fn stop_status(cause: &StopCause, signal: i32) -> String {
+    match cause {
+        StopCause::Signal { .. } => format!("{} received", Signal(signal)),
+        StopCause::PostStartFailed => "the post-start hook failed".to_string(),
+        StopCause::Timeout(after) => format!("--timeout ({}) passed", duration(*after)),
+        StopCause::NotReady { timeout, .. } => {
+            format!("not ready after {} (--ready-timeout)", duration(*timeout))
+        }
+        StopCause::Fault(why) => format!("vigil could not go on: {why}"),
     }
 }
 

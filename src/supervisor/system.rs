@@ -18,6 +18,8 @@ use crate::caps::Narrowing;
 use crate::cgroup::Memory;
 use crate::facts::MemoryEvents;
 use crate::facts::{Proc, Received};
+use crate::notify::Notifier;
+use crate::probe::{Attempt, Outcome, Unhealthy, Url};
 use crate::procs::{self, Role};
 use crate::reap::{self, Next};
 use crate::signals::{self, Inherited, SignalFd, Target};
@@ -30,14 +32,26 @@ pub enum Woken {
     Signal(Received),
     /// The kernel changed the memory cgroup's `memory.events`.
     Memory,
+    /// The readiness probe's socket is ready for its next step.
+    Probe,
+}
+
+/// A notification sent to the service manager (`$NOTIFY_SOCKET`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Notified {
+    /// The socket, as `$NOTIFY_SOCKET` names it.
+    pub socket: String,
+    /// Why it could not be sent.
+    pub error: Option<String>,
 }
 
 pub trait System {
     /// The monotonic clock.
     fn now(&self) -> Instant;
-    /// Waits for the next signal, or a change of the memory cgroup's
-    /// events when they are watched: at most `timeout` (`Ok(None)` when it
-    /// passed first), or for as long as it takes when `None`.
+    /// Waits for the next signal, a change of the memory cgroup's events
+    /// when they are watched, or the readiness probe's socket while one is
+    /// in flight: at most `timeout` (`Ok(None)` when it passed first), or
+    /// for as long as it takes when `None`.
     fn next_event(&mut self, timeout: Option<Duration>) -> io::Result<Option<Woken>>;
     /// Sleeps: the loop's pace once signals can no longer be read.
     fn sleep(&mut self, duration: Duration);
@@ -87,6 +101,18 @@ pub trait System {
     fn memory_events(&self) -> MemoryEvents;
     /// At exit: lets whoever reads vigil's output pipes catch up.
     fn let_readers_catch_up(&mut self);
+    /// Begins a readiness probe of `url`: its outcome when it is over
+    /// at once; otherwise its socket joins the wait (`Woken::Probe`).
+    fn probe_start(&mut self, url: &Url) -> Option<Outcome>;
+    /// The probe's socket is ready: its next step; its outcome when it is
+    /// over.
+    fn probe_step(&mut self) -> Option<Outcome>;
+    /// Ends the probe in flight, if any (it ran out of time after `after`,
+    /// or is no longer wanted); what it was still waiting for.
+    fn probe_cancel(&mut self, after: Duration) -> Option<Unhealthy>;
+    /// Sends `message` to the service manager; `None` when
+    /// `$NOTIFY_SOCKET` named none.
+    fn notify(&mut self, message: &str) -> Option<Notified>;
 }
 
 /// The real world.
@@ -103,17 +129,22 @@ pub struct Os {
     pub caps: Option<Narrowing>,
     /// vigil's own variables, which the hooks do not inherit.
     pub unset: Vec<&'static str>,
+    /// `$NOTIFY_SOCKET`, with `--ready-when`.
+    pub notifier: Option<Notifier>,
+    /// The readiness probe in flight.
+    pub probe: Option<Attempt>,
 }
 
 /// How many times in a row a failed wait is tried again before it counts.
 const READ_TRIES: u32 = 2;
 
 impl Os {
-    /// One wait for a signal or a memory event (`System::next_event`).
+    /// One wait for a signal, a memory event or the probe's socket
+    /// (`System::next_event`).
     fn wait_once(&mut self, timeout: Option<Duration>) -> io::Result<Option<Woken>> {
-        let Some(watch) = &self.memory_watch else {
+        if self.memory_watch.is_none() && self.probe.is_none() {
             return Ok(self.signals.wait(timeout)?.map(Woken::Signal));
-        };
+        }
         // Rounded up, so that a deadline is never polled for a little early
         // over and over.
         let wait = match timeout {
@@ -122,25 +153,52 @@ impl Os {
                 PollTimeout::try_from(t.as_micros().div_ceil(1000)).unwrap_or(PollTimeout::MAX)
             }
         };
-        let mut fds = [
-            PollFd::new(self.signals.as_fd(), PollFlags::POLLIN),
-            PollFd::new(watch.as_fd(), PollFlags::POLLIN),
-        ];
-        match poll(&mut fds, wait) {
-            Ok(_) => {}
-            Err(nix::errno::Errno::EINTR) => return Ok(None),
-            Err(e) => return Err(e.into()),
-        }
-        let ready = |fd: &PollFd| fd.revents().is_some_and(|r| !r.is_empty());
-        let [signal, memory] = &fds;
-        let (signal, memory) = (ready(signal), ready(memory));
+        let (signal, memory, probe) = {
+            // The signalfd, then those of the others that are there (the
+            // unused places hold the signalfd again and are not polled).
+            let signals = || PollFd::new(self.signals.as_fd(), PollFlags::POLLIN);
+            let mut fds = [signals(), signals(), signals()];
+            let mut n = 1;
+            let others = [
+                self.memory_watch
+                    .as_ref()
+                    .map(|w| (w.as_fd(), PollFlags::POLLIN)),
+                self.probe.as_ref().and_then(Attempt::waits_for),
+            ];
+            for (fd, events) in others.into_iter().flatten() {
+                if let Some(slot) = fds.get_mut(n) {
+                    *slot = PollFd::new(fd, events);
+                    n += 1;
+                }
+            }
+            let fds = fds.get_mut(..n).unwrap_or_default();
+            match poll(fds, wait) {
+                Ok(_) => {}
+                Err(nix::errno::Errno::EINTR) => return Ok(None),
+                Err(e) => return Err(e.into()),
+            }
+            let ready = |i: usize| {
+                fds.get(i)
+                    .and_then(PollFd::revents)
+                    .is_some_and(|r| !r.is_empty())
+            };
+            let memory_at = usize::from(self.memory_watch.is_some());
+            (
+                ready(0),
+                self.memory_watch.is_some() && ready(memory_at),
+                self.probe.is_some() && ready(memory_at + 1),
+            )
+        };
         if signal {
             // Readable: the read does not block.
             return Ok(self.signals.wait(None)?.map(Woken::Signal));
         }
-        if !memory {
-            return Ok(None);
+        if probe {
+            return Ok(Some(Woken::Probe));
         }
+        let Some(watch) = self.memory_watch.as_ref().filter(|_| memory) else {
+            return Ok(None);
+        };
         // Each change is an event; what changed is read from the file. A
         // watch that fails to be read (the cgroup was removed) is dropped,
         // rather than woken for again and again.
@@ -264,5 +322,33 @@ impl System for Os {
 
     fn let_readers_catch_up(&mut self) {
         crate::logging::let_readers_catch_up();
+    }
+
+    fn probe_start(&mut self, url: &Url) -> Option<Outcome> {
+        self.probe = Some(Attempt::new(url));
+        self.probe_step()
+    }
+
+    fn probe_step(&mut self) -> Option<Outcome> {
+        let outcome = self.probe.as_mut()?.step();
+        if outcome.is_some() {
+            self.probe = None;
+        }
+        outcome
+    }
+
+    fn probe_cancel(&mut self, after: Duration) -> Option<Unhealthy> {
+        self.probe.take().map(|attempt| attempt.timed_out(after))
+    }
+
+    fn notify(&mut self, message: &str) -> Option<Notified> {
+        let notifier = self.notifier.as_ref()?;
+        Some(Notified {
+            socket: notifier.socket.clone(),
+            error: notifier
+                .send(message)
+                .err()
+                .map(|e| crate::text::os_error(&e)),
+        })
     }
 }

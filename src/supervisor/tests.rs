@@ -9,6 +9,7 @@
 //! `examples`: the records docs/logging.md shows, as vigil writes them.
 
 mod examples;
+mod ready;
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -62,6 +63,16 @@ struct Fake {
     memory: MemoryEvents,
     /// Wake-ups for a change of `memory.events` still to come.
     memory_wakes: u32,
+    /// What each probe that starts does: ends at once with this outcome,
+    /// or (`None`) waits for its socket.
+    probe_starts: VecDeque<Option<crate::probe::Outcome>>,
+    /// What the socket of the probe in flight brings, one wake-up each.
+    probe_steps: VecDeque<Option<crate::probe::Outcome>>,
+    /// A probe is in flight.
+    probing: bool,
+    /// `$NOTIFY_SOCKET` is set; a send fails with this error.
+    notify_socket: bool,
+    notify_error: Option<String>,
     // What vigil did:
     sent: Vec<(Target, i32)>,
     signalled_all: Vec<Vec<i32>>,
@@ -70,6 +81,11 @@ struct Fake {
     sleeps: Vec<Duration>,
     stopped_self: u32,
     terminal_given: Vec<i32>,
+    /// The probes started (their URLs), and cancelled.
+    probes: Vec<String>,
+    probes_cancelled: u32,
+    /// What was sent to the service manager.
+    notified: Vec<String>,
 }
 
 impl Fake {
@@ -91,6 +107,9 @@ impl System for Fake {
         if self.memory_wakes > 0 {
             self.memory_wakes -= 1;
             return Ok(Some(Woken::Memory));
+        }
+        if self.probing && !self.probe_steps.is_empty() {
+            return Ok(Some(Woken::Probe));
         }
         let timeout = timeout.expect("the loop would block forever: nothing is queued");
         if !self.frozen {
@@ -191,6 +210,41 @@ impl System for Fake {
     }
 
     fn let_readers_catch_up(&mut self) {}
+
+    fn probe_start(&mut self, url: &crate::probe::Url) -> Option<crate::probe::Outcome> {
+        self.probes.push(url.text.clone());
+        let outcome = self.probe_starts.pop_front().flatten();
+        self.probing = outcome.is_none();
+        outcome
+    }
+
+    fn probe_step(&mut self) -> Option<crate::probe::Outcome> {
+        let outcome = self.probe_steps.pop_front().flatten();
+        self.probing = outcome.is_none();
+        outcome
+    }
+
+    fn probe_cancel(&mut self, after: Duration) -> Option<crate::probe::Unhealthy> {
+        if !std::mem::take(&mut self.probing) {
+            return None;
+        }
+        self.probes_cancelled += 1;
+        Some(crate::probe::Unhealthy::TimedOut {
+            after,
+            waited: crate::probe::Waited::Answer(crate::probe::Address::Unknown),
+        })
+    }
+
+    fn notify(&mut self, message: &str) -> Option<super::system::Notified> {
+        if !self.notify_socket {
+            return None;
+        }
+        self.notified.push(message.to_string());
+        Some(super::system::Notified {
+            socket: "/run/notify/notify.sock".into(),
+            error: self.notify_error.clone(),
+        })
+    }
 }
 
 /// A supervisor whose child (pid 100) has just started, with these options.
@@ -272,6 +326,7 @@ impl Supervisor<Fake> {
             StopCause::Signal { .. } => "signal",
             StopCause::PostStartFailed => "post_start_failed",
             StopCause::Timeout(_) => "timeout",
+            StopCause::NotReady { .. } => "not_ready",
             StopCause::Fault(_) => "fault",
         })
     }

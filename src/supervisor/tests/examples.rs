@@ -218,6 +218,25 @@ fn endings() -> Vec<(&'static str, Play)> {
             }),
         ),
         (
+            "not ready",
+            Box::new(|| {
+                let mut s = example(
+                    &[
+                        "--ready-when",
+                        "http://127.0.0.1:8080/healthz",
+                        "--ready-timeout",
+                        "30s",
+                    ],
+                    &["./server"],
+                );
+                s.sys.probe_starts = std::iter::repeat_with(refused).take(100).collect();
+                s.passes(Deadline::ReadyTimeout);
+                s.wait(ms(120));
+                s.ended(PID, killed(libc::SIGTERM));
+                s.run_to_exit();
+            }),
+        ),
+        (
             "a forwarded signal",
             Box::new(|| {
                 let mut s = example(&[], &["sleep", "1000"]);
@@ -376,11 +395,42 @@ fn event_records(format: Format) -> Vec<(&'static str, String)> {
         s.ended(55, killed(libc::SIGKILL));
     });
     all.push(("reaped", record_of(&reaped, "reaped")));
+    // Readiness: two probes refused (at -vv), the third answers.
+    capture::start(format, 3, t());
+    let mut s = example(
+        &["--ready-when", "http://127.0.0.1:8080/healthz"],
+        &["./server"],
+    );
+    s.sys.notify_socket = true;
+    s.sys.probe_starts = [refused(), refused(), Some(Ok(ok()))].into();
+    for _ in 0..3 {
+        s.next_deadline_passes();
+    }
+    let ready = capture::take();
+    all.push(("not_ready", record_of(&ready, "not_ready")));
+    all.push(("ready", record_of(&ready, "ready")));
     all
 }
 
+/// A probe refused by the application's port.
+fn refused() -> Option<crate::probe::Outcome> {
+    Some(Err(crate::probe::Unhealthy::Refused(address())))
+}
+
+fn ok() -> crate::probe::Healthy {
+    crate::probe::Healthy {
+        address: address(),
+        status: Some((200, "OK".into())),
+    }
+}
+
+fn address() -> crate::probe::Address {
+    crate::probe::Address::Inet(std::net::SocketAddr::from(([127, 0, 0, 1], 8080)))
+}
+
 /// The examples whose logfmt form the doc shows too.
-const LOGFMT_EXAMPLES: [&str; 4] = [
+const LOGFMT_EXAMPLES: [&str; 5] = [
+    "ready",
     "grace deadline",
     "OOM kill of a grandchild",
     "timeout",

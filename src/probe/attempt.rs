@@ -1,0 +1,363 @@
+//! One probe, as a non-blocking state machine: resolve the name (when it
+//! takes a question to a nameserver), connect, send the request, read the
+//! status line. Each stage that has to wait says which descriptor and
+//! which event it waits for; whoever drives it (the supervisor's loop, or
+//! `--probe`'s own) polls that, calls `step` again, and keeps the time.
+
+use std::net::{IpAddr, SocketAddr};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::time::Duration;
+
+use nix::errno::Errno;
+use nix::poll::PollFlags;
+use nix::sys::socket::{
+    self, AddressFamily, MsgFlags, SockFlag, SockType, SockaddrIn, SockaddrIn6, UnixAddr, sockopt,
+};
+
+use super::http::{self, HEAD_MAX, Head};
+use super::resolve::{self, Resolver, Start};
+use super::url::{Endpoint, Host, Url};
+use super::{Address, Healthy, Outcome, Unhealthy, Waited};
+
+/// Where an attempt is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    /// Nothing done yet.
+    Begin,
+    /// A nameserver was asked (`resolver`).
+    Resolving,
+    /// The next address in `addresses` is to be tried.
+    Connect,
+    /// `socket` is connecting to `addresses[at]`.
+    Connecting,
+    /// `socket` is connected, the request partly sent (`sent`).
+    Sending,
+    /// The request is sent; `answer` holds what came back so far.
+    Receiving,
+}
+
+/// A probe in flight.
+pub struct Attempt {
+    endpoint: Endpoint,
+    /// The request to send once connected; `None` for a probe that only
+    /// connects.
+    request: Option<Vec<u8>>,
+    stage: Stage,
+    resolver: Option<Resolver>,
+    addresses: Vec<Address>,
+    /// The address being tried, in `addresses`.
+    at: usize,
+    /// How the first address failed, which is what a failure of all of
+    /// them reports.
+    failed: Option<Unhealthy>,
+    socket: Option<OwnedFd>,
+    sent: usize,
+    answer: Vec<u8>,
+}
+
+impl Attempt {
+    /// A probe of `url`, not begun: `step` begins it.
+    pub fn new(url: &Url) -> Attempt {
+        Attempt {
+            endpoint: url.endpoint.clone(),
+            request: url.path.as_deref().map(|p| http::request(url, p)),
+            stage: Stage::Begin,
+            resolver: None,
+            addresses: Vec::new(),
+            at: 0,
+            failed: None,
+            socket: None,
+            sent: 0,
+            answer: Vec::new(),
+        }
+    }
+
+    /// The descriptor this attempt waits on, and for what; `None` before
+    /// it began or once it is over.
+    pub fn waits_for(&self) -> Option<(BorrowedFd<'_>, PollFlags)> {
+        let events = match self.stage {
+            Stage::Resolving | Stage::Receiving => PollFlags::POLLIN,
+            Stage::Connecting | Stage::Sending => PollFlags::POLLOUT,
+            Stage::Begin | Stage::Connect => return None,
+        };
+        let fd = match self.stage {
+            Stage::Resolving => self.resolver.as_ref()?.fd(),
+            _ => self.socket.as_ref()?.as_fd(),
+        };
+        Some((fd, events))
+    }
+
+    /// Goes as far as it can without waiting: the outcome once the probe
+    /// is over, `None` while it waits for its descriptor (`waits_for`).
+    pub fn step(&mut self) -> Option<Outcome> {
+        let outcome = self.advance();
+        if outcome.is_some() {
+            // Over: the descriptors are closed now, not when dropped.
+            self.socket = None;
+            self.resolver = None;
+        }
+        outcome
+    }
+
+    fn advance(&mut self) -> Option<Outcome> {
+        loop {
+            match self.stage {
+                Stage::Begin => {
+                    if let Some(outcome) = self.begin() {
+                        return Some(outcome);
+                    }
+                }
+                Stage::Resolving => {
+                    let resolver = self.resolver.as_mut()?;
+                    match resolver.step()? {
+                        Ok(ips) => self.found(&ips),
+                        Err(why) => {
+                            return Some(Err(Unhealthy::Unresolved {
+                                name: resolver.name().to_string(),
+                                why,
+                            }));
+                        }
+                    }
+                }
+                Stage::Connect => {
+                    if let Some(outcome) = self.connect() {
+                        return Some(outcome);
+                    }
+                    if self.stage == Stage::Connecting {
+                        return None;
+                    }
+                }
+                Stage::Connecting => {
+                    let socket = self.socket.as_ref()?;
+                    match socket::getsockopt(socket, sockopt::SocketError) {
+                        Ok(0) => {
+                            if let Some(outcome) = self.connected() {
+                                return Some(outcome);
+                            }
+                        }
+                        Ok(errno) if Errno::from_raw(errno) == Errno::EINPROGRESS => return None,
+                        Ok(errno) => self.next_address(Errno::from_raw(errno)),
+                        Err(e) => self.next_address(e),
+                    }
+                }
+                Stage::Sending => return self.send(),
+                Stage::Receiving => return self.receive(),
+            }
+        }
+    }
+
+    /// The addresses of the endpoint, when they need no waiting; else the
+    /// question to the nameservers goes out.
+    fn begin(&mut self) -> Option<Outcome> {
+        let host = match &self.endpoint {
+            Endpoint::Unix(path) => {
+                self.addresses = vec![Address::Unix(path.clone())];
+                self.stage = Stage::Connect;
+                return None;
+            }
+            Endpoint::Inet { host, .. } => host,
+        };
+        match host {
+            Host::Ip(ip) => self.found(&[*ip]),
+            Host::Name(name) => match resolve::start(name) {
+                Start::Found(ips) => self.found(&ips),
+                Start::Asking(resolver) => {
+                    self.resolver = Some(resolver);
+                    self.stage = Stage::Resolving;
+                }
+                Start::Failed(why) => {
+                    return Some(Err(Unhealthy::Unresolved {
+                        name: name.clone(),
+                        why,
+                    }));
+                }
+            },
+        }
+        None
+    }
+
+    fn found(&mut self, ips: &[IpAddr]) {
+        let port = match self.endpoint {
+            Endpoint::Inet { port, .. } => port,
+            Endpoint::Unix(_) => 0,
+        };
+        self.addresses = ips
+            .iter()
+            .map(|ip| Address::Inet(SocketAddr::new(*ip, port)))
+            .collect();
+        self.at = 0;
+        self.resolver = None;
+        self.stage = Stage::Connect;
+    }
+
+    /// Connects to `addresses[at]`: connected at once (a Unix socket, a
+    /// local port), connecting, or on to the next address; when none is
+    /// left, the first failure is the outcome.
+    fn connect(&mut self) -> Option<Outcome> {
+        let Some(address) = self.addresses.get(self.at) else {
+            let why = self.failed.take().unwrap_or(Unhealthy::Connect {
+                address: Address::Unknown,
+                error: Errno::EADDRNOTAVAIL,
+            });
+            return Some(Err(why));
+        };
+        match open(address) {
+            Ok((socket, connected)) => {
+                self.socket = Some(socket);
+                if connected {
+                    return self.connected();
+                }
+                self.stage = Stage::Connecting;
+                None
+            }
+            Err(e) => {
+                self.next_address(e);
+                None
+            }
+        }
+    }
+
+    /// `addresses[at]` failed with `error`: on to the next one.
+    fn next_address(&mut self, error: Errno) {
+        let address = self.addresses.get(self.at).cloned();
+        let address = address.unwrap_or(Address::Unknown);
+        let why = match error {
+            Errno::ECONNREFUSED => Unhealthy::Refused(address),
+            error => Unhealthy::Connect { address, error },
+        };
+        self.failed.get_or_insert(why);
+        self.socket = None;
+        self.at += 1;
+        self.stage = Stage::Connect;
+    }
+
+    /// Connected: healthy for a probe that only connects; otherwise the
+    /// request goes.
+    fn connected(&mut self) -> Option<Outcome> {
+        if self.request.is_none() {
+            return Some(Ok(Healthy {
+                address: self.address(),
+                status: None,
+            }));
+        }
+        self.stage = Stage::Sending;
+        None
+    }
+
+    fn address(&self) -> Address {
+        self.addresses
+            .get(self.at)
+            .cloned()
+            .unwrap_or(Address::Unknown)
+    }
+
+    fn send(&mut self) -> Option<Outcome> {
+        let socket = self.socket.as_ref()?.as_raw_fd();
+        let request = self.request.as_deref().unwrap_or_default();
+        while let Some(rest) = request.get(self.sent..).filter(|r| !r.is_empty()) {
+            match socket::send(socket, rest, MsgFlags::MSG_NOSIGNAL) {
+                Ok(n) => self.sent += n,
+                Err(Errno::EINTR) => {}
+                Err(Errno::EAGAIN) => return None,
+                Err(error) => return Some(Err(self.io_failed(true, error))),
+            }
+        }
+        self.stage = Stage::Receiving;
+        self.receive()
+    }
+
+    fn receive(&mut self) -> Option<Outcome> {
+        let socket = self.socket.as_ref()?.as_raw_fd();
+        let mut buffer = [0u8; 512];
+        loop {
+            let room = HEAD_MAX
+                .saturating_sub(self.answer.len())
+                .clamp(1, buffer.len());
+            let buffer = buffer.get_mut(..room).unwrap_or_default();
+            match socket::recv(socket, buffer, MsgFlags::empty()) {
+                Ok(0) => {
+                    let address = self.address();
+                    return Some(Err(match http::head(&self.answer) {
+                        Head::NotHttp(start) => Unhealthy::NotHttp { address, start },
+                        _ => Unhealthy::Closed(address),
+                    }));
+                }
+                Ok(n) => self
+                    .answer
+                    .extend_from_slice(buffer.get(..n).unwrap_or_default()),
+                Err(Errno::EINTR) => continue,
+                Err(Errno::EAGAIN) => return None,
+                Err(error) => return Some(Err(self.io_failed(false, error))),
+            }
+            let address = self.address();
+            match http::head(&self.answer) {
+                Head::Incomplete => {}
+                Head::Status(code, reason) if http::healthy(code) => {
+                    return Some(Ok(Healthy {
+                        address,
+                        status: Some((code, reason)),
+                    }));
+                }
+                Head::Status(code, reason) => return Some(Err(Unhealthy::Status { code, reason })),
+                Head::NotHttp(start) => return Some(Err(Unhealthy::NotHttp { address, start })),
+            }
+        }
+    }
+
+    fn io_failed(&self, sending: bool, error: Errno) -> Unhealthy {
+        Unhealthy::Io {
+            address: self.address(),
+            sending,
+            error,
+        }
+    }
+
+    /// What an attempt still waiting after `after` reports.
+    pub fn timed_out(&self, after: Duration) -> Unhealthy {
+        let waited = match (self.stage, &self.resolver) {
+            (Stage::Resolving, Some(resolver)) => Waited::Nameserver {
+                name: resolver.name().to_string(),
+                server: resolver.server(),
+            },
+            (Stage::Sending | Stage::Receiving, _) => Waited::Answer(self.address()),
+            _ => Waited::Connection(self.address()),
+        };
+        Unhealthy::TimedOut { after, waited }
+    }
+}
+
+/// A non-blocking socket, connecting to `address`: whether it is
+/// connected already (a Unix socket, or a local port that answers at
+/// once).
+fn open(address: &Address) -> Result<(OwnedFd, bool), Errno> {
+    let family = match address {
+        Address::Inet(SocketAddr::V4(_)) => AddressFamily::Inet,
+        Address::Inet(SocketAddr::V6(_)) => AddressFamily::Inet6,
+        Address::Unix(_) | Address::Unknown => AddressFamily::Unix,
+    };
+    let socket = socket::socket(
+        family,
+        SockType::Stream,
+        SockFlag::SOCK_NONBLOCK | SockFlag::SOCK_CLOEXEC,
+        None,
+    )?;
+    let fd = socket.as_raw_fd();
+    let result = match address {
+        Address::Inet(SocketAddr::V4(a)) => socket::connect(fd, &SockaddrIn::from(*a)),
+        Address::Inet(SocketAddr::V6(a)) => socket::connect(fd, &SockaddrIn6::from(*a)),
+        Address::Unix(path) => {
+            let to = match path.strip_prefix('@') {
+                Some(name) => UnixAddr::new_abstract(name.as_bytes())?,
+                None => UnixAddr::new(path.as_str())?,
+            };
+            socket::connect(fd, &to)
+        }
+        Address::Unknown => Err(Errno::EADDRNOTAVAIL),
+    };
+    match result {
+        Ok(()) => Ok((socket, true)),
+        // Interrupted, a non-blocking connect goes on by itself.
+        Err(Errno::EINPROGRESS | Errno::EINTR) => Ok((socket, false)),
+        Err(e) => Err(e),
+    }
+}

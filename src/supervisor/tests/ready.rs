@@ -1,0 +1,243 @@
+//! `--ready-when`: probing until the first success, `READY=1` once and
+//! nothing pending afterwards, `STOPPING=1`, `--ready-timeout`.
+
+use super::*;
+use crate::probe::{Address, Healthy, Outcome, Unhealthy};
+
+const URL: &str = "http://127.0.0.1:8080/healthz";
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn refused() -> Option<Outcome> {
+    Some(Err(Unhealthy::Refused(Address::Inet(
+        "127.0.0.1:8080".parse().unwrap(),
+    ))))
+}
+
+fn healthy() -> Option<Outcome> {
+    Some(Ok(Healthy {
+        address: Address::Inet("127.0.0.1:8080".parse().unwrap()),
+        status: Some((200, "OK".into())),
+    }))
+}
+
+/// A supervisor probing `URL`, with `$NOTIFY_SOCKET` set.
+fn probing(args: &[&str]) -> Supervisor<Fake> {
+    let mut all = vec!["--ready-when", URL];
+    all.extend(args);
+    let mut s = supervisor(&all);
+    s.sys.notify_socket = true;
+    s
+}
+
+impl Supervisor<Fake> {
+    /// The wait until the next probe starts.
+    fn next_probe_in(&self) -> Option<Duration> {
+        self.deadlines
+            .get(Deadline::ReadyProbe)
+            .map(|at| at.saturating_duration_since(self.sys.clock()))
+    }
+}
+
+#[test]
+fn probes_back_off_from_50ms_to_the_interval() {
+    let mut s = probing(&[]);
+    s.sys.probe_starts = std::iter::repeat_with(refused).take(8).collect();
+    let mut waits = vec![s.next_probe_in().unwrap()];
+    for _ in 0..7 {
+        s.next_deadline_passes();
+        waits.push(s.next_probe_in().unwrap());
+    }
+    assert_eq!(
+        waits,
+        [
+            ms(50),
+            ms(50),
+            ms(100),
+            ms(200),
+            ms(400),
+            ms(800),
+            ms(1000),
+            ms(1000)
+        ]
+    );
+    assert_eq!(s.sys.probes.len(), 7);
+    assert!(s.sys.probes.iter().all(|u| u == URL));
+    let mut s = probing(&["--ready-interval", "300ms"]);
+    s.sys.probe_starts = std::iter::repeat_with(refused).take(5).collect();
+    let mut waits = vec![s.next_probe_in().unwrap()];
+    for _ in 0..4 {
+        s.next_deadline_passes();
+        waits.push(s.next_probe_in().unwrap());
+    }
+    assert_eq!(waits, [ms(50), ms(50), ms(100), ms(200), ms(300)]);
+    // An interval below the first wait is the wait from the start.
+    let s = probing(&["--ready-interval", "10ms"]);
+    assert_eq!(s.next_probe_in(), Some(ms(10)));
+}
+
+#[test]
+fn the_first_success_sends_ready_once_and_leaves_nothing_pending() {
+    let mut s = probing(&[]);
+    s.sys.probe_starts = [refused(), refused(), None].into();
+    s.sys.probe_steps = [None, healthy()].into();
+    s.next_deadline_passes();
+    s.next_deadline_passes();
+    assert!(s.sys.notified.is_empty());
+    // The third attempt waits for its socket, which answers in two steps.
+    s.next_deadline_passes();
+    assert!(s.sys.probing);
+    assert_eq!(
+        s.next_probe_in(),
+        Some(Duration::from_secs(2)),
+        "the probe timeout"
+    );
+    s.turn();
+    s.turn();
+    assert_eq!(s.sys.notified.len(), 1, "{:?}", s.sys.notified);
+    let ready = &s.sys.notified[0];
+    assert!(
+        ready.starts_with("READY=1\nSTATUS=ready after ")
+            && ready.ends_with(&format!(
+                ": {URL}: HTTP status 200 (OK) from 127.0.0.1:8080"
+            )),
+        "{ready}"
+    );
+    assert!(s.ready.is_none());
+    assert_eq!(s.deadlines.next(), None, "nothing left to wake up for");
+    // Idle: the loop waits without a timeout.
+    s.sys.waits.clear();
+    s.signal(from_outside(libc::SIGUSR1));
+    assert_eq!(s.sys.waits, [None]);
+    assert_eq!(s.sys.probes.len(), 3);
+    // The stop says STOPPING=1, once.
+    s.signal(from_outside(libc::SIGTERM));
+    s.signal(from_outside(libc::SIGTERM));
+    s.ended(CHILD, killed(libc::SIGTERM));
+    assert_eq!(s.sys.notified.len(), 2);
+    assert_eq!(
+        s.sys.notified[1],
+        "STOPPING=1\nSTATUS=stopping: SIGTERM received"
+    );
+}
+
+#[test]
+fn a_probe_that_does_not_answer_in_time_is_a_failure() {
+    let mut s = probing(&["--probe-timeout", "300ms"]);
+    s.sys.probe_starts = [None, healthy()].into();
+    s.next_deadline_passes();
+    assert!(s.sys.probing);
+    assert_eq!(s.next_probe_in(), Some(ms(300)));
+    s.next_deadline_passes();
+    assert!(!s.sys.probing, "the socket is closed");
+    assert_eq!(s.sys.probes_cancelled, 1);
+    assert_eq!(s.next_probe_in(), Some(ms(50)));
+    assert!(matches!(
+        s.ready.as_ref().and_then(|r| r.last.as_ref()),
+        Some(Unhealthy::TimedOut { .. })
+    ));
+    s.next_deadline_passes();
+    assert_eq!(s.sys.notified.len(), 1);
+    assert!(s.ready.is_none());
+}
+
+#[test]
+fn not_ready_by_the_ready_timeout_stops_and_never_exits_0() {
+    for (ending, status) in [(exited(0), 1), (killed(libc::SIGTERM), 143), (exited(3), 3)] {
+        let mut s = probing(&["--ready-timeout", "3s", "-e", "0"]);
+        s.sys.probe_starts = std::iter::repeat_with(refused).take(100).collect();
+        s.passes(Deadline::ReadyTimeout);
+        assert_eq!(s.stop_cause(), Some("not_ready"));
+        assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+        assert_eq!(
+            s.deadlines.get(Deadline::ReadyProbe),
+            None,
+            "no more probing"
+        );
+        let grace = s.grace.as_ref().unwrap();
+        assert_eq!(
+            (grace.period, grace.by_default),
+            (Duration::from_secs(10), true)
+        );
+        assert_eq!(
+            s.sys.notified,
+            ["STOPPING=1\nSTATUS=stopping: not ready after 3s (--ready-timeout)"]
+        );
+        let Some(Stop {
+            cause: StopCause::NotReady { timeout, last },
+            ..
+        }) = &s.stop
+        else {
+            panic!("{:?}", s.stop);
+        };
+        assert_eq!(*timeout, Duration::from_secs(3));
+        assert_eq!(
+            last.as_deref(),
+            Some("connection refused by 127.0.0.1:8080")
+        );
+        s.ended(CHILD, ending);
+        assert_eq!(s.state, State::Exit(status), "{ending:?}");
+    }
+}
+
+#[test]
+fn the_ready_timeout_is_over_once_ready() {
+    let mut s = probing(&["--ready-timeout", "3s"]);
+    s.sys.probe_starts = [healthy()].into();
+    s.next_deadline_passes();
+    assert_eq!(s.deadlines.get(Deadline::ReadyTimeout), None);
+    assert_eq!(s.state, State::Running);
+}
+
+#[test]
+fn a_stop_or_the_childs_end_ends_the_probing() {
+    let mut s = probing(&["--ready-timeout", "1m"]);
+    s.sys.probe_starts = [None].into();
+    s.next_deadline_passes();
+    assert!(s.sys.probing);
+    s.signal(from_outside(libc::SIGINT));
+    assert!(!s.sys.probing && s.sys.probes_cancelled == 1);
+    assert_eq!(s.deadlines.get(Deadline::ReadyProbe), None);
+    assert_eq!(s.deadlines.get(Deadline::ReadyTimeout), None);
+    assert_eq!(
+        s.sys.notified,
+        ["STOPPING=1\nSTATUS=stopping: SIGINT received"]
+    );
+    let mut s = probing(&[]);
+    s.ended(CHILD, exited(0));
+    assert_eq!(
+        s.sys.notified,
+        ["STOPPING=1\nSTATUS=stopping: the child exited"]
+    );
+    assert_eq!(s.state, State::Exit(0));
+    assert!(s.sys.probes.is_empty());
+}
+
+#[test]
+fn without_ready_when_the_service_manager_is_the_childs() {
+    let mut s = supervisor(&["--timeout", "5s"]);
+    s.sys.notify_socket = true;
+    assert_eq!(s.deadlines.get(Deadline::ReadyProbe), None);
+    s.passes(Deadline::Timeout);
+    s.ended(CHILD, killed(libc::SIGTERM));
+    assert!(s.sys.notified.is_empty());
+    assert!(s.sys.probes.is_empty());
+}
+
+#[test]
+fn a_notification_that_fails_is_a_warning_and_changes_nothing_else() {
+    use crate::logging::capture;
+    use crate::record::{Format, Timestamp};
+    capture::start(Format::Text, 1, Timestamp::from_unix(0, 0));
+    let mut s = probing(&[]);
+    s.sys.notify_error = Some("Connection refused".into());
+    s.sys.probe_starts = [healthy()].into();
+    s.next_deadline_passes();
+    assert!(s.ready.is_none());
+    assert_eq!(
+        capture::take(),
+        ["vigil: warning: cannot send READY=1 to /run/notify/notify.sock: Connection refused\n"]
+    );
+}
