@@ -446,10 +446,15 @@ fn value_of(r: &mut Rng, kind: Kind, hook_marker: &Path) -> String {
         Kind::LogFormat => log_format(r),
         Kind::Caps => caps(r),
         Kind::Url => url(r),
-        // They take no value: `valued` leaves them out.
-        Kind::Switch | Kind::Level | Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense => {
-            String::new()
-        }
+        // They take no value: `valued` leaves them out. `-P` is never
+        // generated: without a command it pauses until a stop signal
+        // (tests/pause.rs); the fixed cases hold its usage errors.
+        Kind::Switch
+        | Kind::Level
+        | Kind::PrintHelp
+        | Kind::PrintVersion
+        | Kind::PrintLicense
+        | Kind::Pause => String::new(),
     }
 }
 
@@ -1184,6 +1189,11 @@ fn fuzz_fixed_edge_cases() {
         ),
         case(vec![s("--")], vec![]),
         case(vec![], vec![]),
+        // Pause mode runs no command, and reads only some options.
+        case(cmd(vec![s("-P")]), vec![]),
+        case(cmd(vec![s("-vP"), s("--")]), vec![]),
+        case(vec![s("-P"), s("-g")], vec![]),
+        case(vec![s("-P"), s("--pre-stop"), s(&hookcmd)], vec![]),
         case(vec![s("-e")], vec![]),
         case(vec![OsString::from_vec(vec![0xff, 0xfe])], vec![]),
         case(

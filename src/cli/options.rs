@@ -73,6 +73,9 @@ pub enum Kind {
     PrintHelp,
     PrintVersion,
     PrintLicense,
+    /// `-P`: run no command, only reap until a stop signal (a pod's
+    /// infra process). On when given; no variable.
+    Pause,
 }
 
 impl Kind {
@@ -80,7 +83,12 @@ impl Kind {
     pub const fn takes_value(self) -> bool {
         !matches!(
             self,
-            Kind::Switch | Kind::Level | Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense
+            Kind::Switch
+                | Kind::Level
+                | Kind::PrintHelp
+                | Kind::PrintVersion
+                | Kind::PrintLicense
+                | Kind::Pause
         )
     }
 }
@@ -314,6 +322,13 @@ pub const OPTIONS: &[Opt] = &[
         repeat: Repeat::Replace,
         ..opt(Kind::PrintVersion, "Print the version and exit", PRINTS)
     },
+    short(
+        'P',
+        Kind::Pause,
+        Repeat::Replace,
+        "Pause: run no command; reap whatever is reparented to vigil, and exit 0 on a stop signal (a pod's infra process)",
+        apply!(|c, v| c.pause = v.switch()),
+    ),
     Opt {
         long: Some("probe"),
         value_name: "URL",

@@ -106,9 +106,12 @@ fn every_option_sets_a_field_of_its_own() {
         Kind::LogFormat => "json",
         Kind::Caps => "NET_RAW",
         Kind::Url => "http://127.0.0.1:8080/ready",
-        Kind::Switch | Kind::Level | Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense => {
-            ""
-        }
+        Kind::Switch
+        | Kind::Level
+        | Kind::PrintHelp
+        | Kind::PrintVersion
+        | Kind::PrintLicense
+        | Kind::Pause => "",
     };
     let unset = fields(&run(&["x"], &[]).unwrap());
     let mut set_by = std::collections::HashMap::new();
@@ -126,16 +129,20 @@ fn every_option_sets_a_field_of_its_own() {
         }
         // `--probe` runs no command, and its `Config` holds only what a
         // probe reads: of the fields that differ, the one of its own.
+        // Pause mode runs no command either.
         let probing = o.long == Some("probe");
         let given = if probing {
             fields(&probe(&args, &[]).unwrap())
         } else {
-            args.push("x");
+            if o.kind != Kind::Pause {
+                args.push("x");
+            }
             fields(&run(&args, &[]).unwrap())
         };
         let changed: Vec<&String> = given
             .iter()
             .filter(|field| !unset.contains(field))
+            .filter(|(name, _)| o.kind != Kind::Pause || name != "command")
             .map(|(name, _)| name)
             .filter(|name| !probing || *name == "probe")
             .collect();
@@ -628,4 +635,39 @@ fn readiness_options() {
         let UsageError(e) = parse_strs(args, env).expect_err(why);
         assert!(e.contains(why), "{args:?}: {e}");
     }
+}
+
+#[test]
+fn pause_runs_no_command_and_reads_only_its_options() {
+    let c = run(&["-P"], &[]).unwrap();
+    assert!(c.pause && c.command.is_empty());
+    let c = run(
+        &["-Pvw", "-s", "-p", "HUP", "--stop-signals", "QUIT", "--"],
+        &[("VIGIL_GRACE_PERIOD", "5s")],
+    )
+    .unwrap();
+    assert!(c.pause && c.warn_on_reap && c.subreaper);
+    assert_eq!(c.stop_signals, [libc::SIGQUIT]);
+    let message = |args: &[&str]| run(args, &[]).unwrap_err().0;
+    let m = message(&["-P", "sleep", "1"]);
+    assert!(
+        m.starts_with("-P runs no command, but was given 'sleep'"),
+        "{m}"
+    );
+    assert!(message(&["-P", "--", "sleep"]).contains("'sleep'"));
+    for other in [
+        &["-P", "-g"][..],
+        &["-e", "3", "-P"],
+        &["-P", "--grace-period", "5s"],
+        &["-P", "--pre-stop", "true"],
+        &["-P", "--termination-log", "/x"],
+    ] {
+        let m = message(other);
+        assert!(
+            m.contains("has nothing to act on with -P"),
+            "{other:?}: {m}"
+        );
+    }
+    // Help and the version still print.
+    assert!(printed(&["-P", "--version"]).is_some());
 }

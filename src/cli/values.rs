@@ -197,7 +197,9 @@ pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
                     .collect::<Result<_, _>>()?,
             ),
         },
-        Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense => Value::Switch(true),
+        Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense | Kind::Pause => {
+            Value::Switch(true)
+        }
     })
 }
 

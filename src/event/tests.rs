@@ -605,6 +605,15 @@ fn every_event_writes_what_the_schema_says() {
             error: "NOTIFY_SOCKET 'vsock:2:9' is not a Unix socket path (absolute, or @NAME)",
         },
         Event::ReadyTimeoutUnused {},
+        Event::Pausing {
+            stop_signals: &[libc::SIGTERM, libc::SIGINT, libc::SIGQUIT],
+        },
+        Event::PauseEnded {
+            signal: libc::SIGTERM,
+            sender: &named,
+            orphans_reaped: 3,
+            status: 0,
+        },
     ];
     let mut written: BTreeSet<(String, String)> = BTreeSet::new();
     for event in &samples {

@@ -320,7 +320,7 @@ fn report_exit(exit: &Exit, clocks: Clocks) {
     });
 }
 
-fn become_subreaper() {
+pub(super) fn become_subreaper() {
     if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
         let error = os_error(&e.into());
         logging::emit(Event::SubreaperFailed { error: &error });
@@ -330,7 +330,7 @@ fn become_subreaper() {
 /// `-p`: the kernel sends `signal` when vigil's parent dies. If the parent
 /// died before the prctl took effect, nothing would ever come, so vigil
 /// compares its parent before and after, and sends the signal itself.
-fn set_parent_death_signal(signal: i32) {
+pub(super) fn set_parent_death_signal(signal: i32) {
     let parent = nix::unistd::getppid();
     if let Err(e) = crate::sys::process::set_parent_death_signal(signal) {
         let error = os_error(&e.into());
