@@ -451,6 +451,20 @@ events! {
             duration(*after), if left.len() == 1 { "it" } else { "them" }),
         |o| o.list("left", left.iter());
 
+    // `--install DIR`.
+
+    /// vigil copied itself into a directory.
+    "installed" Installed { path: &'a Path, bytes: u64, sha256: &'a str, source: &'a Path }
+        => Level::Notice,
+        ("installed {}: {bytes} bytes, sha256 {sha256}", path.display()),
+        |o| o.field("path", *path).field("bytes", *bytes).field("sha256", *sha256)
+            .field("source", *source);
+    /// vigil could not copy itself into a directory: which step failed,
+    /// on what, and why (`install::Failure`).
+    "install_failed" InstallFailed { failure: &'a dyn Fact, status: i32 }
+        => Level::Error, ("{failure}"),
+        |o| o.flatten(*failure).field("status", *status);
+
     // Pause mode (`-P`).
 
     /// Pause mode began: no command, only reaping until a stop signal.

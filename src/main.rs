@@ -36,6 +36,7 @@ mod cli;
 mod event;
 mod facts;
 mod hooks;
+mod install;
 mod logging;
 mod notify;
 mod probe;
@@ -139,6 +140,9 @@ fn run(args: Vec<OsString>) -> c_int {
             variable: &warning.name,
             meant: warning.meant,
         });
+    }
+    if let Some(dir) = &config.install {
+        return install::run(dir);
     }
     if config.pause {
         return supervisor::pause(&config);

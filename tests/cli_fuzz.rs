@@ -442,6 +442,8 @@ fn value_of(r: &mut Rng, kind: Kind, hook_marker: &Path) -> String {
         Kind::Command => hook(r, hook_marker),
         Kind::Duration => duration(r),
         Kind::Path => path(r),
+        // Relative to the case's own directory, where vigil runs.
+        Kind::Install => r.pick(&[".", "no-such-dir", ""]).to_string(),
         Kind::User => user(r),
         Kind::LogFormat => log_format(r),
         Kind::Caps => caps(r),
@@ -882,6 +884,14 @@ fn judge(
             Ok("usage error")
         }
         0 if !ran.stdout.is_empty() && ran.stderr.is_empty() => Ok("printed help/version/license"),
+        // `--install DIR` alone: the copy is in place (0), or DIR is not
+        // there (1); either way one line at most, and nothing ran.
+        0 | 1 if text.contains("--install") && ran.stdout.is_empty() && lines.len() <= 1 => {
+            if hook_marker.exists() {
+                return Err("a hook ran although vigil only installed itself".into());
+            }
+            Ok("installed itself, or could not")
+        }
         126 | 127
             if lines
                 .iter()
@@ -1194,6 +1204,10 @@ fn fuzz_fixed_edge_cases() {
         case(cmd(vec![s("-vP"), s("--")]), vec![]),
         case(vec![s("-P"), s("-g")], vec![]),
         case(vec![s("-P"), s("--pre-stop"), s(&hookcmd)], vec![]),
+        // Installing runs no command.
+        case(cmd(vec![s("--install"), s(".")]), vec![]),
+        case(vec![s("--install"), s("no-such-dir")], vec![]),
+        case(vec![s("--install"), s("."), s("-v")], vec![]),
         case(vec![s("-e")], vec![]),
         case(vec![OsString::from_vec(vec![0xff, 0xfe])], vec![]),
         case(

@@ -76,6 +76,10 @@ pub enum Kind {
     /// `-P`: run no command, only reap until a stop signal (a pod's
     /// infra process). On when given; no variable.
     Pause,
+    /// `--install DIR`: copy this binary to DIR/vigil and exit. A
+    /// directory, not empty; no variable (an image's `ENV` would make
+    /// every start an install).
+    Install,
 }
 
 impl Kind {
@@ -329,6 +333,15 @@ pub const OPTIONS: &[Opt] = &[
         "Pause: run no command; reap whatever is reparented to vigil, and exit 0 on a stop signal (a pod's infra process)",
         apply!(|c, v| c.pause = v.switch()),
     ),
+    Opt {
+        long: Some("install"),
+        value_name: "DIR",
+        ..opt(
+            Kind::Install,
+            "Copy this vigil to DIR/vigil (mode 0755, atomically), say what was written, and exit",
+            apply!(|c, v| c.install = v.path().map(std::path::PathBuf::from)),
+        )
+    },
     Opt {
         long: Some("probe"),
         value_name: "URL",

@@ -100,7 +100,7 @@ fn every_option_sets_a_field_of_its_own() {
         Kind::ExitCode => "3",
         Kind::Duration => "7s",
         Kind::Command => "true",
-        Kind::Path => "/elsewhere",
+        Kind::Path | Kind::Install => "/elsewhere",
         Kind::Rewrite => "TERM:QUIT",
         Kind::User => "7:7",
         Kind::LogFormat => "json",
@@ -128,13 +128,14 @@ fn every_option_sets_a_field_of_its_own() {
             args.push(sample(o.kind));
         }
         // `--probe` runs no command, and its `Config` holds only what a
-        // probe reads: of the fields that differ, the one of its own.
-        // Pause mode runs no command either.
+        // probe reads: of the fields that differ, the one of its own. The
+        // modes run no command either.
         let probing = o.long == Some("probe");
+        let mode = matches!(o.kind, Kind::Pause | Kind::Install);
         let given = if probing {
             fields(&probe(&args, &[]).unwrap())
         } else {
-            if o.kind != Kind::Pause {
+            if !mode {
                 args.push("x");
             }
             fields(&run(&args, &[]).unwrap())
@@ -142,7 +143,7 @@ fn every_option_sets_a_field_of_its_own() {
         let changed: Vec<&String> = given
             .iter()
             .filter(|field| !unset.contains(field))
-            .filter(|(name, _)| o.kind != Kind::Pause || name != "command")
+            .filter(|(name, _)| !mode || name != "command")
             .map(|(name, _)| name)
             .filter(|name| !probing || *name == "probe")
             .collect();
@@ -670,4 +671,38 @@ fn pause_runs_no_command_and_reads_only_its_options() {
     }
     // Help and the version still print.
     assert!(printed(&["-P", "--version"]).is_some());
+}
+
+#[test]
+fn install_takes_a_directory_and_nothing_else() {
+    let c = run(
+        &["--install", "/opt/vigil"],
+        &[("VIGIL_GRACE_PERIOD", "5s")],
+    )
+    .unwrap();
+    assert_eq!(c.install.as_deref(), Some(Path::new("/opt/vigil")));
+    assert!(c.command.is_empty());
+    let c = run(&["-v", "--log-format=json", "--install=/x"], &[]).unwrap();
+    assert_eq!(c.install.as_deref(), Some(Path::new("/x")));
+    let message = |args: &[&str]| run(args, &[]).unwrap_err().0;
+    let m = message(&["--install", "/x", "true"]);
+    assert!(
+        m.starts_with("--install runs no command, but was given 'true'"),
+        "{m}"
+    );
+    let m = message(&["--install", ""]);
+    assert!(m.contains("--install: an empty directory"), "{m}");
+    let m = message(&["--install"]);
+    assert!(m.contains("--install needs a value"), "{m}");
+    let m = message(&["--install", "/x", "--install", "/y"]);
+    assert!(m.contains("given twice"), "{m}");
+    let m = message(&["--install", "/x", "-P"]);
+    assert!(m.contains("two modes"), "{m}");
+    for other in [&["-g", "--install", "/x"][..], &["--install", "/x", "-w"]] {
+        let m = message(other);
+        assert!(
+            m.contains("has nothing to act on with --install"),
+            "{other:?}: {m}"
+        );
+    }
 }
