@@ -174,7 +174,9 @@ commit $short, built for $host_target" ] && ok "sha256sum -c --ignore-missing SH
 (cd "$work/download" && sha256sum -c --quiet SHA256SUMS) >/dev/null 2>&1 &&
     ok "sha256sum -c SHA256SUMS: all $(wc -l <dist/SHA256SUMS) files of the release" || bad "sha256sum -c SHA256SUMS failed"
 cp "$work/download/SHA256SUMS" "$work/sums.orig"
-sed -i '1s/^./0/' "$work/download/SHA256SUMS"
+# One digit changed, whatever it was (a 0 made 0 would change nothing).
+sed -i '1s/^0/1/;t;1s/^./0/' "$work/download/SHA256SUMS"
+cmp -s "$work/download/SHA256SUMS" "$work/sums.orig" && bad "the changed SHA256SUMS is unchanged"
 (cd "$work/download" && ! minisign -V -q -p ../throwaway.pub -m SHA256SUMS >/dev/null 2>&1) &&
     ok "minisign -V refuses a changed SHA256SUMS" || bad "minisign -V accepted a changed SHA256SUMS"
 cp "$work/sums.orig" "$work/download/SHA256SUMS"
