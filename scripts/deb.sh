@@ -11,6 +11,8 @@
 #   /usr/share/doc/vigil/copyright          machine-readable (DEP-5)
 #   /usr/share/doc/vigil/changelog.gz       this release's entry
 #   /usr/share/doc/vigil/README.md.gz
+#   /usr/share/doc/vigil/glibc.txt.gz       a static glibc binary's notice
+#                                           (dist/vigil_VERSION_ARCH.glibc.txt)
 #   /usr/share/lintian/overrides/vigil      the tags it carries, each explained
 #
 # It depends on nothing (the binary is static). The bytes depend only on the
@@ -38,9 +40,24 @@ for f in "$bin" "$sbom"; do
         exit 2
     }
 done
+# A static glibc binary carries glibc: the package says which, and where
+# its source is, from the binary's notice (scripts/glibc-notice.sh), and
+# names that source in Built-Using, as Debian's own statically linked
+# packages do.
+built_using=
 case "$target" in
     *-musl) libc="musl, MIT" ;;
-    *) libc="the GNU C Library, LGPL-2.1+" ;;
+    *)
+        notice=dist/vigil_${version}_$arch.glibc.txt
+        [ -f "$notice" ] || {
+            echo "deb.sh: $notice missing (scripts/release.sh makes it)" >&2
+            exit 2
+        }
+        built_using=$(sed -n 's/^Built-Using: //p' "$notice")
+        glibc_source=$(sed -n 's/^Source: //p' "$notice")
+        libc="the GNU C Library, LGPL-2.1+${glibc_source:+; its source:
+ $glibc_source}"
+        ;;
 esac
 # The project has no contact address yet: the reserved .invalid domain
 # says so rather than invent one (the lintian overrides explain the tag).
@@ -53,6 +70,8 @@ install -d -m 0755 "$root/usr/share/man/man1" "$root/usr/share/doc/vigil" "$root
 gzip -9n <docs/vigil.1 >"$root/usr/share/man/man1/vigil.1.gz"
 gzip -9n <README.md >"$root/usr/share/doc/vigil/README.md.gz"
 install -m 0644 packaging/deb/lintian-overrides "$root/usr/share/lintian/overrides/vigil"
+# What the LGPL asks to go with the binary, wherever the package goes.
+[ -n "${notice:-}" ] && gzip -9n <"$notice" >"$root/usr/share/doc/vigil/glibc.txt.gz"
 
 when=$(LC_ALL=C date -u -R -d "@$SOURCE_DATE_EPOCH")
 cat <<EOF | gzip -9n >"$root/usr/share/doc/vigil/changelog.gz"
@@ -111,7 +130,8 @@ Architecture: $debarch
 Maintainer: $maintainer
 Installed-Size: $((size + dirs - 1))
 Section: admin
-Priority: optional
+Priority: optional${built_using:+
+Built-Using: $built_using}
 Description: small static PID 1 for containers
  vigil starts one command, passes signals on to it, reaps every zombie,
  runs optional post-start and pre-stop hooks, shuts the container down

@@ -8,8 +8,10 @@
 # image is `FROM scratch` with /vigil (root-owned, 0755) as its entrypoint,
 # and the org.opencontainers.image.* labels: version, revision (the commit),
 # created (SOURCE_DATE_EPOCH, also the time of the image and its files),
-# source, licenses, title, description. The platforms: linux/amd64, arm64,
-# 386, arm/v7, riscv64, s390x, ppc64le. To publish it (docs/install.md):
+# source, licenses (MIT, and LGPL-2.1-or-later too on the static glibc
+# platforms: their binaries carry glibc), title, description. The
+# platforms: linux/amd64, arm64, 386, arm/v7, riscv64, s390x, ppc64le. To
+# publish it (docs/install.md):
 #
 #   skopeo copy --all oci-archive:dist/vigil_VERSION.oci.tar docker://REGISTRY/vigil:VERSION
 #
@@ -49,6 +51,11 @@ for row in "${release_targets[@]}"; do
         exit 2
     }
     IFS=/ read -r os goarch variant <<<"$platform"
+    # A static glibc binary carries glibc, LGPL-2.1-or-later
+    # (dist/vigil_VERSION_ARCH.glibc.txt).
+    read -r _ target _ <<<"$row"
+    licenses=MIT
+    [[ "$target" == *-musl ]] || licenses="MIT AND LGPL-2.1-or-later"
     ctr=$(b from scratch)
     b copy --chown 0:0 --chmod 0755 "$ctr" "$bin" /vigil >/dev/null
     b config --os "$os" --arch "$goarch" ${variant:+--variant "$variant"} \
@@ -57,7 +64,7 @@ for row in "${release_targets[@]}"; do
         --label "org.opencontainers.image.revision=$revision" \
         --label "org.opencontainers.image.created=$created" \
         --label "org.opencontainers.image.source=$source_url" \
-        --label "org.opencontainers.image.licenses=MIT" \
+        --label "org.opencontainers.image.licenses=$licenses" \
         --label "org.opencontainers.image.title=vigil" \
         --label "org.opencontainers.image.description=$description" \
         "$ctr"

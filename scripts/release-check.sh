@@ -30,7 +30,16 @@
 #      `COPY --from=localhost:PORT/vigil:VERSION` in a `docker build`;
 #   7. crates.io: `cargo publish --dry-run` packages and builds the crate, and
 #      `cargo install --path .` installs a `vigil` that runs a command, also
-#      as PID 1.
+#      as PID 1;
+#   8. the static glibc binaries and the LGPL: each binary that `file` says
+#      is linked with glibc has its notice (dist/vigil_VERSION_ARCH.glibc.txt, in
+#      SHA256SUMS), whose glibc version, Debian source and its address
+#      agree, the binary's package carries the same notice, Built-Using and
+#      source, its image platform says LGPL-2.1-or-later; no musl binary has
+#      one; and the notice's relink route works: armv7 relinked
+#      (VIGIL_GLIBC_DIR) against a copy of its glibc elsewhere, in a clone
+#      of dist/'s commit, gives the same bytes, and its link map shows the
+#      copy's libc.a and start files were the ones opened (strace).
 #
 #   bash scripts/release.sh && bash scripts/release-check.sh
 #
@@ -165,7 +174,9 @@ commit $short, built for $host_target" ] && ok "sha256sum -c --ignore-missing SH
 (cd "$work/download" && sha256sum -c --quiet SHA256SUMS) >/dev/null 2>&1 &&
     ok "sha256sum -c SHA256SUMS: all $(wc -l <dist/SHA256SUMS) files of the release" || bad "sha256sum -c SHA256SUMS failed"
 cp "$work/download/SHA256SUMS" "$work/sums.orig"
-sed -i '1s/^./0/' "$work/download/SHA256SUMS"
+# One digit changed, whatever it was (a 0 made 0 would change nothing).
+sed -i '1s/^0/1/;t;1s/^./0/' "$work/download/SHA256SUMS"
+cmp -s "$work/download/SHA256SUMS" "$work/sums.orig" && bad "the changed SHA256SUMS is unchanged"
 (cd "$work/download" && ! minisign -V -q -p ../throwaway.pub -m SHA256SUMS >/dev/null 2>&1) &&
     ok "minisign -V refuses a changed SHA256SUMS" || bad "minisign -V accepted a changed SHA256SUMS"
 cp "$work/sums.orig" "$work/download/SHA256SUMS"
@@ -219,7 +230,9 @@ for row in "${release_targets[@]}"; do
     deb=dist/vigil_${version}_$debarch.deb
     debs+=("$deb")
     files=$(dpkg-deb -c "$deb" | awk '$1 !~ /^d/ {print $1, $2, $6}' | tr '\n' ' ')
-    want="-rwxr-xr-x root/root ./usr/bin/vigil -rw-r--r-- root/root ./usr/share/doc/vigil/README.md.gz -rw-r--r-- root/root ./usr/share/doc/vigil/changelog.gz -rw-r--r-- root/root ./usr/share/doc/vigil/copyright -rw-r--r-- root/root ./usr/share/lintian/overrides/vigil -rw-r--r-- root/root ./usr/share/man/man1/vigil.1.gz "
+    notice=
+    [ -f "dist/vigil_${version}_$arch.glibc.txt" ] && notice="-rw-r--r-- root/root ./usr/share/doc/vigil/glibc.txt.gz "
+    want="-rwxr-xr-x root/root ./usr/bin/vigil -rw-r--r-- root/root ./usr/share/doc/vigil/README.md.gz -rw-r--r-- root/root ./usr/share/doc/vigil/changelog.gz -rw-r--r-- root/root ./usr/share/doc/vigil/copyright ${notice}-rw-r--r-- root/root ./usr/share/lintian/overrides/vigil -rw-r--r-- root/root ./usr/share/man/man1/vigil.1.gz "
     rm -rf "$work/x" && dpkg-deb -x "$deb" "$work/x"
     if [ "$files" = "$want" ] && [ "$(dpkg-deb -f "$deb" Architecture)" = "$debarch" ] &&
         cmp -s "$work/x/usr/bin/vigil" "dist/vigil-$arch"; then
@@ -452,11 +465,14 @@ print(" ".join("/".join(filter(None, [m["platform"]["os"], m["platform"]["archit
             pulled+=("$(docker image inspect -f '{{.Id}}' "$ref")")
             out=$(docker run --rm --label "$label" --platform "$platform" "$ref" --version 2>&1)
             got=$(docker image inspect -f '{{.Os}}/{{.Architecture}}{{if .Variant}}/{{.Variant}}{{end}}' "$ref" 2>&1)
+            licenses=$(docker image inspect -f '{{index .Config.Labels "org.opencontainers.image.licenses"}}' "$ref" 2>&1)
+            want_licenses=MIT
+            [[ "$target" == *-musl ]] || want_licenses="MIT AND LGPL-2.1-or-later"
             if [ "$out" = "vigil version $version
-commit $short, built for $target" ] && [ "$got" = "$platform" ]; then
-                ok "docker $platform: --version names $target"
+commit $short, built for $target" ] && [ "$got" = "$platform" ] && [ "$licenses" = "$want_licenses" ]; then
+                ok "docker $platform: --version names $target; licenses $licenses"
             else
-                bad "docker $platform (image says $got): $out"
+                bad "docker $platform (image says $got, licenses $licenses): $out"
             fi
         else
             bad "docker pull --platform $platform: $(cat "$work/pull.err")"
@@ -476,7 +492,7 @@ labels, version, commit, epoch = json.loads(sys.argv[1]), sys.argv[2], sys.argv[
 p = "org.opencontainers.image."
 for k in ["version", "revision", "created", "source", "licenses", "title", "description"]:
     assert labels.get(p + k), f"no {p + k}: {labels}"
-assert labels[p + "version"] == version and labels[p + "revision"] == commit and labels[p + "licenses"] == "MIT", labels
+assert labels[p + "version"] == version and labels[p + "revision"] == commit, labels
 created = datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 assert labels[p + "created"] == created, (labels[p + "created"], created)
 print(", ".join(f"{k[len(p):]}={v}" for k, v in sorted(labels.items()) if k.startswith(p) and k != p + "description"))
@@ -517,6 +533,100 @@ if cargo install --locked --quiet --path . --root "$work/install" >"$work/instal
 else
     bad "cargo install --path .: $(tail -5 "$work/install.log")"
 fi
+
+section "8. The static glibc binaries and the LGPL"
+glibc_archs=()
+for row in "${release_targets[@]}"; do
+    read -r arch target _ debarch _ <<<"$row"
+    bin=dist/vigil-$arch
+    notice=dist/vigil_${version}_$arch.glibc.txt
+    deb=dist/vigil_${version}_$debarch.deb
+    if ! file -b "$bin" | grep -q 'for GNU/Linux'; then
+        [ ! -e "$notice" ] && ok "$bin: musl, no glibc notice" || bad "$bin is linked with musl, but $notice exists"
+        continue
+    fi
+    glibc_archs+=("$arch")
+    if [ ! -f "$notice" ]; then
+        bad "$bin is linked with glibc, and $notice is missing"
+        continue
+    fi
+    out=$(python3 - "$notice" "$arch" "$target" "$version" "$short" <<'PY' 2>&1
+import re, sys
+path, arch, target, version, commit = sys.argv[1:]
+text = open(path).read()
+head, _, prose = text.partition("\n\n")
+facts = dict(line.split(": ", 1) for line in head.splitlines())
+want = {"Binary": f"vigil-{arch}", "Target": target, "License": "LGPL-2.1-or-later"}
+for key, value in want.items():
+    assert facts.get(key) == value, (key, facts.get(key), value)
+glibc = re.fullmatch(r"glibc \(= (.+)\)", facts["Built-Using"]).group(1)
+upstream = glibc.split(":")[-1].rsplit("-", 1)[0]
+assert facts["Glibc-Version"] == upstream, facts
+assert facts["Source"] == f"https://snapshot.debian.org/package/glibc/{glibc}/", facts
+assert facts["Source-Upstream"] == f"https://ftp.gnu.org/gnu/glibc/glibc-{upstream}.tar.xz", facts
+assert re.match(r"libc6-dev-\S+-cross \S+ \(Debian source package cross-toolchain-base(-ports)? \S+\)$", facts["Linked-From"]), facts
+assert facts["Program-Source"].endswith(f"/{version} (commit {commit})"), facts
+assert facts["Relink"] == f"VIGIL_GLIBC_DIR=DIR bash scripts/release.sh {arch}", facts
+for needed in ["GNU Lesser General Public License", facts["Source"], "VIGIL_GLIBC_DIR=DIR"]:
+    assert needed in prose, needed
+print(f"glibc {facts['Glibc-Version']}, Debian's glibc {glibc}")
+PY
+    ) && ok "$notice: $out, its source and the relink route" || bad "$notice: $out"
+    grep -q "  vigil_${version}_$arch.glibc.txt$" dist/SHA256SUMS && ok "$notice is in SHA256SUMS" || bad "$notice is not in SHA256SUMS"
+    rm -rf "$work/x" && dpkg-deb -x "$deb" "$work/x"
+    built_using=$(dpkg-deb -f "$deb" Built-Using)
+    source=$(sed -n 's/^Source: //p' "$notice")
+    if [ "$built_using" = "$(sed -n 's/^Built-Using: //p' "$notice")" ] &&
+        zcat "$work/x/usr/share/doc/vigil/glibc.txt.gz" | cmp -s - "$notice" &&
+        grep -qF "$source" "$work/x/usr/share/doc/vigil/copyright"; then
+        ok "$deb: Built-Using: $built_using, the notice as glibc.txt.gz, the source in its copyright"
+    else
+        bad "$deb: Built-Using: $built_using; notice or copyright does not match $notice"
+    fi
+    # On a machine with the same cross package, the notice says what it holds.
+    installed=$(dpkg-query -W -f '${Built-Using}' "libc6-dev-$debarch-cross" 2>/dev/null || true)
+    if [ -n "$installed" ]; then
+        echo "$installed" | grep -qF "$(sed -n 's/^Built-Using: //p' "$notice")" &&
+            ok "$notice: libc6-dev-$debarch-cross here says the same" ||
+            bad "$notice: libc6-dev-$debarch-cross here is built using $installed"
+    fi
+done
+[ "${#glibc_archs[@]}" -gt 0 ] && ok "static glibc binaries: ${glibc_archs[*]}" || bad "no static glibc binary in dist/ (armv7 and three others were)"
+
+# The relink route, as the notice gives it, for armv7: against a copy of the
+# glibc the release was linked with, put elsewhere. Same glibc, so the same
+# bytes; the link map shows the copy was the one used.
+case "$commit" in
+    *-modified | unknown) echo "  note  dist/ is not from a committed tree: the relink route is not rebuilt" ;;
+    *)
+        relink=$work/relink
+        git clone --quiet --no-checkout "$src" "$relink/src" && git -C "$relink/src" checkout --quiet --detach "$commit"
+        mkdir -p "$relink/glibc/lib"
+        cp /usr/arm-linux-gnueabihf/lib/*.a /usr/arm-linux-gnueabihf/lib/*crt*.o "$relink/glibc/lib/"
+        [ -f .cargo/host.toml ] && cp .cargo/host.toml "$relink/src/.cargo/"
+        # strace says which libc.a and start files the linker opened.
+        (cd "$relink/src" && VIGIL_GLIBC_DIR="$relink/glibc" CARGO_TARGET_DIR="$relink/target" \
+            strace -f -qq -e trace=openat -e signal=none -o "$relink/trace" \
+            bash scripts/release.sh armv7) >"$relink/log" 2>&1
+        status=$?
+        opened() { grep -v ENOENT "$relink/trace" | grep -c "\"$1\""; }
+        if [ "$(opened "$relink/glibc/lib/libc.a")" -gt 0 ] && [ "$(opened "$relink/glibc/lib/crt1.o")" -gt 0 ] &&
+            [ "$(opened /usr/arm-linux-gnueabihf/lib/libc.a)" = 0 ] &&
+            [ "$(opened /usr/lib/gcc-cross/arm-linux-gnueabihf/12/../../../../arm-linux-gnueabihf/lib/libc.a)" = 0 ]; then
+            ok "the relink opened the copy's libc.a and crt1.o, not Debian's"
+        else
+            bad "the relink's linker opened: $(grep -E 'libc\.a|crt1\.o' "$relink/trace" | grep -v ENOENT | head -3)"
+        fi
+        if [ "$status" = 0 ] && cmp -s "$relink/src/dist/vigil-armv7" dist/vigil-armv7; then
+            ok "VIGIL_GLIBC_DIR=copy bash scripts/release.sh armv7: the same bytes as dist/vigil-armv7"
+        else
+            bad "the relink of armv7 (exit $status): $(tail -3 "$relink/log") $(cmp "$relink/src/dist/vigil-armv7" dist/vigil-armv7 2>&1 | head -1)"
+        fi
+        grep -q "Linked-Against: $relink/glibc/lib" "$relink/src/dist/vigil_${version}_armv7.glibc.txt" 2>/dev/null &&
+            ok "the relinked binary's notice names the glibc it was linked against" ||
+            bad "the relinked notice: $(head -5 "$relink/src/dist/vigil_${version}_armv7.glibc.txt" 2>&1)"
+        ;;
+esac
 
 echo "  ($((SECONDS - section_start)) s)"
 echo "== release checks took $((SECONDS - t0)) s"

@@ -9,6 +9,9 @@
 #   dist/vigil-s390x     s390x-unknown-linux-gnu         static, glibc (crt-static)
 #   dist/vigil-ppc64le   powerpc64le-unknown-linux-gnu   static, glibc (crt-static)
 #   dist/vigil.1                          the man page
+#   dist/vigil_VERSION_ARCH.glibc.txt     for each static glibc binary, what the
+#                                         LGPL asks: glibc's version, its source,
+#                                         and how to relink (scripts/glibc-notice.sh)
 #   dist/vigil_VERSION_DEBARCH.deb        a Debian package per binary (scripts/deb.sh)
 #   dist/vigil_VERSION.cdx.json           the CycloneDX SBOM (scripts/sbom.py)
 #   dist/vigil_VERSION.oci.tar            the multi-arch image, an OCI archive (scripts/image.sh)
@@ -31,6 +34,9 @@
 #
 #   bash scripts/release.sh                  # all seven, and the image
 #   bash scripts/release.sh x86_64 aarch64   # some (no image)
+#   VIGIL_GLIBC_DIR=DIR bash scripts/release.sh armv7
+#                                            # relinked against the glibc in
+#                                            # DIR/lib (libc.a, crt1.o, ...)
 #
 # Needs the rustup targets, cargo-auditable (the version in
 # scripts/release-targets.sh), Debian's cross linkers (.ci/run installs
@@ -57,6 +63,21 @@ if [ "${#selected[@]}" -eq 0 ]; then
 fi
 everything=false
 [ "${#selected[@]}" -eq "${#release_targets[@]}" ] && everything=true
+
+# Relinking against another glibc (the LGPL's right; dist/vigil_VERSION_ARCH.glibc.txt):
+# a static glibc built for the target, installed in VIGIL_GLIBC_DIR, whose
+# lib/ the linker searches first, for the start files (-B) and the archives
+# (-L). It applies to the static glibc targets of this run.
+glibc_dir=${VIGIL_GLIBC_DIR:-}
+if [ -n "$glibc_dir" ]; then
+    glibc_dir=$(cd "$glibc_dir" && pwd) || exit 2
+    for f in libc.a crt1.o crti.o crtn.o; do
+        [ -f "$glibc_dir/lib/$f" ] || {
+            echo "release.sh: VIGIL_GLIBC_DIR=$glibc_dir has no lib/$f" >&2
+            exit 2
+        }
+    done
+fi
 
 # Only the repository's own settings shape the binaries: a RUSTFLAGS or a
 # profile override from the caller's environment would change them (and
@@ -135,7 +156,11 @@ for row in "${selected[@]}"; do
     read -r _ target _ <<<"$row"
     [ -d "$sysroot/lib/rustlib/$target" ] || rustup target add "$target"
     # A --config array joins the ones .cargo/config.toml gives the target.
-    build+=(--target "$target" --config "target.$target.rustflags=[$remap]")
+    flags=$remap
+    if [ -n "$glibc_dir" ] && [[ "$target" != *-musl ]]; then
+        flags="$flags,\"-Clink-arg=-B$glibc_dir/lib\",\"-Clink-arg=-L$glibc_dir/lib\""
+    fi
+    build+=(--target "$target" --config "target.$target.rustflags=[$flags]")
 done
 echo "== cargo auditable build --release --locked, for ${#selected[@]} target(s)"
 CARGO="$tools/cargo" cargo-auditable auditable build --quiet --release --locked "${build[@]}"
@@ -175,6 +200,17 @@ commit $commit, built for $target"
     fi
 done
 install -m 0644 docs/vigil.1 dist/vigil.1
+
+# What the LGPL asks of a program linked statically with glibc, next to each
+# such binary (docs/install.md, "The static glibc binaries and the LGPL").
+for row in "${selected[@]}"; do
+    read -r arch target _ debarch _ <<<"$row"
+    [[ "$target" == *-musl ]] && continue
+    if ! bash scripts/glibc-notice.sh "$arch" "$commit" "$glibc_dir" >"dist/vigil_${version}_$arch.glibc.txt"; then
+        echo "release.sh: no glibc notice for vigil-$arch" >&2
+        problems=$((problems + 1))
+    fi
+done
 
 # The SBOM covers all seven targets whatever was built, so that a partial
 # rebuild writes the same one.
@@ -225,6 +261,10 @@ import json, sys, tarfile
 print(json.load(tarfile.open(sys.argv[1]).extractfile("index.json"))["manifests"][0]["digest"])' "dist/vigil_$version.oci.tar")\`."
     fi
     echo
+    if [ -n "$glibc_dir" ]; then
+        echo "The static glibc binaries are linked against the glibc in \`$glibc_dir\` (VIGIL_GLIBC_DIR), not Debian's."
+        echo
+    fi
     echo "Built with (a rebuild needs the same; docs/install.md, \"Rebuild and compare\"):"
     echo
     echo '```'

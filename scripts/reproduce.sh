@@ -19,8 +19,9 @@
 #   - the same toolchain seen at another path (bind-mounted in a private
 #     mount namespace, so that its sysroot path differs too).
 #
-# For each architecture the binary, its Debian package and the SBOM must be
-# identical to dist/'s; a difference prints the first differing bytes.
+# For each architecture the binary, its Debian package (and a static glibc
+# binary's notice) and the SBOM must be identical to dist/'s; a difference
+# prints the first differing bytes.
 # Runs as root (the mount namespace and the user switch). Ends with
 # "N passed, M failed"; exit 1 when anything differed.
 set -uo pipefail
@@ -123,6 +124,7 @@ for arch in "${archs[@]}"; do
     read -r _ _ _ debarch _ <<<"$(release_target_row "$arch")"
     same "vigil-$arch"
     same "vigil_${version}_$debarch.deb"
+    [ -f "dist/vigil_${version}_$arch.glibc.txt" ] && same "vigil_${version}_$arch.glibc.txt"
 done
 same "vigil_$version.cdx.json"
 echo "reproduce: $passed passed, $failed failed"

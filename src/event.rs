@@ -451,6 +451,45 @@ events! {
             duration(*after), if left.len() == 1 { "it" } else { "them" }),
         |o| o.list("left", left.iter());
 
+    // `--install DIR`.
+
+    /// vigil copied itself into a directory.
+    "installed" Installed { path: &'a Path, bytes: u64, sha256: &'a str, source: &'a Path }
+        => Level::Notice,
+        ("installed {}: {bytes} bytes, sha256 {sha256}", path.display()),
+        |o| o.field("path", *path).field("bytes", *bytes).field("sha256", *sha256)
+            .field("source", *source);
+    /// vigil could not copy itself into a directory: which step failed,
+    /// on what, and why (`install::Failure`).
+    "install_failed" InstallFailed { failure: &'a dyn Fact, status: i32 }
+        => Level::Error, ("{failure}"),
+        |o| o.flatten(*failure).field("status", *status);
+
+    // Pause mode (`-P`).
+
+    /// Pause mode began: no command, only reaping until a stop signal.
+    "pausing" Pausing { stop_signals: &'a [i32] }
+        => Level::Info,
+        ("pausing: no command; reaping orphans until {}", fmt::from_fn(|f| {
+            for (i, signal) in stop_signals.iter().enumerate() {
+                let sep = match i {
+                    0 => "",
+                    _ if i + 1 == stop_signals.len() => " or ",
+                    _ => ", ",
+                };
+                write!(f, "{sep}{}", Signal(*signal))?;
+            }
+            Ok(())
+        })),
+        |o| o;
+    /// A stop signal ended pause mode.
+    "pause_ended" PauseEnded { signal: i32, sender: &'a Named, orphans_reaped: u64, status: i32 }
+        => Level::Info,
+        ("pause over: {} {sender}; {} reaped; exiting {status}", Signal(*signal),
+            Count(*orphans_reaped, "orphan", "orphans")),
+        |o| o.field("signal", Signal(*signal)).object("sender", *sender)
+            .field("orphans_reaped", *orphans_reaped).field("status", *status);
+
     // Memory.
 
     /// The memory cgroup's counts changed.

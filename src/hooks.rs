@@ -92,6 +92,7 @@ pub fn start(
         // still gets its hooks run, on vigil's stdin.
         null_stdin: std::path::Path::new("/dev/null").exists(),
         unset: &[],
+        own_pid: None,
     };
     match spawn(spec) {
         Ok(pid) => {

@@ -36,6 +36,7 @@ mod cli;
 mod event;
 mod facts;
 mod hooks;
+mod install;
 mod logging;
 mod notify;
 mod probe;
@@ -124,17 +125,27 @@ fn run(args: Vec<OsString>) -> c_int {
             return 2;
         }
     };
+    // A pause has no command to report on: it writes no termination log.
+    let termination_log = (!config.pause)
+        .then(|| config.termination_log.clone())
+        .flatten();
     logging::init(logging::Logger::new(
         config.verbosity,
         config.log_format,
         procs::under_vigil(),
-        config.termination_log.clone(),
+        termination_log,
     ));
     for warning in &config.warnings {
         logging::emit(Event::UnknownVariable {
             variable: &warning.name,
             meant: warning.meant,
         });
+    }
+    if let Some(dir) = &config.install {
+        return install::run(dir);
+    }
+    if config.pause {
+        return supervisor::pause(&config);
     }
     supervisor::run(config, inherited)
 }

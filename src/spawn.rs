@@ -31,7 +31,7 @@ use crate::event::Event;
 use crate::logging;
 use crate::record::{Fields, Obj};
 use crate::signals::Inherited;
-use crate::sys::exec::{self, CStrings, Environment, Group, NotForked, Plan, Step};
+use crate::sys::exec::{self, CStrings, Environment, Group, NotForked, OwnPid, Plan, Step};
 use crate::sys::fd::stdin;
 use crate::text::os_error;
 use crate::user::{Switch, SwitchFailure};
@@ -50,6 +50,34 @@ pub struct Spawn<'a> {
     /// vigil's own variables, which it read and the process must not
     /// inherit: a vigil started below would apply them again.
     pub unset: &'a [&'static str],
+    /// A variable the process gets with its own pid as its value (the
+    /// child under socket activation: `LISTEN_PID`, see
+    /// [`socket_activated`]).
+    pub own_pid: Option<&'static str>,
+}
+
+/// Socket activation's variables (sd_listen_fds(3)): the pid the
+/// descriptors are for, how many there are (from 3 on), their names.
+pub const LISTEN_VARIABLES: [&str; 3] = ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"];
+
+/// Whether vigil was socket-activated: `LISTEN_PID` is vigil's own pid
+/// (systemd, or podman's pid 1 in the container, gave the descriptors to
+/// vigil). The child is then the sockets' owner, and sees its own pid
+/// there (`Spawn::own_pid`), as under catatonit; the descriptors reach it
+/// as every open descriptor of vigil's does. A `LISTEN_PID` that names
+/// another process is not vigil's business and passes unchanged.
+pub fn socket_activated() -> bool {
+    // Read where the C library keeps the environment, without a copy:
+    // every start asks.
+    let Some(value) = crate::sys::env::entries()
+        .find_map(|entry| entry.to_bytes().strip_prefix(b"LISTEN_PID="))
+    else {
+        return false;
+    };
+    std::str::from_utf8(value)
+        .ok()
+        .and_then(|pid| pid.parse::<u32>().ok())
+        .is_some_and(|pid| pid == std::process::id())
 }
 
 /// A process that could not be started.
@@ -413,11 +441,28 @@ fn start(
     let argv = CStrings::new(
         std::iter::once(program_c.as_c_str()).chain(words.iter().map(CString::as_c_str)),
     );
-    let extra = variables(spec, user);
+    let own_pid = match spec.own_pid {
+        Some(name) => Some(OwnPid::new(name).ok_or_else(|| {
+            Failed::Error(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "no room for the variable's name",
+            ))
+        })?),
+        None => None,
+    };
+    let mut extra = variables(spec, user);
+    if let Some(name) = spec.own_pid {
+        // Holds the variable's place, for the entry the process fills in.
+        extra.push((name.as_bytes(), b""));
+    }
     let environment = environment(&extra, spec.unset).map_err(Failed::Error)?;
-    let envp = environment
-        .as_ref()
-        .map(|entries| CStrings::new(entries.iter().map(CString::as_c_str)));
+    let envp = environment.as_ref().map(|entries| {
+        let entries = entries.iter().map(CString::as_c_str);
+        match &own_pid {
+            Some(own) => CStrings::with_own_pid(entries, own),
+            None => CStrings::new(entries),
+        }
+    });
     let null = if spec.null_stdin {
         Some(open_null().map_err(Failed::Error)?)
     } else {
@@ -443,6 +488,7 @@ fn start(
         signals: inherited.for_child(),
         user: user.and_then(Switch::ids),
         caps: caps.map(Narrowing::plan),
+        own_pid: own_pid.as_ref(),
     };
     run(&plan, program, user, caps)
 }
@@ -738,6 +784,39 @@ mod tests {
                 assert_eq!(env[i], e.as_slice());
             }
         }
+    }
+
+    /// `own_pid`: the new process finds its own pid in the variable, a
+    /// new one or one vigil has (PATH here), once; any pid fits the entry.
+    #[test]
+    fn own_pid_is_the_new_processs_pid() {
+        let dir = std::env::temp_dir().join(format!("vigil-own-pid-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["LISTEN_PID", "PATH"] {
+            let out = dir.join(name);
+            let script = format!("echo \"${name} $$\" > {}", out.display());
+            let argv: Vec<OsString> = ["/bin/sh", "-c", &script].map(OsString::from).into();
+            let spec = Spawn {
+                argv: &argv,
+                env: Vec::new(),
+                take_terminal: false,
+                null_stdin: true,
+                unset: &[],
+                own_pid: Some(name),
+            };
+            let inherited = crate::signals::Inherited {
+                mask: crate::signals::SigMask::default(),
+                ignored: crate::signals::SigMask::default(),
+            };
+            let pid = spawn(spec, inherited, None, None).unwrap();
+            nix::sys::wait::waitpid(Pid::from_raw(pid), None).unwrap();
+            let written = std::fs::read_to_string(&out).unwrap();
+            assert_eq!(written, format!("{pid} {pid}\n"), "{name}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(OwnPid::new(&"X".repeat(42)).is_some());
+        assert!(OwnPid::new(&"X".repeat(43)).is_none());
+        assert!(OwnPid::new("A=B").is_none() && OwnPid::new("").is_none());
     }
 
     /// vigil's own variables are left out; others stay as they are.

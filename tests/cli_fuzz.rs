@@ -442,14 +442,21 @@ fn value_of(r: &mut Rng, kind: Kind, hook_marker: &Path) -> String {
         Kind::Command => hook(r, hook_marker),
         Kind::Duration => duration(r),
         Kind::Path => path(r),
+        // Relative to the case's own directory, where vigil runs.
+        Kind::Install => r.pick(&[".", "no-such-dir", ""]).to_string(),
         Kind::User => user(r),
         Kind::LogFormat => log_format(r),
         Kind::Caps => caps(r),
         Kind::Url => url(r),
-        // They take no value: `valued` leaves them out.
-        Kind::Switch | Kind::Level | Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense => {
-            String::new()
-        }
+        // They take no value: `valued` leaves them out. `-P` is never
+        // generated: without a command it pauses until a stop signal
+        // (tests/pause.rs); the fixed cases hold its usage errors.
+        Kind::Switch
+        | Kind::Level
+        | Kind::PrintHelp
+        | Kind::PrintVersion
+        | Kind::PrintLicense
+        | Kind::Pause => String::new(),
     }
 }
 
@@ -877,6 +884,14 @@ fn judge(
             Ok("usage error")
         }
         0 if !ran.stdout.is_empty() && ran.stderr.is_empty() => Ok("printed help/version/license"),
+        // `--install DIR` alone: the copy is in place (0), or DIR is not
+        // there (1); either way one line at most, and nothing ran.
+        0 | 1 if text.contains("--install") && ran.stdout.is_empty() && lines.len() <= 1 => {
+            if hook_marker.exists() {
+                return Err("a hook ran although vigil only installed itself".into());
+            }
+            Ok("installed itself, or could not")
+        }
         126 | 127
             if lines
                 .iter()
@@ -1184,6 +1199,15 @@ fn fuzz_fixed_edge_cases() {
         ),
         case(vec![s("--")], vec![]),
         case(vec![], vec![]),
+        // Pause mode runs no command, and reads only some options.
+        case(cmd(vec![s("-P")]), vec![]),
+        case(cmd(vec![s("-vP"), s("--")]), vec![]),
+        case(vec![s("-P"), s("-g")], vec![]),
+        case(vec![s("-P"), s("--pre-stop"), s(&hookcmd)], vec![]),
+        // Installing runs no command.
+        case(cmd(vec![s("--install"), s(".")]), vec![]),
+        case(vec![s("--install"), s("no-such-dir")], vec![]),
+        case(vec![s("--install"), s("."), s("-v")], vec![]),
         case(vec![s("-e")], vec![]),
         case(vec![OsString::from_vec(vec![0xff, 0xfe])], vec![]),
         case(

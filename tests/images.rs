@@ -23,7 +23,7 @@ mod common;
 
 use common::*;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
 use std::thread;
@@ -31,8 +31,6 @@ use std::time::{Duration, Instant};
 
 const DOCKER: Engine = Engine::Docker;
 const PODMAN: Engine = Engine::Podman;
-/// How long building one of the project's images may take.
-const BUILD_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The tests that build images take turns: their builds share the
 /// builder's cache, and one test's clean-up (its images removed with their
@@ -66,57 +64,6 @@ fn sh(script: &str) -> Output {
     run_cmd(
         Command::new("sh").args(["-c", script]).current_dir(repo()),
         ENGINE_TIMEOUT,
-    )
-}
-
-/// Docker's name for this machine's architecture, and the dist/ binary for it.
-fn host_arch() -> (&'static str, PathBuf) {
-    let (docker, dist) = match std::env::consts::ARCH {
-        "x86_64" => ("amd64", "x86_64"),
-        "aarch64" => ("arm64", "aarch64"),
-        other => panic!("no release binary for host architecture {other}"),
-    };
-    (docker, repo().join("dist").join(format!("vigil-{dist}")))
-}
-
-/// What the Docker tests of the dist/ images need, or why they cannot run.
-fn docker_ready() -> Result<PathBuf, String> {
-    DOCKER.version().map_err(|why| match why {
-        NotReady::Skip(why) | NotReady::Broken(why) => why,
-    })?;
-    for arch in ["x86_64", "aarch64", "i686", "armv7", "riscv64", "s390x"] {
-        if !repo().join("dist").join(format!("vigil-{arch}")).exists() {
-            return Err(format!(
-                "dist/vigil-{arch} missing: run `bash scripts/release.sh` (the classic builder builds every stage of Dockerfile)"
-            ));
-        }
-    }
-    static_busybox()
-}
-
-fn static_busybox() -> Result<PathBuf, String> {
-    find_busybox().map_err(|why| match why {
-        NotReady::Skip(why) | NotReady::Broken(why) => why,
-    })
-}
-
-/// `docker build` of the repository's `Dockerfile`: the image of dist/'s
-/// binary for this machine, labelled for clean-up.
-fn build_dist_image(image: &str) -> Output {
-    let (docker_arch, _) = host_arch();
-    DOCKER.cmd_within(
-        &[
-            "build",
-            "-q",
-            "--label",
-            &run_label(),
-            "--build-arg",
-            &format!("TARGETARCH={docker_arch}"),
-            "-t",
-            image,
-            ".",
-        ],
-        BUILD_TIMEOUT,
     )
 }
 

@@ -175,6 +175,7 @@ const NOT_OPTIONS: &[&str] = &[
     "VIGIL_FUZZ_",
     "VIGIL_USER_DIFF_",
     "VIGIL_LAB_",
+    "VIGIL_GLIBC_DIR",
     // The misspelling the docs take as their example of a warning.
     "VIGIL_TIMOUT",
 ];

@@ -6,8 +6,10 @@ use super::options::{Default, OPTIONS, Opt};
 use crate::text::duration;
 
 const ABOUT: &str = "A small PID 1 for containers: forwards signals, reaps zombies, runs lifecycle hooks, drains gracefully.";
-const USAGE: &str =
-    "vigil [OPTIONS] [--] COMMAND [ARG...]\n       vigil --probe URL [--probe-timeout DUR]";
+const USAGE: &str = "vigil [OPTIONS] [--] COMMAND [ARG...]
+       vigil --probe URL [--probe-timeout DUR]
+       vigil -P [OPTIONS]
+       vigil --install DIR";
 const AFTER: &str = "\
 Precedence: the command line, then the VIGIL_* variable, then tini's TINI_* one, then the default. \
 An empty VIGIL_* variable counts as unset, except VIGIL_TERMINATION_LOG= (no termination log). \

@@ -126,6 +126,10 @@ pub struct Config {
     pub ready_interval: Duration,
     /// `--ready-timeout`: not ready this long after the start stops it.
     pub ready_timeout: Option<Duration>,
+    /// `-P`: run no command, only reap until a stop signal.
+    pub pause: bool,
+    /// `--install DIR`: copy vigil there and exit.
+    pub install: Option<PathBuf>,
     /// Mistakes that do not stop vigil (a misspelt variable), to be logged
     /// once logging is set up.
     pub warnings: Vec<UnknownVariable>,
@@ -230,6 +234,7 @@ pub fn parse(
     if probing {
         return build_probe(given, &env).map(|config| Action::Probe(Box::new(config)));
     }
+    check_mode(&given)?;
     let mut config = build(given, &env)?;
     config.warnings = unknown;
     Ok(Action::Run(Box::new(config)))
@@ -745,15 +750,50 @@ fn distance(a: &str, b: &str) -> usize {
     row.last().copied().unwrap_or(usize::MAX)
 }
 
+/// The options `-P` reads besides itself: the rest act on a command or a
+/// stop sequence, which pause mode has not.
+const PAUSE_READS: &[&str] = &["-s", "-p", "-v", "-w", "--stop-signals", "--log-format"];
+/// The options `--install` reads besides itself.
+const INSTALL_READS: &[&str] = &["-v", "--log-format"];
+
+/// A command, or one of the two modes that run none (`-P`, `--install`),
+/// with only the options that mode reads. Only the command line is held
+/// to that: a `VIGIL_*` variable an image sets for its command must not
+/// keep the same image from serving as a pause or an install.
+fn check_mode(given: &Given) -> Result<(), UsageError> {
+    let (mode, reads) = match (given.asks(Kind::Pause), given.asks(Kind::Install)) {
+        (true, true) => return Err(usage("-P and --install are two modes: give one".into())),
+        (true, false) => ("-P", PAUSE_READS),
+        (false, true) => ("--install", INSTALL_READS),
+        (false, false) if given.command.is_empty() => {
+            return Err(UsageError(
+                "no command given: usage is vigil [OPTIONS] [--] COMMAND [ARG...]".into(),
+            ));
+        }
+        (false, false) => return Ok(()),
+    };
+    if let Some(word) = given.command.first() {
+        return Err(usage(format!(
+            "{mode} runs no command, but was given '{}'",
+            word.to_string_lossy()
+        )));
+    }
+    for opt in given.values.iter().filter_map(|(at, _)| OPTIONS.get(*at)) {
+        let name = flag_name(opt);
+        if !matches!(opt.kind, Kind::Pause | Kind::Install) && !reads.contains(&name.as_str()) {
+            return Err(usage(format!(
+                "{name} has nothing to act on with {mode}, which reads only {}",
+                reads.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The `Config`: every option's effect applied to its values, in the
 /// table's order (so a usage error names the first bad variable in the
 /// order `--help` lists them).
 fn build(given: Given, env: &Env) -> Result<Config, UsageError> {
-    if given.command.is_empty() {
-        return Err(UsageError(
-            "no command given: usage is vigil [OPTIONS] [--] COMMAND [ARG...]".into(),
-        ));
-    }
     let mut config = apply_rows(&given, env, false)?;
     config.command = given.command;
     Ok(config)

@@ -73,6 +73,13 @@ pub enum Kind {
     PrintHelp,
     PrintVersion,
     PrintLicense,
+    /// `-P`: run no command, only reap until a stop signal (a pod's
+    /// infra process). On when given; no variable.
+    Pause,
+    /// `--install DIR`: copy this binary to DIR/vigil and exit. A
+    /// directory, not empty; no variable (an image's `ENV` would make
+    /// every start an install).
+    Install,
 }
 
 impl Kind {
@@ -80,7 +87,12 @@ impl Kind {
     pub const fn takes_value(self) -> bool {
         !matches!(
             self,
-            Kind::Switch | Kind::Level | Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense
+            Kind::Switch
+                | Kind::Level
+                | Kind::PrintHelp
+                | Kind::PrintVersion
+                | Kind::PrintLicense
+                | Kind::Pause
         )
     }
 }
@@ -313,6 +325,22 @@ pub const OPTIONS: &[Opt] = &[
         long: Some("version"),
         repeat: Repeat::Replace,
         ..opt(Kind::PrintVersion, "Print the version and exit", PRINTS)
+    },
+    short(
+        'P',
+        Kind::Pause,
+        Repeat::Replace,
+        "Pause: run no command; reap whatever is reparented to vigil, and exit 0 on a stop signal (a pod's infra process)",
+        apply!(|c, v| c.pause = v.switch()),
+    ),
+    Opt {
+        long: Some("install"),
+        value_name: "DIR",
+        ..opt(
+            Kind::Install,
+            "Copy this vigil to DIR/vigil (mode 0755, atomically), say what was written, and exit",
+            apply!(|c, v| c.install = v.path().map(std::path::PathBuf::from)),
+        )
     },
     Opt {
         long: Some("probe"),

@@ -100,15 +100,18 @@ fn every_option_sets_a_field_of_its_own() {
         Kind::ExitCode => "3",
         Kind::Duration => "7s",
         Kind::Command => "true",
-        Kind::Path => "/elsewhere",
+        Kind::Path | Kind::Install => "/elsewhere",
         Kind::Rewrite => "TERM:QUIT",
         Kind::User => "7:7",
         Kind::LogFormat => "json",
         Kind::Caps => "NET_RAW",
         Kind::Url => "http://127.0.0.1:8080/ready",
-        Kind::Switch | Kind::Level | Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense => {
-            ""
-        }
+        Kind::Switch
+        | Kind::Level
+        | Kind::PrintHelp
+        | Kind::PrintVersion
+        | Kind::PrintLicense
+        | Kind::Pause => "",
     };
     let unset = fields(&run(&["x"], &[]).unwrap());
     let mut set_by = std::collections::HashMap::new();
@@ -125,17 +128,22 @@ fn every_option_sets_a_field_of_its_own() {
             args.push(sample(o.kind));
         }
         // `--probe` runs no command, and its `Config` holds only what a
-        // probe reads: of the fields that differ, the one of its own.
+        // probe reads: of the fields that differ, the one of its own. The
+        // modes run no command either.
         let probing = o.long == Some("probe");
+        let mode = matches!(o.kind, Kind::Pause | Kind::Install);
         let given = if probing {
             fields(&probe(&args, &[]).unwrap())
         } else {
-            args.push("x");
+            if !mode {
+                args.push("x");
+            }
             fields(&run(&args, &[]).unwrap())
         };
         let changed: Vec<&String> = given
             .iter()
             .filter(|field| !unset.contains(field))
+            .filter(|(name, _)| !mode || name != "command")
             .map(|(name, _)| name)
             .filter(|name| !probing || *name == "probe")
             .collect();
@@ -627,5 +635,74 @@ fn readiness_options() {
     ] {
         let UsageError(e) = parse_strs(args, env).expect_err(why);
         assert!(e.contains(why), "{args:?}: {e}");
+    }
+}
+
+#[test]
+fn pause_runs_no_command_and_reads_only_its_options() {
+    let c = run(&["-P"], &[]).unwrap();
+    assert!(c.pause && c.command.is_empty());
+    let c = run(
+        &["-Pvw", "-s", "-p", "HUP", "--stop-signals", "QUIT", "--"],
+        &[("VIGIL_GRACE_PERIOD", "5s")],
+    )
+    .unwrap();
+    assert!(c.pause && c.warn_on_reap && c.subreaper);
+    assert_eq!(c.stop_signals, [libc::SIGQUIT]);
+    let message = |args: &[&str]| run(args, &[]).unwrap_err().0;
+    let m = message(&["-P", "sleep", "1"]);
+    assert!(
+        m.starts_with("-P runs no command, but was given 'sleep'"),
+        "{m}"
+    );
+    assert!(message(&["-P", "--", "sleep"]).contains("'sleep'"));
+    for other in [
+        &["-P", "-g"][..],
+        &["-e", "3", "-P"],
+        &["-P", "--grace-period", "5s"],
+        &["-P", "--pre-stop", "true"],
+        &["-P", "--termination-log", "/x"],
+    ] {
+        let m = message(other);
+        assert!(
+            m.contains("has nothing to act on with -P"),
+            "{other:?}: {m}"
+        );
+    }
+    // Help and the version still print.
+    assert!(printed(&["-P", "--version"]).is_some());
+}
+
+#[test]
+fn install_takes_a_directory_and_nothing_else() {
+    let c = run(
+        &["--install", "/opt/vigil"],
+        &[("VIGIL_GRACE_PERIOD", "5s")],
+    )
+    .unwrap();
+    assert_eq!(c.install.as_deref(), Some(Path::new("/opt/vigil")));
+    assert!(c.command.is_empty());
+    let c = run(&["-v", "--log-format=json", "--install=/x"], &[]).unwrap();
+    assert_eq!(c.install.as_deref(), Some(Path::new("/x")));
+    let message = |args: &[&str]| run(args, &[]).unwrap_err().0;
+    let m = message(&["--install", "/x", "true"]);
+    assert!(
+        m.starts_with("--install runs no command, but was given 'true'"),
+        "{m}"
+    );
+    let m = message(&["--install", ""]);
+    assert!(m.contains("--install: an empty directory"), "{m}");
+    let m = message(&["--install"]);
+    assert!(m.contains("--install needs a value"), "{m}");
+    let m = message(&["--install", "/x", "--install", "/y"]);
+    assert!(m.contains("given twice"), "{m}");
+    let m = message(&["--install", "/x", "-P"]);
+    assert!(m.contains("two modes"), "{m}");
+    for other in [&["-g", "--install", "/x"][..], &["--install", "/x", "-w"]] {
+        let m = message(other);
+        assert!(
+            m.contains("has nothing to act on with --install"),
+            "{other:?}: {m}"
+        );
     }
 }

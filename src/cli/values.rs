@@ -151,6 +151,10 @@ pub enum From {
 pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
     match kind {
         Kind::Path => return Ok(Value::Path(raw.to_owned())),
+        Kind::Install if raw.is_empty() => {
+            return Err("an empty directory: give the directory to copy vigil into".into());
+        }
+        Kind::Install => return Ok(Value::Path(raw.to_owned())),
         // Only the shape here: the files are read before the fork.
         Kind::User => {
             return user::parse_spec(raw)
@@ -182,7 +186,7 @@ pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
         Kind::ExitCode => Value::ExitCode(parse_exit_code(text)?),
         Kind::Duration => Value::Duration(parse_duration(text)?),
         Kind::Command => Value::Command(text::parse_command(text)?),
-        Kind::Path => Value::Path(raw.to_owned()),
+        Kind::Path | Kind::Install => Value::Path(raw.to_owned()),
         Kind::User => Value::User(user::parse_spec(raw).map_err(|e| e.to_string())?),
         Kind::LogFormat => Value::LogFormat(Format::parse(text)?),
         Kind::Caps => Value::Caps(caps::parse(text)?),
@@ -197,7 +201,9 @@ pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
                     .collect::<Result<_, _>>()?,
             ),
         },
-        Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense => Value::Switch(true),
+        Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense | Kind::Pause => {
+            Value::Switch(true)
+        }
     })
 }
 

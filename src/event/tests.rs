@@ -305,6 +305,18 @@ fn every_event_writes_what_the_schema_says() {
         waited: Waited::Answer(address()),
     };
     let url = "http://127.0.0.1:8080/healthz";
+    let install_failed = crate::install::Failure {
+        dir: Path::new("/opt/vigil"),
+        step: "writing",
+        path: Some(Path::new("/opt/vigil/.vigil.install-1-0")),
+        error: "No space left on device".into(),
+    };
+    let install_failed_here = crate::install::Failure {
+        dir: Path::new("/opt/vigil"),
+        step: "creating a file there",
+        path: None,
+        error: "Read-only file system".into(),
+    };
     let samples = [
         Event::Exit {
             exit: &exit,
@@ -605,6 +617,29 @@ fn every_event_writes_what_the_schema_says() {
             error: "NOTIFY_SOCKET 'vsock:2:9' is not a Unix socket path (absolute, or @NAME)",
         },
         Event::ReadyTimeoutUnused {},
+        Event::Installed {
+            path: Path::new("/opt/vigil/vigil"),
+            bytes: 812_344,
+            sha256: "283f41967889fb86b10503393a9d1360bfbb33c65a8269c57f4a11ef025c9e00",
+            source: Path::new("/proc/self/exe"),
+        },
+        Event::InstallFailed {
+            failure: &install_failed,
+            status: 1,
+        },
+        Event::InstallFailed {
+            failure: &install_failed_here,
+            status: 1,
+        },
+        Event::Pausing {
+            stop_signals: &[libc::SIGTERM, libc::SIGINT, libc::SIGQUIT],
+        },
+        Event::PauseEnded {
+            signal: libc::SIGTERM,
+            sender: &named,
+            orphans_reaped: 3,
+            status: 0,
+        },
     ];
     let mut written: BTreeSet<(String, String)> = BTreeSet::new();
     for event in &samples {

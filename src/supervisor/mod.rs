@@ -20,10 +20,12 @@
 //! - the child's end, the drain and the grace deadline's SIGKILL: `ending.rs`;
 //! - the deadlines: `deadlines.rs`, handled by `on_deadline`, here;
 //! - what touches the kernel (the seam the unit tests replace): `system.rs`;
-//! - start-up and the exit report: `setup.rs`.
+//! - start-up and the exit report: `setup.rs`;
+//! - pause mode (`-P`, no command): `pause.rs`, a loop of its own.
 
 mod deadlines;
 mod ending;
+mod pause;
 mod ready;
 mod setup;
 mod stop;
@@ -46,6 +48,7 @@ use deadlines::{Deadline, Deadlines, Due};
 use stop::StopStep;
 use system::{System, Woken};
 
+pub use pause::run as pause;
 pub use setup::run;
 
 /// Where the container is in its life. Starting is `setup::start`.

@@ -68,6 +68,8 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
         unset.push(notify::VARIABLE);
         notify_socket()
     });
+    // Socket activation: the child owns the sockets.
+    let activated = spawn::socket_activated();
     let gave_terminal =
         spawn::owns_terminal() && !user.as_ref().is_some_and(user::Switch::new_session);
     let child = start_child(
@@ -76,8 +78,14 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
         user.as_ref(),
         caps.as_ref(),
         &unset,
+        activated,
         gave_terminal,
     )?;
+    // A hook is not the sockets' owner: it gets none of the variables that
+    // would say it is.
+    if activated {
+        unset.extend(spawn::LISTEN_VARIABLES);
+    }
     let started = logging::wall_clock();
     let command = Command::new(config.command.clone());
     logging::emit(Event::Started {
@@ -170,6 +178,8 @@ fn prepare_user(config: &Config, role: Role) -> Result<Option<user::Switch>, i32
 }
 
 /// Starts the child; an `Err` is the exit status when it could not start.
+/// `activated`: socket activation, where the child gets its own pid as
+/// `LISTEN_PID`.
 /// tini's child exits 126/127 after a failed exec, and `-e` maps that
 /// status like any other: so does vigil's. A process that could not be
 /// made at all is vigil's own failure: 1, whatever `-e` says.
@@ -179,6 +189,7 @@ fn start_child(
     user: Option<&user::Switch>,
     caps: Option<&caps::Narrowing>,
     unset: &[&'static str],
+    activated: bool,
     take_terminal: bool,
 ) -> Result<i32, i32> {
     let spec = Spawn {
@@ -187,6 +198,7 @@ fn start_child(
         take_terminal,
         null_stdin: false,
         unset,
+        own_pid: activated.then_some(spawn::LISTEN_VARIABLES[0]),
     };
     spawn::spawn(spec, inherited, user, caps).map_err(|e| {
         let status = if e.is_fork_failure() {
@@ -320,7 +332,7 @@ fn report_exit(exit: &Exit, clocks: Clocks) {
     });
 }
 
-fn become_subreaper() {
+pub(super) fn become_subreaper() {
     if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
         let error = os_error(&e.into());
         logging::emit(Event::SubreaperFailed { error: &error });
@@ -330,7 +342,7 @@ fn become_subreaper() {
 /// `-p`: the kernel sends `signal` when vigil's parent dies. If the parent
 /// died before the prctl took effect, nothing would ever come, so vigil
 /// compares its parent before and after, and sends the signal itself.
-fn set_parent_death_signal(signal: i32) {
+pub(super) fn set_parent_death_signal(signal: i32) {
     let parent = nix::unistd::getppid();
     if let Err(e) = crate::sys::process::set_parent_death_signal(signal) {
         let error = os_error(&e.into());

@@ -127,7 +127,8 @@ pub struct Os {
     /// `--user` and `--caps`: the hooks run as the child does.
     pub user: Option<Switch>,
     pub caps: Option<Narrowing>,
-    /// vigil's own variables, which the hooks do not inherit.
+    /// vigil's own variables, and under socket activation `LISTEN_*`,
+    /// which the hooks do not inherit.
     pub unset: Vec<&'static str>,
     /// `$NOTIFY_SOCKET`, with `--ready-when`.
     pub notifier: Option<Notifier>,

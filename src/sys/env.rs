@@ -85,6 +85,23 @@ impl Iterator for Entries {
     }
 }
 
+/// The path vigil's own program was executed by (`AT_EXECFN`, which the
+/// kernel puts among the process's start-up values): the file `execve`
+/// opened, found without /proc. `None` when the kernel gave none.
+pub fn exec_path() -> Option<&'static CStr> {
+    // SAFETY: getauxval reads the auxiliary vector the C library kept at
+    // start, and takes an integer.
+    let at = unsafe { libc::getauxval(libc::AT_EXECFN) };
+    let text = at as *const c_char;
+    if text.is_null() {
+        return None;
+    }
+    // SAFETY: AT_EXECFN points to a NUL-terminated string the kernel wrote
+    // on the process's initial stack, above anything the program uses, so
+    // it lives, unchanged, as long as the process.
+    Some(unsafe { CStr::from_ptr(text) })
+}
+
 #[cfg(test)]
 mod tests {
     /// Nothing in `sys`, the one module where unsafe code is allowed,

@@ -26,7 +26,9 @@
 //!    the next one gives up);
 //! 7. `--caps`: `capset`, the ambient raise and the sets read back
 //!    (`sys::caps::Narrow::after_switch`), last before exec;
-//! 8. exec, trying the files a search of PATH found, as musl's `execvp`
+//! 8. its own pid written into the environment entry that waits for it
+//!    (socket activation's `LISTEN_PID`, [`OwnPid`]), which cannot fail;
+//! 9. exec, trying the files a search of PATH found, as musl's `execvp`
 //!    does.
 //!
 //! Where a new step goes: a step the new process makes as root goes
@@ -34,11 +36,12 @@
 //! gets a `Step` of its own (its code is what the parent reads), a field
 //! of `Plan` holding what it needs, prepared before the fork. A step about
 //! one of several things (a capability, a set) says which in the
-//! message's detail. A value known only once the new process exists (socket activation's
-//! `LISTEN_PID`, its own pid) goes in an environment entry the plan lends
-//! mutably, with room for the longest value, which the new process fills
-//! in (`getpid`, digits written by hand) before exec.
+//! message's detail. A value known only once the new process exists goes
+//! in an environment entry made before the fork with room for the longest
+//! value, which the new process fills in before exec, as [`OwnPid`] does
+//! for its pid.
 
+use std::cell::UnsafeCell;
 use std::ffi::{CStr, CString};
 use std::marker::PhantomData;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
@@ -67,6 +70,113 @@ impl<'a> CStrings<'a> {
             pointers,
             strings: PhantomData,
         }
+    }
+
+    /// An environment: `strings`, with `own`'s entry in the place of the
+    /// one of the same name (which the caller put there for it), or at
+    /// the end when there is none.
+    pub fn with_own_pid(
+        strings: impl IntoIterator<Item = &'a CStr>,
+        own: &'a OwnPid,
+    ) -> CStrings<'a> {
+        let mut pointers = Vec::new();
+        let mut placed = false;
+        for string in strings {
+            if !placed && own.names(string) {
+                pointers.push(own.as_ptr());
+                placed = true;
+            } else {
+                pointers.push(string.as_ptr());
+            }
+        }
+        if !placed {
+            pointers.push(own.as_ptr());
+        }
+        pointers.push(std::ptr::null());
+        CStrings {
+            pointers,
+            strings: PhantomData,
+        }
+    }
+}
+
+/// The longest `NAME=PID` entry an [`OwnPid`] holds, its NUL included.
+const OWN_PID_ENTRY: usize = 64;
+
+/// The environment entry `NAME=PID` that gives the new process its own
+/// pid (socket activation's `LISTEN_PID`), which only the new process
+/// knows. It is made before the fork, `NAME=` and room for the longest
+/// pid, and the new process writes its pid into its own copy (`getpid`,
+/// the digits by hand, no allocation) as its last step before exec. The
+/// environment array points at it, not at a copy (`CStrings::with_own_pid`).
+pub struct OwnPid {
+    /// Written in the new process through a shared reference: no Rust
+    /// reference to the bytes exists while it writes (the environment
+    /// array holds a raw pointer), and the parent's copy is never written.
+    entry: UnsafeCell<[u8; OWN_PID_ENTRY]>,
+    /// Where the pid goes: after `NAME=`.
+    at: usize,
+}
+
+impl OwnPid {
+    /// The entry for the variable `name`; None when the name is too long
+    /// for the entry or holds `=` or a NUL.
+    pub fn new(name: &str) -> Option<OwnPid> {
+        let name = name.as_bytes();
+        // The name, `=`, the longest pid (a u64 in decimal) and the NUL.
+        let fits = name.len() + 1 + 20 < OWN_PID_ENTRY;
+        if !fits || name.is_empty() || name.contains(&b'=') || name.contains(&0) {
+            return None;
+        }
+        let mut entry = [0u8; OWN_PID_ENTRY];
+        entry.get_mut(..name.len())?.copy_from_slice(name);
+        *entry.get_mut(name.len())? = b'=';
+        Some(OwnPid {
+            entry: UnsafeCell::new(entry),
+            at: name.len() + 1,
+        })
+    }
+
+    fn as_ptr(&self) -> *const c_char {
+        self.entry.get().cast()
+    }
+
+    /// Whether `string` is an entry of the same variable (`NAME=...`).
+    fn names(&self, string: &CStr) -> bool {
+        // SAFETY: only the new process writes the entry (`fill`), and this
+        // runs in the parent, before the fork.
+        let entry = unsafe { &*self.entry.get() };
+        entry
+            .get(..self.at)
+            .is_some_and(|head| string.to_bytes().starts_with(head))
+    }
+
+    /// In the new process: writes `pid` after `NAME=`, then the NUL.
+    fn fill(&self, pid: libc::pid_t) {
+        let mut digits = [0u8; 20];
+        let mut n = u64::try_from(pid).unwrap_or(0);
+        let mut len = 0;
+        loop {
+            if let Some(d) = digits.get_mut(len) {
+                *d = b'0' + (n % 10) as u8;
+            }
+            len += 1;
+            n /= 10;
+            if n == 0 || len == digits.len() {
+                break;
+            }
+        }
+        let entry = self.entry.get().cast::<u8>();
+        for i in 0..len {
+            let digit = digits.get(len - 1 - i).copied().unwrap_or(b'0');
+            // SAFETY: `at + len` is at most the name, `=` and 20 digits,
+            // which `new` made sure leave room for the NUL in the entry;
+            // the new process writes its own copy, and no reference to the
+            // bytes is alive (see `entry`).
+            unsafe { entry.add(self.at + i).write(digit) };
+        }
+        // SAFETY: as above, one past the last digit.
+        unsafe { entry.add(self.at + len).write(0) };
     }
 }
 
@@ -142,6 +252,8 @@ pub struct Plan<'a> {
     pub user: Option<User<'a>>,
     /// `--caps`: the capabilities to hold, around the ids' switch.
     pub caps: Option<Narrow>,
+    /// The entry of `env` that the new process fills in with its own pid.
+    pub own_pid: Option<&'a OwnPid>,
 }
 
 /// A step of the new process, in the order they are made; its code is
@@ -388,6 +500,10 @@ fn run_steps(plan: &Plan<'_>) -> Result<(), Failed> {
     }
     if let Some(caps) = plan.caps {
         caps.after_switch()?;
+    }
+    if let Some(own) = plan.own_pid {
+        // SAFETY: getpid takes nothing and cannot fail.
+        own.fill(unsafe { libc::getpid() });
     }
     Ok(())
 }

@@ -27,7 +27,8 @@
 //! - `caps`: `capget` and `capset` (nix wraps neither), the bounding and
 //!   ambient sets and the securebits (`prctl`), and the new process's
 //!   steps to hold exactly the `--caps` capabilities.
-//! - `env`: the C library's `environ`, and the C `main` that takes argv.
+//! - `env`: the C library's `environ`, the C `main` that takes argv, and
+//!   the path the program was executed by (`AT_EXECFN`).
 //! - `arch`: the kernel's structures and call numbers that differ between
 //!   the architectures vigil ships on, with compile-time layout checks.
 //!

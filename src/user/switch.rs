@@ -447,6 +447,7 @@ mod tests {
             take_terminal: false,
             null_stdin: true,
             unset: &[],
+            own_pid: None,
         };
         let inherited = crate::signals::Inherited {
             mask: crate::signals::SigMask::default(),

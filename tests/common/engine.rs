@@ -387,6 +387,64 @@ pub fn release_vigil() -> Result<PathBuf, NotReady> {
 }
 
 // ---------------------------------------------------------------------------
+// The release in dist/ (`bash scripts/release.sh`)
+
+/// How long building one of the project's images may take.
+pub const BUILD_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Docker's name for this machine's architecture, and the dist/ binary for it.
+pub fn host_arch() -> (&'static str, PathBuf) {
+    let (docker, dist) = match std::env::consts::ARCH {
+        "x86_64" => ("amd64", "x86_64"),
+        "aarch64" => ("arm64", "aarch64"),
+        other => panic!("no release binary for host architecture {other}"),
+    };
+    (docker, repo().join("dist").join(format!("vigil-{dist}")))
+}
+
+/// What the Docker tests of the dist/ images need, or why they cannot run.
+pub fn docker_ready() -> Result<PathBuf, String> {
+    Engine::Docker.version().map_err(|why| match why {
+        NotReady::Skip(why) | NotReady::Broken(why) => why,
+    })?;
+    for arch in ["x86_64", "aarch64", "i686", "armv7", "riscv64", "s390x"] {
+        if !repo().join("dist").join(format!("vigil-{arch}")).exists() {
+            return Err(format!(
+                "dist/vigil-{arch} missing: run `bash scripts/release.sh` (the classic builder builds every stage of Dockerfile)"
+            ));
+        }
+    }
+    static_busybox()
+}
+
+/// Debian's static busybox, or why there is none.
+pub fn static_busybox() -> Result<PathBuf, String> {
+    find_busybox().map_err(|why| match why {
+        NotReady::Skip(why) | NotReady::Broken(why) => why,
+    })
+}
+
+/// `docker build` of the repository's `Dockerfile`: the image of dist/'s
+/// binary for this machine, labelled for clean-up.
+pub fn build_dist_image(image: &str) -> Output {
+    let (docker_arch, _) = host_arch();
+    Engine::Docker.cmd_within(
+        &[
+            "build",
+            "-q",
+            "--label",
+            &run_label(),
+            "--build-arg",
+            &format!("TARGETARCH={docker_arch}"),
+            "-t",
+            image,
+            ".",
+        ],
+        BUILD_TIMEOUT,
+    )
+}
+
+// ---------------------------------------------------------------------------
 // The test image
 
 /// The image the tests run in one engine: `FROM scratch`, `/vigil` (the

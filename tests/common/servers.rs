@@ -72,6 +72,24 @@ impl ServerImage {
         Ok(ServerImage { engine, image })
     }
 
+    /// The servers' image without vigil (its entrypoint `/vigil --` names a
+    /// file it does not have), for a test that brings vigil from elsewhere;
+    /// None after printing why the test is skipped.
+    pub fn base(test: &str) -> Option<String> {
+        if flag("VIGIL_E2E_DOCKER") == Some(false) {
+            skip(test, "VIGIL_E2E_REQUIRE", "VIGIL_E2E_DOCKER is set to off");
+            return None;
+        }
+        match Engine::Docker.version().and_then(|_| base_image()) {
+            Ok(image) => Some(image),
+            Err(NotReady::Skip(why)) => {
+                skip(test, "VIGIL_E2E_REQUIRE", &why);
+                None
+            }
+            Err(NotReady::Broken(why)) => panic!("{why}"),
+        }
+    }
+
     /// `docker run -d` of the image: `opts` before it, `cmd` after it
     /// (the arguments of the entrypoint, `/vigil --`).
     pub fn start(&self, test: &'static str, opts: &[&str], cmd: &[&str]) -> Ctr {

@@ -1,0 +1,126 @@
+//! Pause mode (`-P`): vigil runs no command. As a pod's infra process
+//! (the sandbox's pause container, catatonit's `-P`) it holds the pod's
+//! namespaces, reaps whatever is reparented to it, and exits 0 on a stop
+//! signal.
+//!
+//! A loop of its own, not a state of the supervisor without a child:
+//! with nothing to forward to, no hook, no deadline and no drain, every
+//! state and handler of the supervisor would have to learn that there may
+//! be no child. Here what happens on each signal is the one `match` in
+//! `run`: SIGCHLD reaps, a stop signal exits 0, anything else is logged at
+//! `-v` and changes nothing. The loop sleeps in one blocking read of the
+//! signalfd, so an idle pause is never scheduled.
+
+use crate::cli::Config;
+use crate::event::{Event, Level};
+use crate::facts::{Named, Sender};
+use crate::logging;
+use crate::procs::{self, Role};
+use crate::reap;
+use crate::signals::SignalFd;
+use crate::text::os_error;
+
+use super::setup::{become_subreaper, set_parent_death_signal};
+
+/// Pauses until a stop signal; vigil's exit status: 0 after a stop
+/// signal, 1 when signals cannot be read.
+pub fn run(config: &Config) -> i32 {
+    let mut signals = match SignalFd::open() {
+        Ok(signals) => signals,
+        Err(e) => {
+            let error = os_error(&e);
+            logging::emit(Event::StartFailed {
+                what: "read signals (signalfd)",
+                error: &error,
+                status: 1,
+            });
+            return 1;
+        }
+    };
+    if config.subreaper || Role::of_this_process() == Role::Subreaper {
+        become_subreaper();
+    }
+    if let Some(signal) = config.parent_death_signal {
+        set_parent_death_signal(signal);
+    }
+    // A pause process needs no working directory, and left where it was
+    // started it would keep that directory's mount busy. Failing to move
+    // leaves it as it was, which is no reason not to pause.
+    let _ = nix::unistd::chdir("/");
+    let stop_signals = stop_signals(config);
+    logging::emit(Event::Pausing {
+        stop_signals: &stop_signals,
+    });
+    let mut orphans_reaped = 0;
+    loop {
+        let received = match signals.wait(None) {
+            Ok(Some(received)) => received,
+            // A signalfd gives whole records or an error; anything else
+            // means it is broken, and waiting on it would spin.
+            Ok(None) => return cannot_read("a short read".into()),
+            Err(e) => return cannot_read(os_error(&e)),
+        };
+        match received.signal {
+            libc::SIGCHLD => orphans_reaped += reap_all(config.warn_on_reap),
+            signal if stop_signals.contains(&signal) => {
+                let status = 0;
+                logging::emit(Event::PauseEnded {
+                    signal,
+                    sender: &named(received.sender),
+                    orphans_reaped,
+                    status,
+                });
+                return status;
+            }
+            signal => {
+                if logging::shown(Level::Info) {
+                    logging::emit(Event::SignalReceived {
+                        signal,
+                        sender: &named(received.sender),
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// The signals that end the pause: TERM and INT always (a pause process
+/// holds nothing that a stop could lose), and those of `--stop-signals`.
+fn stop_signals(config: &Config) -> Vec<i32> {
+    let mut signals = vec![libc::SIGTERM, libc::SIGINT];
+    for &signal in &config.stop_signals {
+        if !signals.contains(&signal) {
+            signals.push(signal);
+        }
+    }
+    signals
+}
+
+/// Reaps every process that has ended; how many.
+fn reap_all(warn: bool) -> u64 {
+    let mut reaped = 0;
+    reap::all_ended(|pid, ending| {
+        reaped += 1;
+        logging::emit(Event::Reaped { pid, ending, warn });
+    });
+    reaped
+}
+
+/// A signal's sender, named from /proc when it is a process of vigil's
+/// namespace.
+fn named(sender: Sender) -> Named {
+    let name = match sender {
+        Sender::Process { pid, .. } if pid != 0 => i32::try_from(pid).ok().and_then(procs::name),
+        _ => None,
+    };
+    Named { sender, name }
+}
+
+/// Signals cannot be read, so no stop signal could be seen: exits 1
+/// rather than pause deaf to the stop.
+fn cannot_read(error: String) -> i32 {
+    logging::emit(Event::Fault {
+        error: &format!("cannot read signals: {error}"),
+    });
+    1
+}
