@@ -110,11 +110,10 @@ def run(cmd, timeout=300, **kw):
 
 def venv_python(cache):
     """The venv's python with requirements.txt installed; made once per
-    version of the requirements."""
+    version of the requirements and of this python."""
     req = os.path.join(HERE, "requirements.txt")
     with open(req, "rb") as f:
-        digest = hashlib.sha256(f.read() + os.path.realpath(sys.executable).encode()
-                                + sys.version.encode()).hexdigest()[:12]
+        digest = hashlib.sha256(f.read() + sys.executable.encode() + sys.version.encode()).hexdigest()[:12]
     venv = os.path.join(cache, f"venv-{digest}")
     python = os.path.join(venv, "bin", "python")
     if os.path.exists(os.path.join(venv, ".complete")):
@@ -124,22 +123,35 @@ def venv_python(cache):
     run([sys.executable, "-m", "venv", venv])
     run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r", req], timeout=600)
     open(os.path.join(venv, ".complete"), "w").close()
+    for old in glob.glob(os.path.join(cache, "venv-*")):
+        if old != venv:
+            shutil.rmtree(old, ignore_errors=True)
     return python
 
 
 def cri_proto(cache):
     """proto/v1.proto of the k8s-cri crate, fetched with cargo from
-    crates.io (`cargo info` downloads and unpacks the one crate)."""
-    run(["cargo", "info", "-q", f"k8s-cri@{K8S_CRI}"], cwd=cache)
+    crates.io (`cargo info` downloads and unpacks the one crate) unless
+    cargo has it already."""
     home = os.environ.get("CARGO_HOME") or os.path.expanduser("~/.cargo")
-    unpacked = glob.glob(os.path.join(home, "registry", "src", "*", f"k8s-cri-{K8S_CRI}", "proto", "v1.proto"))
-    if unpacked:
-        with open(unpacked[0], "rb") as f:
-            return f.read()
-    for crate in glob.glob(os.path.join(home, "registry", "cache", "*", f"k8s-cri-{K8S_CRI}.crate")):
-        with tarfile.open(crate) as t:
-            return t.extractfile(f"k8s-cri-{K8S_CRI}/proto/v1.proto").read()
-    raise Broken(f"cargo info k8s-cri@{K8S_CRI} left no proto/v1.proto under {home}/registry")
+
+    def in_registry():
+        unpacked = glob.glob(os.path.join(home, "registry", "src", "*", f"k8s-cri-{K8S_CRI}", "proto", "v1.proto"))
+        if unpacked:
+            with open(unpacked[0], "rb") as f:
+                return f.read()
+        for crate in glob.glob(os.path.join(home, "registry", "cache", "*", f"k8s-cri-{K8S_CRI}.crate")):
+            with tarfile.open(crate) as t:
+                return t.extractfile(f"k8s-cri-{K8S_CRI}/proto/v1.proto").read()
+        return None
+
+    proto = in_registry()
+    if proto is None:
+        run(["cargo", "info", "-q", f"k8s-cri@{K8S_CRI}"], cwd=cache)
+        proto = in_registry()
+    if proto is None:
+        raise Broken(f"cargo info k8s-cri@{K8S_CRI} left no proto/v1.proto under {home}/registry")
+    return proto
 
 
 def cri_stubs(cache):
@@ -167,6 +179,9 @@ def cri_stubs(cache):
         raise Broken(f"protoc failed ({status}) on the k8s-cri {K8S_CRI} proto")
     shutil.rmtree(stubs, ignore_errors=True)
     os.rename(tmp, stubs)
+    for old in glob.glob(os.path.join(cache, "stubs-*")):
+        if old != stubs:
+            shutil.rmtree(old, ignore_errors=True)
     return stubs
 
 
@@ -378,9 +393,7 @@ class Containerd:
         return run(["ctr", "--address", self.address, "--namespace", "k8s.io", *args])
 
     def stop(self):
-        """containerd ends, then whatever it left: shims (found by their
-        -address, which names this containerd's socket), mounts under the
-        base directory."""
+        """containerd ends (SIGTERM)."""
         if self.proc and self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -388,18 +401,79 @@ class Containerd:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        left = []
-        for pid in all_pids():
-            cmd = cmdline(pid)
-            if "-address" in cmd and self.address in cmd and "containerd-shim" in (cmd[0] if cmd else ""):
-                left.append(pid)
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        unmount_under(self.base)
-        return left
+
+
+def end_leftovers(base, cgroup_parent):
+    """Ends what a run left behind, found by name, never by a pattern: the
+    containerd whose configuration is in `base`, the shims whose -address
+    is its socket, the processes of the pods' cgroups (containers whose
+    shim is gone); then unmounts what is under `base`, removes it and the
+    cgroups. Returns the processes it had to kill."""
+    config, address = os.path.join(base, "config.toml"), os.path.join(base, "containerd.sock")
+    left = []
+    for pid in all_pids():
+        cmd = cmdline(pid)
+        if (config in cmd and "--config" in cmd) or (address in cmd and "-address" in cmd):
+            left.append((pid, " ".join(cmd[:1])))
+    for pid in cgroup_procs(cgroup_parent):
+        left.append((pid, " ".join(cmdline(pid)[:1])))
+    for pid, _ in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    unmount_under(base)
+    shutil.rmtree(base, ignore_errors=True)
+    deadline = time.monotonic() + 10
+    while not remove_cgroups(cgroup_parent) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+def sweep_stale(tmp):
+    """Cleans up after runs that were killed before their teardown: each
+    run's directory names its owner (pid and start time), and a directory
+    whose owner is gone is ended and removed."""
+    for base in glob.glob(os.path.join(tmp, "vigil-cri-*")):
+        try:
+            with open(os.path.join(base, "owner")) as f:
+                pid, started = f.read().split()
+        except (OSError, ValueError):
+            continue
+        if process_start(int(pid)) == started:
+            continue
+        killed = end_leftovers(base, f"/vigil-cri-{pid}")
+        log(f"    removed what a killed run left in {base}" + (f" (killed {killed})" if killed else ""))
+
+
+def process_start(pid):
+    """A process's start time (clock ticks since boot), which with its pid
+    names it for good."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def cgroup_hierarchies():
+    with open("/proc/self/mountinfo") as f:
+        mounts = [line.split() for line in f]
+    return [m[4] for m in mounts if m[m.index("-") + 1] in ("cgroup", "cgroup2")]
+
+
+def cgroup_procs(parent):
+    """The processes in the cgroup `parent` and below, in any hierarchy."""
+    found = set()
+    for top in cgroup_hierarchies():
+        for d, _, files in os.walk(top + parent):
+            if "cgroup.procs" in files:
+                try:
+                    with open(os.path.join(d, "cgroup.procs")) as f:
+                        found.update(int(p) for p in f.read().split())
+                except OSError:
+                    pass
+    return sorted(found)
 
 
 def unmount_under(base):
@@ -413,21 +487,17 @@ def unmount_under(base):
 
 def remove_cgroups(parent):
     """Removes the cgroup `parent` (a cgroupfs path) and what is below it,
-    in every hierarchy: runc removes a container's, not the pod's above it."""
-    with open("/proc/self/mountinfo") as f:
-        mounts = [line.split() for line in f]
-    for m in mounts:
-        fstype = m[m.index("-") + 1]
-        if fstype not in ("cgroup", "cgroup2"):
-            continue
-        top = m[4] + parent
-        if not os.path.isdir(top):
-            continue
+    in every hierarchy: runc removes a container's, not the pod's above it.
+    Whether none is left."""
+    done = True
+    for top in cgroup_hierarchies():
+        top += parent
         for d, _, _ in sorted(os.walk(top), key=lambda w: len(w[0]), reverse=True):
             try:
                 os.rmdir(d)
             except OSError:
-                pass
+                done = False
+    return done
 
 
 # ---------------------------------------------------------------------------
@@ -701,7 +771,8 @@ class Row:
 
     def markdown(self):
         msg = self.message.replace("|", "\\|").replace("\n", " ")
-        return f"| {self.case} | {self.state} | `{self.reason}` | {self.exit_code} | `{msg}` |"
+        msg = f"`{msg}`" if msg else "(empty)"
+        return f"| {self.case} | {self.state} | `{self.reason}` | {self.exit_code} | {msg} |"
 
     def show(self):
         return (f"      State: {self.state}\n      Reason: {self.reason}\n"
@@ -723,8 +794,9 @@ STUBBORN_APP = ["sh", "-c", 'trap "" TERM; sleep 100000 & echo ready; exec sleep
 EXEC_ORPHAN = ["sh", "-c", "sleep 100000 </dev/null >/dev/null 2>&1 & echo $!"]
 
 
-# The pause process of every sandbox.
-PAUSE = ["/bin/sleep", "1000000000"]
+# The pause process of every sandbox (the image containerd's
+# sandbox_image names).
+PAUSE = ["/vigil", "-P"]
 
 
 def vigil_args(app):
@@ -744,7 +816,7 @@ def reaped(ctr, pids, reaper_pid, who, what):
         wait_until(lambda: proc_status(orphan) is None, 10,
                    f"{what} {orphan} reaped by {who} (state {(proc_status(orphan) or {}).get('State')})")
     check(zombies(ctr.ns) == [], f"zombies in {ctr.name}'s PID namespace: {zombies(ctr.ns)}")
-    log(f"    {ctr.name}: {len(pids)} {what}, children of {who}, ended and reaped; no zombie")
+    log(f"    {ctr.name}: {what} {pids}: children of {who}; ended and reaped, no zombie")
 
 
 def exec_leaves_no_zombie(ctr, reaper_pid, who):
@@ -848,6 +920,46 @@ def scenario_oom_worker(k):
     return [row]
 
 
+# Leaves three orphans (each one's parent, a subshell, exits at once) and
+# says their pids.
+ORPHANS = "for i in 1 2 3; do (sleep 100000 & echo orphan $!); done"
+
+
+def printed_orphans(ctr):
+    pids = [int(line.split()[1]) for line in ctr.logs() if line.startswith("orphan ")]
+    check(len(pids) == 3, f"{ctr.name} did not say its three orphans: {ctr.logs()}")
+    return pids
+
+
+def scenario_pause(k):
+    pod = k.run_pod("shared-pid", pid_mode=POD)
+    pause = pod.pause_pid()
+    check(cmdline(pause) == PAUSE, f"the pause process runs {cmdline(pause)}, not {PAUSE}")
+    ns = pid_ns(pause)
+    app = pod.container("app", vigil_args(["sh", "-c", f'{ORPHANS}; trap "exit 0" TERM; echo ready; sleep 100000 & wait']))
+    sidecar = pod.container("sidecar", (["sh", "-c", f"{ORPHANS}; echo ready; exec sleep 100000"], []))
+    check(app.ns == ns and sidecar.ns == ns, "the containers are not in the pause's PID namespace")
+    app.wait_log("ready")
+    sidecar.wait_log("ready")
+    reaped(app, printed_orphans(app), app.pid, "the app's vigil (a child subreaper)", "orphans")
+    reaped(sidecar, printed_orphans(sidecar), pause, "vigil -P, the pod's pause", "orphans")
+    exec_leaves_no_zombie(app, pause, "vigil -P, the pod's pause")
+    for ctr in (app, sidecar):
+        grace, took = ctr.stop(30)
+        log(f"    {ctr.name}: StopContainer({grace}) took {took:.2f}s")
+    rows = [app.describe("`shareProcessNamespace: true`, `vigil -P` the pause: the app stops on SIGTERM"),
+            sidecar.describe("`shareProcessNamespace: true`, `vigil -P` the pause: a container without vigil")]
+    check((rows[0].reason, rows[0].exit_code) == ("Completed", 0), f"the app, not Completed 0:\n{rows[0].show()}")
+    check(rows[0].message.startswith("child exited with code 0; exit status 0;"), rows[0].show())
+    check((rows[1].reason, rows[1].exit_code) == ("Error", 143), f"the sidecar, not Error 143:\n{rows[1].show()}")
+    check(zombies(ns) == [], f"zombies in the pod: {zombies(ns)}")
+    took = pod.stop()
+    log(f"    StopPodSandbox took {took:.2f}s")
+    check(took < 3, f"StopPodSandbox took {took:.2f}s")
+    check(process_start(pause) is None, f"the pause process {pause} outlived StopPodSandbox")
+    return rows
+
+
 SCENARIOS = [
     ("clean", scenario_clean),
     ("prestop", scenario_prestop),
@@ -855,6 +967,7 @@ SCENARIOS = [
     ("kubelet-kill", scenario_kubelet_kill),
     ("oom", scenario_oom),
     ("oom-worker", scenario_oom_worker),
+    ("pause", scenario_pause),
 ]
 
 
@@ -885,13 +998,18 @@ def shape(line):
     return re.sub(r"\d+", "N", line)
 
 
+def documented_rows(text, span):
+    """The table's rows in the docs, by their first cell."""
+    return {line.split(" | ")[0]: line for line in text[span[0]:span[1]].splitlines()
+            if line.startswith("| ") and line not in TABLE_HEAD}
+
+
 def compare_docs(rows):
     """docs/kubernetes.md's table against this run's rows: the problems."""
     text, span = docs_table()
     if span is None:
         return [f"docs/kubernetes.md has no table between {TABLE_BEGIN!r} and {TABLE_END!r}"]
-    documented = {line.split(" | ")[0]: line for line in text[span[0]:span[1]].splitlines()
-                  if line.startswith("| ") and line not in TABLE_HEAD}
+    documented = documented_rows(text, span)
     problems = []
     for r in rows:
         line = r.markdown()
@@ -913,7 +1031,14 @@ def update_docs(rows, runtime):
     text, span = docs_table()
     if span is None:
         raise Broken(f"docs/kubernetes.md has no table between {TABLE_BEGIN!r} and {TABLE_END!r}")
-    body = f"\n_From a run of the CRI tier: {runtime}._\n\n{table(rows)}\n"
+    # A row that differs only in its numbers stays as it was.
+    documented = documented_rows(text, span)
+    lines = []
+    for r in rows:
+        line = r.markdown()
+        old = documented.get(line.split(" | ")[0])
+        lines.append(old if old and shape(old) == shape(line) else line)
+    body = "\n".join([f"\n_From a run of the CRI tier: {runtime}._\n"] + TABLE_HEAD + lines) + "\n"
     with open(DOCS, "w") as f:
         f.write(text[:span[0]] + body + text[span[1]:])
 
@@ -923,9 +1048,11 @@ def update_docs(rows, runtime):
 
 def in_venv(cache):
     """Runs this script again under the venv's python, unless it is."""
+    if os.environ.get("VIGIL_CRI_VENV") == sys.prefix:
+        return
     python = venv_python(cache)
-    if os.path.realpath(sys.prefix) != os.path.realpath(os.path.dirname(os.path.dirname(python))):
-        os.execv(python, [python, os.path.abspath(__file__), *sys.argv[1:]])
+    os.environ["VIGIL_CRI_VENV"] = os.path.dirname(os.path.dirname(python))
+    os.execv(python, [python, os.path.abspath(__file__), *sys.argv[1:]])
 
 
 def main():
@@ -946,6 +1073,12 @@ def main():
     if os.geteuid() != 0:
         raise SystemExit("cri: run as root (containerd, mounts, cgroups)")
 
+    # A SIGTERM (a CI run cancelled) ends the run through its teardown.
+    def stopped(*_):
+        log("cri: SIGTERM: the run ends, through its teardown")
+        sys.exit(143)
+
+    signal.signal(signal.SIGTERM, stopped)
     t0 = time.monotonic()
     try:
         os.makedirs(args.cache, exist_ok=True)
@@ -973,7 +1106,10 @@ def tier(args, t0):
     os.makedirs(args.logs)
     run_id = str(os.getpid())
     images = {"app": f"{BASE_NAME}:app-{run_id}", "pause": f"{BASE_NAME}:pause-{run_id}"}
+    sweep_stale(tempfile.gettempdir())
     base = tempfile.mkdtemp(prefix="vigil-cri-")
+    with open(os.path.join(base, "owner"), "w") as f:
+        f.write(f"{os.getpid()} {process_start(os.getpid())}\n")
     cgroup_parent = f"/vigil-cri-{run_id}"
     daemon = Containerd(base, args.logs, images["pause"])
     runtime = (f"containerd {daemon.version}, runc {daemon.runc_version}, "
@@ -1054,13 +1190,14 @@ def teardown(k, daemon, base, cgroup_parent):
             k.remove_all()
         except Exception as e:  # noqa: BLE001 - the clean-up goes on
             problems.append(f"removing the pods: {e}")
-    shims = daemon.stop()
-    if shims:
-        problems.append(f"shims left after containerd stopped (killed): {shims}")
-    shutil.rmtree(base, ignore_errors=True)
+    daemon.stop()
+    left = end_leftovers(base, cgroup_parent)
+    if left:
+        problems.append(f"processes left after containerd stopped (killed): {left}")
     if os.path.exists(base):
         problems.append(f"{base} could not be removed")
-    remove_cgroups(cgroup_parent)
+    if not remove_cgroups(cgroup_parent):
+        problems.append(f"the cgroup {cgroup_parent} could not be removed")
     return problems
 
 
