@@ -851,7 +851,7 @@ def scenario_prestop(k):
     pre_stop = ["sh", "-c", "echo kubernetes preStop hook ran >/tmp/k8s-pre-stop; sleep 1"]
     grace, took = app.stop(10, pre_stop=pre_stop)
     log(f"    preStop exec, then StopContainer({grace}) took {took:.2f}s")
-    check(grace == 9, f"StopContainer got {grace}s, not the 10s less the hook's whole second")
+    check(grace < 10, f"StopContainer got {grace}s, the whole grace period: the hook's time not taken off")
     out = app.logs()
     order = [i for needle in ["vigil pre-stop hook", "kubernetes preStop hook ran", "app got SIGTERM"]
              for i, line in enumerate(out) if line == needle]
@@ -871,7 +871,8 @@ def scenario_grace(k):
     log(f"    StopContainer({grace}) took {took:.2f}s")
     row = app.describe("the app ignores SIGTERM; `VIGIL_GRACE_PERIOD=2s`, `terminationGracePeriodSeconds: 10`")
     check((row.reason, row.exit_code) == ("Error", 137), f"not Error 137:\n{row.show()}")
-    check(2 <= took < 6, f"StopContainer took {took:.2f}s, not vigil's 2s grace period")
+    # vigil's kill at 2 s, well before the runtime's own at 10 s.
+    check(2 <= took < 9, f"StopContainer took {took:.2f}s, not vigil's 2s grace period")
     check(row.message.startswith("child was killed by SIGKILL (status 137) by vigil, at the grace deadline;"),
           row.show())
     check("grace period 2s over, SIGKILL to:" in row.message, row.show())
@@ -887,7 +888,7 @@ def scenario_kubelet_kill(k):
     row = app.describe("the app ignores SIGTERM; no `VIGIL_GRACE_PERIOD`, "
                        "`terminationGracePeriodSeconds: 2`: the kubelet's SIGKILL")
     check((row.reason, row.exit_code) == ("Error", 137), f"not Error 137:\n{row.show()}")
-    check(2 <= took < 6, f"StopContainer took {took:.2f}s, not the runtime's 2s")
+    check(2 <= took < 9, f"StopContainer took {took:.2f}s, not the runtime's 2s")
     check(row.message.startswith("vigil ended without its exit report: most likely vigil was killed by SIGKILL"
                                  " from outside"), row.show())
     return [row]
@@ -955,7 +956,7 @@ def scenario_pause(k):
     check(zombies(ns) == [], f"zombies in the pod: {zombies(ns)}")
     took = pod.stop()
     log(f"    StopPodSandbox took {took:.2f}s")
-    check(took < 3, f"StopPodSandbox took {took:.2f}s")
+    check(took < 5, f"StopPodSandbox took {took:.2f}s, not prompt")
     check(process_start(pause) is None, f"the pause process {pause} outlived StopPodSandbox")
     return rows
 
