@@ -935,7 +935,8 @@ def printed_orphans(ctr):
 def scenario_pause(k):
     pod = k.run_pod("shared-pid", pid_mode=POD)
     pause = pod.pause_pid()
-    check(cmdline(pause) == PAUSE, f"the pause process runs {cmdline(pause)}, not {PAUSE}")
+    # RunPodSandbox may return before runc's init has exec'd the pause.
+    wait_until(lambda: cmdline(pause) == PAUSE, TIMEOUT, f"the pause process {pause} runs {PAUSE}")
     ns = pid_ns(pause)
     app = pod.container("app", vigil_args(["sh", "-c", f'{ORPHANS}; trap "exit 0" TERM; echo ready; sleep 100000 & wait']))
     sidecar = pod.container("sidecar", (["sh", "-c", f"{ORPHANS}; echo ready; exec sleep 100000"], []))
