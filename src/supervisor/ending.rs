@@ -133,7 +133,7 @@ impl<S: System> Supervisor<S> {
         logging::emit(Event::ChildEnded { pid, ending });
         self.ended = Some((ending, self.sys.now()));
         self.note_not_sent();
-        self.readiness_over("the child exited");
+        self.readiness_over(&"the child exited");
         // Nothing of the stop sequence or the timeout is left to do.
         for done in [
             Deadline::PreStopSleep,

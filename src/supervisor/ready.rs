@@ -10,6 +10,7 @@
 //! either when the next attempt starts or when the one in flight runs out
 //! of time.
 
+use std::fmt;
 use std::time::{Duration, Instant};
 
 use super::deadlines::Deadline;
@@ -163,7 +164,7 @@ impl<S: System> Supervisor<S> {
     /// The container begins to stop (the stop sequence, or the child's
     /// end): the probing is over, and with `--ready-when` the service
     /// manager is told `STOPPING=1`, once, with `why` as its status.
-    pub(super) fn readiness_over(&mut self, why: &str) {
+    pub(super) fn readiness_over(&mut self, why: &dyn fmt::Display) {
         self.stop_probing();
         if self.config.ready_when.is_none() || self.stopping_said {
             return;

@@ -1,6 +1,7 @@
 //! The stop sequence: what vigil does between the first stop signal (or a
 //! failed post-start hook, or `--timeout`) and the child's exit.
 
+use std::fmt;
 use std::time::Duration;
 
 use super::deadlines::Deadline;
@@ -91,7 +92,7 @@ impl<S: System> Supervisor<S> {
             signal,
             grace_period: grace.map(|(period, _)| period),
         });
-        self.readiness_over(&stop_status(&cause, signal));
+        self.readiness_over(&StopStatus(&cause, signal));
         self.stop = Some(Stop {
             cause,
             at,
@@ -347,15 +348,19 @@ impl<S: System> Supervisor<S> {
 }
 
 /// Why the container stops, as `STOPPING=1`'s status says it.
-fn stop_status(cause: &StopCause, signal: i32) -> String {
-    match cause {
-        StopCause::Signal { .. } => format!("{} received", Signal(signal)),
-        StopCause::PostStartFailed => "the post-start hook failed".to_string(),
-        StopCause::Timeout(after) => format!("--timeout ({}) passed", duration(*after)),
-        StopCause::NotReady { timeout, .. } => {
-            format!("not ready after {} (--ready-timeout)", duration(*timeout))
+struct StopStatus<'c>(&'c StopCause, i32);
+
+impl fmt::Display for StopStatus<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            StopCause::Signal { .. } => write!(f, "{} received", Signal(self.1)),
+            StopCause::PostStartFailed => f.write_str("the post-start hook failed"),
+            StopCause::Timeout(after) => write!(f, "--timeout ({}) passed", duration(*after)),
+            StopCause::NotReady { timeout, .. } => {
+                write!(f, "not ready after {} (--ready-timeout)", duration(*timeout))
+            }
+            StopCause::Fault(why) => write!(f, "vigil could not go on: {why}"),
         }
-        StopCause::Fault(why) => format!("vigil could not go on: {why}"),
     }
 }
 
