@@ -1,0 +1,5 @@
+//! `--user`: in use, on the terminal, and against Debian's gosu.
+
+mod gosu;
+mod run;
+mod terminal;
