@@ -162,7 +162,7 @@ fn man_formats_the_page() {
         .env("MAN_KEEP_FORMATTING", "0")
         .output()
     else {
-        eprintln!("man: SKIPPED: no `man` command (Debian's man-db)");
+        skip("man_formats_the_page", "no `man` command (Debian's man-db)");
         return;
     };
     let stderr = String::from_utf8_lossy(&out.stderr);

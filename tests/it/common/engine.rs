@@ -11,8 +11,7 @@
 //! - `Ctr`, `ImageGuard`: a container or an image removed when the guard is
 //!   dropped, even when its test fails;
 //! - skips: an engine that does not answer, or a missing static busybox, is
-//!   a `SKIPPED:` line (`note`), or a failure when the test's `*_REQUIRE*`
-//!   variable is on (CI sets it where an engine answers).
+//!   a `skip` (a `SKIPPED:` line, or a failure with `VIGIL_E2E_REQUIRE=1`).
 //!
 //! Everything a run makes carries the label `vigil-e2e=RUN` (RUN: the test
 //! process id), and an `atexit` handler removes what is left of it when the
@@ -28,7 +27,8 @@
 //! `/usr/bin/busybox` or `/bin/busybox`.
 
 use super::{
-    CmdFailed, exit_report, host_musl_target, note, run_cmd, run_with_deadline, secs, text,
+    CmdFailed, exit_report, flag, host_musl_target, note, run_cmd, run_with_deadline, secs, skip,
+    text,
 };
 use std::fs;
 use std::io::Read;
@@ -249,26 +249,6 @@ pub enum NotReady {
     Broken(String),
 }
 
-/// A switch from the environment: `1/true/yes/on` or `0/false/no/off/skip`
-/// (empty is off); None when unset or unreadable.
-pub fn flag(name: &str) -> Option<bool> {
-    let v = std::env::var(name).ok()?;
-    match v.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Some(true),
-        "0" | "false" | "no" | "off" | "skip" | "" => Some(false),
-        _ => None,
-    }
-}
-
-/// A test that cannot run here: a `SKIPPED:` line, or a panic when
-/// `require_var` is on (a CI machine known to have the engine).
-pub fn skip(test: &str, require_var: &str, why: &str) {
-    if flag(require_var) == Some(true) {
-        panic!("{test}: cannot run ({require_var} is set): {why}");
-    }
-    note(test, format!("SKIPPED: {why}"));
-}
-
 // ---------------------------------------------------------------------------
 // What goes into an image
 
@@ -414,7 +394,7 @@ impl TestImage {
         match cell.get_or_init(|| TestImage::build(engine)) {
             Ok(image) => Some(image),
             Err(NotReady::Skip(why)) => {
-                skip(test, "VIGIL_E2E_REQUIRE", why);
+                skip(test, why);
                 None
             }
             Err(NotReady::Broken(why)) => panic!("{why}"),

@@ -37,7 +37,10 @@
 //! - `guard`: killing everything a test started;
 //! - `wait`: bounded polling;
 //! - `files`: temp dirs and small files;
-//! - `log`: reading vigil's log lines;
+//! - `log`: reading vigil's text lines;
+//! - `records`: reading vigil's records (`--log-format json`), held to
+//!   the schema, and asserting on their fields;
+//! - `skip`: a test that cannot run here, and `VIGIL_E2E_REQUIRE`;
 //! - `pty`: an interactive shell on a pseudo-terminal;
 //! - `rng`: seeded randomness for generated cases;
 //! - `options`: vigil's option table (src/cli/options.rs itself, without
@@ -82,8 +85,10 @@ mod proc;
 mod programs;
 mod pty;
 mod recorder;
+mod records;
 mod rng;
 mod servers;
+mod skip;
 mod start_state;
 mod timing;
 mod vigil;
@@ -106,14 +111,18 @@ pub use self::{
     pty::*,
     rawsig::{set_sigmask, sig_bit},
     recorder::*,
+    records::*,
     rng::*,
     servers::*,
+    skip::*,
     timing::*,
     vigil::*,
     wait::*,
     wrappers::*,
 };
 
+#[allow(unused_imports)]
+pub use serde_json::{Value, json};
 use std::time::Duration;
 
 /// Generous upper bound for anything that should take well under a second

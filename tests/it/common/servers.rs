@@ -48,7 +48,7 @@ impl ServerImage {
         match CELL.get_or_init(ServerImage::build) {
             Ok(image) => Some(image),
             Err(NotReady::Skip(why)) => {
-                skip(test, "VIGIL_E2E_REQUIRE", why);
+                skip(test, why);
                 None
             }
             Err(NotReady::Broken(why)) => panic!("{why}"),

@@ -1411,6 +1411,15 @@ fn env_number(var: &str, default: usize) -> usize {
 
 #[test]
 fn same_command_line_same_result_as_tini() {
+    if need_program(
+        "same_command_line_same_result_as_tini",
+        "tini-static",
+        "tini",
+    )
+    .is_none()
+    {
+        return;
+    }
     let seed = seed_from_env("VIGIL_DIFF_SEED");
     let random = env_number("VIGIL_DIFF_CASES", 400);
     let threads = env_number("VIGIL_DIFF_THREADS", 4).max(1);

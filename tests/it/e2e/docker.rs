@@ -1564,7 +1564,7 @@ const VIGIL_EXIT: &str = r#"fromjson? | select(.logger == "vigil" and .event == 
 /// None (after a skip line) when jq is missing.
 fn jq_exit_record(test: &str, ctr: &Ctr) -> Option<serde_json::Value> {
     if Command::new("jq").arg("--version").output().is_err() {
-        skip(test, "VIGIL_E2E_REQUIRE", "no jq (Debian package jq)");
+        skip(test, "no jq (Debian package jq)");
         return None;
     }
     let logs = ctr.logs();
@@ -1755,7 +1755,7 @@ fn json_file_log_read_with_jq() {
     let filter = format!(".log | {VIGIL_EXIT}");
     let out = Command::new("jq").args(["-c", &filter, &path]).output();
     let Ok(out) = out else {
-        skip(T, "VIGIL_E2E_REQUIRE", "no jq (Debian package jq)");
+        skip(T, "no jq (Debian package jq)");
         return;
     };
     let found = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -1785,7 +1785,7 @@ fn an_applications_own_json_is_not_taken_for_vigils() {
     let script = format!("docker logs {} 2>&1 | jq -cR '{VIGIL_EXIT}'", ctr.name);
     let out = Command::new("sh").args(["-c", &script]).output().unwrap();
     if !out.status.success() && Command::new("jq").arg("--version").output().is_err() {
-        skip(T, "VIGIL_E2E_REQUIRE", "no jq (Debian package jq)");
+        skip(T, "no jq (Debian package jq)");
         return;
     }
     let found = String::from_utf8_lossy(&out.stdout).into_owned();

@@ -151,7 +151,7 @@ fn offline_image_from_dist() {
     const T: &str = "offline_image_from_dist";
     let busybox = match docker_ready() {
         Ok(b) => b,
-        Err(why) => return skip(T, "VIGIL_E2E_REQUIRE", &why),
+        Err(why) => return skip(T, &why),
     };
     let _builds = one_build_at_a_time();
     let run_id = run_id();
@@ -486,7 +486,7 @@ fn dockerfile_example_offline_route() {
     const T: &str = "dockerfile_example_offline_route";
     let busybox = match docker_ready() {
         Ok(b) => b,
-        Err(why) => return skip(T, "VIGIL_E2E_REQUIRE", &why),
+        Err(why) => return skip(T, &why),
     };
     let _builds = one_build_at_a_time();
     let run_id = run_id();
@@ -572,10 +572,10 @@ fn dockerfile_example_offline_route() {
 #[test]
 fn podman_init_path() {
     const T: &str = "podman_init_path";
-    const REQUIRE: &str = "VIGIL_E2E_REQUIRE_PODMAN";
+    const REQUIRE: Option<&str> = Some("VIGIL_E2E_REQUIRE_PODMAN");
     let (_, dist_bin) = host_arch();
     if !dist_bin.exists() {
-        return skip(
+        return skip_unless(
             T,
             REQUIRE,
             &format!("{} missing: run scripts/release.sh", dist_bin.display()),
@@ -583,10 +583,10 @@ fn podman_init_path() {
     }
     let busybox = match static_busybox() {
         Ok(b) => b,
-        Err(why) => return skip(T, REQUIRE, &why),
+        Err(why) => return skip_unless(T, REQUIRE, &why),
     };
     if let Err(NotReady::Skip(why) | NotReady::Broken(why)) = PODMAN.version() {
-        return skip(T, REQUIRE, &format!("{why} (Debian's podman)"));
+        return skip_unless(T, REQUIRE, &format!("{why} (Debian's podman)"));
     }
     let image = ImageGuard::new(
         PODMAN,
