@@ -10,11 +10,9 @@
 //! and so does every line, whatever the command's length or the number
 //! of processes left. (In Docker, read with `jq`: tests/docker.rs.)
 
-use crate::common::check::Schema;
 use crate::common::*;
 use serde_json::Value;
 use std::fs;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 /// The two structured formats, each asked for one way: json by the
@@ -34,11 +32,13 @@ impl Fmt {
             Fmt::Logfmt => v.env("VIGIL_LOG_FORMAT", "logfmt"),
         }
     }
-}
-
-fn schema() -> &'static Schema {
-    static SCHEMA: OnceLock<Schema> = OnceLock::new();
-    SCHEMA.get_or_init(Schema::load)
+    /// How a record of `event` says so, in this format.
+    fn event(self, event: &str) -> String {
+        match self {
+            Fmt::Json => format!("\"event\":\"{event}\""),
+            Fmt::Logfmt => format!(" event={event} "),
+        }
+    }
 }
 
 /// One line as a record (JSON, whatever the format), held to the schema.
@@ -200,7 +200,8 @@ fn a_kill_in_the_drain() {
         let out = run_sh(
             v,
             &dir,
-            "(trap '' TERM; exec sleep 1000) & echo $! > bg; sleep 0.2; exit 0",
+            "(trap '' TERM; : > trapped; exec sleep 1000) & echo $! > bg; \
+             while [ ! -e trapped ]; do sleep 0.01; done; exit 0",
         );
         assert_eq!(out.code(), Some(0), "{out}");
         let bg: i64 = read_trimmed(&dir.join("bg")).parse().unwrap();
@@ -407,7 +408,6 @@ fn sigint_then_sigterm() {
         let run = start_sh(fmt.on(Vigil::pid1()), &dir, script);
         run.signal(libc::SIGINT);
         assert!(run.wait_stdout("got INT", TIMEOUT), "{}", run.describe());
-        std::thread::sleep(Duration::from_millis(200));
         let out = run.stop_and_wait(libc::SIGTERM, TIMEOUT);
         assert_eq!(out.code(), Some(143), "{out}");
         let all = records(fmt, &out);
@@ -426,8 +426,11 @@ fn sigint_then_sigterm() {
 fn the_parent_death_signal() {
     for fmt in BOTH {
         let dir = TempDir::new("lfpdeath");
-        let v = Vigil::wrapped(&["sh", "-c", "\"$@\" & sleep 0.5", "sh"]).args(["-p", "TERM"]);
-        let run = spawn_sh(fmt.on(v), &dir, "sleep 1000 & wait");
+        // The parent dies once the child runs: vigil has asked for the
+        // signal by then.
+        let parent = "\"$@\" & while [ ! -e ready ]; do sleep 0.01; done";
+        let v = Vigil::wrapped(&["sh", "-c", parent, "sh"]).args(["-p", "TERM"]);
+        let run = spawn_sh(fmt.on(v), &dir, ": > ready; sleep 1000 & wait");
         let vigil = run.vigil_pid();
         let out = run.wait(TIMEOUT);
         assert!(wait_until(TIMEOUT, || gone(vigil)), "vigil did not stop");
@@ -474,7 +477,14 @@ fn every_line_of_a_busy_run_is_a_record() {
         let run = start_sh(v, &dir, script);
         run.signal(libc::SIGUSR2);
         run.signal(libc::SIGHUP);
-        std::thread::sleep(Duration::from_millis(300));
+        // Both handled before the stop begins.
+        for event in ["signal_dropped", "signal_forwarded"] {
+            assert!(
+                run.wait_stderr(&fmt.event(event), TIMEOUT),
+                "no {event}\n{}",
+                run.describe()
+            );
+        }
         let out = run.stop_and_wait(libc::SIGTERM, TIMEOUT);
         assert_eq!(out.code(), Some(137), "{out}");
         let all = records(fmt, &out);
@@ -601,7 +611,13 @@ fn ten_thousand_leftovers_stay_one_valid_line() {
         // 10,000 sleeps that ignore SIGTERM, then the child waits too.
         let script = "trap '' TERM; i=0; while [ $i -lt 10000 ]; do sleep 1000 & i=$((i+1)); done; \
                       : > ready; while :; do sleep 1000 & wait; done";
-        let run = start_sh(v, &dir, script);
+        let run = spawn_sh(v, &dir, script);
+        // 10,000 forks take a while on a busy machine.
+        assert!(
+            wait_for_file(&dir.join("ready"), 10 * TIMEOUT),
+            "the child never created 'ready'\n{}",
+            run.describe()
+        );
         let out = run.stop_and_wait(libc::SIGTERM, Duration::from_secs(120));
         assert_eq!(out.code(), Some(137), "{out}");
         let all = records(fmt, &out);

@@ -192,18 +192,14 @@ fn termination_log_write_failure_is_harmless() {
     let dir = TempDir::new("tlogfail");
     let log = dir.join("no-such-directory").join("termination-log");
     for code in [0, 3] {
-        let v = Vigil::pid1().arg("--termination-log").arg(&log);
+        let v = Vigil::pid1().json().arg("--termination-log").arg(&log);
         let out = run_sh(v, &dir, &format!("exit {code}"));
         assert_eq!(out.code(), Some(code), "{out}");
-        let warning = format!(
-            "vigil: warning: could not write the termination log {}: No such file or directory",
-            log.display()
-        );
-        let warned = out.stderr.lines().filter(|l| l.starts_with(&warning));
-        assert_eq!(
-            warned.count(),
-            1,
-            "not one line starting {warning:?}\n{out}"
+        let failed = out.records().one("termination_log_failed").clone();
+        assert_fields(
+            &failed,
+            json!({"level": "warning", "path": log.display().to_string(), "unread": false}),
+            &out,
         );
     }
 }
@@ -220,13 +216,14 @@ fn a_fifo_without_a_reader_is_a_warning_not_a_hang() {
     let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success());
     for v in [Vigil::pid1(), Vigil::plain()] {
-        let out = run_sh(v.arg("--termination-log").arg(&fifo), &dir, "exit 3");
+        let out = run_sh(v.json().arg("--termination-log").arg(&fifo), &dir, "exit 3");
         assert_eq!(out.code(), Some(3), "{out}");
-        let warning = format!(
-            "vigil: warning: could not write the termination log {}: nobody reads it",
-            fifo.display()
+        let failed = out.records().one("termination_log_failed").clone();
+        assert_fields(
+            &failed,
+            json!({"path": fifo.display().to_string(), "unread": true}),
+            &out,
         );
-        assert!(out.stderr.lines().any(|l| l.starts_with(&warning)), "{out}");
     }
 }
 
@@ -240,7 +237,7 @@ fn vigils_own_stderr_as_the_termination_log_is_appended_to() {
     fs::write(&ci_log, "earlier step\n").unwrap();
     for (code, shown) in [(3, true), (0, false)] {
         let script = format!(
-            "exec '{}' --termination-log /dev/stderr -- sh -c 'echo job output >&2; exit {code}' 2>>'{}'",
+            "exec '{}' --log-format json --termination-log /dev/stderr -- sh -c 'echo job output >&2; exit {code}' 2>>'{}'",
             vigil_bin().display(),
             ci_log.display()
         );
@@ -249,13 +246,13 @@ fn vigils_own_stderr_as_the_termination_log_is_appended_to() {
         let text = fs::read_to_string(&ci_log).unwrap();
         assert!(text.starts_with("earlier step\n"), "{text}");
         assert!(text.contains("job output\n"), "{text}");
-        let reports = text
-            .matches(&format!("child exited with code {code}; "))
-            .count();
+        let records = Records::of(&text);
+        let reports = records.all("exit");
+        let reports = reports.iter().filter(|r| r["ending"]["code"] == code);
         // Shown in the log (a non-zero status): once, not twice. Not
         // shown (a success at the default verbosity): once, appended as
         // the termination log.
-        assert_eq!(reports, 1, "shown in the log: {shown}\n{text}");
+        assert_eq!(reports.count(), 1, "shown in the log: {shown}\n{text}");
     }
 }
 
@@ -337,6 +334,12 @@ fn the_provisional_message_stands_until_vigil_s_own_exit() {
             &dir,
             ": > ready; exec sleep 1000",
         );
+        // Written right after the child starts, which may be after the
+        // child said it was ready.
+        let provisional = "vigil ended without its exit report: ";
+        wait_until(TIMEOUT, || {
+            fs::read_to_string(&log).is_ok_and(|t| t.starts_with(provisional))
+        });
         let text = fs::read_to_string(&log).unwrap();
         assert!(
             text.starts_with("vigil ended without its exit report: most likely vigil was killed by SIGKILL from outside (docker kill, the kubelet after the grace period, or the kernel); command: sh -c ")

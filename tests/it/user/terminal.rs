@@ -326,7 +326,7 @@ fn pid1_another_user_gets_ctrl_c_and_ctrl_z() {
     let sh = shell();
     let bash = sh.pid();
     sh.send(&format!(
-        "{} --pid --fork --mount-proc {} -v --user nobody -- {} --out {} --exit-on 2\n",
+        "{} --pid --fork --mount-proc {} -v --log-format json --user nobody -- {} --out {} --exit-on 2\n",
         quoted(&which("unshare")),
         quoted(&vigil_bin()),
         quoted(&test_program("sigrec")),
@@ -381,11 +381,14 @@ fn pid1_another_user_gets_ctrl_c_and_ctrl_z() {
     );
     // vigil itself got neither (-v would say): they went to the child's
     // group only.
-    let out = sh.output();
-    assert!(out.contains("started "), "{out:?}");
+    let records = Records::of(&sh.output());
+    assert!(records.has("started"), "{records}");
+    let received = records.all("signal_received");
     assert!(
-        !out.contains("received SIGINT") && !out.contains("received SIGTSTP"),
-        "{out:?}"
+        !received
+            .iter()
+            .any(|r| r["signal"] == "SIGINT" || r["signal"] == "SIGTSTP"),
+        "{records}"
     );
     run_line(&sh, "echo status=$?");
     assert!(sh.output().contains("status=0"), "{:?}", sh.output());
@@ -402,7 +405,7 @@ fn not_pid1_another_user_ctrl_c_reaches_the_child_s_job_and_stops_nothing() {
     let bash = sh.pid();
     let prompts = sh.output().matches(PTY_PROMPT).count();
     sh.send(&format!(
-        "{} -v --timeout 8s --user nobody -- bash --norc --noprofile -i\n",
+        "{} -v --log-format json --timeout 8s --user nobody -- bash --norc --noprofile -i\n",
         quoted(&vigil_bin())
     ));
     let vigil = find_descendant(&sh, bash, "vigil", is_vigil);
@@ -433,19 +436,24 @@ fn not_pid1_another_user_ctrl_c_reaches_the_child_s_job_and_stops_nothing() {
         state(vigil),
         sh.output()
     );
-    let out = sh.output();
+    // vigil says so once it has forwarded it, which may be after the job
+    // is gone.
+    let from_terminal = |r: &Records| {
+        r.all("signal_received")
+            .iter()
+            .any(|r| r["signal"] == "SIGINT" && r["sender"]["kind"] == "terminal")
+    };
     assert!(
-        out.contains("received SIGINT from the terminal"),
-        "vigil got the Ctrl-C: {out:?}"
+        wait_until(TIMEOUT, || from_terminal(&Records::of(&sh.output()))),
+        "vigil got the Ctrl-C: {:?}",
+        sh.output()
     );
-    assert!(
-        !out.contains("vigil: stopping"),
-        "Ctrl-C started a stop: {out:?}"
-    );
+    let records = Records::of(&sh.output());
+    assert!(!records.has("stopping"), "Ctrl-C started a stop: {records}");
     // The timeout still passes, and stops the shell (an interactive bash
     // ignores SIGTERM; `exit` ends it).
     assert!(
-        sh.wait_output("--timeout (8s) passed", TIMEOUT),
+        wait_until(TIMEOUT, || Records::of(&sh.output()).has("timeout_passed")),
         "the timeout never passed: {:?}",
         sh.output()
     );
