@@ -101,9 +101,12 @@ fn vigils_own_variables_are_not_inherited() {
     // A vigil under vigil runs one pre-stop hook, not two.
     let dir = TempDir::new("nested");
     let v = Vigil::pid1().env("VIGIL_PRE_STOP", "sh -c 'echo hook >> hooks'");
-    let script = format!("{} -- sleep 1000 & : > ready; wait", vigil_bin().display());
+    // Ready once the inner vigil has started its own child.
+    let script = format!(
+        "{} -- sh -c ': > ready; exec sleep 1000' & wait",
+        vigil_bin().display()
+    );
     let run = start_sh(v, &dir, &script);
-    std::thread::sleep(std::time::Duration::from_millis(300));
     let out = run.stop_and_wait(libc::SIGTERM, TIMEOUT);
     no_panic(&out);
     let hooks = std::fs::read_to_string(dir.join("hooks")).unwrap_or_default();

@@ -7,8 +7,6 @@
 use crate::common::*;
 use std::path::Path;
 use std::process::Command;
-use std::thread;
-use std::time::Duration;
 
 // ---------------------------------------------------------------------------
 // Where option parsing stops
@@ -97,15 +95,15 @@ fn version_flag() {
 /// Run PATH --version, retrying while a concurrent fork elsewhere in this
 /// test process still holds a write descriptor of a fresh copy (ETXTBSY).
 fn version_of(path: &Path) -> std::process::Output {
-    for _ in 0..100 {
+    let mut out = None;
+    wait_until(TIMEOUT, || {
         match Command::new(path).arg("--version").output() {
-            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
-                thread::sleep(Duration::from_millis(50))
-            }
-            r => return r.unwrap(),
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => return false,
+            r => out = Some(r.unwrap()),
         }
-    }
-    panic!("{} stayed busy", path.display());
+        true
+    });
+    out.unwrap_or_else(|| panic!("{} stayed busy", path.display()))
 }
 
 #[test]

@@ -67,51 +67,55 @@ fn the_grace_warning_and_report_get_through_a_busy_stderr() {
         "while [ ! -e '{}' ]; do sleep 0.05; done; cat",
         go.display()
     );
-    let v = pid1_behind(&reader).args(["--grace-period", "1s"]);
+    let v = pid1_behind(&reader).json().args(["--grace-period", "1s"]);
     let run = start_sh(
         v,
         &dir,
         "trap '' TERM; echo $$ > pid; : > ready; exec yes 0123456789 >&2",
     );
-    // Let the pipe fill up.
-    std::thread::sleep(Duration::from_millis(300));
     // vigil is the wrapper's grandchild (sh, unshare, vigil).
     let exe = fs::canonicalize(vigil_bin()).unwrap();
     let vigil = descendants(run.outer_pid())
         .into_iter()
         .find(|&p| fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e == exe))
         .unwrap_or_else(|| panic!("no vigil below the wrapper\n{}", run.describe()));
+    let yes = run.child_pid_of(vigil);
+    assert!(
+        wait_until(TIMEOUT, || blocked_on_a_full_pipe(yes)),
+        "the pipe never filled up\n{}",
+        run.describe()
+    );
     kill(vigil, libc::SIGTERM).unwrap();
-    std::thread::sleep(Duration::from_millis(1300));
+    // The reader starts once the grace deadline has passed: vigil killed
+    // the child, and has its final lines to write to a full pipe.
+    assert!(
+        wait_until(TIMEOUT, || !alive(yes)),
+        "the grace deadline never came\n{}",
+        run.describe()
+    );
     fs::write(&go, "").unwrap();
     let out = run.wait(TIMEOUT);
-    let pid = read_trimmed(&dir.join("pid"));
+    let pid: i64 = read_trimmed(&dir.join("pid")).parse().unwrap();
     assert_eq!(out.code(), Some(137), "{}", tail(&out.stderr));
-    let grace =
-        format!("vigil: warning: grace period (1s) over: SIGKILL to {pid} (yes 0123456789)\n");
-    assert!(
-        out.stderr.contains(&grace),
-        "no whole line {grace:?} in:\n{}",
-        tail(&out.stderr)
+    // Both lines are whole records: each parses, the report last.
+    let records = Records::of(&out.stderr);
+    assert_fields(
+        records.one("grace_deadline"),
+        json!({"grace_period": 1, "killed": [{"pid": pid, "name": "yes 0123456789"}]}),
+        tail(&out.stderr),
     );
-    let report_start = "vigil: warning: exit report: child was killed by SIGKILL (status 137) by vigil, at the grace deadline; exit status 137; ";
+    let exit = records.exit();
+    assert_fields(
+        exit,
+        json!({"status": 137, "ending": {"signal": "SIGKILL", "cause": "grace_deadline"}, "stop": {"sent": "SIGTERM"}}),
+        tail(&out.stderr),
+    );
     // The child ended at the deadline, though vigil, waiting for room to
     // write the warning, reaped it later.
-    assert!(
-        out.stderr.contains("(sent SIGTERM), child ended 1.0"),
-        "{}",
-        tail(&out.stderr)
-    );
-    let at = out
-        .stderr
-        .find(report_start)
-        .unwrap_or_else(|| panic!("no exit report in:\n{}", tail(&out.stderr)));
-    assert!(
-        out.stderr[at..].ends_with("; orphans reaped: 0\n")
-            && out.stderr[at..].matches('\n').count() == 1,
-        "the report is not whole:\n{}",
-        tail(&out.stderr)
-    );
+    let after = exit["stop"]["ended_after"].as_f64().unwrap();
+    assert!((1.0..1.1).contains(&after), "{exit}");
+    assert_eq!(records.events().last(), Some(&"exit"), "{records}");
+    assert!(out.stderr.ends_with("}\n"), "{}", tail(&out.stderr));
 }
 
 /// The last lines of a long output.
@@ -269,8 +273,13 @@ fn the_report_outlasts_a_reader_that_gives_up_after_the_exit() {
     let guard = ProcGuard::new();
     guard.track(vigil.id() as i32);
     let mut stderr = vigil.stderr.take().expect("stderr");
-    // Let the flood fill the pipe, then stop vigil.
-    std::thread::sleep(Duration::from_millis(300));
+    // The flood fills the pipe, then vigil is stopped.
+    let mut yes = None;
+    let full = wait_until(TIMEOUT, || {
+        yes = yes.or_else(|| children(vigil.id() as i32).first().copied());
+        yes.is_some_and(blocked_on_a_full_pipe)
+    });
+    assert!(full, "the flood never filled the pipe");
     kill(vigil.id() as i32, libc::SIGTERM).unwrap();
     // Read 1 KiB each 50 ms (20 KiB/s), until 2 s after vigil's exit.
     let mut read = Vec::new();
@@ -288,6 +297,8 @@ fn the_report_outlasts_a_reader_that_gives_up_after_the_exit() {
             Ok(n) => read.extend_from_slice(&chunk[..n]),
             Err(e) => panic!("reading vigil's stderr: {e}"),
         }
+        // The pace of the reader (20 KiB/s, slower than the flood) is
+        // what the test is about.
         std::thread::sleep(Duration::from_millis(50));
     }
     let exited = vigil.wait().unwrap();
@@ -342,20 +353,15 @@ fn a_short_unread_tail_does_not_hold_up_the_exit() {
     };
     let waited = wait_until(Duration::from_secs(10), || unread() > 0);
     assert!(waited, "the child's line never reached the pipe");
-    std::thread::sleep(Duration::from_millis(100));
     let sent = std::time::Instant::now();
     kill(vigil.id() as i32, libc::SIGTERM).unwrap();
-    let status = loop {
-        if let Some(status) = vigil.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            sent.elapsed() < Duration::from_secs(10),
-            "vigil did not exit"
-        );
-        std::thread::sleep(Duration::from_millis(1));
-    };
+    let mut status = None;
+    wait_until(Duration::from_secs(10), || {
+        status = vigil.try_wait().unwrap();
+        status.is_some()
+    });
     let took = sent.elapsed();
+    let status = status.expect("vigil did not exit");
     assert_eq!(status.code(), Some(143));
     assert!(
         took < Duration::from_millis(400),

@@ -112,6 +112,19 @@ pub fn gone(pid: i32) -> bool {
     !Path::new(&format!("/proc/{pid}")).exists()
 }
 
+/// Where in the kernel `pid` sleeps (`/proc/PID/wchan`: `pipe_write` for
+/// a writer blocked on a full pipe (`anon_pipe_write` on newer kernels),
+/// `do_sys_poll`, ...); None when it is
+/// gone.
+pub fn wchan(pid: i32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/wchan")).ok()
+}
+
+/// Whether `pid` is blocked writing to a full pipe.
+pub fn blocked_on_a_full_pipe(pid: i32) -> bool {
+    wchan(pid).is_some_and(|w| w.ends_with("pipe_write"))
+}
+
 pub fn comm(pid: i32) -> Option<String> {
     stat(pid).map(|s| s.comm)
 }

@@ -342,7 +342,12 @@ impl Running {
 
     /// vigil's first child (normally the command), waiting up to TIMEOUT.
     pub fn child_pid(&self) -> i32 {
-        let v = self.vigil_pid();
+        self.child_pid_of(self.vigil_pid())
+    }
+
+    /// The first child of `v` (a vigil the test found itself, below a
+    /// wrapper), waiting up to TIMEOUT.
+    pub fn child_pid_of(&self, v: i32) -> i32 {
         let mut found = None;
         wait_until(TIMEOUT, || {
             found = children(v).into_iter().min();
