@@ -6,7 +6,6 @@
 //! get through a full pipe, tests/stdio.rs.
 
 use crate::common::*;
-use std::time::Duration;
 
 fn uid() -> u32 {
     // SAFETY: getuid has no arguments and cannot fail.
@@ -18,17 +17,22 @@ fn uid() -> u32 {
 /// sender. Returns the output and the sender's pid.
 fn assert_sender_named(script: &str, sender_words: &[&str]) -> (Output, String) {
     let dir = TempDir::new("provenance");
-    let out = run_sh(Vigil::pid1().arg("-v"), &dir, script);
+    let out = run_sh(Vigil::pid1().arg("-v").json(), &dir, script);
     let sender = read_trimmed(&dir.join("sender"));
     assert!(!sender.is_empty(), "the script wrote no sender pid\n{out}");
-    let line = format!(
-        "vigil: received SIGTERM from pid {sender} ({}, uid {})",
-        title(sender_words),
-        uid()
-    );
-    assert!(
-        out.stderr.lines().any(|l| l == line),
-        "no line {line:?}\n{out}"
+    let received = out.records().one("signal_received").clone();
+    assert_fields(
+        &received,
+        json!({
+            "signal": "SIGTERM",
+            "sender": {
+                "kind": "process",
+                "pid": sender.parse::<i64>().unwrap(),
+                "uid": uid(),
+                "name": title(sender_words),
+            }
+        }),
+        &out,
     );
     // vigil forwarded it: the child (a shell waiting) died of it.
     assert_eq!(out.code(), Some(143), "{out}");
@@ -59,28 +63,26 @@ fn provenance_names_a_sender_inside_the_namespace() {
 /// logged.
 #[test]
 fn provenance_from_outside_the_namespace() {
-    let (run, _) = start_sleep(Vigil::pid1().arg("-v"));
+    let outside = json!({"kind": "outside_namespace", "pid": 0, "uid": 0});
+    let (run, _) = start_sleep(Vigil::pid1().arg("-v").json());
     // SIGWINCH: forwarded, and harmless to `sleep`.
     run.signal(libc::SIGWINCH);
-    assert!(
-        run.wait_stderr(
-            "vigil: received SIGWINCH from pid 0 (outside this PID namespace)",
-            TIMEOUT
-        ),
-        "{}",
-        run.describe()
-    );
+    let winch = run.wait_record("signal_received", TIMEOUT, |r| r["signal"] == "SIGWINCH");
+    let winch = winch.unwrap_or_else(|| panic!("{}", run.describe()));
+    assert_eq!(winch["sender"], outside, "{winch}");
     let out = run.stop_and_wait(libc::SIGTERM, TIMEOUT);
-    assert!(
-        out.stderr
-            .lines()
-            .any(|l| l == "vigil: received SIGTERM from pid 0 (outside this PID namespace)"),
-        "{out}"
-    );
+    let records = out.records();
+    let term: Vec<&Value> = records
+        .all("signal_received")
+        .into_iter()
+        .filter(|r| r["signal"] == "SIGTERM")
+        .collect();
+    assert_eq!(term.len(), 1, "{out}");
+    assert_eq!(term[0]["sender"], outside, "{out}");
 
-    let (run, _) = start_sleep(Vigil::pid1());
+    let (run, _) = start_sleep(Vigil::pid1().json());
     let out = run.stop_and_wait(libc::SIGTERM, TIMEOUT);
-    assert!(!out.stderr.contains("received"), "{out}");
+    assert!(!out.records().has("signal_received"), "{out}");
 }
 
 /// `-p TERM` (vigil not PID 1, under a shell that exits):
@@ -89,21 +91,32 @@ fn provenance_from_outside_the_namespace() {
 #[test]
 fn the_parent_death_signal_is_reported_as_that() {
     let dir = TempDir::new("pdeath");
-    let v = Vigil::wrapped(&["sh", "-c", "\"$@\" & sleep 0.5", "sh"]).args(["-v", "-p", "TERM"]);
-    let run = spawn_sh(v, &dir, "sleep 1000 & wait");
+    // The parent dies once the child runs: vigil has asked for the signal
+    // by then.
+    let parent = "\"$@\" & while [ ! -e ready ]; do sleep 0.01; done";
+    let v = Vigil::wrapped(&["sh", "-c", parent, "sh"]).args(["-v", "-p", "TERM"]);
+    let run = spawn_sh(v.json(), &dir, ": > ready; sleep 1000 & wait");
     let vigil = run.vigil_pid();
     let out = run.wait(TIMEOUT);
     assert!(
         wait_until(TIMEOUT, || gone(vigil)),
         "vigil did not stop when its parent died"
     );
-    let line = "vigil: received SIGTERM from the kernel: vigil's parent died (-p)";
-    assert!(
-        out.stderr.lines().any(|l| l == line),
-        "no line {line:?}\n{out}"
+    let records = out.records();
+    assert_fields(
+        records.one("signal_received"),
+        json!({"signal": "SIGTERM", "sender": {"kind": "parent_death"}}),
+        &out,
     );
+    let exit = records.exit();
+    assert_fields(
+        exit,
+        json!({"level": "info", "stop": {"sender": {"kind": "parent_death"}, "sent": "SIGTERM"}}),
+        &out,
+    );
+    // How the report words it.
     assert_has(
-        &exit_report_text(&out, false),
+        exit["msg"].as_str().unwrap(),
         &["; stop: SIGTERM from the kernel: vigil's parent died (-p) (sent SIGTERM)"],
     );
 }
@@ -118,6 +131,7 @@ fn a_process_called_exe_is_named_by_its_command_line() {
     let script = "trap '' TERM; echo $$ > pid; : > ready; exec -a sleep ./exe 1000";
     // bash: `exec -a` sets argv[0], which dash cannot.
     let run = Vigil::pid1()
+        .json()
         .cwd(dir.path())
         .args(["--grace-period", "1s", "--", "bash", "-c", script])
         .spawn();
@@ -126,14 +140,13 @@ fn a_process_called_exe_is_named_by_its_command_line() {
         "{}",
         run.describe()
     );
-    let pid = read_trimmed(&dir.join("pid"));
+    let pid: i64 = read_trimmed(&dir.join("pid")).parse().unwrap();
     let out = run.stop_and_wait(libc::SIGTERM, TIMEOUT);
     assert_eq!(out.code(), Some(137), "{out}");
-    assert_has(
-        &exit_report_text(&out, true),
-        &[&format!(
-            "; grace period 1s over, SIGKILL to: {pid} (sleep 1000)"
-        )],
+    assert_fields(
+        out.records().exit(),
+        json!({"grace_kills": [{"pid": pid, "name": "sleep 1000"}]}),
+        &out,
     );
 }
 
@@ -260,14 +273,8 @@ fn ctrl_c_is_reported_only_at_v() {
             "{} {flags}-- sleep 1000; echo status=$?\n",
             vigil_bin().display()
         ));
-        assert!(
-            wait_until(TIMEOUT, || sh.output().contains("sleep 1000") && {
-                std::thread::sleep(Duration::from_millis(300));
-                true
-            }),
-            "{}",
-            sh.output()
-        );
+        let vigil = sh.find_descendant(sh.pid(), "vigil", is_vigil);
+        holds_the_terminal(&sh, vigil);
         sh.send("\x03");
         assert!(sh.wait_output("status=130", TIMEOUT), "{}", sh.output());
         let output = sh.output();
@@ -279,6 +286,17 @@ fn ctrl_c_is_reported_only_at_v() {
             );
         }
     }
+}
+
+/// Waits until vigil's child, `sleep`, runs in the terminal's foreground.
+fn holds_the_terminal(sh: &PtyShell, vigil: i32) -> i32 {
+    let child = sh.find_descendant(vigil, "sleep", |p| comm(p).as_deref() == Some("sleep"));
+    assert!(
+        wait_until(TIMEOUT, || stat(child).is_some_and(|s| s.tpgid == s.pgrp)),
+        "the child never got the terminal: {}",
+        sh.output()
+    );
+    child
 }
 
 /// Two vigils in one log (an image whose entrypoint is vigil, run
@@ -437,29 +455,46 @@ fn a_ctrl_c_that_reaches_vigil_is_the_terminals() {
     let sh = PtyShell::spawn(&[]);
     assert!(sh.wait_output(PTY_PROMPT, TIMEOUT), "{}", sh.output());
     sh.send(&format!(
-        "{} -v --user nobody -- sleep 1000; echo status=$?\n",
+        "{} -v --log-format json --user nobody -- sleep 1000; echo status=$?\n",
         vigil_bin().display()
     ));
+    // The child, in a session of its own, runs; vigil's group holds the
+    // terminal.
+    let vigil = sh.find_descendant(sh.pid(), "vigil", is_vigil);
+    sh.find_descendant(vigil, "sleep", |p| comm(p).as_deref() == Some("sleep"));
     assert!(
-        sh.wait_output("vigil: started sleep 1000 as pid", TIMEOUT),
-        "{}",
+        wait_until(TIMEOUT, || stat(vigil).is_some_and(|s| s.tpgid == s.pgrp)),
+        "vigil's group does not hold the terminal: {}",
         sh.output()
     );
-    std::thread::sleep(Duration::from_millis(300));
     sh.send("\x03");
     assert!(sh.wait_output("status=130", TIMEOUT), "{}", sh.output());
-    let output = sh.output();
+    the_terminals_ctrl_c(&sh);
+}
+
+/// vigil got SIGINT from the terminal, sent it on to the child's job,
+/// which it killed, and started no stop of its own.
+fn the_terminals_ctrl_c(sh: &PtyShell) {
+    let records = sh.records();
+    let received: Vec<&Value> = records.all("signal_received");
     assert!(
-        output.contains("vigil: received SIGINT from the terminal\r\n"),
-        "{output}"
+        received
+            .iter()
+            .any(|r| r["signal"] == "SIGINT" && r["sender"]["kind"] == "terminal"),
+        "{records}"
     );
     assert!(
-        output.contains("vigil: exit report: child was killed by SIGINT (status 130), from the terminal (Ctrl-C); exit status 130; command: sleep 1000 (pid "),
-        "{output}"
+        received.iter().all(|r| r["sender"]["kind"] != "kernel"),
+        "{records}"
+    );
+    let exit = records.exit();
+    assert_fields(
+        exit,
+        json!({"status": 130, "ending": {"signal": "SIGINT", "cause": "terminal"}, "command": "sleep 1000"}),
+        records.to_string(),
     );
     // Sent on to the child's job, as the terminal would: no stop of vigil's.
-    assert!(!output.contains("; stop: "), "{output}");
-    assert!(!output.contains("from the kernel"), "{output}");
+    assert!(exit.get("stop").is_none(), "{exit}");
 }
 
 /// Ctrl-Z, `bg`, `fg`, Ctrl-C: `fg` of a running job gives the terminal
@@ -470,13 +505,12 @@ fn a_ctrl_c_that_reaches_vigil_is_the_terminals() {
 fn ctrl_c_after_bg_and_fg_is_the_terminals() {
     let sh = PtyShell::spawn(&[]);
     assert!(sh.wait_output(PTY_PROMPT, TIMEOUT), "{}", sh.output());
-    sh.send(&format!("{} -v -- sleep 1000\n", vigil_bin().display()));
-    assert!(
-        sh.wait_output("vigil: started sleep 1000 as pid", TIMEOUT),
-        "{}",
-        sh.output()
-    );
-    std::thread::sleep(Duration::from_millis(300));
+    sh.send(&format!(
+        "{} -v --log-format json -- sleep 1000\n",
+        vigil_bin().display()
+    ));
+    let vigil = sh.find_descendant(sh.pid(), "vigil", is_vigil);
+    holds_the_terminal(&sh, vigil);
     sh.send("\x1a"); // Ctrl-Z
     assert!(sh.wait_output("Stopped", TIMEOUT), "{}", sh.output());
     let prompts = sh.output().matches(PTY_PROMPT).count();
@@ -487,22 +521,16 @@ fn ctrl_c_after_bg_and_fg_is_the_terminals() {
         sh.output()
     );
     sh.send("fg\n");
-    std::thread::sleep(Duration::from_millis(500));
+    // `fg` gives the terminal to vigil's group.
+    assert!(
+        wait_until(TIMEOUT, || stat(vigil).is_some_and(|s| s.tpgid == s.pgrp)),
+        "fg did not give vigil's group the terminal: {}",
+        sh.output()
+    );
     sh.send("\x03");
     sh.send("echo status=$?\n");
     assert!(sh.wait_output("status=130", TIMEOUT), "{}", sh.output());
-    let output = sh.output();
-    assert!(
-        output.contains("vigil: received SIGINT from the terminal\r\n"),
-        "{output}"
-    );
-    assert!(
-        output.contains("vigil: exit report: child was killed by SIGINT (status 130), from the terminal (Ctrl-C); exit status 130; command: sleep 1000 (pid "),
-        "{output}"
-    );
-    // Sent on to the child's job, as the terminal would: no stop of vigil's.
-    assert!(!output.contains("; stop: "), "{output}");
-    assert!(!output.contains("from the kernel"), "{output}");
+    the_terminals_ctrl_c(&sh);
 }
 
 /// Why no stop signal was sent is said as it is: `--rewrite TERM:0` drops
@@ -510,6 +538,7 @@ fn ctrl_c_after_bg_and_fg_is_the_terminals() {
 #[test]
 fn a_stop_signal_dropped_by_rewrite_is_said_so() {
     let run = Vigil::pid1()
+        .json()
         .args([
             "--rewrite",
             "TERM:0",
@@ -523,12 +552,11 @@ fn a_stop_signal_dropped_by_rewrite_is_said_so() {
     run.child_pid();
     let (out, _) = signal_timed(run, libc::SIGTERM);
     assert_eq!(out.code(), Some(137), "{out}");
-    let report = exit_report_text(&out, true);
-    assert!(
-        report.contains("(not sent: --rewrite drops SIGTERM)"),
-        "{report}"
+    assert_fields(
+        out.records().exit(),
+        json!({"ending": {"cause": "grace_deadline"}, "stop": {"signal": "SIGTERM", "not_sent": "rewritten"}}),
+        &out,
     );
-    assert!(!report.contains("grace deadline came first"), "{report}");
 }
 
 /// Processes are named by their titles, the command line `ps` shows, not
@@ -537,22 +565,27 @@ fn a_stop_signal_dropped_by_rewrite_is_said_so() {
 #[test]
 fn processes_are_named_by_their_titles() {
     let dir = TempDir::new("titles");
+    // Each worker has its title (and ignores SIGTERM) once it runs sleep.
     let script = "for t in checkpointer walwriter; do \
                     bash -c \"trap '' TERM; exec -a 'postgres: $t' sleep 1000\" & \
-                  done; sleep 0.5; exit 0";
-    let out = run_sh(Vigil::pid1().args(["--drain-timeout", "1s"]), &dir, script);
+                    while [ \"$(cat /proc/$!/comm)\" != sleep ]; do sleep 0.01; done; \
+                  done; exit 0";
+    let out = run_sh(
+        Vigil::pid1().json().args(["--drain-timeout", "1s"]),
+        &dir,
+        script,
+    );
     assert_eq!(out.code(), Some(0), "{out}");
-    let line = out
-        .stderr
-        .lines()
-        .find(|l| l.contains("drain timeout (1s) over: SIGKILL to "))
-        .unwrap_or_else(|| panic!("no drain kill line\n{out}"));
-    for title in [
-        "(postgres: checkpointer 1000)",
-        "(postgres: walwriter 1000)",
-    ] {
-        assert!(line.contains(title), "{title} not in {line}");
-    }
+    let records = out.records();
+    let killed = records.one("drain_killed");
+    assert_eq!(killed["cause"], "drain_timeout", "{out}");
+    let mut names = names_of(&killed["killed"]);
+    names.sort();
+    assert_eq!(
+        names,
+        ["postgres: checkpointer 1000", "postgres: walwriter 1000"],
+        "{out}"
+    );
 }
 
 /// The stop is timed from the stop signal's arrival, so a pre-stop hook's
@@ -561,16 +594,11 @@ fn processes_are_named_by_their_titles() {
 #[test]
 fn the_stop_is_timed_from_the_signal_to_the_millisecond() {
     let dir = TempDir::new("stoptime");
-    let v = Vigil::pid1().args(["--log-format", "json", "--pre-stop", "sleep 0.3"]);
+    let v = Vigil::pid1().json().args(["--pre-stop", "sleep 0.3"]);
     let run = start_sh(v, &dir, "trap 'exit 0' TERM; : > ready; sleep 1000 & wait");
     let (out, _) = signal_timed(run, libc::SIGTERM);
     assert_eq!(out.code(), Some(0), "{out}");
-    let exit: serde_json::Value = out
-        .stderr
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .find(|r| r["event"] == "exit")
-        .unwrap_or_else(|| panic!("no exit record\n{out}"));
+    let exit = out.records().exit().clone();
     let hook = exit["hooks"][0]["duration"].as_f64().unwrap();
     let after = exit["stop"]["ended_after"].as_f64().unwrap();
     assert!(

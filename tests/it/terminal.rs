@@ -113,11 +113,11 @@ fn the_calling_script_can_read_the_terminal_afterwards() {
     let sh = PtyShell::spawn(&[]);
     assert!(sh.wait_output(PTY_PROMPT, TIMEOUT), "{}", sh.output());
     sh.send(&format!(
-        "sh -c '{} -- true; read x; echo \"got:$x\"'\n",
+        "sh -c '{} -- true; echo vigil-done; read x; echo \"got:$x\"'\n",
         vigil_bin().display()
     ));
-    // Let vigil come and go before typing.
-    std::thread::sleep(Duration::from_millis(500));
+    // Typed once vigil has come and gone (before, bash would read it).
+    assert!(sh.wait_output("vigil-done\r\n", TIMEOUT), "{}", sh.output());
     sh.send("hello\n");
     assert!(
         sh.wait_output("got:hello", Duration::from_secs(10)),
@@ -134,11 +134,20 @@ fn the_calling_script_can_read_the_terminal_afterwards() {
 /// the terminal.
 const TICKER: &str = "while :; do echo tick; sleep 0.2; done";
 
-/// Whether the ticks go on: more of them after a second than before.
+/// Whether the ticks go on: two more come.
 fn ticking(sh: &PtyShell) -> bool {
     let before = sh.output().matches("tick").count();
-    std::thread::sleep(Duration::from_secs(1));
-    sh.output().matches("tick").count() > before + 1
+    sh.wait_output_count("tick", before + 2, TIMEOUT)
+}
+
+/// Waits until vigil (at `-v`, in JSON) says its child was stopped and
+/// that it continued it: Ctrl-Z has been undone.
+fn wait_continued(sh: &PtyShell) {
+    assert!(
+        sh.wait_record("child_stopped", TIMEOUT, |r| r["action"] == "continue"),
+        "vigil never continued its child: {:?}",
+        sh.output()
+    );
 }
 
 /// As PID 1 (a container's init, `docker run -it`), there is no
@@ -151,7 +160,7 @@ fn ctrl_z_cannot_freeze_vigil_as_pid1() {
     let sh = PtyShell::spawn(&[]);
     assert!(sh.wait_output(PTY_PROMPT, TIMEOUT), "{:?}", sh.output());
     sh.send(&format!(
-        "unshare --pid --fork --mount-proc '{}' -- sh -c '{TICKER}'; echo status=$?\n",
+        "unshare --pid --fork --mount-proc '{}' -v --log-format json -- sh -c '{TICKER}'; echo status=$?\n",
         vigil_bin().display()
     ));
     assert!(
@@ -160,7 +169,7 @@ fn ctrl_z_cannot_freeze_vigil_as_pid1() {
         sh.output()
     );
     sh.send("\x1a");
-    std::thread::sleep(Duration::from_millis(300));
+    wait_continued(&sh);
     assert!(ticking(&sh), "Ctrl-Z froze the child: {:?}", sh.output());
     sh.send("\x03");
     assert!(
@@ -181,6 +190,9 @@ fn ctrl_z_without_a_job_control_shell_never_freezes_the_timeout() {
         let mut sh = PtyShell::session(
             &vigil,
             &[
+                "-v",
+                "--log-format",
+                "json",
                 "--timeout",
                 "3s",
                 "--grace-period",
@@ -195,7 +207,7 @@ fn ctrl_z_without_a_job_control_shell_never_freezes_the_timeout() {
         assert!(sh.wait_output("tick", TIMEOUT), "{:?}", sh.output());
         if ctrl_z {
             sh.send("\x1a");
-            std::thread::sleep(Duration::from_millis(300));
+            wait_continued(&sh);
             assert!(ticking(&sh), "Ctrl-Z froze the child: {:?}", sh.output());
         }
         let status = sh.wait_status(Duration::from_secs(15));

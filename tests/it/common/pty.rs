@@ -3,7 +3,7 @@
 
 use super::capture::Capture;
 use super::start_state::{remove_vigil_env, set_signal_state};
-use super::{ProcGuard, wait_until};
+use super::{ProcGuard, Records, TIMEOUT, Value, descendants, wait_until};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
@@ -121,6 +121,49 @@ impl PtyShell {
     pub fn guard(&self) -> &ProcGuard {
         &self.guard
     }
+
+    /// The first descendant of `ancestor` that `pick` accepts, waited for
+    /// (up to TIMEOUT) and killed with the shell; `what` names it when it
+    /// never comes.
+    pub fn find_descendant(&self, ancestor: i32, what: &str, pick: impl Fn(i32) -> bool) -> i32 {
+        let mut found = 0;
+        assert!(
+            wait_until(TIMEOUT, || {
+                found = descendants(ancestor)
+                    .into_iter()
+                    .find(|&p| pick(p))
+                    .unwrap_or(0);
+                found != 0
+            }),
+            "{what} did not start: {:?}",
+            self.output()
+        );
+        self.guard.track(found);
+        found
+    }
+
+    /// vigil's records in what the terminal showed.
+    pub fn records(&self) -> Records {
+        Records::of(&self.output())
+    }
+
+    /// Waits until the terminal shows a record of `event` for which `pick`
+    /// holds.
+    pub fn wait_record(
+        &self,
+        event: &str,
+        timeout: Duration,
+        pick: impl Fn(&Value) -> bool,
+    ) -> bool {
+        wait_until(timeout, || {
+            self.records().all(event).into_iter().any(&pick)
+        })
+    }
+}
+
+/// Whether `pid` runs the vigil under test.
+pub fn is_vigil(pid: i32) -> bool {
+    std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|e| e == super::vigil_bin())
 }
 
 impl Drop for PtyShell {

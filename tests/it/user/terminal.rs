@@ -108,28 +108,6 @@ fn quoted(p: &Path) -> String {
     format!("'{}'", p.display())
 }
 
-/// The first descendant of `ancestor` that `pick` accepts, waited for.
-fn find_descendant(sh: &PtyShell, ancestor: i32, what: &str, pick: impl Fn(i32) -> bool) -> i32 {
-    let mut found = 0;
-    assert!(
-        wait_until(TIMEOUT, || {
-            found = descendants(ancestor)
-                .into_iter()
-                .find(|&p| pick(p))
-                .unwrap_or(0);
-            found != 0
-        }),
-        "{what} did not start: {:?}",
-        sh.output()
-    );
-    sh.guard().track(found);
-    found
-}
-
-fn is_vigil(pid: i32) -> bool {
-    std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|e| e == vigil_bin())
-}
-
 /// Field 7 of /proc/PID/stat: the controlling terminal (0: none).
 fn tty_nr(pid: i32) -> Option<i64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -237,8 +215,8 @@ fn not_pid1_another_user_runs_without_the_terminal_and_ctrl_c_still_stops_it() {
         "{} --user nobody -- sleep 1000\n",
         quoted(&vigil_bin())
     ));
-    let vigil = find_descendant(&sh, bash, "vigil", is_vigil);
-    let child = find_descendant(&sh, vigil, "the child", |p| {
+    let vigil = sh.find_descendant(bash, "vigil", is_vigil);
+    let child = sh.find_descendant(vigil, "the child", |p| {
         comm(p).as_deref() == Some("sleep")
             && status_field(p, "Uid").is_some_and(|u| u.starts_with("65534"))
     });
@@ -282,10 +260,8 @@ fn not_pid1_the_same_uid_keeps_job_control() {
         "{} --user 0 -- sleep 1000\n",
         quoted(&vigil_bin())
     ));
-    let vigil = find_descendant(&sh, bash, "vigil", is_vigil);
-    let child = find_descendant(&sh, vigil, "the child", |p| {
-        comm(p).as_deref() == Some("sleep")
-    });
+    let vigil = sh.find_descendant(bash, "vigil", is_vigil);
+    let child = sh.find_descendant(vigil, "the child", |p| comm(p).as_deref() == Some("sleep"));
     let fg_is_child =
         || stat(child).is_some_and(|s| s.pgrp == child && s.tpgid == child && s.session != child);
     assert!(wait_until(TIMEOUT, fg_is_child), "{:?}", stat(child));
@@ -332,10 +308,8 @@ fn pid1_another_user_gets_ctrl_c_and_ctrl_z() {
         quoted(&test_program("sigrec")),
         quoted(&rec)
     ));
-    let vigil = find_descendant(&sh, bash, "vigil", is_vigil);
-    let child = find_descendant(&sh, vigil, "the child", |p| {
-        comm(p).as_deref() == Some("sigrec")
-    });
+    let vigil = sh.find_descendant(bash, "vigil", is_vigil);
+    let child = sh.find_descendant(vigil, "the child", |p| comm(p).as_deref() == Some("sigrec"));
     assert!(
         wait_for_file(&ready_file(&rec), TIMEOUT),
         "sigrec never got ready: {:?}",
@@ -408,8 +382,8 @@ fn not_pid1_another_user_ctrl_c_reaches_the_child_s_job_and_stops_nothing() {
         "{} -v --log-format json --timeout 8s --user nobody -- bash --norc --noprofile -i\n",
         quoted(&vigil_bin())
     ));
-    let vigil = find_descendant(&sh, bash, "vigil", is_vigil);
-    let inner = find_descendant(&sh, vigil, "the inner bash", |p| {
+    let vigil = sh.find_descendant(bash, "vigil", is_vigil);
+    let inner = sh.find_descendant(vigil, "the inner bash", |p| {
         comm(p).as_deref() == Some("bash")
     });
     // The inner shell (as nobody, without job control) reads its first
@@ -420,7 +394,7 @@ fn not_pid1_another_user_ctrl_c_reaches_the_child_s_job_and_stops_nothing() {
         sh.output()
     );
     sh.send("sleep 1000\n");
-    let job = find_descendant(&sh, inner, "the inner bash's sleep", |p| {
+    let job = sh.find_descendant(inner, "the inner bash's sleep", |p| {
         comm(p).as_deref() == Some("sleep")
     });
     sh.send("\x03");
