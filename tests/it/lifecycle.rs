@@ -81,11 +81,14 @@ fn pre_stop_through_vigil_pre_stop() {
 #[test]
 fn failing_pre_stop_still_forwards_sigterm() {
     for (hook, why) in [
-        ("sh -c 'exit 7'", "exited with code 7"),
-        ("/nonexistent/pre-stop-hook", "No such file or directory"),
+        ("sh -c 'exit 7'", json!({"ending": {"code": 7}})),
+        (
+            "/nonexistent/pre-stop-hook",
+            json!({"reason": "could_not_run"}),
+        ),
     ] {
         let dir = TempDir::new("prestopfail");
-        let v = Vigil::pid1().args(["--pre-stop", hook]);
+        let v = Vigil::pid1().json().args(["--pre-stop", hook]);
         let (run, rec) = start_rec(v, &dir, &["--exit-on", "15"]);
         let (out, _) = signal_timed(run, libc::SIGTERM);
         assert_eq!(out.code(), Some(0), "hook {hook}: {out}");
@@ -93,15 +96,19 @@ fn failing_pre_stop_still_forwards_sigterm() {
             read_signals(&rec).contains(&libc::SIGTERM),
             "hook {hook}: the child never got SIGTERM\n{out}"
         );
-        let line = out
-            .stderr_lines()
-            .into_iter()
-            .find(|l| l.contains("pre-stop hook failed"))
-            .unwrap_or_else(|| panic!("hook {hook}: no failure reported\n{out}"));
-        assert!(
-            line.starts_with("vigil: warning: ") && line.contains(why),
-            "hook {hook}: {line}"
+        let records = out.records();
+        let ended = records.one("hook_ended");
+        assert_fields(
+            ended,
+            json!({"level": "warning", "hook": "pre-stop", "outcome": "failed"}),
+            &out,
         );
+        assert_fields(ended, why, &out);
+        if ended["reason"] == "could_not_run" {
+            let error = ended["error"].as_str().unwrap();
+            assert!(error.ends_with("No such file or directory"), "{ended}");
+        }
+        assert_eq!(records.exit()["stop"]["sent"], "SIGTERM", "{out}");
     }
 }
 
@@ -120,7 +127,7 @@ fn pre_stop_sleep_delays_the_forward(via: Via) {
         "--".as_ref(),
     ]);
     let v = opt(
-        pid1.env("PATH", empty.path()).arg("-v"),
+        pid1.env("PATH", empty.path()).arg("-v").json(),
         via,
         "--pre-stop-sleep",
         "1s",
@@ -137,9 +144,10 @@ fn pre_stop_sleep_delays_the_forward(via: Via) {
     let (out, _) = wait_timed(run, t0);
     assert_eq!(out.code(), Some(0), "{out}");
     assert_between(delay, ONE_SECOND, ABOUT_1S_MAX, "the forward", &out);
-    assert!(
-        out.stderr.contains("waiting 1s before forwarding SIGTERM"),
-        "{out}"
+    assert_fields(
+        out.records().one("pre_stop_sleep"),
+        json!({"sleep": 1, "signal": "SIGTERM"}),
+        &out,
     );
 }
 
@@ -164,16 +172,24 @@ const QUIT_OR_TERM: &str = "trap 'echo QUIT > got; exit 0' QUIT; trap 'echo TERM
 fn stop_signals_choose_what_starts_the_stop(via: Via) {
     let hook = "sh -c 'echo $VIGIL_SIGNAL > hook_signal'";
     let dir = TempDir::new("stopsignals");
-    let v = opt(Vigil::pid1(), via, "--stop-signals", "QUIT").args(["--pre-stop", hook]);
+    let v = opt(Vigil::pid1().json(), via, "--stop-signals", "QUIT").args(["--pre-stop", hook]);
     let run = start_sh(v, &dir, QUIT_OR_TERM);
     let (out, _) = signal_timed(run, libc::SIGQUIT);
     assert_eq!(out.code(), Some(0), "{out}");
     assert_eq!(read_trimmed(&dir.join("hook_signal")), "SIGQUIT", "{out}");
     assert_eq!(read_trimmed(&dir.join("got")), "QUIT", "{out}");
-    let report = exit_report_text(&out, false);
-    assert!(
-        report.contains("; stop: SIGQUIT from pid 0 (outside this PID namespace) (sent SIGQUIT)"),
-        "{report}"
+    assert_fields(
+        out.records().exit(),
+        json!({
+            "level": "info",
+            "stop": {
+                "cause": "signal",
+                "signal": "SIGQUIT",
+                "sender": {"kind": "outside_namespace", "pid": 0},
+                "sent": "SIGQUIT",
+            }
+        }),
+        &out,
     );
     let dir = TempDir::new("stopsignals");
     let v = opt(Vigil::pid1(), via, "--stop-signals", "QUIT").args(["--pre-stop", hook]);
@@ -201,6 +217,13 @@ fn stop_signals_through_vigil_stop_signals() {
 // post-start
 // ---------------------------------------------------------------------------
 
+/// Waits until vigil says `hook` succeeded.
+fn wait_hook_succeeded(run: &Running, hook: &str) {
+    let ended = run.wait_record("hook_ended", TIMEOUT, |r| r["hook"] == hook);
+    let ended = ended.unwrap_or_else(|| panic!("the {hook} hook never ended\n{}", run.describe()));
+    assert_eq!(ended["outcome"], "succeeded", "{ended}\n{}", run.describe());
+}
+
 /// The post-start hook runs while the child runs: it waits for the child's
 /// `ready` file (which it could never see if vigil started the child only
 /// after the hook), then checks that the child is alive.
@@ -209,18 +232,14 @@ fn post_start_runs_with_the_child(via: Via) {
     let hook = "sh -c 'i=0; while [ ! -e ready ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i+1)); done; \
                 date +%s%N > hook_at; env | grep ^VIGIL_ | sort > hook_env; \
                 kill -0 $VIGIL_CHILD_PID && echo running > hook_saw'";
-    let v = opt(Vigil::pid1().arg("-v"), via, "--post-start", hook);
+    let v = opt(Vigil::pid1().arg("-v").json(), via, "--post-start", hook);
     let run = start_sh(v, &dir, TERM_RECORDER);
     assert!(
         wait_for_file(&dir.join("hook_saw"), TIMEOUT),
         "the post-start hook did not see the child running\n{}",
         run.describe()
     );
-    assert!(
-        run.wait_stderr("post-start hook succeeded", TIMEOUT),
-        "{}",
-        run.describe()
-    );
+    wait_hook_succeeded(&run, "post-start");
     let child = read_trimmed(&dir.join("pid"));
     let (out, _) = signal_timed(run, libc::SIGTERM);
     assert_eq!(out.code(), Some(0), "{out}");
@@ -260,6 +279,7 @@ fn post_start_through_vigil_post_start() {
 fn failing_post_start_sends_sigterm_and_exits_143() {
     let dir = TempDir::new("poststartfail");
     let run = Vigil::pid1()
+        .json()
         .cwd(dir.path())
         .args([
             "--post-start",
@@ -271,11 +291,16 @@ fn failing_post_start_sends_sigterm_and_exits_143() {
         .spawn();
     let out = run.wait(TIMEOUT);
     assert_eq!(out.code(), Some(143), "{out}");
-    assert!(
-        out.stderr
-            .contains("vigil: warning: post-start hook failed: exited with code 3")
-            && out.stderr.contains("stopping as if SIGTERM had arrived"),
-        "{out}"
+    let records = out.records();
+    assert_fields(
+        records.one("hook_ended"),
+        json!({"level": "warning", "hook": "post-start", "outcome": "failed", "ending": {"code": 3}}),
+        &out,
+    );
+    assert_fields(
+        records.exit(),
+        json!({"stop": {"cause": "post_start_failed", "sent": "SIGTERM"}, "ending": {"signal": "SIGTERM"}}),
+        &out,
     );
 }
 
@@ -283,18 +308,22 @@ fn failing_post_start_sends_sigterm_and_exits_143() {
 /// after about 1 s the child gets SIGTERM and vigil exits 143.
 fn hanging_post_start_times_out(via: Via) {
     let dir = TempDir::new("poststarthang");
-    let v = opt(Vigil::pid1(), via, "--post-start", "sleep 1000");
+    let v = opt(Vigil::pid1().json(), via, "--post-start", "sleep 1000");
     let v = opt(v, via, "--post-start-timeout", "1s");
     let t0 = Instant::now();
     let run = v.cwd(dir.path()).args(["--", "sleep", "1000"]).spawn();
     let (out, took) = wait_timed(run, t0);
     assert_eq!(out.code(), Some(143), "{out}");
     assert_between(took, ONE_SECOND, ABOUT_1S_MAX, "vigil", &out);
-    assert!(
-        out.stderr
-            .contains("vigil: warning: post-start hook failed: timed out after 1."),
-        "{out}"
+    let records = out.records();
+    let ended = records.one("hook_ended");
+    assert_fields(
+        ended,
+        json!({"level": "warning", "hook": "post-start", "outcome": "failed", "reason": "timed_out"}),
+        &out,
     );
+    let ran = ended["duration"].as_f64().unwrap();
+    assert!((1.0..2.0).contains(&ran), "{ended}");
 }
 
 #[test]
@@ -321,17 +350,17 @@ fn a_failed_post_start_never_ends_in_exit_0() {
         let dir = TempDir::new("poststart0");
         // The hook fails once the child's TERM trap is in place.
         let hook = r#"sh -c "while [ ! -e ready ]; do sleep 0.05; done; exit 4""#;
-        let v = opt(Vigil::pid1(), via, "--post-start", hook);
+        let v = opt(Vigil::pid1().json(), via, "--post-start", hook);
         let out = spawn_sh(v, &dir, &exits_on_term(child_code)).wait(TIMEOUT);
         assert_eq!(
             out.code(),
             Some(want),
             "{via:?}, child exits {child_code} on SIGTERM\n{out}"
         );
-        assert!(
-            out.stderr
-                .contains("post-start hook failed: exited with code 4"),
-            "{out}"
+        assert_fields(
+            out.records().one("hook_ended"),
+            json!({"hook": "post-start", "outcome": "failed", "ending": {"code": 4}}),
+            &out,
         );
     }
     // `-e` cannot turn it into a success either.
@@ -346,10 +375,17 @@ fn a_failed_post_start_never_ends_in_exit_0() {
 #[test]
 fn a_post_start_overtaken_by_the_childs_exit_is_cancelled() {
     let dir = TempDir::new("poststartcancel");
-    let v = Vigil::pid1().args(["--post-start", "sleep 1000"]);
-    let out = spawn_sh(v, &dir, "sleep 0.3; exit 0").wait(TIMEOUT);
+    let hook = "sh -c ': > hook-runs; exec sleep 1000'";
+    let v = Vigil::pid1().arg("-v").json().args(["--post-start", hook]);
+    // The child exits once the hook runs.
+    let child = "while [ ! -e hook-runs ]; do sleep 0.01; done; exit 0";
+    let out = spawn_sh(v, &dir, child).wait(TIMEOUT);
     assert_eq!(out.code(), Some(0), "{out}");
-    assert!(!out.stderr.contains("failed"), "{out}");
+    assert_fields(
+        out.records().exit(),
+        json!({"status": 0, "hooks": [{"hook": "post-start", "outcome": "cancelled", "reason": "child_exited"}]}),
+        &out,
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -360,17 +396,16 @@ fn a_post_start_overtaken_by_the_childs_exit_is_cancelled() {
 /// after 1 s, exits 137, and the log names the survivor (pid and name).
 fn grace_period_kills_the_survivor(via: Via) {
     let dir = TempDir::new("grace");
-    let v = opt(Vigil::pid1(), via, "--grace-period", "1s");
+    let v = opt(Vigil::pid1().json(), via, "--grace-period", "1s");
     let run = start_sh(v, &dir, TERM_IGNORER);
-    let child = read_trimmed(&dir.join("pid"));
+    let child: i64 = read_trimmed(&dir.join("pid")).parse().unwrap();
     let (out, took) = signal_timed(run, libc::SIGTERM);
     assert_eq!(out.code(), Some(137), "{out}");
     assert_between(took, ONE_SECOND, ABOUT_1S_MAX, "vigil", &out);
-    let survivor =
-        format!("vigil: warning: grace period (1s) over: SIGKILL to {child} (sleep 1000)");
-    assert!(
-        out.stderr.lines().any(|l| l.starts_with(&survivor)),
-        "no line starting {survivor:?}\n{out}"
+    assert_fields(
+        out.records().one("grace_deadline"),
+        json!({"level": "warning", "grace_period": 1, "killed": [{"pid": child, "name": "sleep 1000"}]}),
+        &out,
     );
 }
 
@@ -391,7 +426,9 @@ fn grace_period_through_vigil_grace_period() {
 #[test]
 fn a_hung_pre_stop_hook_is_killed_and_the_child_still_gets_sigterm() {
     let dir = TempDir::new("hunghook");
-    let v = Vigil::pid1().args(["--grace-period", "2s", "--pre-stop", "sleep 1000"]);
+    let v = Vigil::pid1()
+        .json()
+        .args(["--grace-period", "2s", "--pre-stop", "sleep 1000"]);
     let run = start_sh(v, &dir, TERM_RECORDER);
     let (out, took) = signal_timed(run, libc::SIGTERM);
     assert_eq!(out.code(), Some(0), "the child's TERM trap ran: {out}");
@@ -407,19 +444,20 @@ fn a_hung_pre_stop_hook_is_killed_and_the_child_still_gets_sigterm() {
         "vigil",
         &out,
     );
-    assert!(
-        out.stderr
-            .contains("still running after 1s (--pre-stop-timeout): killing it"),
-        "{out}"
+    let records = out.records();
+    assert_fields(
+        records.one("pre_stop_timed_out"),
+        json!({"timeout": 1}),
+        &out,
     );
-    let report = exit_report(&out.stderr)
-        .unwrap_or_else(|| panic!("no exit report\n{out}"))
-        .line;
-    assert!(
-        report.contains("(sent SIGTERM)")
-            && report.contains("; pre-stop hook failed: timed out after 1."),
-        "{report}\n{out}"
+    let exit = records.exit();
+    assert_fields(
+        exit,
+        json!({"stop": {"sent": "SIGTERM"}, "hooks": [{"hook": "pre-stop", "outcome": "failed", "reason": "timed_out"}]}),
+        &out,
     );
+    let ran = exit["hooks"][0]["duration"].as_f64().unwrap();
+    assert!((1.0..2.0).contains(&ran), "{exit}");
 }
 
 /// `--pre-stop-timeout` longer than the grace period: the grace deadline
@@ -429,6 +467,7 @@ fn a_hung_pre_stop_hook_is_killed_and_the_child_still_gets_sigterm() {
 fn grace_period_bounds_a_pre_stop_hook_that_never_ends() {
     let dir = TempDir::new("gracehook");
     let run = Vigil::pid1()
+        .json()
         .cwd(dir.path())
         .args([
             "--grace-period",
@@ -448,17 +487,35 @@ fn grace_period_bounds_a_pre_stop_hook_that_never_ends() {
     assert_between(took, ONE_SECOND, ABOUT_1S_MAX, "vigil", &out);
     // vigil ended the hook at the deadline: it was cancelled, not failed,
     // and the exit report says so, whichever of the hook and the child
-    // vigil happens to reap first.
-    assert!(!out.stderr.contains("hook failed"), "{out}");
-    let report = exit_report(&out.stderr)
-        .unwrap_or_else(|| panic!("no exit report\n{out}"))
-        .line;
-    assert!(
-        report.contains("(not sent: the pre-stop hook was still running at the grace deadline)")
-            && report.contains("; pre-stop hook cancelled at the grace deadline after 1.")
-            && report.ends_with("orphans reaped: 0"),
-        "the exit report misses the pre-stop hook (or counts it as an orphan): {report}\n{out}"
+    // vigil happens to reap first; the hook is no orphan.
+    let exit = cancelled_at_the_grace_deadline(&out);
+    assert_fields(
+        &exit,
+        json!({"stop": {"not_sent": "pre_stop_hook"}, "orphans_reaped": 0}),
+        &out,
     );
+}
+
+/// The pre-stop hook was cancelled at the grace deadline after about 1 s,
+/// and no hook failed; returns the exit record.
+fn cancelled_at_the_grace_deadline(out: &Output) -> Value {
+    let records = out.records();
+    assert!(
+        records
+            .all("hook_ended")
+            .iter()
+            .all(|r| r["outcome"] != "failed"),
+        "{out}"
+    );
+    let exit = records.exit().clone();
+    assert_fields(
+        &exit,
+        json!({"hooks": [{"hook": "pre-stop", "outcome": "cancelled", "reason": "grace_deadline"}]}),
+        out,
+    );
+    let ran = exit["hooks"][0]["duration"].as_f64().unwrap();
+    assert!((1.0..2.0).contains(&ran), "{exit}");
+    exit
 }
 
 // ---------------------------------------------------------------------------
@@ -484,7 +541,7 @@ fn fork_bomb_in_a_hook_is_contained_by_the_grace_deadline() {
         "echo $$ > '{}/cgroup.procs' && exec unshare --pid --fork --mount-proc -- \"$@\"",
         cg.path.display()
     );
-    let v = Vigil::wrapped(&["sh", "-c", &script, "sh"]).args([
+    let v = Vigil::wrapped(&["sh", "-c", &script, "sh"]).json().args([
         "-v",
         "--grace-period",
         "2s",
@@ -513,9 +570,11 @@ fn fork_bomb_in_a_hook_is_contained_by_the_grace_deadline() {
         "fork bomb: stop took {took:?}, status {:?}, pids.max hit {} times; {}",
         out.status,
         cg.max_hits(),
-        out.stderr
-            .lines()
-            .filter(|l| l.starts_with("vigil: warning"))
+        out.records()
+            .0
+            .iter()
+            .filter(|r| r["level"] == "warning")
+            .map(|r| r["msg"].to_string())
             .collect::<Vec<_>>()
             .join(" | ")
     );
@@ -531,13 +590,12 @@ fn fork_bomb_in_a_hook_is_contained_by_the_grace_deadline() {
         matches!(out.status, Exit::Code(137) | Exit::Code(143)),
         "{out}"
     );
-    assert!(
-        out.stderr.contains("pre-stop hook"),
+    let records = out.records();
+    let exit = records.exit();
+    assert_eq!(exit["level"], "warning", "{out}");
+    assert_eq!(
+        exit["hooks"][0]["hook"], "pre-stop",
         "the pre-stop hook is not reported\n{out}"
-    );
-    assert!(
-        out.stderr.contains("vigil: warning: exit report:"),
-        "no exit report (as a warning)\n{out}"
     );
     assert!(
         wait_until(Duration::from_secs(5), || cg.procs().is_empty()),
@@ -550,7 +608,7 @@ fn fork_bomb_in_a_hook_is_contained_by_the_grace_deadline() {
 fn hooks_that_close_their_stdio() {
     let dir = TempDir::new("hookstdio");
     let out = dir.join("counts");
-    let v = Vigil::pid1().args([
+    let v = Vigil::pid1().json().args([
         "-v",
         "--post-start",
         "sh -c 'exec 0<&- 1>&- 2>&-; echo lost; echo lost >&2; sleep 0.2'",
@@ -558,23 +616,27 @@ fn hooks_that_close_their_stdio() {
         "sh -c 'exec 0<&- 1>&- 2>&-; echo lost; echo lost >&2; exit 3'",
     ]);
     let run = start_counter(v, &out);
-    assert!(
-        run.wait_stderr("post-start hook succeeded", TIMEOUT),
-        "{}",
-        run.describe()
-    );
+    wait_hook_succeeded(&run, "post-start");
     assert_forwards(&run, &out, libc::SIGUSR1);
     let (out, took) = timed_stop(run);
     no_panic(&out);
     assert_eq!(out.status, Exit::Code(143), "{out}");
-    assert!(
-        out.stderr
-            .contains("pre-stop hook failed: exited with code 3"),
-        "{out}"
+    let records = out.records();
+    let failed: Vec<&Value> = records
+        .all("hook_ended")
+        .into_iter()
+        .filter(|r| r["hook"] == "pre-stop")
+        .collect();
+    assert_eq!(failed.len(), 1, "{out}");
+    assert_fields(
+        failed[0],
+        json!({"outcome": "failed", "ending": {"code": 3}}),
+        &out,
     );
     // vigil's own stderr is untouched by what the hooks did to theirs.
-    assert!(
-        out.stderr.contains("vigil: warning: exit report:"),
+    assert_eq!(
+        records.exit()["level"],
+        "warning",
         "no exit report after the hooks closed their stdio\n{out}"
     );
     assert!(took < Duration::from_secs(5), "stop took {took:?}\n{out}");
@@ -584,7 +646,7 @@ fn hooks_that_close_their_stdio() {
 fn pre_stop_hook_that_never_exits_ends_at_the_grace_deadline() {
     let dir = TempDir::new("hooknever");
     let out = dir.join("counts");
-    let v = Vigil::pid1().args([
+    let v = Vigil::pid1().json().args([
         "--grace-period",
         "1s",
         "--pre-stop-timeout",
@@ -597,23 +659,17 @@ fn pre_stop_hook_that_never_exits_ends_at_the_grace_deadline() {
     // run longer than the grace period): the child got SIGKILL at the
     // deadline.
     let out = stop_at_a_1s_deadline(run, 137, "grace period", Duration::from_secs(4));
-    assert!(
-        out.stderr.contains("grace period (1s) over: SIGKILL to"),
-        "{out}"
-    );
+    let child = out.records().one("grace_deadline")["killed"].clone();
+    assert!(!pids_of(&child).is_empty(), "{out}");
     // vigil ended the hook at the deadline: cancelled, not failed.
-    assert!(
-        out.stderr
-            .contains("pre-stop hook cancelled at the grace deadline after 1."),
-        "{out}"
-    );
+    cancelled_at_the_grace_deadline(&out);
 }
 
 #[test]
 fn post_start_hook_that_never_exits_times_out() {
     let dir = TempDir::new("poststartnever");
     let out = dir.join("counts");
-    let v = Vigil::pid1().args([
+    let v = Vigil::pid1().json().args([
         "--post-start-timeout",
         "500ms",
         "--post-start",
@@ -627,13 +683,16 @@ fn post_start_hook_that_never_exits_times_out() {
     // A failed post-start stops the container as if SIGTERM had come.
     assert_eq!(out.status, Exit::Code(143), "{out}");
     assert!(took < Duration::from_secs(5), "took {took:?}\n{out}");
-    assert!(
-        out.stderr.contains("post-start hook pid") && out.stderr.contains("timed out: killing it"),
-        "{out}"
+    let records = out.records();
+    assert_fields(
+        records.one("post_start_timed_out"),
+        json!({"level": "warning", "timeout": 0.5}),
+        &out,
     );
-    assert!(
-        out.stderr.contains("post-start hook failed: timed out"),
-        "{out}"
+    assert_fields(
+        records.one("hook_ended"),
+        json!({"hook": "post-start", "outcome": "failed", "reason": "timed_out"}),
+        &out,
     );
 }
 
@@ -641,7 +700,7 @@ fn post_start_hook_that_never_exits_times_out() {
 fn pre_stop_hook_that_ignores_sigterm_ends_at_the_grace_deadline() {
     let dir = TempDir::new("hookterm");
     let out = dir.join("counts");
-    let v = Vigil::pid1().args([
+    let v = Vigil::pid1().json().args([
         "--grace-period",
         "1s",
         "--pre-stop-timeout",
@@ -652,18 +711,14 @@ fn pre_stop_hook_that_ignores_sigterm_ends_at_the_grace_deadline() {
     let run = start_counter(v, &out);
     let out = stop_at_a_1s_deadline(run, 137, "grace period", Duration::from_secs(4));
     // vigil ended the hook at the deadline: cancelled, not failed.
-    assert!(
-        out.stderr
-            .contains("pre-stop hook cancelled at the grace deadline after 1."),
-        "{out}"
-    );
+    cancelled_at_the_grace_deadline(&out);
 }
 
 #[test]
 fn hook_leftover_that_ignores_sigterm_is_killed_at_the_drain_timeout() {
     let dir = TempDir::new("hookleft");
     let out = dir.join("counts");
-    let v = Vigil::pid1().args([
+    let v = Vigil::pid1().json().args([
         "-v",
         "--drain-timeout",
         "1s",
@@ -671,15 +726,13 @@ fn hook_leftover_that_ignores_sigterm_is_killed_at_the_drain_timeout() {
         "sh -c 'trap \"\" TERM; sleep 1000 & exit 0'",
     ]);
     let run = start_counter(v, &out);
-    assert!(
-        run.wait_stderr("post-start hook succeeded", TIMEOUT),
-        "{}",
-        run.describe()
-    );
+    wait_hook_succeeded(&run, "post-start");
     let out = stop_at_a_1s_deadline(run, 143, "drain timeout", Duration::from_secs(4));
-    assert!(
-        out.stderr.contains("drain timeout (1s) over: SIGKILL to")
-            && out.stderr.contains("(sleep 1000)"),
+    let killed = out.records().one("drain_killed").clone();
+    assert_eq!(killed["cause"], "drain_timeout", "{out}");
+    assert_eq!(
+        names_of(&killed["killed"]),
+        ["sleep 1000"],
         "the leftover that ignored SIGTERM is not reported\n{out}"
     );
 }
@@ -692,29 +745,39 @@ fn a_hook_program_that_cannot_run_is_said_at_start() {
     let notes = dir.join("notes.txt");
     std::fs::write(&notes, "not a program\n").unwrap();
     let v = Vigil::pid1()
+        .json()
         .args(["--pre-stop", "drian-connections now", "--post-start"])
         .arg(&notes);
     // The post-start hook fails at once and stops the child: the warnings
     // must come before that, at start.
     let out = run_sh(v, &dir, "exec sleep 1000");
     no_panic(&out);
-    let first_failure = out
-        .stderr
-        .find("hook failed")
+    let records = out.records();
+    let first_failure = records
+        .0
+        .iter()
+        .position(|r| r["event"] == "hook_ended" && r["outcome"] == "failed")
         .unwrap_or_else(|| panic!("no hook failed\n{out}"));
-    let at_start = &out.stderr[..first_failure];
-    for line in [
-        "vigil: warning: the pre-stop hook cannot run \"drian-connections\": it is not in PATH ("
-            .to_string(),
-        format!(
-            "vigil: warning: the post-start hook cannot run {:?}: it is not an executable file;",
-            notes.display().to_string()
+    let at_start = Records(records.0[..first_failure].to_vec());
+    let unrunnable = at_start.all("hook_unrunnable");
+    for (hook, program, why) in [
+        (
+            "pre-stop",
+            "drian-connections".to_string(),
+            "it is not in PATH (",
+        ),
+        (
+            "post-start",
+            notes.display().to_string(),
+            "it is not an executable file",
         ),
     ] {
-        assert!(
-            at_start.lines().any(|l| l.starts_with(&line)),
-            "{line}\n{out}"
-        );
+        let said = unrunnable
+            .iter()
+            .find(|r| r["hook"] == hook)
+            .unwrap_or_else(|| panic!("no hook_unrunnable for {hook} at start\n{out}"));
+        assert_fields(said, json!({"level": "warning", "program": program}), &out);
+        assert!(said["error"].as_str().unwrap().starts_with(why), "{said}");
     }
 }
 
@@ -725,7 +788,7 @@ fn a_hook_program_that_cannot_run_is_said_at_start() {
 #[test]
 fn a_stop_still_waiting_after_5s_says_what_runs() {
     let dir = TempDir::new("stillrunning");
-    let v = Vigil::pid1().args(["--pre-stop", "sleep 30"]);
+    let v = Vigil::pid1().json().args(["--pre-stop", "sleep 30"]);
     let run = start_sh(v, &dir, ": > ready; exec sleep 1000");
     let child = nspid(run.child_pid()).last().copied().unwrap();
     let (out, took) = signal_timed(run, libc::SIGTERM);
@@ -737,19 +800,22 @@ fn a_stop_still_waiting_after_5s_says_what_runs() {
         "vigil",
         &out,
     );
-    let lines: Vec<&str> = out
-        .stderr
-        .lines()
-        .filter(|l| l.contains("still running 5s after SIGTERM"))
-        .collect();
-    assert_eq!(lines.len(), 1, "{out}");
-    assert!(
-        lines[0].starts_with(&format!(
-            "vigil: warning: still running 5s after SIGTERM: {child} (sleep 1000) sleeping"
-        )) && lines[0].contains("the pre-stop hook (pid ")
-            && lines[0].ends_with(", and SIGTERM waits for it"),
-        "{out}"
+    let records = out.records();
+    let still = records.one("still_running");
+    assert_fields(
+        still,
+        json!({
+            "level": "warning",
+            "signal": "SIGTERM",
+            "after": 5,
+            "running": [{"pid": child, "name": "sleep 1000", "state": "sleeping"}],
+        }),
+        &out,
     );
+    // The pre-stop hook it waits for, by pid, which is then killed.
+    let hook = &records.one("pre_stop_timed_out")["pid"];
+    assert!(hook.is_number(), "{out}");
+    assert_eq!(&still["pre_stop_hook"], hook, "{out}");
 }
 
 /// The seeds' silent 137: a bash wrapper with a TERM trap waits for its
@@ -763,11 +829,11 @@ fn a_shell_waiting_for_its_job_is_named_with_the_fix() {
         let dir = TempDir::new("wrapper");
         let v = if pid1 { Vigil::pid1() } else { Vigil::plain() };
         let run = v
+            .json()
             .cwd(dir.path())
             .args(["--grace-period", "4s", "--", "bash", "-c", wrapper])
             .spawn();
-        run.child_pid();
-        std::thread::sleep(Duration::from_millis(300));
+        waits_for_its_job(&run);
         let (out, took) = signal_timed(run, libc::SIGTERM);
         assert_eq!(out.code(), Some(137), "{out}");
         assert_between(
@@ -777,31 +843,43 @@ fn a_shell_waiting_for_its_job_is_named_with_the_fix() {
             "vigil",
             &out,
         );
-        let line = out
-            .stderr
-            .lines()
-            .find(|l| l.contains("still running 2s after SIGTERM"))
-            .unwrap_or_else(|| panic!("no still-running line\n{out}"));
-        assert!(
-            line.contains("(bash -c trap")
-                && line.contains("is a shell waiting for its foreground job")
-                && line.contains("(sleep 1000) sleeping, which did not get SIGTERM")
-                && line.contains("`exec`")
-                && line.contains("-g"),
-            "{line}"
+        let records = out.records();
+        let still = records.one("still_running");
+        assert_fields(
+            still,
+            json!({"signal": "SIGTERM", "after": 2, "shell": {"jobs": [{"name": "sleep 1000"}]}}),
+            &out,
         );
+        let shell = still["shell"]["name"].as_str().unwrap();
+        assert!(shell.starts_with("bash -c trap"), "{still}");
+        // The fixes, in the words users read.
+        let msg = still["msg"].as_str().unwrap();
+        assert!(msg.contains("`exec`") && msg.contains("-g"), "{msg}");
     }
     let dir = TempDir::new("wrapperg");
     let run = Vigil::pid1()
+        .json()
         .cwd(dir.path())
         .args(["-g", "--grace-period", "4s", "--", "bash", "-c", wrapper])
         .spawn();
-    run.child_pid();
-    std::thread::sleep(Duration::from_millis(300));
+    waits_for_its_job(&run);
     let (out, took) = signal_timed(run, libc::SIGTERM);
     assert!(took < Duration::from_secs(2), "took {took:?}\n{out}");
     assert!(out.stdout.contains("got TERM"), "{out}");
-    assert!(!out.stderr.contains("still running"), "{out}");
+    assert!(!out.records().has("still_running"), "{out}");
+}
+
+/// Waits until the child, a bash wrapper, has set its trap and runs its
+/// foreground job, `sleep`.
+fn waits_for_its_job(run: &Running) {
+    let bash = run.child_pid();
+    assert!(
+        wait_until(TIMEOUT, || children(bash)
+            .iter()
+            .any(|&p| comm(p).as_deref() == Some("sleep"))),
+        "the wrapper never started its job\n{}",
+        run.describe()
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -819,12 +897,13 @@ fn timeout_stops_a_hanging_job_with_124() {
         (Vigil::plain(), Via::Env),
     ] {
         let dir = TempDir::new("timeout");
-        let v = opt(v, via, "--timeout", "1s").args(["--drain-timeout", "1s"]);
+        let v = opt(v.json(), via, "--timeout", "1s").args(["--drain-timeout", "1s"]);
         let t0 = Instant::now();
         let run = spawn_sh(
             v,
             &dir,
-            "(trap '' TERM; exec sleep 1000) & echo $! > bg; exec sleep 999",
+            "(trap '' TERM; : > trapped; exec sleep 1000) & echo $! > bg; \
+             while [ ! -e trapped ]; do sleep 0.01; done; exec sleep 999",
         );
         let is_pid1 = run.is_pid1();
         assert!(
@@ -842,10 +921,16 @@ fn timeout_stops_a_hanging_job_with_124() {
             "vigil",
             &out,
         );
-        assert!(
-            out.stderr.contains("vigil: warning: exit report:")
-                && out.stderr.contains("--timeout (1s)"),
-            "{out}"
+        assert_fields(
+            out.records().exit(),
+            json!({
+                "level": "warning",
+                "status": 124,
+                "timeout": true,
+                "stop": {"cause": "timeout", "timeout": 1},
+                "drain": {"kill_cause": "drain_timeout"},
+            }),
+            &out,
         );
         if !is_pid1 {
             assert!(
@@ -866,6 +951,7 @@ fn timeout_ends_a_job_that_stopped_itself() {
     for v in [Vigil::plain(), Vigil::pid1()] {
         let dir = TempDir::new("stopped");
         let v = v
+            .json()
             .args(["--timeout", "2s", "--grace-period", "1s"])
             .stdin(std::process::Stdio::null());
         let t0 = Instant::now();
@@ -879,9 +965,10 @@ fn timeout_ends_a_job_that_stopped_itself() {
             "vigil",
             &out,
         );
-        assert!(
-            out.stderr.contains("vigil: warning: --timeout (2s) passed"),
-            "{out}"
+        assert_fields(
+            out.records().one("timeout_passed"),
+            json!({"level": "warning", "timeout": 2}),
+            &out,
         );
     }
 }
@@ -892,7 +979,7 @@ fn timeout_ends_a_job_that_stopped_itself() {
 #[test]
 fn timeout_without_a_grace_period_still_ends_a_job_that_ignores_sigterm() {
     let dir = TempDir::new("timeoutgrace");
-    let v = Vigil::plain().args(["--timeout", "1s"]);
+    let v = Vigil::plain().json().args(["--timeout", "1s"]);
     let t0 = Instant::now();
     let run = spawn_sh(v, &dir, "trap '' TERM; while :; do sleep 1; done");
     let (out, took) = wait_timed(run, t0);
@@ -904,13 +991,16 @@ fn timeout_without_a_grace_period_still_ends_a_job_that_ignores_sigterm() {
         "vigil",
         &out,
     );
-    let report = exit_report_text(&out, true);
-    assert!(
-        report.contains(
-            "stop: --timeout (1s) passed, grace period 10s (the default after --timeout) (sent SIGTERM)"
-        ) && report.contains("; grace period 10s over, SIGKILL to: "),
-        "{report}"
+    let exit = out.records().exit().clone();
+    assert_fields(
+        &exit,
+        json!({
+            "level": "warning",
+            "stop": {"cause": "timeout", "timeout": 1, "grace_period": 10, "sent": "SIGTERM"},
+        }),
+        &out,
     );
+    assert!(!pids_of(&exit["grace_kills"]).is_empty(), "{exit}");
 }
 
 /// A job that ends before its timeout keeps its own status.

@@ -155,9 +155,7 @@ impl PtyShell {
         timeout: Duration,
         pick: impl Fn(&Value) -> bool,
     ) -> bool {
-        wait_until(timeout, || {
-            self.records().all(event).into_iter().any(&pick)
-        })
+        wait_until(timeout, || self.records().all(event).into_iter().any(&pick))
     }
 }
 

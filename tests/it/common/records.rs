@@ -146,8 +146,9 @@ impl Running {
 }
 
 /// Whether `record` holds every field of `want`, with the same value:
-/// objects are compared field by field (the record may have more), every
-/// other value exactly. Err names the first field that differs.
+/// objects are compared field by field (the record may have more), lists
+/// item by item (as many items), every other value exactly. Err names the
+/// first field that differs.
 pub fn fields_match(record: &Value, want: &Value) -> Result<(), String> {
     fn walk(path: &str, got: &Value, want: &Value) -> Result<(), String> {
         match (got, want) {
@@ -162,6 +163,20 @@ pub fn fields_match(record: &Value, want: &Value) -> Result<(), String> {
                         Some(g) => walk(&here, g, w)?,
                         None => return Err(format!("{here} is missing (want {w})")),
                     }
+                }
+                Ok(())
+            }
+            (Value::Array(got), Value::Array(want)) => {
+                if got.len() != want.len() {
+                    return Err(format!(
+                        "{path} has {} items, want {}: {}",
+                        got.len(),
+                        want.len(),
+                        Value::Array(want.clone())
+                    ));
+                }
+                for (i, (g, w)) in got.iter().zip(want).enumerate() {
+                    walk(&format!("{path}.{i}"), g, w)?;
                 }
                 Ok(())
             }
