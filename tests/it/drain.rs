@@ -36,7 +36,7 @@ fn orphan_pid(dir: &TempDir) -> i32 {
 #[test]
 fn drain_lets_an_orphan_finish_its_sigterm_handler() {
     let dir = TempDir::new("drain");
-    let v = Vigil::pid1().args(["-v", "--drain-timeout", "10s"]);
+    let v = Vigil::pid1().json().args(["-v", "--drain-timeout", "10s"]);
     let run = start_with_orphan(v, &dir, true);
     let (out, took) = signal_timed(run, libc::SIGUSR1);
     assert_eq!(out.code(), Some(0), "{out}");
@@ -48,14 +48,15 @@ fn drain_lets_an_orphan_finish_its_sigterm_handler() {
         took < ABOUT_1S_MAX,
         "vigil took {took:?} although nothing was left\n{out}"
     );
-    assert!(out.stderr.contains("draining: SIGTERM to"), "{out}");
+    let draining = out.records().one("draining").clone();
+    assert_eq!(pids_of(&draining["terminated"]).len(), 1, "{out}");
 }
 
 /// An orphan that survives SIGTERM is SIGKILLed after `--drain-timeout 1s`,
 /// and nothing is left of the namespace.
 fn drain_timeout_kills_the_orphan(via: Via) {
     let dir = TempDir::new("draintimeout");
-    let v = opt(Vigil::pid1(), via, "--drain-timeout", "1s");
+    let v = opt(Vigil::pid1().json(), via, "--drain-timeout", "1s");
     let run = start_with_orphan(v, &dir, false);
     let orphan = orphan_pid(&dir);
     let orphan_host = run.host_pid(orphan).expect("the orphan's host pid");
@@ -66,10 +67,16 @@ fn drain_timeout_kills_the_orphan(via: Via) {
         read_signals(&dir.join("rec2")).contains(&libc::SIGTERM),
         "the orphan did not get SIGTERM first\n{out}"
     );
-    let killed = format!("vigil: warning: drain timeout (1s) over: SIGKILL to {orphan} (sigrec ");
+    let killed = out.records().one("drain_killed").clone();
+    assert_fields(
+        &killed,
+        json!({"level": "warning", "cause": "drain_timeout", "drain_timeout": 1}),
+        &out,
+    );
+    assert_eq!(pids_of(&killed["killed"]), [i64::from(orphan)], "{out}");
     assert!(
-        out.stderr.lines().any(|l| l.starts_with(&killed)),
-        "no line starting {killed:?}\n{out}"
+        names_of(&killed["killed"])[0].starts_with("sigrec "),
+        "{killed}"
     );
     assert!(
         wait_until(TIMEOUT, || gone(orphan_host)),
@@ -144,7 +151,7 @@ fn stop_time_of_a_shell_with_a_background_process() {
     /// `sleep` runs in the namespace, sends SIGTERM: output and stop time.
     fn stop(extra: &[&str], script: &str) -> (Output, Duration, TempDir) {
         let dir = TempDir::new("stoptime");
-        let run = spawn_sh(Vigil::pid1().arg("-vv").args(extra), &dir, script);
+        let run = spawn_sh(Vigil::pid1().json().arg("-vv").args(extra), &dir, script);
         let v = run.vigil_pid();
         assert!(
             wait_until(TIMEOUT, || pidns_members(v)
@@ -182,15 +189,16 @@ fn stop_time_of_a_shell_with_a_background_process() {
             "stop took {took:?}, the drain should end at once\n{out}"
         );
     }
+    let records = drained.records();
+    let reaped = records.all("reaped");
     assert!(
-        drained
-            .stderr
-            .lines()
-            .any(|l| l.contains("reaped pid") && l.contains("which was killed by SIGTERM")),
+        reaped.iter().any(|r| r["ending"]["signal"] == "SIGTERM"),
         "no sleep reaped after SIGTERM in the drain\n{drained}"
     );
     assert!(
-        !drained.stderr.contains("SIGKILL"),
+        !records.has("drain_killed")
+            && !records.has("grace_deadline")
+            && reaped.iter().all(|r| r["ending"]["signal"] != "SIGKILL"),
         "the drain should not need SIGKILL\n{drained}"
     );
     assert_eq!(
@@ -211,15 +219,11 @@ fn a_stop_signal_during_the_drain_kills_what_is_left() {
         (Vigil::plain(), libc::SIGTERM),
     ] {
         let dir = TempDir::new("drainstop");
-        let v = v.args(["-v", "--drain-timeout", "60s"]);
+        let v = v.json().args(["-v", "--drain-timeout", "60s"]);
         let run = start_with_orphan(v, &dir, false);
         let orphan = orphan_pid(&dir);
         run.signal(libc::SIGUSR1);
-        assert!(
-            run.wait_stderr("draining: SIGTERM to", TIMEOUT),
-            "{}",
-            run.describe()
-        );
+        run.expect_record("draining", TIMEOUT);
         let t0 = Instant::now();
         let is_pid1 = run.is_pid1();
         let orphan_host = if is_pid1 {
@@ -234,7 +238,16 @@ fn a_stop_signal_during_the_drain_kills_what_is_left() {
             took < Duration::from_secs(10),
             "signal {sig}: vigil took {took:?} (drain timeout 60 s)\n{out}"
         );
-        assert!(out.stderr.contains("during the drain"), "{out}");
+        let name = if sig == libc::SIGINT {
+            "SIGINT"
+        } else {
+            "SIGTERM"
+        };
+        assert_fields(
+            out.records().one("drain_killed"),
+            json!({"cause": "stop_signal", "signal": name}),
+            &out,
+        );
         if let Some(pid) = orphan_host {
             assert!(
                 wait_until(TIMEOUT, || !alive(pid)),
@@ -280,7 +293,7 @@ fn a_stopped_leftover_gets_to_clean_up() {
 #[test]
 fn pid1_drains_a_process_started_from_outside() {
     let dir = TempDir::new("execdrain");
-    let v = Vigil::pid1().args(["-v", "--drain-timeout", "5s"]);
+    let v = Vigil::pid1().json().args(["-v", "--drain-timeout", "5s"]);
     let run = start_sh(
         v,
         &dir,
@@ -307,7 +320,7 @@ fn pid1_drains_a_process_started_from_outside() {
         "{}",
         run.describe()
     );
-    let exec_pid = read_trimmed(&dir.join("exec_pid"));
+    let exec_pid: i64 = read_trimmed(&dir.join("exec_pid")).parse().unwrap();
     std::fs::write(dir.join("go"), "").unwrap();
     let out = run.wait(TIMEOUT);
     let _ = exec.wait();
@@ -316,14 +329,17 @@ fn pid1_drains_a_process_started_from_outside() {
         dir.join("exec_term").exists(),
         "the process started from outside got no SIGTERM\n{out}"
     );
-    let draining = out
-        .stderr
-        .lines()
-        .find(|l| l.starts_with("vigil: draining: SIGTERM to "))
-        .unwrap_or_else(|| panic!("no draining line\n{out}"));
+    let records = out.records();
+    let terminated = &records.one("draining")["terminated"];
+    let exec = terminated
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["pid"] == exec_pid)
+        .unwrap_or_else(|| panic!("{exec_pid} not drained\n{out}"));
     assert!(
-        draining.contains(&format!("{exec_pid} (sh -c ")),
-        "{draining}"
+        exec["name"].as_str().unwrap().starts_with("sh -c "),
+        "{exec}"
     );
-    assert!(!out.stderr.contains("SIGKILL"), "{out}");
+    assert!(!records.has("drain_killed"), "{out}");
 }

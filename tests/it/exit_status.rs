@@ -317,12 +317,19 @@ fn a_fork_at_the_process_limit_is_not_an_exec_failure() {
             Place::Plain => cg.plain(),
             Place::Pid1 => cg.pid1(),
         };
-        let out = v.args(["-e", "1", "--", "sh", "-c", "exit 0"]).run();
+        let out = v.json().args(["-e", "1", "--", "sh", "-c", "exit 0"]).run();
         assert_eq!(out.code(), Some(1), "limit {limit}: {out}");
-        let line = exit_line_or_error(&out);
+        let records = out.records();
+        let failed = records.one("fork_failed");
+        assert_fields(
+            failed,
+            json!({"level": "error", "program": "sh", "status": 1}),
+            &out,
+        );
+        // Why that may be, in the words users read.
+        let msg = failed["msg"].as_str().unwrap();
         assert!(
-            line.starts_with("vigil: error: could not start \"sh\": ")
-                && line.contains("(no new process could be made: the container's process limit"),
+            msg.contains("(no new process could be made: the container's process limit"),
             "limit {limit}: {out}"
         );
         assert!(cg.max_hits() > 0, "the limit was never hit\n{out}");
@@ -341,18 +348,14 @@ fn a_hook_at_the_process_limit_could_not_start() {
     let cg = PidsCgroup::create(3).expect("a pids cgroup");
     let out = cg
         .pid1()
+        .json()
         .args(["--post-start", "echo hook ran", "--", "sleep", "30"])
         .run();
-    let hook = "vigil: warning: post-start hook failed: could not start \"echo\": ";
-    assert!(out.stderr.lines().any(|l| l.starts_with(hook)), "{out}");
+    assert_fields(
+        out.records().one("hook_ended"),
+        json!({"level": "warning", "hook": "post-start", "outcome": "failed", "reason": "could_not_run"}),
+        &out,
+    );
     assert!(!out.stdout.contains("hook ran"), "{out}");
     assert_eq!(out.code(), Some(143), "{out}");
-}
-
-/// The one `vigil: error:` line of a run.
-fn exit_line_or_error(out: &Output) -> &str {
-    out.stderr
-        .lines()
-        .find(|l| l.starts_with("vigil: error: "))
-        .unwrap_or_else(|| panic!("no error line\n{out}"))
 }

@@ -48,18 +48,24 @@ fn kill_9_from_outside_is_not_called_oom() {
             Vigil::pid1()
         }
     };
-    let (run, pid) = start_sleep(v);
+    let (run, pid) = start_sleep(v.json());
     kill(run.child_pid(), libc::SIGKILL).unwrap();
     let out = run.wait(TIMEOUT);
     assert_eq!(out.code(), Some(137), "{out}");
-    let text = exit_report_text(&out, true);
-    assert_has(
-        &text,
-        &[&format!(
-            "child was killed by SIGKILL (status 137), not by vigil or the OOM killer (a SIGKILL goes straight to the child, so vigil cannot tell who sent it); exit status 137; command: sleep 1000 (pid {pid})"
-        )],
+    let exit = out.records().exit().clone();
+    assert_fields(
+        &exit,
+        json!({
+            "level": "warning",
+            "status": 137,
+            "ending": {"signal": "SIGKILL", "cause": "unknown_sigkill"},
+            "command": "sleep 1000",
+            "pid": pid,
+            "oom_kills": 0,
+        }),
+        &out,
     );
-    assert!(!text.contains("OOM killer killed"), "{text}");
+    assert!(exit.get("oom_group").is_none(), "{exit}");
 }
 
 /// `kill -9` of the child by a process in the container: the report says
@@ -69,19 +75,20 @@ fn kill_9_from_outside_is_not_called_oom() {
 fn kill_9_from_inside_is_not_called_outside() {
     let dir = TempDir::new("kill9in");
     let out = run_sh(
-        Vigil::pid1(),
+        Vigil::pid1().json(),
         &dir,
         "sh -c 'kill -9 $PPID' & sleep 1000 & wait",
     );
     assert_eq!(out.code(), Some(137), "{out}");
-    let text = exit_report_text(&out, true);
-    assert_has(
-        &text,
-        &[
-            "child was killed by SIGKILL (status 137), not by vigil or the OOM killer (a SIGKILL goes straight to the child, so vigil cannot tell who sent it); exit status 137; ",
-        ],
+    let exit = out.records().exit().clone();
+    assert_fields(
+        &exit,
+        json!({"status": 137, "ending": {"signal": "SIGKILL", "cause": "unknown_sigkill"}}),
+        &out,
     );
-    assert!(!text.contains("outside"), "{text}");
+    // Nothing says who sent it.
+    assert!(exit.get("stop").is_none(), "{exit}");
+    assert!(exit["ending"].get("forwarded").is_none(), "{exit}");
 }
 
 /// Without Docker: a grandchild is OOM-killed in a v1 (or
@@ -98,25 +105,24 @@ fn a_grandchilds_oom_kill_is_reported() {
     };
     let hog = test_program("memhog");
     let script = format!("'{}' --max-mb 512; echo hog=$?", hog.display());
-    let out = cg.pid1().args(["--", "sh", "-c", &script]).run();
+    let out = cg.pid1().json().args(["--", "sh", "-c", &script]).run();
     assert_eq!(out.code(), Some(0), "{out}");
     assert!(
         out.stdout.contains("hog=137"),
         "the hog was not killed\n{out}"
     );
-    eprintln!(
-        "exit report for a grandchild's OOM kill:\n{}",
-        exit_line(&out)
+    let exit = out.records().exit().clone();
+    assert_fields(
+        &exit,
+        json!({
+            "level": "warning",
+            "status": 0,
+            "ending": {"kind": "exited", "code": 0},
+            "oom_kills": 1,
+            "oom_group": false,
+            "orphans_reaped": 0,
+        }),
+        &out,
     );
-    let text = exit_report_text(&out, true);
-    assert!(
-        text.starts_with("child exited with code 0; exit status 0; "),
-        "{text}"
-    );
-    assert_has(
-        &text,
-        &[
-            "; the kernel OOM killer killed 1 process in this container (not the child: a process it started, or a hook), one process at a time (memory.oom.group is off); orphans reaped: 0",
-        ],
-    );
+    assert!(exit["ending"].get("cause").is_none(), "{exit}");
 }

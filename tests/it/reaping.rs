@@ -11,6 +11,7 @@ fn pid1_reaps_10000_orphans_and_leaves_no_zombie() {
     let dir = TempDir::new("orphans");
     let done = dir.join("done");
     let run = Vigil::pid1()
+        .json()
         .args(["-w", "--"])
         .arg(test_program("orphans"))
         .args([
@@ -44,9 +45,10 @@ fn pid1_reaps_10000_orphans_and_leaves_no_zombie() {
     let out = run.stop_and_wait(libc::SIGTERM, TIMEOUT);
     assert_eq!(out.status, Exit::Code(143), "{out}");
     let warned = out
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("vigil: warning") && !l.contains("exit report"))
+        .records()
+        .all("reaped")
+        .iter()
+        .filter(|r| r["level"] == "warning")
         .count();
     assert_eq!(
         warned,

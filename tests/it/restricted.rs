@@ -31,6 +31,7 @@ fn start_with_leftover(
         out.display()
     );
     let run = Vigil::wrapped(prefix)
+        .json()
         .args(vigil_args)
         .args(["--", "sh", "-c", &script])
         .spawn();
@@ -77,10 +78,9 @@ fn forwards_and_drains_without_proc(prefix: &[&str], what: &str) {
         took < Duration::from_secs(10),
         "{what}: the drain waited {took:?}: SIGTERM (kill(-1)) did not reach the leftover\n{o}"
     );
-    assert!(
-        o.stderr
-            .lines()
-            .any(|l| l.starts_with("vigil: warning:") && l.contains("/proc")),
+    assert_eq!(
+        o.records().one("proc_unlisted")["level"],
+        "warning",
         "{what}: no warning says /proc is unavailable\n{o}"
     );
 }
@@ -130,7 +130,11 @@ fn proc_unmounted_drain_timeout_still_kills() {
         wait_until(Duration::from_secs(5), || ended(leftover)),
         "the leftover that ignores SIGTERM survived"
     );
-    assert!(o.stderr.contains("drain timeout (1s) over"), "{o}");
+    assert_fields(
+        o.records().one("drain_killed"),
+        json!({"cause": "drain_timeout", "drain_timeout": 1}),
+        &o,
+    );
 }
 
 /// Runs vigil with /proc hidden (a tmpfs over it, in a mount namespace of
@@ -152,7 +156,9 @@ fn plain_with_proc_hidden() -> Vigil {
 #[test]
 fn without_proc_the_drain_ends_at_its_timeout() {
     let dir = TempDir::new("noproc");
-    let v = plain_with_proc_hidden().args(["-v", "--drain-timeout", "1s"]);
+    let v = plain_with_proc_hidden()
+        .json()
+        .args(["-v", "--drain-timeout", "1s"]);
     let t0 = Instant::now();
     let run = spawn_sh(
         v,
@@ -166,8 +172,13 @@ fn without_proc_the_drain_ends_at_its_timeout() {
     }
     assert_eq!(out.code(), Some(0), "{out}");
     assert!(took < Duration::from_secs(10), "vigil took {took:?}\n{out}");
-    assert!(!out.stderr.contains("everything left"), "{out}");
-    assert!(out.stderr.contains("/proc"), "{out}");
+    // It says what it could not do, and claims no kill of what it could
+    // not list.
+    let records = out.records();
+    assert!(records.has("cannot_reach_all"), "{out}");
+    for killed in records.all("drain_killed") {
+        assert_eq!(killed["listed"], false, "{out}");
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -207,7 +218,7 @@ fn nobody_bins() -> TempDir {
 
 fn as_nobody(make: impl FnOnce(&Path) -> Vigil, pid1: bool) {
     let bins = nobody_bins();
-    let v = make(&bins.join("vigil"));
+    let v = make(&bins.join("vigil")).json();
     let dir = world_writable("nobody");
     let out = dir.join("counts");
     let hook = dir.join("hook");
@@ -251,15 +262,16 @@ fn as_nobody(make: impl FnOnce(&Path) -> Vigil, pid1: bool) {
     let o = run.stop_and_wait(libc::SIGTERM, TIMEOUT);
     no_panic(&o);
     assert_eq!(o.status, Exit::Code(143), "{o}");
-    assert!(
-        o.stderr.contains("orphans reaped: 30"),
+    let records = o.records();
+    assert_eq!(
+        records.exit()["orphans_reaped"],
+        30,
         "the 30 orphans were not all reaped (pid1={pid1})\n{o}"
     );
-    assert!(
-        o.stderr
-            .contains("vigil: warning: could not write the termination log")
-            && o.stderr.contains("Permission denied"),
-        "a termination log it cannot write must be a warning\n{o}"
+    assert_fields(
+        records.one("termination_log_failed"),
+        json!({"level": "warning", "error": "Permission denied"}),
+        format!("a termination log it cannot write must be a warning\n{o}"),
     );
     assert!(!locked.join("tlog").exists());
 }

@@ -155,7 +155,11 @@ fn signals_and_the_drain_reach_processes_of_another_uid() {
     for v in [Vigil::plain(), Vigil::pid1().arg("-g")] {
         let dir = open_dir("user-signals");
         let rec = dir.join("rec");
-        let run = spawn_sigrec(v.args(["--user", "nobody"]), &rec, &["--exit-on", "15"]);
+        let run = spawn_sigrec(
+            v.json().args(["--user", "nobody"]),
+            &rec,
+            &["--exit-on", "15"],
+        );
         run.signal(libc::SIGUSR1);
         assert!(
             wait_for_signal(&rec, libc::SIGUSR1, TIMEOUT),
@@ -165,7 +169,7 @@ fn signals_and_the_drain_reach_processes_of_another_uid() {
         let out = run.stop_and_wait(libc::SIGTERM, TIMEOUT);
         assert_eq!(out.status, Exit::Code(0), "{out}");
         assert!(read_signals(&rec).contains(&libc::SIGTERM), "{out}");
-        assert!(!out.stderr.contains("could not send"), "{out}");
+        assert!(!out.records().has("send_failed"), "{out}");
     }
     let dir = open_dir("user-drain");
     let out = Vigil::plain()
@@ -199,16 +203,24 @@ fn a_switch_that_fails_in_the_child_says_so() {
     }
     let dir = open_dir("user-switch-fails");
     let out = Vigil::wrapped(&["unshare", "--user", "--map-root-user"])
+        .json()
         .cwd(dir.path())
         .args(["--user", "5000", "--", "touch", "child"])
         .run();
     assert_eq!(out.status, Exit::Code(1), "{out}");
-    assert_eq!(
-        out.stderr_lines(),
-        [
-            r#"vigil: error: cannot run "touch" as user "5000": setgroups (0 groups) failed: Operation not permitted"#
-        ],
-        "{out}"
+    let records = out.records();
+    assert_eq!(records.events(), ["user_switch_failed"], "{out}");
+    assert_fields(
+        &records.0[0],
+        json!({
+            "level": "error",
+            "program": "touch",
+            "user": "5000",
+            "call": "setgroups",
+            "error": "Operation not permitted",
+            "status": 1,
+        }),
+        &out,
     );
     assert!(!dir.join("child").exists());
 }
@@ -220,6 +232,7 @@ fn a_switch_that_fails_in_the_child_says_so() {
 fn without_cap_kill_vigil_warns_at_start() {
     let drop_kill = ["setpriv", "--bounding-set", "-kill", "--inh-caps", "-kill"];
     let out = Vigil::wrapped(&drop_kill)
+        .json()
         .args(["--user", "nobody", "--", "id", "-u"])
         .run();
     assert_eq!(
@@ -227,11 +240,12 @@ fn without_cap_kill_vigil_warns_at_start() {
         (Exit::Code(0), NOBODY),
         "{out}"
     );
-    let lines = out.stderr_lines();
-    assert_eq!(lines.len(), 1, "{out}");
-    assert!(
-        lines[0].starts_with("vigil: warning: vigil lacks CAP_KILL, so it cannot signal uid 65534"),
-        "{out}"
+    let records = out.records();
+    assert_eq!(records.events(), ["cannot_signal_user"], "{out}");
+    assert_fields(
+        &records.0[0],
+        json!({"level": "warning", "uid": 65534}),
+        &out,
     );
     // Its own uid needs no CAP_KILL: no warning.
     let out = Vigil::wrapped(&drop_kill)
