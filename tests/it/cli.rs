@@ -200,6 +200,7 @@ fn empty_vigil_variables_mean_unset() {
 #[test]
 fn a_misspelt_variable_is_a_warning_naming_the_real_one() {
     let out = Vigil::pid1()
+        .json()
         .env("VIGIL_TIMOUT", "1m")
         .env("VIGIL_GRACE", "5s")
         .env("VIGIL_HOOK", "pre-stop")
@@ -208,19 +209,30 @@ fn a_misspelt_variable_is_a_warning_naming_the_real_one() {
         .args(["--", "sh", "-c", "exit 3"])
         .run();
     assert_eq!(out.code(), Some(3), "{out}");
-    for (wrong, right) in [
-        ("VIGIL_TIMOUT", "VIGIL_TIMEOUT"),
-        ("VIGIL_GRACE", "VIGIL_GRACE_PERIOD"),
-        ("vigil_drain_timeout", "VIGIL_DRAIN_TIMEOUT"),
-        ("TINI_VERBOSTY", "TINI_VERBOSITY"),
-    ] {
-        let line = format!(
-            "vigil: warning: {wrong} is not a vigil variable and is ignored: did you mean {right}?"
-        );
-        assert!(out.stderr.lines().any(|l| l == line), "{line}\n{out}");
-    }
+    let records = out.records();
+    let mut named: Vec<(&str, &str)> = records
+        .all("unknown_variable")
+        .iter()
+        .map(|r| {
+            assert_eq!(r["level"], "warning", "{r}");
+            (
+                r["variable"].as_str().unwrap(),
+                r["meant"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    named.sort();
     // VIGIL_HOOK is what vigil gives its hooks: no one's mistake.
-    assert!(!out.stderr.contains("VIGIL_HOOK"), "{out}");
+    assert_eq!(
+        named,
+        [
+            ("TINI_VERBOSTY", "TINI_VERBOSITY"),
+            ("VIGIL_GRACE", "VIGIL_GRACE_PERIOD"),
+            ("VIGIL_TIMOUT", "VIGIL_TIMEOUT"),
+            ("vigil_drain_timeout", "VIGIL_DRAIN_TIMEOUT"),
+        ],
+        "{out}"
+    );
 }
 
 /// A post-start timeout with no post-start hook has nothing to time: vigil
@@ -229,16 +241,13 @@ fn a_misspelt_variable_is_a_warning_naming_the_real_one() {
 #[test]
 fn post_start_timeout_without_a_hook_warns_and_runs() {
     let out = Vigil::pid1()
+        .json()
         .args(["--post-start-timeout", "1s", "--", "sh", "-c", "exit 3"])
         .run();
     assert_eq!(out.code(), Some(3), "{out}");
-    let warnings: Vec<&str> = out
-        .stderr_lines()
-        .into_iter()
-        .filter(|l| l.contains("post-start timeout is set, but no post-start hook"))
-        .collect();
-    assert_eq!(warnings.len(), 1, "{out}");
-    assert!(warnings[0].starts_with("vigil: warning: "), "{out}");
+    let records = out.records();
+    let unused = records.one("post_start_timeout_unused");
+    assert_eq!(unused["level"], "warning", "{out}");
 }
 
 // ---------------------------------------------------------------------------

@@ -2,8 +2,8 @@
 //! (the kernel cuts `datenbank-größe-monitor` to 15 bytes, inside the
 //! `ß`; a Latin-1 file name), that holds spaces and parentheses, a
 //! newline, a tab, or nothing at all. None of them hides a process from
-//! vigil: the drain, `--timeout` with a grace period, the grace deadline's
-//! SIGKILL and `-w` find and count each one, and every name (a process's
+//! vigil: the drain, the grace deadline's SIGKILL and `-w` find and
+//! count each one, and every name (a process's
 //! title, its command line) is shown escaped, in the text lines and in
 //! `--log-format json`, whose lines stay valid records. As PID 1 and not:
 //! as a plain process, a process vigil does not see is one it never kills
@@ -15,7 +15,6 @@
 //! empty name is set by a Python child with `prctl(PR_SET_NAME, "")`.
 
 use crate::common::*;
-use serde_json::Value;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, Instant};
@@ -58,10 +57,10 @@ const ODD: [Odd; 5] = [
 ];
 
 /// The Python child that names itself nothing; it dies of SIGTERM.
-const NAMELESS: &str = "import ctypes, time\n\
+const NAMELESS: &str = "import ctypes, signal\n\
     ctypes.CDLL(None).prctl(15, b'', 0, 0, 0)\n\
     open('named', 'w').close()\n\
-    time.sleep(1000)\n";
+    while True: signal.pause()\n";
 
 /// Puts the odd programs in `dir/odd/N` (`N` ending in `h` for one that
 /// ignores SIGTERM) and returns the script that starts them all, each in
@@ -156,6 +155,19 @@ fn modes() -> [(Vigil, bool); 2] {
     [(Vigil::pid1(), true), (Vigil::plain(), false)]
 }
 
+/// Starts vigil with `script` (the odd programs, then the child's own end)
+/// and returns once they all run and carry their names; the bound of the
+/// start, which forks and polls, is its own.
+fn start_odd(v: Vigil, dir: &TempDir, script: &str) -> Running {
+    let run = spawn_sh(v, dir, script);
+    assert!(
+        wait_for_file(&dir.join("ready"), TIMEOUT),
+        "the odd programs never got ready\n{}",
+        run.describe()
+    );
+    run
+}
+
 // ---------------------------------------------------------------------------
 // The drain
 // ---------------------------------------------------------------------------
@@ -168,8 +180,9 @@ fn the_drain_ends_every_odd_process() {
     for (v, pid1) in modes() {
         let dir = TempDir::new("oddrain");
         let script = odd_programs(&dir, "1000") + "exit 0\n";
+        let run = start_odd(v.args(["-v", "--drain-timeout", "2s"]), &dir, &script);
         let started = Instant::now();
-        let out = run_sh(v.args(["-v", "--drain-timeout", "2s"]), &dir, &script);
+        let out = run.wait(TIMEOUT);
         let took = started.elapsed();
         no_panic(&out);
         assert_eq!(out.code(), Some(0), "pid1={pid1}\n{out}");
@@ -196,23 +209,20 @@ fn the_drain_ends_every_odd_process() {
 // --timeout and the grace deadline
 // ---------------------------------------------------------------------------
 
-/// `--timeout` with a grace period, and a child that ignores SIGTERM: at
-/// the grace deadline every odd process is listed and killed, and vigil
-/// exits 124 instead of waiting forever for one it could not see.
+/// A stop with a grace period, and a child that ignores SIGTERM: at the
+/// grace deadline every odd process is listed and killed, and vigil
+/// exits instead of waiting forever for one it could not see.
 #[test]
 fn the_grace_deadline_kills_every_odd_process() {
     for (v, pid1) in modes() {
         let dir = TempDir::new("oddgrace");
         let script = odd_programs(&dir, "1000") + "trap '' TERM\nsleep 1000\n";
+        let run = start_odd(v.args(["--grace-period", "2s"]), &dir, &script);
         let started = Instant::now();
-        let out = run_sh(
-            v.args(["--timeout", "1s", "--grace-period", "2s"]),
-            &dir,
-            &script,
-        );
+        let out = run.stop_and_wait(libc::SIGTERM, TIMEOUT);
         let took = started.elapsed();
         no_panic(&out);
-        assert_eq!(out.code(), Some(124), "pid1={pid1}\n{out}");
+        assert_eq!(out.code(), Some(137), "pid1={pid1}\n{out}");
         let odd = expected(&dir, "1000");
         let all: Vec<&(i32, String, bool)> = odd.iter().collect();
         assert_lists(
@@ -232,23 +242,19 @@ fn the_grace_deadline_kills_every_odd_process() {
 // -w
 // ---------------------------------------------------------------------------
 
-/// The odd processes end by themselves after the child is gone (3 s is
-/// for a loaded machine: one that ended before the child would be the
-/// child's to reap): `-w` warns of each one reaped.
+/// The odd processes, orphans once the child is gone, end in the drain
+/// (SIGTERM, or SIGKILL for those that ignore it): `-w` warns of each one
+/// reaped.
 #[test]
 fn w_warns_of_every_odd_orphan() {
     for (v, pid1) in modes() {
         let dir = TempDir::new("oddw");
-        let script = odd_programs(&dir, "3") + "exit 0\n";
-        std::fs::write(
-            dir.join("nameless.py"),
-            NAMELESS.replace("time.sleep(1000)", "time.sleep(3)"),
-        )
-        .unwrap();
-        let out = run_sh(v.args(["-w", "--drain-timeout", "10s"]), &dir, &script);
+        let script = odd_programs(&dir, "1000") + "exit 0\n";
+        let run = start_odd(v.args(["-w", "--drain-timeout", "1s"]), &dir, &script);
+        let out = run.wait(TIMEOUT);
         no_panic(&out);
         assert_eq!(out.code(), Some(0), "pid1={pid1}\n{out}");
-        for (pid, _, _) in expected(&dir, "3") {
+        for (pid, _, _) in expected(&dir, "1000") {
             let warned = format!("vigil: warning: reaped orphaned zombie pid {pid}, ");
             assert!(
                 out.stderr.lines().any(|l| l.starts_with(&warned)),
@@ -267,43 +273,24 @@ fn w_warns_of_every_odd_orphan() {
 /// schema.
 #[test]
 fn json_records_stay_valid_and_name_every_odd_process() {
-    let schema = crate::common::check::Schema::load();
     for (v, pid1) in modes() {
         let dir = TempDir::new("oddjson");
         let script = odd_programs(&dir, "1000") + "trap '' TERM\nsleep 1000\n";
-        let v = v.args([
-            "--log-format",
-            "json",
-            "--timeout",
-            "1s",
-            "--grace-period",
-            "2s",
-        ]);
-        let out = run_sh(v, &dir, &script);
+        let v = v.json().args(["--grace-period", "2s"]);
+        let run = start_odd(v, &dir, &script);
+        let out = run.stop_and_wait(libc::SIGTERM, TIMEOUT);
         no_panic(&out);
-        assert_eq!(out.code(), Some(124), "pid1={pid1}\n{out}");
-        let records: Vec<Value> = out
-            .stderr
-            .lines()
-            .map(|line| {
-                let value: Value =
-                    serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line:?}\n{out}"));
-                schema
-                    .check_json(&value)
-                    .unwrap_or_else(|e| panic!("{e}: {line:?}\n{out}"));
-                value
-            })
-            .collect();
-        let deadline = records
-            .iter()
-            .find(|r| r["event"] == "grace_deadline")
-            .unwrap_or_else(|| panic!("no grace_deadline record\n{out}"));
+        assert_eq!(out.code(), Some(137), "pid1={pid1}\n{out}");
+        // Every line a record of the schema.
+        let records = out.records();
+        assert_eq!(records.0.len(), out.stderr.lines().count(), "{out}");
+        let deadline = records.one("grace_deadline");
         let killed = deadline["killed"].as_array().unwrap();
         for (pid, shown, _) in expected(&dir, "1000") {
-            let entry = serde_json::json!({"pid": pid, "name": shown});
+            let entry = json!({"pid": pid, "name": shown});
             assert!(killed.contains(&entry), "{entry} missing\n{out}");
         }
-        let exit = records.iter().find(|r| r["event"] == "exit").unwrap();
+        let exit = records.exit();
         assert_eq!(exit["grace_kills"], deadline["killed"], "{out}");
     }
 }

@@ -141,7 +141,7 @@ fn orphans_in(vigil_pid: i32, args: &[&str]) {
 fn pid1_survives_an_orphan_storm() {
     let dir = TempDir::new("orphanstorm");
     let out = dir.join("counts");
-    let run = start_counter(Vigil::pid1().arg("-v"), &out);
+    let run = start_counter(Vigil::pid1().arg("-v").json(), &out);
     let vp = run.vigil_pid();
     let no_zombies = |what: &str| {
         let ok = wait_until(TIMEOUT, || zombies_in_pidns(vp).is_empty());
@@ -226,8 +226,9 @@ fn pid1_survives_an_orphan_storm() {
     let out = run.stop_and_wait(libc::SIGTERM, TIMEOUT);
     no_panic(&out);
     assert_eq!(out.status, Exit::Code(143), "{out}");
-    assert!(
-        out.stderr.contains(&format!("orphans reaped: {total}")),
+    assert_eq!(
+        out.records().exit()["orphans_reaped"],
+        total,
         "the exit report does not count {total} orphans\n{out}"
     );
 }
