@@ -7,7 +7,6 @@ use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::thread;
 use std::time::Duration;
 
 /// A memory cgroup made for one test, as a child of the test's own memory
@@ -217,16 +216,13 @@ impl PidsCgroup {
 
 impl Drop for PidsCgroup {
     fn drop(&mut self) {
-        for _ in 0..100 {
+        wait_until(Duration::from_secs(2), || {
             let procs = self.procs();
-            if procs.is_empty() {
-                break;
-            }
-            for p in procs {
+            for &p in &procs {
                 let _ = kill(p, libc::SIGKILL);
             }
-            thread::sleep(Duration::from_millis(20));
-        }
+            procs.is_empty()
+        });
         let _ = std::fs::remove_dir(&self.path);
     }
 }

@@ -28,7 +28,7 @@
 
 use super::{
     CmdFailed, exit_report, flag, host_musl_target, note, run_cmd, run_with_deadline, secs, skip,
-    text,
+    text, wait_until_every,
 };
 use std::fs;
 use std::io::Read;
@@ -37,7 +37,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, Once, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
-use std::thread;
 use std::time::{Duration, Instant};
 
 /// The label key on everything the tests make.
@@ -580,22 +579,34 @@ impl Ctr {
     /// Waits until `needle` shows in the logs; panics with the logs after `timeout`.
     pub fn wait_log(&self, needle: &str, timeout: Duration) -> Duration {
         let started = Instant::now();
-        loop {
-            let logs = self.logs();
-            if logs.contains(needle) {
-                return started.elapsed();
-            }
-            if started.elapsed() > timeout {
-                panic!(
-                    "{}: {needle:?} not in the logs of {} after {}; logs:\n{logs}\nstate: {}",
-                    self.test,
-                    self.name,
-                    secs(timeout),
-                    self.inspect("{{.State.Status}} exit={{.State.ExitCode}}")
-                );
-            }
-            thread::sleep(Duration::from_millis(50));
+        let mut logs = String::new();
+        let found = wait_until_every(timeout, Duration::from_millis(50), || {
+            logs = self.logs();
+            logs.contains(needle)
+        });
+        if !found {
+            panic!(
+                "{}: {needle:?} not in the logs of {} after {}; logs:\n{logs}\nstate: {}",
+                self.test,
+                self.name,
+                secs(timeout),
+                self.inspect("{{.State.Status}} exit={{.State.ExitCode}}")
+            );
         }
+        started.elapsed()
+    }
+
+    /// Waits until vigil (logging JSON: `VIGIL_LOG_FORMAT=json`) has
+    /// written a record of `event` to the logs; panics after `timeout`.
+    pub fn wait_record(&self, event: &str, timeout: Duration) {
+        self.wait_log(&format!("\"event\":\"{event}\""), timeout);
+    }
+
+    /// vigil's host pid (PID 1 of the container), as the engine says.
+    pub fn host_pid(&self) -> i32 {
+        let pid = self.inspect("{{.State.Pid}}");
+        pid.parse()
+            .unwrap_or_else(|_| panic!("{}: no pid for {}: {pid:?}", self.test, self.name))
     }
 
     /// `start` of the stopped container: the same command again, on the
@@ -664,13 +675,12 @@ impl Ctr {
         every: Duration,
         settled: impl Fn(usize, usize) -> bool,
     ) -> (usize, usize) {
-        let started = Instant::now();
-        let (mut total, mut zombies) = self.processes();
-        while !settled(total, zombies) && started.elapsed() < timeout {
-            thread::sleep(every);
-            (total, zombies) = self.processes();
-        }
-        (total, zombies)
+        let mut counts = self.processes();
+        wait_until_every(timeout, every, || {
+            counts = self.processes();
+            settled(counts.0, counts.1)
+        });
+        counts
     }
 
     /// (total processes, zombies) seen by `ps` run inside the container,

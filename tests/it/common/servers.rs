@@ -16,7 +16,7 @@
 
 use super::{
     CmdFailed, Ctr, Engine, LABEL, NotReady, flag, note, release_vigil, run_label,
-    run_with_deadline, secs, skip, text,
+    run_with_deadline, secs, skip, text, wait_until_every,
 };
 use std::fs;
 use std::io::{self, Read, Write};
@@ -369,22 +369,20 @@ impl Drop for Session {
 /// server restarted with `start_again` says "ready" once per start); the
 /// logs then. Panics with them after `timeout`.
 pub fn wait_log_times(ctr: &Ctr, needle: &str, times: usize, timeout: Duration) -> String {
-    let started = Instant::now();
-    loop {
-        let logs = ctr.logs();
-        if logs.matches(needle).count() >= times {
-            return logs;
-        }
-        if started.elapsed() > timeout {
-            panic!(
-                "{}: {needle:?} not {times} times in the logs of {} after {}; logs:\n{logs}",
-                ctr.test,
-                ctr.name,
-                secs(timeout)
-            );
-        }
-        thread::sleep(Duration::from_millis(100));
+    let mut logs = String::new();
+    let found = wait_until_every(timeout, Duration::from_millis(100), || {
+        logs = ctr.logs();
+        logs.matches(needle).count() >= times
+    });
+    if !found {
+        panic!(
+            "{}: {needle:?} not {times} times in the logs of {} after {}; logs:\n{logs}",
+            ctr.test,
+            ctr.name,
+            secs(timeout)
+        );
     }
+    logs
 }
 
 /// What `logs` holds from the `n`th (1-based) `needle` on: one start's part

@@ -188,6 +188,8 @@ fn pre_stop_hook_and_grace_period_under_docker_stop() {
             "VIGIL_PRE_STOP=sh -c \"echo pre-stop: draining after $VIGIL_SIGNAL, child $VIGIL_CHILD_PID\"",
             "-e",
             "VIGIL_GRACE_PERIOD=2s",
+            "-e",
+            "VIGIL_LOG_FORMAT=json",
         ],
         &["sh", "-c", "trap '' TERM; echo ready; exec sleep 1000"],
     );
@@ -221,15 +223,17 @@ fn pre_stop_hook_and_grace_period_under_docker_stop() {
         "docker stop took {}: vigil's grace deadline did not act before Docker's {docker_timeout}s",
         secs(took)
     );
-    let report = must_report(T, &logs);
-    assert!(
-        report.contains("SIGKILL") && report.contains("137"),
-        "report: {report}"
+    let records = Records::of(&logs);
+    let exit = records.exit();
+    assert_fields(
+        exit,
+        json!({"status": 137, "ending": {"signal": "SIGKILL", "cause": "grace_deadline"}}),
+        &logs,
     );
-    let after_grace = report.find("grace").map(|i| &report[i..]).unwrap_or("");
-    assert!(
-        after_grace.contains("sleep"),
-        "the exit report does not name the survivor killed at the grace deadline: {report}"
+    assert_eq!(
+        names_of(&exit["grace_kills"]),
+        ["sleep 1000"],
+        "the exit report does not name the survivor killed at the grace deadline"
     );
 }
 
@@ -239,21 +243,32 @@ fn pre_stop_sleep_delays_the_stop_signal() {
     const T: &str = "pre_stop_sleep";
     let Some(h) = harness(T) else { return };
     let _cpu = timing();
+    // The app's lines are computed, so that the command in vigil's
+    // records does not hold them.
     let ctr = h.start(
         T,
-        &["--stop-timeout", "8", "-e", "VIGIL_PRE_STOP_SLEEP=1500ms"],
+        &[
+            "--stop-timeout",
+            "8",
+            "-e",
+            "VIGIL_PRE_STOP_SLEEP=1500ms",
+            "-e",
+            "VIGIL_LOG_FORMAT=json",
+            "-e",
+            "VIGIL_VERBOSITY=2",
+        ],
         &[
             "sh",
             "-c",
-            "trap 'echo app: got SIGTERM; exit 0' TERM; echo ready; while :; do sleep 0.1; done",
+            "trap 'echo app: got $((15)); exit 0' TERM; echo ready $((1)); while :; do sleep 0.1; done",
         ],
     );
-    ctr.wait_log("ready", Duration::from_secs(20));
+    ctr.wait_log("ready 1", Duration::from_secs(20));
     // During the pre-stop sleep, no process but vigil, the app and its
     // short sleeps may exist: vigil needs no `sleep` binary.
     let (took, during) = thread::scope(|s| {
         let stopper = s.spawn(|| ctr.stop());
-        thread::sleep(Duration::from_millis(600));
+        ctr.wait_record("pre_stop_sleep", Duration::from_secs(20));
         let during = ctr.exec(&["ps", "-o", "pid,ppid,comm,args"]);
         (stopper.join().unwrap(), during)
     });
@@ -267,7 +282,7 @@ fn pre_stop_sleep_delays_the_stop_signal() {
         ),
     );
     assert!(
-        logs.contains("app: got SIGTERM"),
+        logs.contains("app: got 15"),
         "the app never got SIGTERM:\n{logs}"
     );
     assert_eq!(code, 0, "the app's trap exits 0; logs:\n{logs}");
@@ -346,48 +361,57 @@ fn signal_senders_are_logged() {
     const T: &str = "signal_senders";
     let Some(h) = harness(T) else { return };
     let _cpu = timing();
+    // The app's lines are computed, so that the command in vigil's
+    // records does not hold them.
     let ctr = h.start(
         T,
-        &["--stop-timeout", "5", "-e", "VIGIL_VERBOSITY=2"],
-        &["sh", "-c", "trap 'echo got USR1' USR1; trap 'echo got USR2' USR2; echo ready; while :; do sleep 0.1; done"],
+        &[
+            "--stop-timeout",
+            "5",
+            "-e",
+            "VIGIL_VERBOSITY=2",
+            "-e",
+            "VIGIL_LOG_FORMAT=json",
+        ],
+        &["sh", "-c", "trap 'echo got $((10))' USR1; trap 'echo got $((12))' USR2; echo ready $((1)); while :; do sleep 0.1; done"],
     );
-    ctr.wait_log("ready", Duration::from_secs(20));
+    ctr.wait_log("ready 1", Duration::from_secs(20));
     ctr.kill("USR1");
-    ctr.wait_log("got USR1", Duration::from_secs(5));
+    ctr.wait_log("got 10", Duration::from_secs(5));
     // The sender stays alive a moment: vigil names it from /proc after
     // forwarding, and a bare `docker exec ... kill` may be gone by then
     // (vigil then says `name unknown`). And it stays the shell: with
     // `sleep 1` last, busybox's sh execs it in place, and a vigil that
     // reads /proc a moment later, on a loaded machine, finds `sleep 1`.
     ctr.exec(&["sh", "-c", "kill -USR2 1; sleep 1; exit 0"]);
-    ctr.wait_log("got USR2", Duration::from_secs(5));
+    ctr.wait_log("got 12", Duration::from_secs(5));
     let took = ctr.stop();
     let logs = ctr.logs();
     note(
         T,
         format!("docker stop {} exit {}", secs(took), ctr.exit_code()),
     );
-    for want in [
-        "vigil: received SIGUSR1 from pid 0 (outside this PID namespace)",
-        "vigil: received SIGTERM from pid 0 (outside this PID namespace)",
-    ] {
-        assert!(logs.contains(want), "missing {want:?} in:\n{logs}");
-    }
-    let usr2 = logs
-        .lines()
-        .find(|l| l.contains("received SIGUSR2 from pid "));
-    let usr2 = usr2.unwrap_or_else(|| panic!("no SIGUSR2 sender line in:\n{logs}"));
+    let records = Records::of(&logs);
+    let received = records.all("signal_received");
+    let sender = |signal: &str| {
+        received
+            .iter()
+            .find(|r| r["signal"] == signal)
+            .map(|r| r["sender"].clone())
+            .unwrap_or_else(|| panic!("no {signal} received in:\n{logs}"))
+    };
+    let outside = json!({"kind": "outside_namespace", "pid": 0, "uid": 0});
+    assert_eq!(sender("SIGUSR1"), outside, "{logs}");
+    assert_eq!(sender("SIGTERM"), outside, "{logs}");
+    let usr2 = sender("SIGUSR2");
     note(T, format!("docker exec sh -c 'kill ...': {usr2}"));
-    assert!(
-        usr2.contains("(sh -c kill -USR2 1; sleep 1; exit 0, uid 0)"),
-        "the sender should be named by its command line: {usr2}"
+    assert_fields(
+        &usr2,
+        json!({"kind": "process", "uid": 0, "name": "sh -c kill -USR2 1; sleep 1; exit 0"}),
+        "the sender should be named by its command line",
     );
     assert_eq!(ctr.exit_code(), 143);
-    let report = must_report(T, &logs);
-    assert!(
-        report.contains("SIGTERM") && report.contains("outside this PID namespace"),
-        "{report}"
-    );
+    assert_eq!(records.exit()["stop"]["sender"], outside, "{logs}");
 }
 
 // ---------------------------------------------------------------------------
@@ -462,17 +486,26 @@ fn thousand_orphans_leave_no_zombies() {
     // its `sleep` is re-parented to PID 1, where it exits 3 s later: after
     // the loop has made them all, so that in the control they die after
     // `exec sleep` has replaced the reaping shell.
-    let script = "i=0; while [ $i -lt 1000 ]; do (sleep 3 &); i=$((i+1)); done; echo spawned; exec sleep 1000";
+    // The line is computed, so that the command in vigil's records does
+    // not hold it.
+    let script = "i=0; while [ $i -lt 1000 ]; do (sleep 3 &); i=$((i+1)); done; echo spawned $i; exec sleep 1000";
     let (with, without) = with_and_without_vigil(
         h,
         T,
         "sh",
         script,
-        &["--stop-timeout", "5", "-e", "VIGIL_VERBOSITY=2"],
+        &[
+            "--stop-timeout",
+            "5",
+            "-e",
+            "VIGIL_VERBOSITY=2",
+            "-e",
+            "VIGIL_LOG_FORMAT=json",
+        ],
         &[],
     );
-    with.wait_log("spawned", Duration::from_secs(60));
-    without.wait_log("spawned", Duration::from_secs(60));
+    with.wait_log("spawned 1000", Duration::from_secs(60));
+    without.wait_log("spawned 1000", Duration::from_secs(60));
 
     // Wait until the orphans are gone under vigil (3 s sleeps + slack).
     let started = Instant::now();
@@ -523,15 +556,11 @@ fn thousand_orphans_leave_no_zombies() {
             with.exit_code()
         ),
     );
-    let report = must_report(T, &logs);
-    let reaped: Option<u64> = report
-        .split("orphans reaped: ")
-        .nth(1)
-        .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
-        .and_then(|s| s.parse().ok());
+    let records = Records::of(&logs);
+    let exit = records.exit();
     assert!(
-        reaped.unwrap_or(0) >= 1000,
-        "the exit report should count 1000 orphans reaped: {report}"
+        exit["orphans_reaped"].as_u64().unwrap() >= 1000,
+        "the exit report should count 1000 orphans reaped: {exit}"
     );
 }
 
@@ -560,10 +589,13 @@ fn busy_stderr_keeps_the_final_lines() {
                 "max-file=2",
                 "-e",
                 "VIGIL_GRACE_PERIOD=1s",
+                "-e",
+                "VIGIL_LOG_FORMAT=json",
             ],
             &["sh", "-c", "trap '' TERM; yes 0123456789 >&2"],
         );
-        thread::sleep(Duration::from_millis(500));
+        // The flood is on.
+        ctr.wait_log("0123456789\n", Duration::from_secs(20));
         let took = ctr.stop();
         let code = ctr.exit_code();
         // Not just the last few lines: `yes` may still be inside the
@@ -574,25 +606,30 @@ fn busy_stderr_keeps_the_final_lines() {
         // many: docs/benchmarks.md), more than a short tail holds.
         let logs = ctr.logs_tail(2000);
         let lines: Vec<&str> = logs.lines().collect();
-        let find = |needle: &str| {
-            lines
-                .iter()
-                .enumerate()
-                .find_map(|(i, l)| l.split_once(needle).map(|(_, rest)| (i, rest)))
+        // A record that is not whole fails to parse, and fails the test.
+        let at = |event: &str| {
+            lines.iter().position(|l| {
+                vigil_record(l)
+                    .unwrap_or_else(|e| panic!("round {round}: {e}"))
+                    .is_some_and(|r| r["event"] == event)
+            })
         };
-        let grace = find("vigil: warning: grace period (1s) over: SIGKILL to ");
-        let report = find("vigil: warning: exit report: ");
+        let (grace, report) = (at("grace_deadline"), at("exit"));
         let between = match (grace, report) {
-            (Some((g, _)), Some((r, _))) => r.checked_sub(g + 1),
+            (Some(g), Some(r)) => r.checked_sub(g + 1),
             _ => None,
         };
+        let records = Records::of(&logs);
         note(
             T,
             format!(
                 "round {round}: docker stop {} exit {code}; grace warning: {}; app lines between it and the report: {between:?}; report: {}",
                 secs(took),
                 grace.is_some(),
-                report.map_or("none".to_string(), |(_, r)| r.to_string())
+                records
+                    .all("exit")
+                    .first()
+                    .map_or("none".to_string(), |r| r["msg"].to_string())
             ),
         );
         let tail = lines[lines.len().saturating_sub(30)..].join("\n");
@@ -601,16 +638,18 @@ fn busy_stderr_keeps_the_final_lines() {
             grace.is_some(),
             "round {round}: no grace warning in the last 2000 lines; they end:\n{tail}"
         );
-        let (_, report) =
-            report.unwrap_or_else(|| panic!("round {round}: no exit report in:\n{tail}"));
+        assert!(
+            report.is_some(),
+            "round {round}: no exit report in:\n{tail}"
+        );
         assert!(
             between.is_some(),
             "round {round}: the grace warning comes after the report:\n{tail}"
         );
-        assert!(
-            report.starts_with("child was killed by SIGKILL (status 137) by vigil, at the grace deadline; exit status 137; ")
-                && report.ends_with("; orphans reaped: 0"),
-            "round {round}: {report}"
+        assert_fields(
+            records.exit(),
+            json!({"status": 137, "ending": {"signal": "SIGKILL", "cause": "grace_deadline"}, "orphans_reaped": 0}),
+            format!("round {round}"),
         );
     }
 }
@@ -647,15 +686,16 @@ fn docker_kill_usr1_death_is_attributed() {
     const T: &str = "kill_usr1_death";
     let Some(h) = harness(T) else { return };
     let _cpu = timing();
-    let ctr = h.start(T, &[], &["sleep", "1000"]);
-    thread::sleep(Duration::from_millis(500));
+    // The shell (or the sleep that replaced it) dies of USR1 either way.
+    let ctr = h.start(T, &[], &["sh", "-c", "echo ready; exec sleep 1000"]);
+    ctr.wait_log("ready", Duration::from_secs(20));
     ctr.kill("USR1");
     let code = ctr.wait();
     let logs = ctr.logs();
     let report = must_report(T, &logs);
     assert_eq!(code, 138, "{logs}");
     assert!(
-        report.starts_with("vigil: warning: exit report: child was killed by SIGUSR1 (status 138), forwarded by vigil: SIGUSR1 from pid 0 (outside this PID namespace); exit status 138; command: sleep 1000 (pid "),
+        report.starts_with("vigil: warning: exit report: child was killed by SIGUSR1 (status 138), forwarded by vigil: SIGUSR1 from pid 0 (outside this PID namespace); exit status 138; command: sh -c 'echo ready; exec sleep 1000' (pid "),
         "{report}"
     );
 }
@@ -673,11 +713,7 @@ fn two_vigils_in_one_log() {
     assert_eq!(code, 3, "{err}");
     let lines: Vec<&str> = err.lines().collect();
     if !lines.iter().any(|l| l.starts_with("vigil: ")) {
-        note(
-            T,
-            "SKIPPED: this engine mounted its own init over the bind mount",
-        );
-        return;
+        return skip(T, "this engine mounted its own init over the bind mount");
     }
     assert_eq!(lines.len(), 2, "{err}");
     // The inner vigil's pid is the outer one's child's.
@@ -732,7 +768,8 @@ fn the_report_outlasts_the_engines_log_cut_off_under_a_flood() {
             let mut all_opts = vec!["--stop-timeout", "10"];
             all_opts.extend_from_slice(opts);
             let ctr = h.start(T, &all_opts, &["sh", "-c", script]);
-            thread::sleep(Duration::from_millis(800));
+            // The flood is on.
+            ctr.wait_log("0123456789\n", Duration::from_secs(20));
             let took = ctr.stop();
             // The whole log: the engine copies the two streams on its own,
             // so much of the app's stdout can follow vigil's last stderr line.
@@ -781,11 +818,10 @@ fn oom_kill_is_reported() {
     const T: &str = "oom";
     let Some(h) = harness(T) else { return };
     if DOCKER.ok(&["info", "--format", "{{.MemoryLimit}}"]).trim() != "true" {
-        note(
+        return skip(
             T,
-            "SKIPPED: this engine does not enforce memory limits (docker info: MemoryLimit false)",
+            "this engine does not enforce memory limits (docker info: MemoryLimit false)",
         );
-        return;
     }
     // busybox `tail` keeps growing its buffer on /dev/zero (no newline).
     let ctr = h.start(
@@ -842,8 +878,7 @@ fn grandchild_oom_kill_is_reported() {
     const T: &str = "grandchild_oom";
     let Some(h) = harness(T) else { return };
     if DOCKER.ok(&["info", "--format", "{{.MemoryLimit}}"]).trim() != "true" {
-        note(T, "SKIPPED: this engine does not enforce memory limits");
-        return;
+        return skip(T, "this engine does not enforce memory limits");
     }
     let (code, out, err, took) = h.run_fg(
         T,
@@ -1052,9 +1087,15 @@ struct RunIt {
 
 impl RunIt {
     fn start(h: &TestImage, test: &'static str, cmd: &[&str]) -> RunIt {
+        Self::start_with(h, test, &[], cmd)
+    }
+
+    /// `start`, with these options of `docker run` too.
+    fn start_with(h: &TestImage, test: &'static str, opts: &[&str], cmd: &[&str]) -> RunIt {
         let pty = nix::pty::openpty(None, None).expect("openpty");
         let guard = Ctr::new(DOCKER, test);
-        let args = guard.run_args("--rm", &["-it"], &h.image, cmd);
+        let opts = [&["-it"][..], opts].concat();
+        let args = guard.run_args("--rm", &opts, &h.image, cmd);
         let slave = |pty: &nix::pty::OpenptyResult| Stdio::from(pty.slave.try_clone().unwrap());
         let client = Command::new(DOCKER.name())
             .args(&args)
@@ -1085,14 +1126,10 @@ impl RunIt {
             reader: Some(reader),
             _guard: guard,
         };
-        let started = Instant::now();
-        while run._guard.inspect("{{.State.Running}}") != "true" {
-            assert!(
-                started.elapsed() < Duration::from_secs(30),
-                "the container did not start"
-            );
-            thread::sleep(Duration::from_millis(100));
-        }
+        let running = wait_until_every(TIMEOUT, Duration::from_millis(100), || {
+            run._guard.inspect("{{.State.Running}}") == "true"
+        });
+        assert!(running, "the container did not start");
         run
     }
 
@@ -1108,16 +1145,14 @@ impl RunIt {
     /// The client's exit status once the container is over, and everything
     /// the terminal showed.
     fn finish(mut self, what: &str) -> (Option<i32>, String) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let status = loop {
-            if let Some(status) = self.client.try_wait().unwrap() {
-                break status;
-            }
-            if Instant::now() > deadline {
-                let _ = self.client.kill();
-                panic!("docker run -it did not end after {what}");
-            }
-            thread::sleep(Duration::from_millis(50));
+        let mut status = None;
+        wait_until(TIMEOUT, || {
+            status = self.client.try_wait().unwrap();
+            status.is_some()
+        });
+        let Some(status) = status else {
+            let _ = self.client.kill();
+            panic!("docker run -it did not end after {what}");
         };
         // The reader ends once the client, the terminal's last user, is gone.
         if let Some(reader) = self.reader.take() {
@@ -1137,7 +1172,18 @@ fn ctrl_c_in_docker_run_it_is_quiet() {
     let Some(h) = harness(T) else { return };
     let _cpu = timing();
     let mut run = RunIt::start(h, T, &["sleep", "1000"]);
-    thread::sleep(Duration::from_millis(500));
+    // The child runs, and holds the container's terminal.
+    let vigil = run._guard.host_pid();
+    let holds = wait_until(TIMEOUT, || {
+        children(vigil).iter().any(|&c| {
+            comm(c).as_deref() == Some("sleep") && stat(c).is_some_and(|s| s.tpgid == s.pgrp)
+        })
+    });
+    assert!(
+        holds,
+        "the child never held the terminal: {:?}",
+        run.shown()
+    );
     run.send(b"\x03");
     let (code, shown) = run.finish("Ctrl-C");
     note(T, format!("exit {code:?}; terminal shows {shown:?}"));
@@ -1155,32 +1201,36 @@ fn ctrl_z_in_docker_run_it_cannot_freeze_the_container() {
     const T: &str = "ctrl_z_it";
     let Some(h) = harness(T) else { return };
     let _cpu = timing();
-    let mut run = RunIt::start(
+    let mut run = RunIt::start_with(
         h,
         T,
+        &["-e", "VIGIL_LOG_FORMAT=json", "-e", "VIGIL_VERBOSITY=2"],
         &["sh", "-c", "while :; do echo tick; sleep 0.2; done"],
     );
     let ticks = |run: &RunIt| run.shown().matches("tick").count();
-    let started = Instant::now();
-    while ticks(&run) < 3 {
-        assert!(started.elapsed() < Duration::from_secs(30), "no ticks");
-        thread::sleep(Duration::from_millis(100));
-    }
+    assert!(wait_until(TIMEOUT, || ticks(&run) >= 3), "no ticks");
     run.send(b"\x1a");
-    thread::sleep(Duration::from_millis(500));
+    // vigil saw the child stop and continued it.
+    let continued = wait_until(TIMEOUT, || {
+        Records::of(&run.shown())
+            .all("child_stopped")
+            .iter()
+            .any(|r| r["action"] == "continue")
+    });
+    assert!(
+        continued,
+        "vigil never continued its child: {:?}",
+        run.shown()
+    );
     let before = ticks(&run);
-    thread::sleep(Duration::from_secs(1));
-    let after = ticks(&run);
+    let ticking = wait_until(TIMEOUT, || ticks(&run) > before + 1);
     run.send(b"\x03");
     let (code, _) = run.finish("Ctrl-Z and Ctrl-C");
     note(
         T,
-        format!(
-            "ticks in the second after Ctrl-Z: {}; exit {code:?}",
-            after - before
-        ),
+        format!("ticks go on after Ctrl-Z: {ticking}; exit {code:?}"),
     );
-    assert!(after > before + 1, "Ctrl-Z froze the container");
+    assert!(ticking, "Ctrl-Z froze the container");
     assert_eq!(code, Some(130));
 }
 
@@ -1300,11 +1350,10 @@ fn vigil_as_docker_init() {
     );
 
     if !real_is_vigil {
-        note(
+        return skip(
             T,
-            "SKIPPED the `docker run --init` part: this engine mounted its own init over the bind mount",
+            "the `docker run --init` part: this engine mounted its own init over the bind mount",
         );
-        return;
     }
     assert_eq!(real_argv, format!("/sbin/docker-init -- sh -c {script}"));
     assert_eq!(real.exit_code(), 143, "logs:\n{}", real.logs());
@@ -1639,8 +1688,13 @@ fn json_exit_record_of_a_sigkill_at_the_grace_deadline() {
     ]
     .concat();
     let ctr = h.start(T, &opts, &["sh", "-c", "trap '' TERM; sleep 1000 & wait"]);
-    ctr.wait_log("\"event\":\"started\"", Duration::from_secs(20));
-    thread::sleep(Duration::from_millis(300));
+    // Ready once the trap is set and the sleep runs.
+    let sleeping = wait_until_every(TIMEOUT, Duration::from_millis(100), || {
+        ctr.exec(&["ps", "-o", "comm"])
+            .lines()
+            .any(|l| l.trim() == "sleep")
+    });
+    assert!(sleeping, "the child never started its sleep");
     ctr.stop();
     assert_eq!(ctr.exit_code(), 137, "{}", ctr.logs());
     let Some(exit) = jq_exit_record(T, &ctr) else {
@@ -1667,8 +1721,7 @@ fn json_exit_record_of_an_oom_kill() {
     const T: &str = "json_oom";
     let Some(h) = harness(T) else { return };
     if DOCKER.ok(&["info", "--format", "{{.MemoryLimit}}"]).trim() != "true" {
-        note(T, "SKIPPED: this engine does not enforce memory limits");
-        return;
+        return skip(T, "this engine does not enforce memory limits");
     }
     let opts = [&JSON_V[..], &["--memory", "32m", "--memory-swap", "32m"]].concat();
     let ctr = h.start(T, &opts, &["sh", "-c", "exec tail /dev/zero"]);
@@ -1742,8 +1795,7 @@ fn json_file_log_read_with_jq() {
         .trim()
         != "json-file"
     {
-        note(T, "SKIPPED: the engine's logging driver is not json-file");
-        return;
+        return skip(T, "the engine's logging driver is not json-file");
     }
     let ctr = h.start(
         T,
