@@ -25,6 +25,7 @@ pub fn wait_until_every(
         if Instant::now() >= deadline {
             return cond();
         }
+        // The one poll interval of the tests' waits.
         thread::sleep(every);
     }
 }

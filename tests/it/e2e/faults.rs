@@ -539,26 +539,18 @@ fn wait_for(
     mut strace: Option<&mut Strace>,
     deadline: Option<Duration>,
 ) -> (Output, bool) {
-    let start = Instant::now();
     let limit = deadline.unwrap_or(BOUND);
-    let mut killed = false;
-    loop {
-        if run.try_exit().is_some() {
-            break;
-        }
+    let ended = wait_until(limit, || {
         if aborting(&run.stderr_now()) {
             if let Some(s) = strace.take() {
                 s.kill();
             }
         }
-        if start.elapsed() >= limit {
-            if deadline.is_some() {
-                killed = true;
-                let _ = kill(vigil, libc::SIGKILL);
-            }
-            break;
-        }
-        thread::sleep(Duration::from_millis(10));
+        run.try_exit().is_some()
+    });
+    let killed = !ended && deadline.is_some();
+    if killed {
+        let _ = kill(vigil, libc::SIGKILL);
     }
     (run.wait(BOUND), killed)
 }

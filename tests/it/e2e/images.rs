@@ -24,7 +24,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
-use std::thread;
 use std::time::{Duration, Instant};
 
 const DOCKER: Engine = Engine::Docker;
@@ -229,8 +228,15 @@ fn offline_image_from_dist() {
     );
     let (code, out, err, _) = Ctr::run_fg(DOCKER, T, &[], user, &["sh", "-c", "exit 3"]);
     assert_eq!(code, 3, "{out}{err}");
-    let ctr = Ctr::start(DOCKER, T, &[], user, &["sh", "-c", "sleep 100 & wait"]);
-    thread::sleep(Duration::from_millis(500));
+    // Stopped once vigil runs its child.
+    let ctr = Ctr::start(
+        DOCKER,
+        T,
+        &[],
+        user,
+        &["sh", "-c", "echo ready; sleep 100 & wait"],
+    );
+    ctr.wait_log("ready", Duration::from_secs(20));
     let took = ctr.stop_within(10);
     let code = ctr.exit_code();
     note(T, format!("docker stop: exit {code} after {}", secs(took)));
@@ -427,8 +433,8 @@ fn dockerfile_example_final_stage_runs() {
     );
 
     let ctr = Ctr::start(DOCKER, T, &[], &image.name, &[]);
-    let started = Instant::now();
-    let page = loop {
+    let mut last = None;
+    let answered = wait_until_every(TIMEOUT, Duration::from_millis(100), || {
         let out = DOCKER.cmd(&[
             "exec",
             &ctr.name,
@@ -438,18 +444,19 @@ fn dockerfile_example_final_stage_runs() {
             "-O-",
             "http://127.0.0.1:8080/",
         ]);
-        if out.status.success() {
-            break text(&out.stdout);
-        }
-        if started.elapsed() > Duration::from_secs(20) {
-            panic!(
-                "the demo server never answered: {}\nlogs:\n{}",
-                text(&out.stderr),
-                ctr.logs()
-            );
-        }
-        thread::sleep(Duration::from_millis(100));
-    };
+        let ok = out.status.success();
+        last = Some(out);
+        ok
+    });
+    let out = last.expect("one try at least");
+    if !answered {
+        panic!(
+            "the demo server never answered: {}\nlogs:\n{}",
+            text(&out.stderr),
+            ctr.logs()
+        );
+    }
+    let page = text(&out.stdout);
     let user = ctr.inspect("{{.Config.User}}");
     let took = ctr.stop();
     let code = ctr.exit_code();
@@ -531,7 +538,7 @@ fn dockerfile_example_offline_route() {
 
     let ctr = Ctr::start(DOCKER, T, &[], demo, &[]);
     let mut page = String::new();
-    for _ in 0..100 {
+    wait_until_every(TIMEOUT, Duration::from_millis(200), || {
         let out = DOCKER.cmd(&[
             "exec",
             &ctr.name,
@@ -541,11 +548,8 @@ fn dockerfile_example_offline_route() {
             "http://127.0.0.1:8080/",
         ]);
         page = stdout(&out);
-        if out.status.success() {
-            break;
-        }
-        thread::sleep(Duration::from_millis(200));
-    }
+        out.status.success()
+    });
     assert_eq!(page, "hello from behind vigil");
     // The image's ENV: a pre-stop hook, then a 5 s pre-stop sleep, within
     // an 8 s grace period.
@@ -614,23 +618,30 @@ fn podman_init_path() {
         Ctr::run_fg(PODMAN, T, &init, image, &["/bin/sh", "-c", "kill -USR1 $$"]);
     assert_eq!(code, 138, "{out}{err}");
 
+    // Stopped once vigil runs its child (its line computed, so that the
+    // command in vigil's records does not hold it).
     let ctr = Ctr::start(
         PODMAN,
         T,
-        &[&init[..], &["-e", "VIGIL_VERBOSITY=2"]].concat(),
+        &[
+            &init[..],
+            &["-e", "VIGIL_VERBOSITY=2", "-e", "VIGIL_LOG_FORMAT=json"],
+        ]
+        .concat(),
         image,
-        &["/bin/sh", "-c", "sleep 100 & wait"],
+        &["/bin/sh", "-c", "echo ready $((1)); sleep 100 & wait"],
     );
-    thread::sleep(Duration::from_millis(500));
+    ctr.wait_log("ready 1", Duration::from_secs(20));
     let took = ctr.stop_within(10);
     let code = ctr.exit_code();
     note(T, format!("podman stop: exit {code} after {}", secs(took)));
     assert_eq!(code, 143);
     assert!(took < Duration::from_secs(5), "stop took {took:?}");
     let logs = ctr.logs();
-    assert!(
-        logs.contains("SIGTERM from pid 0 (outside this PID namespace)"),
-        "{logs}"
+    let records = Records::of(&logs);
+    assert_fields(
+        records.exit(),
+        json!({"stop": {"signal": "SIGTERM", "sender": {"kind": "outside_namespace", "pid": 0}}, "drain": {"left": 1}}),
+        &logs,
     );
-    assert!(logs.contains("drain: SIGTERM to 1 process"), "{logs}");
 }

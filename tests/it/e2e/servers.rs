@@ -1042,13 +1042,11 @@ fn bash_wrapper_swallowing_term_gets_a_still_running_warning_before_the_sigkill(
     let (took, seen) = std::thread::scope(|s| {
         let stopper = s.spawn(|| ctr.stop());
         let started = std::time::Instant::now();
-        let mut seen = None;
-        while seen.is_none() && started.elapsed() < Duration::from_secs(stop_timeout + 2) {
-            if warning(&ctr.logs()).is_some() {
-                seen = Some(started.elapsed());
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        let bound = Duration::from_secs(stop_timeout + 2);
+        let seen = wait_until_every(bound, Duration::from_millis(100), || {
+            warning(&ctr.logs()).is_some()
+        })
+        .then(|| started.elapsed());
         (stopper.join().unwrap(), seen)
     });
     let code = ctr.exit_code();
