@@ -1,8 +1,8 @@
 //! The command line: where option parsing stops, `--help`, `--version`
 //! (also as `docker-init`) and `-l`, vigil's own variables, and every usage
 //! error (status 2, one line naming the bad value, the child never started).
-//! The same surface fuzzed is tests/cli_fuzz.rs; against tini's, in
-//! tests/differential.rs.
+//! The same surface fuzzed is tests/it/cli_fuzz.rs; against tini's, in
+//! tests/it/e2e/differential.rs.
 
 use crate::common::*;
 use std::path::Path;

@@ -455,7 +455,7 @@ fn value_of(r: &mut Rng, kind: Kind, hook_marker: &Path) -> String {
 
 /// A `--log-format`: text, or a value it rejects (a usage error, said in
 /// text). The structured formats would change every line the judge reads;
-/// tests/log_format.rs holds them to their schema.
+/// tests/it/log_format.rs holds them to their schema.
 fn log_format(r: &mut Rng) -> String {
     if r.tame {
         return "text".to_string();

@@ -2,8 +2,8 @@
 //! "from outside this PID namespace", or "from the kernel"), and the exit
 //! report: when it is shown and at what level, and what it blames for each
 //! way a container ends. The report written to a file is
-//! tests/termination_log.rs; an OOM kill, tests/oom.rs; a report that must
-//! get through a full pipe, tests/stdio.rs.
+//! tests/it/termination_log.rs; an OOM kill, tests/it/oom.rs; a report that must
+//! get through a full pipe, tests/it/stdio.rs.
 
 use crate::common::*;
 

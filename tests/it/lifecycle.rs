@@ -3,7 +3,7 @@
 //! `VIGIL_*` variable), and hooks that misbehave (never end, ignore
 //! SIGTERM, close their stdio, fork-bomb). vigil runs as PID 1 of a fresh
 //! PID namespace unless a test says otherwise. What comes after the child
-//! exits is tests/drain.rs.
+//! exits is tests/it/drain.rs.
 
 use crate::common::*;
 use std::path::Path;

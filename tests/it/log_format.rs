@@ -8,7 +8,7 @@
 //! the exit record says what the text report says, as fields. The
 //! termination log holds the exit record, valid and at most 4096 bytes,
 //! and so does every line, whatever the command's length or the number
-//! of processes left. (In Docker, read with `jq`: tests/docker.rs.)
+//! of processes left. (In Docker, read with `jq`: tests/it/e2e/docker.rs.)
 
 use crate::common::*;
 use serde_json::Value;

@@ -3,7 +3,7 @@
 //! this test fails when the committed page differs from a fresh rendering.
 //! After changing an option or its help:
 //!
-//!     VIGIL_UPDATE_MAN=1 cargo test --test man
+//!     VIGIL_UPDATE_MAN=1 cargo test --test it man::
 //!
 //! rewrites the generated part (the rest of the page is prose, kept by hand).
 //! scripts/release.sh ships the page next to the binaries.
@@ -12,7 +12,7 @@ use crate::common::*;
 
 use std::path::Path;
 
-const BEGIN: &str = ".\\\" BEGIN: generated from `vigil --help` by tests/man.rs; do not edit";
+const BEGIN: &str = ".\\\" BEGIN: generated from `vigil --help` by tests/it/man.rs; do not edit";
 const END: &str = ".\\\" END of the generated part";
 
 /// Escapes text for roff: backslashes, hyphens (so that they stay hyphens
@@ -125,7 +125,7 @@ fn man_page_matches_help() {
         return;
     }
     panic!(
-        "docs/vigil.1 differs from `vigil --help`; run `VIGIL_UPDATE_MAN=1 cargo test --test man`\n\
+        "docs/vigil.1 differs from `vigil --help`; run `VIGIL_UPDATE_MAN=1 cargo test --test it man::`\n\
          --- in the page ---\n{current}\n--- from --help ---\n{generated}"
     );
 }

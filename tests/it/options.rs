@@ -1,5 +1,5 @@
 //! The option table (src/cli/options.rs) is the one list of vigil's
-//! options. The parser, `--help` (and so the man page, tests/man.rs), the
+//! options. The parser, `--help` (and so the man page, tests/it/man.rs), the
 //! fuzz grammar and the flag/variable pairs of the tests are made from it;
 //! the prose can only be checked against it: the README's option table
 //! lists every option with its variables, and no vigil command line or

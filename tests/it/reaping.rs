@@ -1,7 +1,7 @@
 //! Reaping: every orphan the kernel re-parents to vigil is reaped, as
 //! PID 1 (here ten thousand, with `-w` warning once for each) and as a
 //! child subreaper when vigil is not PID 1 (`-s`, `TINI_SUBREAPER`, or by
-//! itself). Storms of orphans are in tests/storms.rs.
+//! itself). Storms of orphans are in tests/it/storms.rs.
 
 use crate::common::*;
 use std::time::Duration;

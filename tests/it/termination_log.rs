@@ -3,7 +3,7 @@
 //! default, /dev/termination-log when that file exists; at most 4096 bytes
 //! with the ending and the status first; a file that cannot be written is a
 //! warning, never a different status. (A read-only one is in
-//! tests/restricted.rs, under Docker in tests/docker.rs.)
+//! tests/it/restricted.rs, under Docker in tests/it/e2e/docker.rs.)
 
 use crate::common::*;
 use std::ffi::OsString;

@@ -1,5 +1,5 @@
 //! One harness for every container engine the end-to-end tests drive
-//! (tests/docker.rs, tests/images.rs): Docker and podman.
+//! (tests/it/e2e/docker.rs, tests/it/e2e/images.rs): Docker and podman.
 //!
 //! - `Engine`: the engine's own command line, each call bounded by a
 //!   deadline, run from the repository root (the build context of the

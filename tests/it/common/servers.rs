@@ -1,4 +1,4 @@
-//! Real servers in Docker, for tests/servers.rs: the Debian image they run
+//! Real servers in Docker, for tests/it/e2e/servers.rs: the Debian image they run
 //! in, and the clients the tests drive them with.
 //!
 //! - `ServerImage`: the image `tests/servers/image.sh` makes (a minbase
@@ -7,7 +7,7 @@
 //!   WSGI app of tests/servers/; both steps cached between runs), with this
 //!   run's static vigil added on top as `/vigil`, the entrypoint, labelled
 //!   `vigil-e2e=RUN` like every image the engine harness makes. Skips and
-//!   `VIGIL_E2E_REQUIRE` as for tests/docker.rs.
+//!   `VIGIL_E2E_REQUIRE` as for tests/it/e2e/docker.rs.
 //! - `http_get` and `Download`: an HTTP/1.0 client on the container's
 //!   address (the test talks to the server from outside the container, so
 //!   that the client is not one of the processes vigil drains at exit).

@@ -1,11 +1,11 @@
 //! vigil as PID 1 of a real Docker engine's containers, end to end: what a
 //! user sees through `docker run`, `stop`, `kill`, `exec`, `logs` and
 //! `inspect`, in the `FROM scratch` test image of the shared engine harness
-//! (tests/common/engine.rs: vigil's static release build and Debian's
+//! (tests/it/common/engine.rs: vigil's static release build and Debian's
 //! static busybox, built locally, nothing pulled). Several tests run the
 //! same command with busybox `sh` as PID 1 beside it, as the control.
 //!
-//!     cargo test --test docker -- --nocapture
+//!     cargo test --test it e2e::docker -- --nocapture
 //!
 //! Every test prints what it measured as `e2e: TEST: ...` lines, past
 //! libtest's output capture. When no engine answers (or

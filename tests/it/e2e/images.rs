@@ -10,14 +10,14 @@
 //! - podman's `--init --init-path` with the dist binary (podman's own init
 //!   is catatonit).
 //!
-//! The engines are driven through the shared harness (tests/common/engine.rs,
+//! The engines are driven through the shared harness (tests/it/common/engine.rs,
 //! which also says how a killed run is swept up). Most of these tests need
 //! dist/ (`bash scripts/release.sh`), Debian's busybox-static, and a Docker
 //! engine or podman; what is missing is a plain `SKIPPED:` line on stderr,
 //! or a failure with `VIGIL_E2E_REQUIRE=1` (CI sets it where an engine
 //! answers), for podman with `VIGIL_E2E_REQUIRE_PODMAN=1`.
 //!
-//!     cargo test --test images -- --nocapture
+//!     cargo test --test it e2e::images -- --nocapture
 
 use crate::common::*;
 use std::fs;

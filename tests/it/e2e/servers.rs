@@ -8,9 +8,9 @@
 //! The image is Debian's (tests/servers/image.sh: a minbase root filesystem
 //! from this machine's apt sources, cached in /var/cache/vigil-servers, and
 //! the image built from it cached in the engine), with this run's vigil
-//! added on top (tests/common/servers.rs).
+//! added on top (tests/it/common/servers.rs).
 //!
-//!     cargo test --test servers -- --nocapture
+//!     cargo test --test it e2e::servers -- --nocapture
 //!
 //! Every test prints what it measured as `e2e: TEST: ...` lines. When no
 //! engine answers (or `VIGIL_E2E_DOCKER=0`, or no mmdebstrap to make the

@@ -1,5 +1,5 @@
 //! `--user` on the real system, beyond what the differential test against
-//! gosu (tests/user_gosu.rs) compares: the hooks run as the user too, an unknown user starts nothing (not even a hook) and is
+//! gosu (tests/it/user/gosu.rs) compares: the hooks run as the user too, an unknown user starts nothing (not even a hook) and is
 //! written to the termination log, the option and `VIGIL_USER` follow the
 //! usual precedence and usage errors, signals reach a child of another
 //! uid, the drain ends what it left behind, and what happens when the
