@@ -46,7 +46,9 @@
 //! - `options`: vigil's option table (src/cli/options.rs itself, without
 //!   the rows' effects);
 //! - `capture`, `start_state`: plumbing of the above.
-// Until the clean-up pass: parts of the harness no test uses yet.
+
+// A harness offers more than the tests of the moment use (a piped stdin,
+// a run with a bound of its own).
 #![allow(dead_code)]
 
 // vigil's option table, the very file the binary is built from: the tests'
@@ -128,5 +130,3 @@ use std::time::Duration;
 /// Generous upper bound for anything that should take well under a second
 /// when vigil works (the test machines are small and busy).
 pub const TIMEOUT: Duration = Duration::from_secs(30);
-/// Upper bound for a short "must NOT happen" observation window.
-pub const QUIET: Duration = Duration::from_millis(500);
