@@ -91,12 +91,13 @@ fn provenance_from_outside_the_namespace() {
 #[test]
 fn the_parent_death_signal_is_reported_as_that() {
     let dir = TempDir::new("pdeath");
-    // The parent dies once the child runs: vigil has asked for the signal
-    // by then.
-    let parent = "\"$@\" & while [ ! -e ready ]; do sleep 0.01; done";
+    // The parent dies once the child runs (vigil has asked for the signal
+    // by then) and the test knows vigil's pid: when the test says `go`.
+    let parent = "\"$@\" & while [ ! -e go ]; do sleep 0.01; done";
     let v = Vigil::wrapped(&["sh", "-c", parent, "sh"]).args(["-v", "-p", "TERM"]);
-    let run = spawn_sh(v.json(), &dir, ": > ready; sleep 1000 & wait");
+    let run = start_sh(v.json(), &dir, ": > ready; sleep 1000 & wait");
     let vigil = run.vigil_pid();
+    std::fs::write(dir.join("go"), "").unwrap();
     let out = run.wait(TIMEOUT);
     assert!(
         wait_until(TIMEOUT, || gone(vigil)),
@@ -537,6 +538,7 @@ fn ctrl_c_after_bg_and_fg_is_the_terminals() {
 /// it, and the grace deadline that comes later is not blamed.
 #[test]
 fn a_stop_signal_dropped_by_rewrite_is_said_so() {
+    let _cpu = timing();
     let run = Vigil::pid1()
         .json()
         .args([
@@ -593,6 +595,7 @@ fn processes_are_named_by_their_titles() {
 /// given to the millisecond.
 #[test]
 fn the_stop_is_timed_from_the_signal_to_the_millisecond() {
+    let _cpu = timing();
     let dir = TempDir::new("stoptime");
     let v = Vigil::pid1().json().args(["--pre-stop", "sleep 0.3"]);
     let run = start_sh(v, &dir, "trap 'exit 0' TERM; : > ready; sleep 1000 & wait");

@@ -35,6 +35,7 @@ fn orphan_pid(dir: &TempDir) -> i32 {
 /// drain timeout).
 #[test]
 fn drain_lets_an_orphan_finish_its_sigterm_handler() {
+    let _cpu = timing();
     let dir = TempDir::new("drain");
     let v = Vigil::pid1().json().args(["-v", "--drain-timeout", "10s"]);
     let run = start_with_orphan(v, &dir, true);
@@ -55,6 +56,7 @@ fn drain_lets_an_orphan_finish_its_sigterm_handler() {
 /// An orphan that survives SIGTERM is SIGKILLed after `--drain-timeout 1s`,
 /// and nothing is left of the namespace.
 fn drain_timeout_kills_the_orphan(via: Via) {
+    let _cpu = timing();
     let dir = TempDir::new("draintimeout");
     let v = opt(Vigil::pid1().json(), via, "--drain-timeout", "1s");
     let run = start_with_orphan(v, &dir, false);
@@ -98,6 +100,7 @@ fn drain_timeout_through_vigil_drain_timeout() {
 /// drain still leaves no descendant behind.
 #[test]
 fn drain_as_a_plain_process_leaves_no_descendant() {
+    let _cpu = timing();
     let dir = TempDir::new("drainplain");
     let v = Vigil::plain().args(["--drain-timeout", "1s"]);
     let run = start_with_orphan(v, &dir, false);
@@ -115,6 +118,7 @@ fn drain_as_a_plain_process_leaves_no_descendant() {
 /// ignores SIGTERM (as PID 1, the kernel then kills the rest).
 #[test]
 fn drain_timeout_0_exits_at_once() {
+    let _cpu = timing();
     let dir = TempDir::new("drain0");
     let v = Vigil::pid1().args(["--drain-timeout", "0"]);
     let run = start_with_orphan(v, &dir, false);
@@ -130,6 +134,7 @@ fn drain_timeout_0_exits_at_once() {
 /// 2 s drain timeout.
 #[test]
 fn nothing_left_over_exits_without_delay() {
+    let _cpu = timing();
     let dir = TempDir::new("drainnothing");
     let (run, _) = start_rec(Vigil::pid1(), &dir, &["--exit-on", "10"]);
     let (out, took) = signal_timed(run, libc::SIGUSR1);
@@ -147,6 +152,7 @@ fn nothing_left_over_exits_without_delay() {
 /// place gets to write its file.
 #[test]
 fn stop_time_of_a_shell_with_a_background_process() {
+    let _cpu = timing();
     /// Runs `sh -c SCRIPT` under vigil with `extra` options, waits until a
     /// `sleep` runs in the namespace, sends SIGTERM: output and stop time.
     fn stop(extra: &[&str], script: &str) -> (Output, Duration, TempDir) {
@@ -213,6 +219,7 @@ fn stop_time_of_a_shell_with_a_background_process() {
 /// SIGTERM and SIGINT.
 #[test]
 fn a_stop_signal_during_the_drain_kills_what_is_left() {
+    let _cpu = timing();
     for (v, sig) in [
         (Vigil::pid1(), libc::SIGTERM),
         (Vigil::pid1(), libc::SIGINT),
@@ -261,6 +268,7 @@ fn a_stop_signal_during_the_drain_kills_what_is_left() {
 /// continued along with the drain's SIGTERM, so its TERM trap runs.
 #[test]
 fn a_stopped_leftover_gets_to_clean_up() {
+    let _cpu = timing();
     for v in [Vigil::pid1(), Vigil::plain()] {
         let dir = TempDir::new("drainstopped");
         let v = v.args(["--drain-timeout", "20s"]);

@@ -29,6 +29,7 @@ fn stamp(path: &Path) -> u128 {
 /// The pre-stop hook runs to completion before the child gets SIGTERM, and
 /// sees VIGIL_HOOK, VIGIL_SIGNAL and VIGIL_CHILD_PID.
 fn pre_stop_runs_before_sigterm(via: Via) {
+    let _cpu = timing();
     let dir = TempDir::new("prestop");
     let hook = "sh -c 'date +%s%N > hook_start; env | grep ^VIGIL_ | sort > hook_env; \
                 sleep 0.5; date +%s%N > hook_end'";
@@ -80,6 +81,7 @@ fn pre_stop_through_vigil_pre_stop() {
 /// reported, and the stop signal is forwarded all the same.
 #[test]
 fn failing_pre_stop_still_forwards_sigterm() {
+    let _cpu = timing();
     for (hook, why) in [
         ("sh -c 'exit 7'", json!({"ending": {"code": 7}})),
         (
@@ -115,6 +117,7 @@ fn failing_pre_stop_still_forwards_sigterm() {
 /// `--pre-stop-sleep 1s` delays the forward by at least 1 s, with a PATH in
 /// which there is no `sleep` (nor anything else): vigil waits by itself.
 fn pre_stop_sleep_delays_the_forward(via: Via) {
+    let _cpu = timing();
     let dir = TempDir::new("prestopsleep");
     let empty = TempDir::new("emptypath");
     // `unshare` is looked up in the PATH given to it: name it by its path.
@@ -170,6 +173,7 @@ const QUIT_OR_TERM: &str = "trap 'echo QUIT > got; exit 0' QUIT; trap 'echo TERM
 /// SIGQUIT) and then QUIT to the child, and the report names it; TERM is
 /// then any other signal, forwarded at once without the hook.
 fn stop_signals_choose_what_starts_the_stop(via: Via) {
+    let _cpu = timing();
     let hook = "sh -c 'echo $VIGIL_SIGNAL > hook_signal'";
     let dir = TempDir::new("stopsignals");
     let v = opt(Vigil::pid1().json(), via, "--stop-signals", "QUIT").args(["--pre-stop", hook]);
@@ -228,6 +232,7 @@ fn wait_hook_succeeded(run: &Running, hook: &str) {
 /// `ready` file (which it could never see if vigil started the child only
 /// after the hook), then checks that the child is alive.
 fn post_start_runs_with_the_child(via: Via) {
+    let _cpu = timing();
     let dir = TempDir::new("poststart");
     let hook = "sh -c 'i=0; while [ ! -e ready ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i+1)); done; \
                 date +%s%N > hook_at; env | grep ^VIGIL_ | sort > hook_env; \
@@ -307,6 +312,7 @@ fn failing_post_start_sends_sigterm_and_exits_143() {
 /// A post-start hook still running at `--post-start-timeout 1s` has failed:
 /// after about 1 s the child gets SIGTERM and vigil exits 143.
 fn hanging_post_start_times_out(via: Via) {
+    let _cpu = timing();
     let dir = TempDir::new("poststarthang");
     let v = opt(Vigil::pid1().json(), via, "--post-start", "sleep 1000");
     let v = opt(v, via, "--post-start-timeout", "1s");
@@ -395,6 +401,7 @@ fn a_post_start_overtaken_by_the_childs_exit_is_cancelled() {
 /// `--grace-period 1s` and a child that ignores SIGTERM: vigil SIGKILLs it
 /// after 1 s, exits 137, and the log names the survivor (pid and name).
 fn grace_period_kills_the_survivor(via: Via) {
+    let _cpu = timing();
     let dir = TempDir::new("grace");
     let v = opt(Vigil::pid1().json(), via, "--grace-period", "1s");
     let run = start_sh(v, &dir, TERM_IGNORER);
@@ -425,6 +432,7 @@ fn grace_period_through_vigil_grace_period() {
 /// rather than a SIGKILL at the deadline.
 #[test]
 fn a_hung_pre_stop_hook_is_killed_and_the_child_still_gets_sigterm() {
+    let _cpu = timing();
     let dir = TempDir::new("hunghook");
     let v = Vigil::pid1()
         .json()
@@ -465,6 +473,7 @@ fn a_hung_pre_stop_hook_is_killed_and_the_child_still_gets_sigterm() {
 /// failed), and the report says the stop signal waited for the hook.
 #[test]
 fn grace_period_bounds_a_pre_stop_hook_that_never_ends() {
+    let _cpu = timing();
     let dir = TempDir::new("gracehook");
     let run = Vigil::pid1()
         .json()
@@ -524,6 +533,7 @@ fn cancelled_at_the_grace_deadline(out: &Output) -> Value {
 
 #[test]
 fn fork_bomb_in_a_hook_is_contained_by_the_grace_deadline() {
+    let _cpu = heavy();
     let cg = match PidsCgroup::create(50) {
         Ok(cg) => cg,
         Err(why) => {
@@ -606,6 +616,7 @@ fn fork_bomb_in_a_hook_is_contained_by_the_grace_deadline() {
 
 #[test]
 fn hooks_that_close_their_stdio() {
+    let _cpu = timing();
     let dir = TempDir::new("hookstdio");
     let out = dir.join("counts");
     let v = Vigil::pid1().json().args([
@@ -644,6 +655,7 @@ fn hooks_that_close_their_stdio() {
 
 #[test]
 fn pre_stop_hook_that_never_exits_ends_at_the_grace_deadline() {
+    let _cpu = timing();
     let dir = TempDir::new("hooknever");
     let out = dir.join("counts");
     let v = Vigil::pid1().json().args([
@@ -667,6 +679,7 @@ fn pre_stop_hook_that_never_exits_ends_at_the_grace_deadline() {
 
 #[test]
 fn post_start_hook_that_never_exits_times_out() {
+    let _cpu = timing();
     let dir = TempDir::new("poststartnever");
     let out = dir.join("counts");
     let v = Vigil::pid1().json().args([
@@ -698,6 +711,7 @@ fn post_start_hook_that_never_exits_times_out() {
 
 #[test]
 fn pre_stop_hook_that_ignores_sigterm_ends_at_the_grace_deadline() {
+    let _cpu = timing();
     let dir = TempDir::new("hookterm");
     let out = dir.join("counts");
     let v = Vigil::pid1().json().args([
@@ -716,6 +730,7 @@ fn pre_stop_hook_that_ignores_sigterm_ends_at_the_grace_deadline() {
 
 #[test]
 fn hook_leftover_that_ignores_sigterm_is_killed_at_the_drain_timeout() {
+    let _cpu = timing();
     let dir = TempDir::new("hookleft");
     let out = dir.join("counts");
     let v = Vigil::pid1().json().args([
@@ -787,6 +802,7 @@ fn a_hook_program_that_cannot_run_is_said_at_start() {
 /// child gets its SIGTERM.
 #[test]
 fn a_stop_still_waiting_after_5s_says_what_runs() {
+    let _cpu = timing();
     let dir = TempDir::new("stillrunning");
     let v = Vigil::pid1().json().args(["--pre-stop", "sleep 30"]);
     let run = start_sh(v, &dir, ": > ready; exec sleep 1000");
@@ -824,6 +840,7 @@ fn a_stop_still_waiting_after_5s_says_what_runs() {
 /// `-g` the job gets the signal too and the stop is fast.
 #[test]
 fn a_shell_waiting_for_its_job_is_named_with_the_fix() {
+    let _cpu = timing();
     let wrapper = "trap 'echo got TERM' TERM; sleep 1000; echo after";
     for pid1 in [true, false] {
         let dir = TempDir::new("wrapper");
@@ -891,6 +908,7 @@ fn waits_for_its_job(run: &Running) {
 /// report says the timeout did it. As PID 1 and not; flag and variable.
 #[test]
 fn timeout_stops_a_hanging_job_with_124() {
+    let _cpu = timing();
     for (v, via) in [
         (Vigil::pid1(), Via::Flag),
         (Vigil::plain(), Via::Flag),
@@ -948,6 +966,7 @@ fn timeout_stops_a_hanging_job_with_124() {
 /// the grace period.
 #[test]
 fn timeout_ends_a_job_that_stopped_itself() {
+    let _cpu = timing();
     for v in [Vigil::plain(), Vigil::pid1()] {
         let dir = TempDir::new("stopped");
         let v = v
@@ -978,6 +997,7 @@ fn timeout_ends_a_job_that_stopped_itself() {
 /// so.
 #[test]
 fn timeout_without_a_grace_period_still_ends_a_job_that_ignores_sigterm() {
+    let _cpu = timing();
     let dir = TempDir::new("timeoutgrace");
     let v = Vigil::plain().json().args(["--timeout", "1s"]);
     let t0 = Instant::now();
@@ -1006,6 +1026,7 @@ fn timeout_without_a_grace_period_still_ends_a_job_that_ignores_sigterm() {
 /// A job that ends before its timeout keeps its own status.
 #[test]
 fn a_job_that_ends_before_its_timeout_keeps_its_status() {
+    let _cpu = timing();
     let t0 = Instant::now();
     let out = Vigil::plain()
         .args(["--timeout", "30s", "--", "sh", "-c", "exit 3"])

@@ -426,12 +426,14 @@ fn sigint_then_sigterm() {
 fn the_parent_death_signal() {
     for fmt in BOTH {
         let dir = TempDir::new("lfpdeath");
-        // The parent dies once the child runs: vigil has asked for the
-        // signal by then.
-        let parent = "\"$@\" & while [ ! -e ready ]; do sleep 0.01; done";
+        // The parent dies once the child runs (vigil has asked for the
+        // signal by then) and the test knows vigil's pid: when the test
+        // says `go`.
+        let parent = "\"$@\" & while [ ! -e go ]; do sleep 0.01; done";
         let v = Vigil::wrapped(&["sh", "-c", parent, "sh"]).args(["-p", "TERM"]);
-        let run = spawn_sh(fmt.on(v), &dir, ": > ready; sleep 1000 & wait");
+        let run = start_sh(fmt.on(v), &dir, ": > ready; sleep 1000 & wait");
         let vigil = run.vigil_pid();
+        fs::write(dir.join("go"), "").unwrap();
         let out = run.wait(TIMEOUT);
         assert!(wait_until(TIMEOUT, || gone(vigil)), "vigil did not stop");
         let all = records(fmt, &out);
@@ -605,6 +607,7 @@ fn a_100_kb_command_stays_one_valid_line() {
 /// within 4096 bytes.
 #[test]
 fn ten_thousand_leftovers_stay_one_valid_line() {
+    let _cpu = heavy();
     for fmt in BOTH {
         let dir = TempDir::new("lfmany");
         let v = fmt.on(Vigil::pid1().args(["--grace-period", "3s"]));

@@ -177,6 +177,7 @@ fn start_odd(v: Vigil, dir: &TempDir, script: &str) -> Running {
 /// them all.
 #[test]
 fn the_drain_ends_every_odd_process() {
+    let _cpu = timing();
     for (v, pid1) in modes() {
         let dir = TempDir::new("oddrain");
         let script = odd_programs(&dir, "1000") + "exit 0\n";
@@ -214,6 +215,7 @@ fn the_drain_ends_every_odd_process() {
 /// exits instead of waiting forever for one it could not see.
 #[test]
 fn the_grace_deadline_kills_every_odd_process() {
+    let _cpu = timing();
     for (v, pid1) in modes() {
         let dir = TempDir::new("oddgrace");
         let script = odd_programs(&dir, "1000") + "trap '' TERM\nsleep 1000\n";

@@ -56,6 +56,7 @@ fn ended(pid: i32) -> bool {
 /// vigil as PID 1 with /proc as `prefix` leaves it: it still forwards
 /// signals, and its drain still reaches a leftover (kill(-1)).
 fn forwards_and_drains_without_proc(prefix: &[&str], what: &str) {
+    let _cpu = timing();
     let dir = TempDir::new("noproc");
     let out = dir.join("counts");
     let (run, leftover) = start_with_leftover(
@@ -116,6 +117,7 @@ fn proc_is_an_empty_tmpfs() {
 /// drain timeout (kill(-1) as PID 1).
 #[test]
 fn proc_unmounted_drain_timeout_still_kills() {
+    let _cpu = timing();
     let dir = TempDir::new("noproc2");
     let out = dir.join("counts");
     let (run, leftover) = start_with_leftover(
@@ -155,6 +157,7 @@ fn plain_with_proc_hidden() -> Vigil {
 /// have killed "everything left".
 #[test]
 fn without_proc_the_drain_ends_at_its_timeout() {
+    let _cpu = timing();
     let dir = TempDir::new("noproc");
     let v = plain_with_proc_hidden()
         .json()

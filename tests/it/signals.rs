@@ -211,6 +211,7 @@ fn pid1_tini_kill_process_group_set_empty_acts_like_g() {
 /// (sigrec) saw: USR1 (unless `usr1_dropped`), USR2, and `term_as` instead
 /// of SIGTERM.
 fn check_rewrites(v: Vigil, term_as: i32, usr1_dropped: bool) {
+    let _cpu = timing();
     let dir = TempDir::new("rewrite");
     let exit_on = term_as.to_string();
     let (run, rec) = start_rec(v.arg("-v").json(), &dir, &["--exit-on", &exit_on]);
@@ -337,6 +338,7 @@ fn plain_signals_32_33_34_do_not_kill_vigil() {
 
 #[test]
 fn pid1_no_context_switch_while_idle() {
+    let _cpu = timing();
     let r = spawn_rec(Vigil::pid1(), &[], &[]);
     let v = r.run.vigil_pid();
     // Idle: asleep in the kernel, waiting for a signal, once the child

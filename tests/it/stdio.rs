@@ -40,6 +40,7 @@ fn pid1_behind(reader: &str) -> Vigil {
 /// second in all) instead of dropping the report.
 #[test]
 fn the_report_waits_for_room_in_a_full_stderr_pipe() {
+    let _cpu = timing();
     let dir = TempDir::new("fullpipe");
     let v = pid1_behind("sleep 0.5; cat");
     let out = spawn_sh(v, &dir, "head -c 65536 /dev/zero >&2; exit 3").wait(TIMEOUT);
@@ -61,6 +62,7 @@ fn the_report_waits_for_room_in_a_full_stderr_pipe() {
 /// the report) get through, whole, within the second vigil allows them.
 #[test]
 fn the_grace_warning_and_report_get_through_a_busy_stderr() {
+    let _cpu = timing();
     let dir = TempDir::new("busypipe");
     let go = dir.join("go");
     let reader = format!(
@@ -229,6 +231,7 @@ fn stderr_pipe_with_one_free_page_and_a_long_log_line() {
 /// vigil exits about 1 s after its 1 s grace deadline.
 #[test]
 fn final_lines_wait_about_a_second_in_all_on_a_full_pipe() {
+    let _cpu = timing();
     let dir = TempDir::new("patience");
     let (fifo, _reader) = full_fifo(&dir);
     let ready = dir.join("ready");
@@ -262,6 +265,7 @@ fn final_lines_wait_about_a_second_in_all_on_a_full_pipe() {
 /// without that wait the report was what got dropped.
 #[test]
 fn the_report_outlasts_a_reader_that_gives_up_after_the_exit() {
+    let _cpu = timing();
     use std::io::Read;
     let mut vigil = Command::new(vigil_bin())
         .args(["--", "sh", "-c", "exec yes 0123456789 >&2"])
@@ -327,6 +331,7 @@ fn the_report_outlasts_a_reader_that_gives_up_after_the_exit() {
 /// reader after vigil's exit.
 #[test]
 fn a_short_unread_tail_does_not_hold_up_the_exit() {
+    let _cpu = timing();
     use std::io::Read;
     use std::os::fd::AsRawFd;
     let mut vigil = Command::new(vigil_bin())

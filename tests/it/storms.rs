@@ -108,11 +108,13 @@ fn signal_storm(v: Vigil) {
 
 #[test]
 fn pid1_survives_a_signal_storm() {
+    let _cpu = heavy();
     signal_storm(Vigil::pid1());
 }
 
 #[test]
 fn plain_survives_a_signal_storm() {
+    let _cpu = heavy();
     signal_storm(Vigil::plain());
 }
 
@@ -139,6 +141,7 @@ fn orphans_in(vigil_pid: i32, args: &[&str]) {
 
 #[test]
 fn pid1_survives_an_orphan_storm() {
+    let _cpu = heavy();
     let dir = TempDir::new("orphanstorm");
     let out = dir.join("counts");
     let run = start_counter(Vigil::pid1().arg("-v").json(), &out);

@@ -36,7 +36,7 @@ use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, Once, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Mutex, Once, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The label key on everything the tests make.
@@ -726,24 +726,6 @@ impl Drop for ImageGuard {
     fn drop(&mut self) {
         self.engine.quiet(&["image", "rm", "-f", &self.name]);
     }
-}
-
-// ---------------------------------------------------------------------------
-// Timing
-
-// Tests that measure time take this lock shared; one that loads the CPU
-// (a thousand processes) takes it exclusively, so that it cannot skew a
-// timing.
-static CPU: RwLock<()> = RwLock::new(());
-
-/// For a test that measures time.
-pub fn timing() -> RwLockReadGuard<'static, ()> {
-    CPU.read().unwrap_or_else(|e| e.into_inner())
-}
-
-/// For a test that loads the machine.
-pub fn heavy() -> RwLockWriteGuard<'static, ()> {
-    CPU.write().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The exit report line in a container's logs, which must hold one; noted

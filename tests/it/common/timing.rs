@@ -4,7 +4,26 @@
 //! bounds leave seconds of slack, because these machines are small and busy.
 
 use super::{Exit, Output, Running, TIMEOUT, no_panic, wait_until};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
+
+// The tests share one process and run a few at a time. A test that
+// measures time holds this lock shared for its whole run; one that loads
+// the machine (thousands of processes, a signal storm, a fault matrix, a
+// few hundred inits at once) holds it exclusively, so that it never skews
+// a measurement, and two of them never run at once. Neither kind takes it
+// twice.
+static CPU: RwLock<()> = RwLock::new(());
+
+/// For a test that measures time: `let _cpu = timing();` first.
+pub fn timing() -> RwLockReadGuard<'static, ()> {
+    CPU.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// For a test that loads the machine: `let _cpu = heavy();` first.
+pub fn heavy() -> RwLockWriteGuard<'static, ()> {
+    CPU.write().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Upper bound for something that should take about a second.
 pub const ABOUT_1S_MAX: Duration = Duration::from_secs(5);

@@ -1411,6 +1411,7 @@ fn env_number(var: &str, default: usize) -> usize {
 
 #[test]
 fn same_command_line_same_result_as_tini() {
+    let _cpu = heavy();
     if need_program(
         "same_command_line_same_result_as_tini",
         "tini-static",

@@ -1116,6 +1116,7 @@ fn unmarked_failures(results: &[CellResult]) -> Vec<String> {
 /// second and last invocation, in every job, as PID 1 and not.
 #[test]
 fn every_call_vigil_makes_fails_once() {
+    let _cpu = heavy();
     if need_program("every_call_vigil_makes_fails_once", "strace", "strace").is_none() {
         return;
     }
@@ -1567,6 +1568,7 @@ fn spawn_cells(mode: Mode) -> Result<(Vec<SpawnCell>, BTreeSet<String>), String>
 /// do.
 #[test]
 fn the_spawn_survives_its_calls_failing() {
+    let _cpu = heavy();
     const T: &str = "the_spawn_survives_its_calls_failing";
     if need_program(T, "strace", "strace").is_none()
         || need_program(T, "busybox", "busybox-static").is_none()

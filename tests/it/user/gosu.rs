@@ -826,6 +826,7 @@ fn check_shape(d: Difference, gosu: &Outcome, vigil: &Outcome) -> Result<(), Str
 
 #[test]
 fn user_gives_gosus_results() {
+    let _cpu = heavy();
     let mut cases = cases();
     if let Ok(only) = std::env::var("VIGIL_USER_DIFF_ONLY") {
         cases.retain(|c| c.label() == only);
