@@ -368,11 +368,23 @@ fn the_provisional_message_stands_until_vigil_s_own_exit() {
         &dir,
         ": > ready; exec sleep 1000",
     );
+    // Killed once the provisional record is there (written right after
+    // the child starts).
+    let provisional = || {
+        let text = fs::read_to_string(&log).unwrap_or_default();
+        vigil_record(text.trim_end()).ok().flatten()
+    };
+    assert!(
+        wait_until(TIMEOUT, || provisional().is_some()),
+        "no provisional record\n{}",
+        run.describe()
+    );
     let out = run.stop_and_wait(libc::SIGKILL, TIMEOUT);
     assert_eq!(out.status, Exit::Signal(libc::SIGKILL), "{out}");
-    let record: serde_json::Value =
-        serde_json::from_str(fs::read_to_string(&log).unwrap().trim_end()).unwrap();
-    assert_eq!(record["event"], "provisional", "{record}");
-    assert_eq!(record["likely"], "sigkill", "{record}");
-    assert_eq!(record["logger"], "vigil", "{record}");
+    let record = provisional().unwrap_or_else(|| panic!("no record left\n{out}"));
+    assert_fields(
+        &record,
+        json!({"event": "provisional", "likely": "sigkill"}),
+        &out,
+    );
 }

@@ -968,6 +968,11 @@ fn docker_kill_leaves_the_provisional_termination_message() {
     let mount = format!("{}:/dev/termination-log", file.display());
     let ctr = h.start(T, &["-v", &mount], &["sh", "-c", "echo ready; sleep 1000"]);
     ctr.wait_log("ready", Duration::from_secs(20));
+    // Written right after the child starts, which may be after its line.
+    let written = wait_until(TIMEOUT, || {
+        fs::read_to_string(&file).is_ok_and(|t| !t.is_empty())
+    });
+    assert!(written, "no provisional message in the termination log");
     let before = fs::read_to_string(&file).unwrap_or_default();
     ctr.kill("KILL");
     assert_eq!(ctr.wait(), 137, "{}", ctr.logs());
