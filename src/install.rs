@@ -88,7 +88,12 @@ pub struct Failure<'a> {
 
 impl fmt::Display for Failure<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cannot install vigil in {}: {}", self.dir.display(), self.step)?;
+        write!(
+            f,
+            "cannot install vigil in {}: {}",
+            self.dir.display(),
+            self.step
+        )?;
         if let Some(path) = self.path {
             write!(f, " {}", path.display())?;
         }

@@ -69,8 +69,8 @@ pub const LISTEN_VARIABLES: [&str; 3] = ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDN
 pub fn socket_activated() -> bool {
     // Read where the C library keeps the environment, without a copy:
     // every start asks.
-    let Some(value) = crate::sys::env::entries()
-        .find_map(|entry| entry.to_bytes().strip_prefix(b"LISTEN_PID="))
+    let Some(value) =
+        crate::sys::env::entries().find_map(|entry| entry.to_bytes().strip_prefix(b"LISTEN_PID="))
     else {
         return false;
     };

@@ -1,5 +1,5 @@
 //! `--help`, rendered from the option table, so that it (and the man page,
-//! which tests/man.rs renders from it) lists every option with its
+//! which tests/it/man.rs renders from it) lists every option with its
 //! variables and default.
 
 use super::options::{Default, OPTIONS, Opt};

@@ -17,7 +17,7 @@
 //! vigil's `Config`, written `apply!(|c, v| ...)` (`c` the `Config`, `v`
 //! the option's `Value`), and the module that includes this file defines
 //! `apply!` and the type `Apply` of an effect: `cli` keeps the closure, as
-//! a `fn(&mut Config, Value)`; the tests (tests/common/mod.rs) drop it
+//! a `fn(&mut Config, Value)`; the tests (tests/it/common/mod.rs) drop it
 //! unread, as `()`, and so never need `Config`.
 //!
 //! Adding an option of a kind the table already has: a row here, the
@@ -25,7 +25,7 @@
 //! tests, and its row in the README's option table. A new kind: a `Kind` (and whether it takes a value), how
 //! `values::read` reads it into a new `Value` and the accessor effects use,
 //! a sample value in cli/tests.rs and its generator in the fuzz grammar
-//! (tests/cli_fuzz.rs).
+//! (tests/it/cli_fuzz.rs).
 
 use core::time::Duration;
 

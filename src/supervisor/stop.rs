@@ -357,7 +357,11 @@ impl fmt::Display for StopStatus<'_> {
             StopCause::PostStartFailed => f.write_str("the post-start hook failed"),
             StopCause::Timeout(after) => write!(f, "--timeout ({}) passed", duration(*after)),
             StopCause::NotReady { timeout, .. } => {
-                write!(f, "not ready after {} (--ready-timeout)", duration(*timeout))
+                write!(
+                    f,
+                    "not ready after {} (--ready-timeout)",
+                    duration(*timeout)
+                )
             }
             StopCause::Fault(why) => write!(f, "vigil could not go on: {why}"),
         }

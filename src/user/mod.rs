@@ -3,7 +3,7 @@
 //! Images put gosu (or su-exec, or setpriv) under tini to run their program
 //! as a non-root user. vigil does both jobs, so a spec here means what it
 //! means to gosu, which takes Docker's `--user` rules from runc's
-//! `libcontainer/user` (`GetExecUser`); `tests/user_gosu.rs` holds vigil to
+//! `libcontainer/user` (`GetExecUser`); `tests/it/user/gosu.rs` holds vigil to
 //! Debian's gosu binary. In short:
 //!
 //! - `USER` is a name, looked up in `/etc/passwd`, or a number (`+7` and

@@ -4,7 +4,7 @@
 //! arguments), then exits with CODE (0-255). Nothing else: no output, no
 //! signal handling, so whatever vigil sees comes from vigil. With no
 //! arguments it exits 0 without writing anything. Used as COMMAND by
-//! tests/cli_fuzz.rs, and as a harmless hook.
+//! tests/it/cli_fuzz.rs, and as a harmless hook.
 
 use std::io::Write;
 

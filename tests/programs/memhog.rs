@@ -53,5 +53,6 @@ fn main() {
         total += chunk_mb;
     }
     eprintln!("memhog: holding {total} MiB");
+    // Holding the memory this long (`--hold-secs`) is the program's job.
     std::thread::sleep(Duration::from_secs(hold_secs));
 }

@@ -36,6 +36,8 @@ fn fork_retry() -> libc::pid_t {
         }
         let e = std::io::Error::last_os_error();
         if e.raw_os_error() == Some(libc::EAGAIN) {
+            // The process limit: a moment for the reaper to free a slot
+            // (nothing says when one is free, short of trying again).
             std::thread::sleep(Duration::from_millis(5));
             continue;
         }
@@ -120,6 +122,7 @@ fn main() {
         }
         made += n;
         if delay_ms > 0 {
+            // The pace between bursts is what `--delay-ms` asks for.
             std::thread::sleep(Duration::from_millis(delay_ms));
         }
     }
@@ -127,6 +130,7 @@ fn main() {
         std::fs::write(f, format!("{made}\n")).unwrap();
     }
     if hold_ms > 0 {
+        // Staying alive this long (`--hold-ms`) is the program's job.
         std::thread::sleep(Duration::from_millis(hold_ms));
     }
     std::process::exit(code);

@@ -186,6 +186,8 @@ fn run(argv: Vec<String>) -> i32 {
     if let Some(r) = ready {
         let _ = std::fs::write(format!("{r}.ready"), format!("{}\n", std::process::id()));
     }
+    // The recorder's lifetime (`--max-secs`): it ends by itself should
+    // the test that started it never end it.
     std::thread::sleep(Duration::from_secs(max_secs));
     0
 }

@@ -1,5 +1,5 @@
 //! Raw signal syscalls, shared by the test programs and by the test harness
-//! (tests/common/ includes this file too).
+//! (tests/it/common/ includes this file too).
 //!
 //! The kernel's own `rt_sigaction` and `rt_sigprocmask`: they reach signals
 //! 32-34, which the C library's wrappers refuse, and they are
