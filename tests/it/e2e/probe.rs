@@ -71,13 +71,10 @@ fn docker_healthcheck_with_vigil_probe_in_a_scratch_image() {
     );
     let started = Instant::now();
     let mut probes = 0;
-    while started.elapsed() < Duration::from_secs(120) {
+    wait_until_every(Duration::from_secs(120), Duration::from_millis(500), || {
         probes = fast.logs().matches("response:200").count();
-        if probes >= 100 {
-            break;
-        }
-        thread::sleep(Duration::from_millis(500));
-    }
+        probes >= 100
+    });
     let (total, zombies) = fast.processes();
     note(
         T,
@@ -152,6 +149,7 @@ fn podman_sdnotify_container_gets_ready_once() {
         .find(|l| l.starts_with("vigil: ready after "))
         .unwrap_or_else(|| panic!("{T}: no ready line: {logs}"));
     note(T, said);
+    // Once: nothing more comes in this second (the wait is the point).
     thread::sleep(Duration::from_secs(1));
     let ready_count = notify
         .texts()
@@ -349,11 +347,8 @@ pub(crate) const IMAGE_APPLETS: &[&str] = &["sh", "sleep", "httpd", "rm", "ps", 
 /// Polls `inspect` until the health status is `status`; how long it took.
 pub(crate) fn wait_health(ctr: &Ctr, status: &str, timeout: Duration) -> Option<Duration> {
     let started = Instant::now();
-    while started.elapsed() < timeout {
-        if ctr.inspect("{{.State.Health.Status}}") == status {
-            return Some(started.elapsed());
-        }
-        thread::sleep(Duration::from_millis(50));
-    }
-    None
+    wait_until_every(timeout, Duration::from_millis(50), || {
+        ctr.inspect("{{.State.Health.Status}}") == status
+    })
+    .then(|| started.elapsed())
 }
