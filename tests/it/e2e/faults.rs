@@ -226,10 +226,12 @@ impl Job {
                 format!("{leftover}: > ready; read x < go; exit 3")
             }
             Job::DrainKill => {
+                // The drain's SIGTERM must find the trap set: `ready` comes
+                // only once the subshell has set it.
                 args.extend(["--drain-timeout".into(), "300ms".into()]);
                 format!(
-                    "{leftover}(trap '' TERM; exec sleep 1000) & echo $! > ignorer.pid; \
-                     : > ready; read x < go; exit 3"
+                    "{leftover}(trap '' TERM; : > ignoring; exec sleep 1000) & echo $! > ignorer.pid; \
+                     until [ -e ignoring ]; do :; done; : > ready; read x < go; exit 3"
                 )
             }
         };
