@@ -439,7 +439,7 @@ pub const OPTIONS: &[Opt] = &[
         "DUR",
         Kind::Duration,
         "VIGIL_TIMEOUT",
-        "After DUR, stop the command as if SIGTERM had arrived, and exit 124 (0: no timeout)",
+        "After DUR, stop the command as if SIGTERM (the first of --stop-signals) had arrived, and exit 124 (0: no timeout)",
         apply!(|c, v| c.timeout = v.duration().filter(|d| !d.is_zero())),
     ),
     long(
@@ -466,7 +466,7 @@ pub const OPTIONS: &[Opt] = &[
         "DUR",
         Kind::Duration,
         "VIGIL_READY_TIMEOUT",
-        "Not ready DUR after the start: stop as if SIGTERM had arrived, and never exit 0 (0: no timeout)",
+        "Not ready DUR after the start: stop as if SIGTERM (the first of --stop-signals) had arrived, and never exit 0 (0: no timeout)",
         apply!(|c, v| c.ready_timeout = v.duration().filter(|d| !d.is_zero())),
     ),
     TERMINATION_LOG,

@@ -342,7 +342,8 @@ impl<S: System> Supervisor<S> {
     }
 
     /// vigil cannot go on as it should: says so once per kind of trouble,
-    /// and stops the container, as if SIGTERM had arrived.
+    /// and stops the container, as if the first of `--stop-signals` had
+    /// arrived.
     fn fault(&mut self, why: String, health: Health) {
         if health > self.health {
             logging::emit(Event::Fault { error: &why });
