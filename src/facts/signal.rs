@@ -280,6 +280,16 @@ impl Named {
         Named { sender, name: None }
     }
 
+    /// `sender`, named by `name_of` when it is a process of vigil's
+    /// namespace (pid 0 sent from outside it, where /proc cannot see).
+    pub fn looked_up(sender: Sender, name_of: impl FnOnce(u32) -> Option<String>) -> Named {
+        let name = match sender {
+            Sender::Process { pid, .. } if pid != 0 => name_of(pid),
+            _ => None,
+        };
+        Named { sender, name }
+    }
+
     /// The same fields as `Fields`, the name moved into the record.
     pub fn into_fields<'a>(self, o: &mut Obj<'_, 'a>) {
         sender_fields(self.sender, self.name.map(Cow::Owned), o);

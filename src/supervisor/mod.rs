@@ -417,11 +417,7 @@ impl<S: System> Supervisor<S> {
     /// A signal's sender, named from /proc when it is a process of vigil's
     /// namespace.
     fn named(&self, sender: Sender) -> Named {
-        let name = match sender {
-            Sender::Process { pid, .. } if pid != 0 => self.sys.name(pid),
-            _ => None,
-        };
-        Named { sender, name }
+        Named::looked_up(sender, |pid| self.sys.name(pid))
     }
 
     /// Whether `r` is the `-p` signal sent because vigil's parent died. The

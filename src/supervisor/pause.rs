@@ -17,32 +17,18 @@ use crate::facts::{Named, Sender};
 use crate::logging;
 use crate::procs::{self, Role};
 use crate::reap;
-use crate::signals::SignalFd;
 use crate::text::os_error;
 
-use super::setup::{become_subreaper, set_parent_death_signal};
+use super::setup::{kernel_side, open_signals};
 
 /// Pauses until a stop signal; vigil's exit status: 0 after a stop
 /// signal, 1 when signals cannot be read.
 pub fn run(config: &Config) -> i32 {
-    let mut signals = match SignalFd::open() {
+    let mut signals = match open_signals() {
         Ok(signals) => signals,
-        Err(e) => {
-            let error = os_error(&e);
-            logging::emit(Event::StartFailed {
-                what: "read signals (signalfd)",
-                error: &error,
-                status: 1,
-            });
-            return 1;
-        }
+        Err(status) => return status,
     };
-    if config.subreaper || Role::of_this_process() == Role::Subreaper {
-        become_subreaper();
-    }
-    if let Some(signal) = config.parent_death_signal {
-        set_parent_death_signal(signal);
-    }
+    kernel_side(config, Role::of_this_process());
     // A pause process needs no working directory, and left where it was
     // started it would keep that directory's mount busy. Failing to move
     // leaves it as it was, which is no reason not to pause.
@@ -109,11 +95,7 @@ fn reap_all(warn: bool) -> u64 {
 /// A signal's sender, named from /proc when it is a process of vigil's
 /// namespace.
 fn named(sender: Sender) -> Named {
-    let name = match sender {
-        Sender::Process { pid, .. } if pid != 0 => i32::try_from(pid).ok().and_then(procs::name),
-        _ => None,
-    };
-    Named { sender, name }
+    Named::looked_up(sender, |pid| i32::try_from(pid).ok().and_then(procs::name))
 }
 
 /// Signals cannot be read, so no stop signal could be seen: exits 1

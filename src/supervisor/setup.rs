@@ -20,22 +20,25 @@ use crate::user;
 
 /// Runs the command under supervision and returns vigil's exit status.
 pub fn run(config: Config, inherited: Inherited) -> i32 {
-    let signals = match SignalFd::open() {
-        Ok(signals) => signals,
-        Err(e) => {
-            let error = os_error(&e);
-            logging::emit(Event::StartFailed {
-                what: "read signals (signalfd)",
-                error: &error,
-                status: 1,
-            });
-            return 1;
-        }
-    };
-    match start(config, inherited, signals) {
+    let started = open_signals().and_then(|signals| start(config, inherited, signals));
+    match started {
         Ok(supervisor) => supervisor.run(),
         Err(status) => status,
     }
+}
+
+/// The signalfd that every signal comes through; without it vigil could
+/// see none, so it does not start (`Err`: the exit status, 1).
+pub(super) fn open_signals() -> Result<SignalFd, i32> {
+    SignalFd::open().map_err(|e| {
+        let error = os_error(&e);
+        logging::emit(Event::StartFailed {
+            what: "read signals (signalfd)",
+            error: &error,
+            status: 1,
+        });
+        1
+    })
 }
 
 /// The starting state, step by step: whom the child runs as, the kernel's
@@ -46,12 +49,7 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     let caps = prepare_caps(&config)?;
     let user = prepare_user(&config, role)?;
     let parent = nix::unistd::getppid().as_raw();
-    if config.subreaper || role == Role::Subreaper {
-        become_subreaper();
-    }
-    if let Some(signal) = config.parent_death_signal {
-        set_parent_death_signal(signal);
-    }
+    kernel_side(&config, role);
     warn_of_hooks(&config);
     // The memory cgroup is found (and, when vigil is not PID 1, its counts
     // read) before the child exists, so that an OOM kill in its first
@@ -332,7 +330,18 @@ fn report_exit(exit: &Exit, clocks: Clocks) {
     });
 }
 
-pub(super) fn become_subreaper() {
+/// The kernel's side: a subreaper when asked or when not PID 1 (so that
+/// orphans still come to vigil), and `-p`'s parent-death signal.
+pub(super) fn kernel_side(config: &Config, role: Role) {
+    if config.subreaper || role == Role::Subreaper {
+        become_subreaper();
+    }
+    if let Some(signal) = config.parent_death_signal {
+        set_parent_death_signal(signal);
+    }
+}
+
+fn become_subreaper() {
     if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
         let error = os_error(&e.into());
         logging::emit(Event::SubreaperFailed { error: &error });
@@ -342,7 +351,7 @@ pub(super) fn become_subreaper() {
 /// `-p`: the kernel sends `signal` when vigil's parent dies. If the parent
 /// died before the prctl took effect, nothing would ever come, so vigil
 /// compares its parent before and after, and sends the signal itself.
-pub(super) fn set_parent_death_signal(signal: i32) {
+fn set_parent_death_signal(signal: i32) {
     let parent = nix::unistd::getppid();
     if let Err(e) = crate::sys::process::set_parent_death_signal(signal) {
         let error = os_error(&e.into());
