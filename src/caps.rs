@@ -754,24 +754,6 @@ mod tests {
         );
     }
 
-    /// `sh -c SCRIPT` started as `narrowing` says: its pid, or why not.
-    fn spawn_with(narrowing: &Narrowing, script: &str) -> Result<i32, crate::spawn::SpawnError> {
-        let argv: Vec<std::ffi::OsString> = ["sh", "-c", script].map(Into::into).into();
-        let spec = crate::spawn::Spawn {
-            argv: &argv,
-            env: Vec::new(),
-            take_terminal: false,
-            null_stdin: true,
-            unset: &[],
-            own_pid: None,
-        };
-        let inherited = crate::signals::Inherited {
-            mask: crate::signals::SigMask::default(),
-            ignored: crate::signals::SigMask::default(),
-        };
-        crate::spawn::spawn(spec, inherited, None, Some(narrowing))
-    }
-
     /// The child's steps for real, in a new process (the suite runs as
     /// root; skipped otherwise): root narrowed to one capability.
     #[test]
@@ -789,15 +771,11 @@ mod tests {
         };
         let out = std::env::temp_dir().join(format!("vigil-caps-{}", std::process::id()));
         let script = format!("grep ^Cap /proc/self/status > '{}'", out.display());
-        let pid = spawn_with(&narrowing, &script).unwrap_or_else(|e| panic!("{e}"));
-        let status = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None).unwrap();
+        let status =
+            crate::spawn::run_sh(&script, None, Some(&narrowing)).unwrap_or_else(|e| panic!("{e}"));
         let text = std::fs::read_to_string(&out).unwrap_or_default();
         let _ = std::fs::remove_file(&out);
-        assert_eq!(
-            status,
-            nix::sys::wait::WaitStatus::Exited(nix::unistd::Pid::from_raw(pid), 0),
-            "{text}"
-        );
+        assert_eq!(status, 0, "{text}");
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines,
@@ -823,7 +801,7 @@ mod tests {
         }
         let mut narrowing = Narrowing::sample(Set(NET_RAW), 0);
         narrowing.narrow.drop_bounding = 1 << 63;
-        let e = spawn_with(&narrowing, "exit 0").unwrap_err();
+        let e = crate::spawn::run_sh("exit 0", None, Some(&narrowing)).unwrap_err();
         assert_eq!(e.status(), 1);
         assert_eq!(
             e.to_string(),

@@ -717,6 +717,35 @@ pub fn reclaim_terminal(given_to: i32) {
     }
 }
 
+/// For the unit tests of the child's steps: runs `sh -c SCRIPT` for real,
+/// as `user` and with `caps`, and waits for it: its exit code, or why it
+/// could not start.
+#[cfg(test)]
+pub fn run_sh(
+    script: &str,
+    user: Option<&Switch>,
+    caps: Option<&Narrowing>,
+) -> Result<i32, SpawnError> {
+    let argv: Vec<OsString> = ["sh", "-c", script].map(OsString::from).into();
+    let spec = Spawn {
+        argv: &argv,
+        env: Vec::new(),
+        take_terminal: false,
+        null_stdin: true,
+        unset: &[],
+        own_pid: None,
+    };
+    let inherited = Inherited {
+        mask: crate::signals::SigMask::default(),
+        ignored: crate::signals::SigMask::default(),
+    };
+    let pid = spawn(spec, inherited, user, caps)?;
+    match nix::sys::wait::waitpid(Pid::from_raw(pid), None) {
+        Ok(nix::sys::wait::WaitStatus::Exited(_, code)) => Ok(code),
+        other => panic!("sh -c {script:?}: {other:?}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

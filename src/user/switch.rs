@@ -415,8 +415,12 @@ mod tests {
             "grep -E '^(Uid|Gid|Groups):' /proc/self/status > '{}'",
             out.display()
         );
-        let status = spawn_as(&switch(4321, 4322, vec![7, 4323, 7], true), &script)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let status = crate::spawn::run_sh(
+            &script,
+            Some(&switch(4321, 4322, vec![7, 4323, 7], true)),
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         let text = std::fs::read_to_string(&out).unwrap_or_default();
         let _ = std::fs::remove_file(&out);
         assert_eq!(status, 0, "{text}");
@@ -437,30 +441,6 @@ mod tests {
         assert!(switch(4321, 4322, vec![7], false).ids().is_none());
     }
 
-    /// Starts `sh -c SCRIPT` as `switch`'s identity and waits for it:
-    /// its exit status, or why it could not start.
-    fn spawn_as(switch: &Switch, script: &str) -> Result<i32, crate::spawn::SpawnError> {
-        let argv: Vec<OsString> = ["sh", "-c", script].map(OsString::from).into();
-        let spec = crate::spawn::Spawn {
-            argv: &argv,
-            env: Vec::new(),
-            take_terminal: false,
-            null_stdin: true,
-            unset: &[],
-            own_pid: None,
-        };
-        let inherited = crate::signals::Inherited {
-            mask: crate::signals::SigMask::default(),
-            ignored: crate::signals::SigMask::default(),
-        };
-        let pid = crate::spawn::spawn(spec, inherited, Some(switch), None)?;
-        let status = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None).unwrap();
-        Ok(match status {
-            nix::sys::wait::WaitStatus::Exited(_, code) => code,
-            other => panic!("{other:?}"),
-        })
-    }
-
     /// A failed set*id call in the new process reaches the parent as the
     /// switch's failure, not as an exec error: EINVAL for `(uid_t)-1`,
     /// which no file can name.
@@ -470,7 +450,8 @@ mod tests {
             eprintln!("skipped: needs root");
             return;
         }
-        let e = spawn_as(&switch(u32::MAX, 0, Vec::new(), true), "exit 0").unwrap_err();
+        let e = crate::spawn::run_sh("exit 0", Some(&switch(u32::MAX, 0, Vec::new(), true)), None)
+            .unwrap_err();
         let Some(crate::spawn::SwitchFailed::User(failure)) = &e.switch_failed else {
             panic!("a switch failure: {e}");
         };
