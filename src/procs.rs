@@ -514,7 +514,16 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = child.id() as i32;
-        let found = others(Role::Subreaper);
+        // Between the fork and the exec the title is the test binary's,
+        // then for a moment only the comm: wait for the exec to be done.
+        let mut found = Vec::new();
+        for _ in 0..200 {
+            found = others(Role::Subreaper);
+            if found.iter().any(|p| p.pid == pid && p.name == "sleep 5") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         child.kill().unwrap();
         child.wait().unwrap();
         assert!(
