@@ -10,7 +10,7 @@
 //! environment, and the compiler holds the code to that: every way to
 //! change it (`std::env::set_var` and `remove_var`, unsafe since edition
 //! 2024; the C library's `setenv`, `unsetenv`, `putenv`, `clearenv`; a
-//! write through `environ`) is unsafe, main.rs denies unsafe code outside
+//! write through `environ`) is unsafe, lib.rs denies unsafe code outside
 //! `sys`, and nothing in `sys` makes any of them (a unit test below holds
 //! it to that). The C library replaces or frees the array and its strings
 //! only in those calls. The environments of the processes vigil starts
@@ -25,8 +25,8 @@ unsafe extern "C" {
 }
 
 /// The program's entry point, called by the C library's start-up code
-/// (main.rs says why vigil has its own): hands the arguments to `run`.
-#[cfg(not(test))]
+/// (src/main.rs says why vigil has its own): hands the arguments to `run`.
+#[cfg(not(any(test, fuzzing)))]
 #[unsafe(no_mangle)]
 extern "C" fn main(argc: libc::c_int, argv: *const *const c_char) -> libc::c_int {
     use std::ffi::OsString;

@@ -1,6 +1,6 @@
 //! The system calls that need `unsafe`, each behind a safe function, and
 //! the kernel's structures they use: the only module where `unsafe` is
-//! allowed (main.rs denies it everywhere else).
+//! allowed (lib.rs denies it everywhere else).
 //!
 //! Whatever nix wraps safely is called through nix where it is used
 //! (poll, read, write, pipe2, tcsetpgrp, getppid, prctl's

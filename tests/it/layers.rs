@@ -1,7 +1,7 @@
 //! The layers of docs/design.md, held against the code: every `crate::`
 //! path in `src/` (outside the unit tests) names a module on a lower floor
 //! than its own, or `sys`, which any module may use and which uses only
-//! main.rs's `run`.
+//! lib.rs's `run`.
 
 use std::collections::BTreeMap;
 use std::fs;
