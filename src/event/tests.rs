@@ -12,7 +12,7 @@ use serde_json::Value as Json;
 
 use super::*;
 use crate::facts::hook;
-use crate::facts::probe::{Address, Unresolved, Waited};
+use crate::facts::probe::{Address, Waited};
 use crate::facts::{Cancel, Outcome, Sender};
 use crate::record::check::Schema;
 use crate::record::{Encoder, Encoding, LINE_MAX, Record, Timestamp};
@@ -296,9 +296,10 @@ fn every_event_writes_what_the_schema_says() {
         address: address(),
         error: nix::errno::Errno::ENOENT,
     };
-    let unresolved = Unhealthy::Unresolved {
-        name: "db".into(),
-        why: Unresolved::NoSuchName("127.0.0.11".parse().expect("an address")),
+    let unresolved = Unhealthy::Unresolved { name: "db".into() };
+    let too_long = Unhealthy::TooLong {
+        address: address(),
+        bytes: 2048,
     };
     let timed_out = Unhealthy::TimedOut {
         after: Duration::from_secs(2),
@@ -552,6 +553,10 @@ fn every_event_writes_what_the_schema_says() {
         Event::ProbeUnhealthy {
             url,
             why: &timed_out,
+        },
+        Event::ProbeUnhealthy {
+            url,
+            why: &too_long,
         },
         Event::NotReady {
             url,

@@ -2,29 +2,13 @@
 //! HTTP status, or why it failed, in words and as fields.
 
 use std::fmt;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use nix::errno::Errno;
 
 use crate::record::{Fields, Obj};
 use crate::text::duration;
-
-/// Why a name has no address.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Unresolved {
-    /// Not in /etc/hosts, and /etc/resolv.conf names no nameserver.
-    NoNameserver,
-    /// The nameserver says the name does not exist (NXDOMAIN).
-    NoSuchName(IpAddr),
-    /// The name exists, without an IPv4 or IPv6 address.
-    NoAddress(IpAddr),
-    /// The nameserver failed to answer (its response code: 2 SERVFAIL, 5
-    /// REFUSED, ...).
-    ServerFailed(IpAddr, u8),
-    /// The query could not be sent.
-    Socket(Errno),
-}
 
 /// How a probe went.
 pub type Outcome = Result<Healthy, Unhealthy>;
@@ -34,8 +18,7 @@ pub type Outcome = Result<Healthy, Unhealthy>;
 pub enum Address {
     Inet(SocketAddr),
     Unix(String),
-    /// A name resolved to no address at all (not said by any nameserver
-    /// that vigil knows of; kept so that no path can panic).
+    /// No address to try (kept so that no path can panic).
     Unknown,
 }
 
@@ -83,10 +66,6 @@ impl Fields for Healthy {
 /// What an attempt was waiting for when its time was up.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Waited {
-    Nameserver {
-        name: String,
-        server: Option<IpAddr>,
-    },
     Connection(Address),
     Answer(Address),
 }
@@ -116,9 +95,15 @@ pub enum Unhealthy {
         address: Address,
         start: String,
     },
+    /// The answer filled all the room a probe reads (`bytes`) without a
+    /// final status line.
+    TooLong {
+        address: Address,
+        bytes: usize,
+    },
+    /// Neither `localhost` nor /etc/hosts names the host.
     Unresolved {
         name: String,
-        why: Unresolved,
     },
     TimedOut {
         after: Duration,
@@ -136,6 +121,7 @@ impl Unhealthy {
             Unhealthy::Io { .. } => "io_failed",
             Unhealthy::Closed(_) => "closed",
             Unhealthy::NotHttp { .. } => "not_http",
+            Unhealthy::TooLong { .. } => "too_long",
             Unhealthy::Unresolved { .. } => "unresolved",
             Unhealthy::TimedOut { .. } => "timed_out",
         }
@@ -148,38 +134,12 @@ impl Unhealthy {
             | Unhealthy::Io { address, .. }
             | Unhealthy::Closed(address)
             | Unhealthy::NotHttp { address, .. }
+            | Unhealthy::TooLong { address, .. }
             | Unhealthy::TimedOut {
                 waited: Waited::Connection(address) | Waited::Answer(address),
                 ..
             } => Some(address),
             _ => None,
-        }
-    }
-}
-
-/// A nameserver's response code in words.
-fn rcode(code: u8) -> String {
-    match code {
-        1 => "FORMERR".into(),
-        2 => "SERVFAIL".into(),
-        4 => "NOTIMP".into(),
-        5 => "REFUSED".into(),
-        n => format!("response code {n}"),
-    }
-}
-
-impl fmt::Display for Unresolved {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Unresolved::NoNameserver => {
-                f.write_str("it is not in /etc/hosts, and /etc/resolv.conf names no nameserver")
-            }
-            Unresolved::NoSuchName(server) => write!(f, "no such name (nameserver {server})"),
-            Unresolved::NoAddress(server) => write!(f, "it has no address (nameserver {server})"),
-            Unresolved::ServerFailed(server, code) => {
-                write!(f, "nameserver {server} failed ({})", rcode(*code))
-            }
-            Unresolved::Socket(e) => write!(f, "cannot ask the nameserver: {}", e.desc()),
         }
     }
 }
@@ -212,20 +172,19 @@ impl fmt::Display for Unhealthy {
                     "{address} answered something that is not HTTP: \"{start}\""
                 )
             }
-            Unhealthy::Unresolved { name, why } => write!(f, "cannot resolve '{name}': {why}"),
+            Unhealthy::TooLong { address, bytes } => {
+                write!(
+                    f,
+                    "{address} sent {bytes} bytes without a final HTTP status"
+                )
+            }
+            Unhealthy::Unresolved { name } => write!(
+                f,
+                "cannot resolve '{name}': not localhost and not in /etc/hosts (vigil does not ask DNS)"
+            ),
             Unhealthy::TimedOut { after, waited } => {
                 let after = duration(*after);
                 match waited {
-                    Waited::Nameserver {
-                        name,
-                        server: Some(server),
-                    } => write!(
-                        f,
-                        "no answer from nameserver {server} within {after} for '{name}'"
-                    ),
-                    Waited::Nameserver { name, server: None } => {
-                        write!(f, "no answer within {after} resolving '{name}'")
-                    }
                     Waited::Connection(address) => {
                         write!(f, "timed out after {after} connecting to {address}")
                     }
@@ -254,17 +213,13 @@ impl Fields for Unhealthy {
             Unhealthy::NotHttp { start, .. } => {
                 o.field("error", format!("answered \"{start}\""));
             }
-            Unhealthy::Unresolved { name, why } => {
-                o.field("name", name.as_str())
-                    .field("error", why.to_string());
+            Unhealthy::Unresolved { name } => {
+                o.field("name", name.as_str());
             }
-            Unhealthy::TimedOut { after, waited } => {
-                if let Waited::Nameserver { name, .. } = waited {
-                    o.field("name", name.as_str());
-                }
+            Unhealthy::TimedOut { after, .. } => {
                 o.field("probe_timeout", *after);
             }
-            Unhealthy::Refused(_) | Unhealthy::Closed(_) => {}
+            Unhealthy::Refused(_) | Unhealthy::Closed(_) | Unhealthy::TooLong { .. } => {}
         }
     }
 }

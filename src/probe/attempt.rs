@@ -1,10 +1,15 @@
-//! One probe, as a non-blocking state machine: resolve the name (when it
-//! takes a question to a nameserver), connect, send the request, read the
-//! status line. Each stage that has to wait says which descriptor and
-//! which event it waits for; whoever drives it (the supervisor's loop, or
-//! `--probe`'s own) polls that, calls `step` again, and keeps the time.
+//! One probe, as a non-blocking state machine: connect, send the request,
+//! read the status line. Each stage that has to wait says which descriptor
+//! and which event it waits for; whoever drives it (the supervisor's loop,
+//! or `--probe`'s own) polls that, calls `step` again, and keeps the time.
+//!
+//! No peer can hold the one who drives it: a step reads at most one buffer
+//! and returns, and an answer is read up to `HEAD_MAX` bytes in all, so
+//! that a server that floods, trickles or never stops sending interim
+//! answers costs a bounded amount of memory and a bounded amount of work
+//! per wake-up, and the deadlines are looked at between steps.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::time::Duration;
 
@@ -14,8 +19,8 @@ use nix::sys::socket::{
     self, AddressFamily, MsgFlags, SockFlag, SockType, SockaddrIn, SockaddrIn6, UnixAddr, sockopt,
 };
 
+use super::hosts;
 use super::http::{self, HEAD_MAX, Head};
-use super::resolve::{self, Resolver, Start};
 use super::url::{Endpoint, Host, Url};
 use super::{Address, Healthy, Outcome, Unhealthy, Waited};
 
@@ -24,8 +29,6 @@ use super::{Address, Healthy, Outcome, Unhealthy, Waited};
 enum Stage {
     /// Nothing done yet.
     Begin,
-    /// A nameserver was asked (`resolver`).
-    Resolving,
     /// The next address in `addresses` is to be tried.
     Connect,
     /// `socket` is connecting to `addresses[at]`.
@@ -43,7 +46,6 @@ pub struct Attempt {
     /// connects.
     request: Option<Vec<u8>>,
     stage: Stage,
-    resolver: Option<Resolver>,
     addresses: Vec<Address>,
     /// The address being tried, in `addresses`.
     at: usize,
@@ -62,7 +64,6 @@ impl Attempt {
             endpoint: url.endpoint.clone(),
             request: url.path.as_deref().map(|p| http::request(url, p)),
             stage: Stage::Begin,
-            resolver: None,
             addresses: Vec::new(),
             at: 0,
             failed: None,
@@ -76,15 +77,11 @@ impl Attempt {
     /// it began or once it is over.
     pub fn waits_for(&self) -> Option<(BorrowedFd<'_>, PollFlags)> {
         let events = match self.stage {
-            Stage::Resolving | Stage::Receiving => PollFlags::POLLIN,
+            Stage::Receiving => PollFlags::POLLIN,
             Stage::Connecting | Stage::Sending => PollFlags::POLLOUT,
             Stage::Begin | Stage::Connect => return None,
         };
-        let fd = match self.stage {
-            Stage::Resolving => self.resolver.as_ref()?.fd(),
-            _ => self.socket.as_ref()?.as_fd(),
-        };
-        Some((fd, events))
+        Some((self.socket.as_ref()?.as_fd(), events))
     }
 
     /// Goes as far as it can without waiting: the outcome once the probe
@@ -92,9 +89,8 @@ impl Attempt {
     pub fn step(&mut self) -> Option<Outcome> {
         let outcome = self.advance();
         if outcome.is_some() {
-            // Over: the descriptors are closed now, not when dropped.
+            // Over: the socket is closed now, not when dropped.
             self.socket = None;
-            self.resolver = None;
         }
         outcome
     }
@@ -105,18 +101,6 @@ impl Attempt {
                 Stage::Begin => {
                     if let Some(outcome) = self.begin() {
                         return Some(outcome);
-                    }
-                }
-                Stage::Resolving => {
-                    let resolver = self.resolver.as_mut()?;
-                    match resolver.step()? {
-                        Ok(ips) => self.found(&ips),
-                        Err(why) => {
-                            return Some(Err(Unhealthy::Unresolved {
-                                name: resolver.name().to_string(),
-                                why,
-                            }));
-                        }
                     }
                 }
                 Stage::Connect => {
@@ -146,48 +130,32 @@ impl Attempt {
         }
     }
 
-    /// The addresses of the endpoint, when they need no waiting; else the
-    /// question to the nameservers goes out.
+    /// The addresses of the endpoint: a Unix socket's path, an IP address,
+    /// or what `localhost` and /etc/hosts give a name.
     fn begin(&mut self) -> Option<Outcome> {
-        let host = match &self.endpoint {
+        let (host, port) = match &self.endpoint {
             Endpoint::Unix(path) => {
                 self.addresses = vec![Address::Unix(path.clone())];
                 self.stage = Stage::Connect;
                 return None;
             }
-            Endpoint::Inet { host, .. } => host,
+            Endpoint::Inet { host, port } => (host, *port),
         };
-        match host {
-            Host::Ip(ip) => self.found(&[*ip]),
-            Host::Name(name) => match resolve::start(name) {
-                Start::Found(ips) => self.found(&ips),
-                Start::Asking(resolver) => {
-                    self.resolver = Some(resolver);
-                    self.stage = Stage::Resolving;
-                }
-                Start::Failed(why) => {
-                    return Some(Err(Unhealthy::Unresolved {
-                        name: name.clone(),
-                        why,
-                    }));
-                }
-            },
+        let ips = match host {
+            Host::Ip(ip) => vec![*ip],
+            Host::Name(name) => hosts::lookup(name),
+        };
+        if ips.is_empty() {
+            return Some(Err(Unhealthy::Unresolved {
+                name: host.to_string(),
+            }));
         }
-        None
-    }
-
-    fn found(&mut self, ips: &[IpAddr]) {
-        let port = match self.endpoint {
-            Endpoint::Inet { port, .. } => port,
-            Endpoint::Unix(_) => 0,
-        };
         self.addresses = ips
-            .iter()
-            .map(|ip| Address::Inet(SocketAddr::new(*ip, port)))
+            .into_iter()
+            .map(|ip| Address::Inet(SocketAddr::new(ip, port)))
             .collect();
-        self.at = 0;
-        self.resolver = None;
         self.stage = Stage::Connect;
+        None
     }
 
     /// Connects to `addresses[at]`: connected at once (a Unix socket, a
@@ -266,41 +234,39 @@ impl Attempt {
         self.receive()
     }
 
+    /// Reads once, at most what is left of `HEAD_MAX`, and says what the
+    /// answer says so far; `None` to be woken again for more.
     fn receive(&mut self) -> Option<Outcome> {
         let socket = self.socket.as_ref()?.as_raw_fd();
-        let mut buffer = [0u8; 512];
-        loop {
-            let room = HEAD_MAX
-                .saturating_sub(self.answer.len())
-                .clamp(1, buffer.len());
-            let buffer = buffer.get_mut(..room).unwrap_or_default();
-            match socket::recv(socket, buffer, MsgFlags::empty()) {
-                Ok(0) => {
-                    let address = self.address();
-                    return Some(Err(match http::head(&self.answer) {
-                        Head::NotHttp(start) => Unhealthy::NotHttp { address, start },
-                        _ => Unhealthy::Closed(address),
-                    }));
-                }
-                Ok(n) => self
-                    .answer
-                    .extend_from_slice(buffer.get(..n).unwrap_or_default()),
-                Err(Errno::EINTR) => continue,
-                Err(Errno::EAGAIN) => return None,
-                Err(error) => return Some(Err(self.io_failed(false, error))),
+        let mut buffer = [0u8; HEAD_MAX];
+        let room = HEAD_MAX.saturating_sub(self.answer.len());
+        let buffer = buffer.get_mut(..room).unwrap_or_default();
+        let address = self.address();
+        match socket::recv(socket, buffer, MsgFlags::empty()) {
+            Ok(0) => {
+                return Some(Err(match http::head(&self.answer) {
+                    Head::NotHttp(start) => Unhealthy::NotHttp { address, start },
+                    _ => Unhealthy::Closed(address),
+                }));
             }
-            let address = self.address();
-            match http::head(&self.answer) {
-                Head::Incomplete => {}
-                Head::Status(code, reason) if http::healthy(code) => {
-                    return Some(Ok(Healthy {
-                        address,
-                        status: Some((code, reason)),
-                    }));
-                }
-                Head::Status(code, reason) => return Some(Err(Unhealthy::Status { code, reason })),
-                Head::NotHttp(start) => return Some(Err(Unhealthy::NotHttp { address, start })),
-            }
+            Ok(n) => self
+                .answer
+                .extend_from_slice(buffer.get(..n).unwrap_or_default()),
+            Err(Errno::EINTR | Errno::EAGAIN) => return None,
+            Err(error) => return Some(Err(self.io_failed(false, error))),
+        }
+        match http::head(&self.answer) {
+            Head::Incomplete => None,
+            Head::Status(code, reason) if http::healthy(code) => Some(Ok(Healthy {
+                address,
+                status: Some((code, reason)),
+            })),
+            Head::Status(code, reason) => Some(Err(Unhealthy::Status { code, reason })),
+            Head::NotHttp(start) => Some(Err(Unhealthy::NotHttp { address, start })),
+            Head::TooLong => Some(Err(Unhealthy::TooLong {
+                address,
+                bytes: HEAD_MAX,
+            })),
         }
     }
 
@@ -314,12 +280,8 @@ impl Attempt {
 
     /// What an attempt still waiting after `after` reports.
     pub fn timed_out(&self, after: Duration) -> Unhealthy {
-        let waited = match (self.stage, &self.resolver) {
-            (Stage::Resolving, Some(resolver)) => Waited::Nameserver {
-                name: resolver.name().to_string(),
-                server: resolver.server(),
-            },
-            (Stage::Sending | Stage::Receiving, _) => Waited::Answer(self.address()),
+        let waited = match self.stage {
+            Stage::Sending | Stage::Receiving => Waited::Answer(self.address()),
             _ => Waited::Connection(self.address()),
         };
         Unhealthy::TimedOut { after, waited }

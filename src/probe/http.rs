@@ -5,8 +5,10 @@ use crate::text::escape_bytes;
 
 use super::url::Url;
 
-/// How much of an answer is read while looking for its status line: a
-/// status line, after interim 1xx answers, fits many times over.
+/// The most of an answer that is read, interim (1xx) answers included:
+/// a final status line that has not come within it never will from a
+/// server worth probing, and a peer that sends more (endless interim
+/// answers, an endless line) costs vigil this much memory and no more.
 pub const HEAD_MAX: usize = 2048;
 
 /// The request: `Connection: close`, so that the server does not keep the
@@ -30,52 +32,65 @@ pub enum Head {
     Status(u16, String),
     /// Not an HTTP answer: how it starts, escaped.
     NotHttp(String),
+    /// `HEAD_MAX` bytes and no final status line in them.
+    TooLong,
 }
 
 /// Reads the status line of an answer, skipping interim (1xx) answers,
-/// which a server may send before the final one (103 Early Hints).
+/// which a server may send before the final one (103 Early Hints). One
+/// pass over at most `HEAD_MAX` bytes, however many interim answers they
+/// hold.
 pub fn head(answer: &[u8]) -> Head {
-    let Some(end) = answer.iter().position(|&b| b == b'\n') else {
-        if !b"HTTP/".starts_with(answer.get(..5.min(answer.len())).unwrap_or_default()) {
-            return not_http(answer);
-        }
-        return if answer.len() >= HEAD_MAX {
-            not_http(answer)
-        } else {
-            Head::Incomplete
+    let mut rest = answer;
+    loop {
+        let Some(end) = rest.iter().position(|&b| b == b'\n') else {
+            if !b"HTTP/".starts_with(rest.get(..5.min(rest.len())).unwrap_or_default()) {
+                return not_http(rest);
+            }
+            return incomplete(answer);
         };
-    };
-    let line = answer.get(..end).unwrap_or_default();
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let line = rest.get(..end).unwrap_or_default();
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Some((code, reason)) = status_line(line) else {
+            return not_http(rest);
+        };
+        if !(100..200).contains(&code) {
+            let reason: String = reason
+                .iter()
+                .filter(|b| (0x20..=0x7e).contains(*b))
+                .take(64)
+                .map(|&b| char::from(b))
+                .collect();
+            return Head::Status(code, reason.trim().to_string());
+        }
+        // An interim answer ends with an empty line; the final one follows.
+        let headers = rest.get(end + 1..).unwrap_or_default();
+        match blank_line_end(headers) {
+            Some(after) => rest = headers.get(after..).unwrap_or_default(),
+            None => return incomplete(answer),
+        }
+    }
+}
+
+/// `HTTP/1.x CODE REASON`: the code (100 to 599) and the reason's bytes.
+fn status_line(line: &[u8]) -> Option<(u16, &[u8])> {
     let mut words = line.splitn(3, |&b| b == b' ');
     let version = words.next().unwrap_or_default();
     let code = words.next().unwrap_or_default();
     let reason = words.next().unwrap_or_default();
     let version_ok = version.starts_with(b"HTTP/1.") && version.len() == 8;
     let digits = code.len() == 3 && code.iter().all(u8::is_ascii_digit);
-    let code = match std::str::from_utf8(code)
-        .ok()
-        .and_then(|c| c.parse::<u16>().ok())
-    {
-        Some(code) if digits && (100..600).contains(&code) && version_ok => code,
-        _ => return not_http(answer),
-    };
-    if (100..200).contains(&code) {
-        // An interim answer ends with an empty line; the final one follows.
-        let rest = answer.get(end + 1..).unwrap_or_default();
-        return match blank_line_end(rest) {
-            Some(after) => head(rest.get(after..).unwrap_or_default()),
-            None if answer.len() >= HEAD_MAX => not_http(answer),
-            None => Head::Incomplete,
-        };
+    let code = std::str::from_utf8(code).ok()?.parse::<u16>().ok()?;
+    (digits && version_ok && (100..600).contains(&code)).then_some((code, reason))
+}
+
+/// More is needed, unless the answer has had all the room it gets.
+fn incomplete(answer: &[u8]) -> Head {
+    if answer.len() >= HEAD_MAX {
+        Head::TooLong
+    } else {
+        Head::Incomplete
     }
-    let reason: String = reason
-        .iter()
-        .filter(|b| (0x20..=0x7e).contains(*b))
-        .take(64)
-        .map(|&b| char::from(b))
-        .collect();
-    Head::Status(code, reason.trim().to_string())
 }
 
 /// Where the bytes after the first empty line start (the headers of an
@@ -191,12 +206,29 @@ mod tests {
         ] {
             assert_eq!(head(answer), Head::NotHttp(start.to_string()));
         }
-        let endless = vec![b'H'; 1]
-            .into_iter()
-            .chain(b"TTP/1.1 200 ".iter().copied());
-        let mut long: Vec<u8> = endless.collect();
-        long.resize(HEAD_MAX, b'x');
-        assert!(matches!(head(&long), Head::NotHttp(_)));
+    }
+
+    /// However the room is filled, a full answer without a final status
+    /// is over: an endless line, endless interim answers, endless headers.
+    #[test]
+    fn a_full_answer_without_a_final_status_is_too_long() {
+        let mut line = b"HTTP/1.1 200 ".to_vec();
+        line.resize(HEAD_MAX, b'x');
+        let interim = b"HTTP/1.1 100 Continue\r\n\r\n".repeat(HEAD_MAX / 20);
+        let early = b"HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n".repeat(HEAD_MAX / 40);
+        let mut headers = b"HTTP/1.1 100 Continue\r\n".to_vec();
+        while headers.len() < HEAD_MAX {
+            headers.extend_from_slice(b"X-Pad: yes\r\n");
+        }
+        for answer in [line, interim, early, headers] {
+            assert!(answer.len() >= HEAD_MAX);
+            assert_eq!(
+                head(&answer[..HEAD_MAX]),
+                Head::TooLong,
+                "{:?}",
+                String::from_utf8_lossy(&answer[..64])
+            );
+        }
     }
 
     #[test]

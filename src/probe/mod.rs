@@ -4,14 +4,14 @@
 //! `--ready-when URL` runs the same probe inside the supervisor's loop
 //! until it first succeeds (supervisor/ready.rs).
 //!
-//! A probe is one non-blocking state machine (`Attempt`: resolve, connect,
-//! send, read the status line) so that the loop never waits on it; here
+//! A probe is one non-blocking state machine (`Attempt`: connect, send,
+//! read the status line) so that the loop never waits on it; here
 //! `check` drives it alone, polling its one descriptor until it is done or
 //! the time is up.
 
 mod attempt;
+mod hosts;
 mod http;
-mod resolve;
 mod url;
 
 use std::time::{Duration, Instant};

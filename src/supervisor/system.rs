@@ -200,18 +200,15 @@ impl Os {
         let Some(watch) = self.memory_watch.as_ref().filter(|_| memory) else {
             return Ok(None);
         };
-        // Each change is an event; what changed is read from the file. A
+        // Each change is an event; what changed is read from the file. One
+        // read per wake-up, as for every descriptor of the loop: changes
+        // that keep coming wake it again, after a look at the signals. A
         // watch that fails to be read (the cgroup was removed) is dropped,
         // rather than woken for again and again.
-        loop {
-            match watch.read_events() {
-                Ok(events) if !events.is_empty() => continue,
-                Ok(_) | Err(nix::errno::Errno::EAGAIN) => break,
-                Err(_) => {
-                    self.memory_watch = None;
-                    break;
-                }
-            }
+        if let Err(e) = watch.read_events()
+            && e != nix::errno::Errno::EAGAIN
+        {
+            self.memory_watch = None;
         }
         Ok(Some(Woken::Memory))
     }
