@@ -169,6 +169,13 @@ fn not_pid1_a_child_as_another_user_cannot_push_input_into_the_terminal() {
 /// the test above would notice an injection.
 #[test]
 fn not_pid1_the_same_user_keeps_the_terminal_and_the_injection_is_observable() {
+    if !kernel_allows_tiocsti() {
+        return skip(
+            "not_pid1_the_same_user_keeps_the_terminal_and_the_injection_is_observable",
+            "dev.tty.legacy_tiocsti=0: this kernel refuses TIOCSTI, so the injection cannot \
+             be shown to work here",
+        );
+    }
     let dir = open_dir("tiocsti-control");
     let injector = write_injector(&dir);
     let perl = which("perl");
@@ -184,13 +191,6 @@ fn not_pid1_the_same_user_keeps_the_terminal_and_the_injection_is_observable() {
                 libc::TIOCSTI
             ),
         );
-        if !kernel_allows_tiocsti() {
-            say_uncaptured(
-                "user_terminal: dev.tty.legacy_tiocsti=0: this kernel refuses TIOCSTI, \
-                 so the injection cannot be shown to work here",
-            );
-            return;
-        }
         let out = sh.output();
         assert!(
             out.contains("TIOCSTI stdin: ok") && out.contains("TIOCSTI /dev/tty: ok"),
