@@ -637,8 +637,10 @@ pub(crate) fn ready_once_one_interval_after_the_app_listens_then_stopping() {
 }
 
 /// After the first success nothing is pending: no socket, no deadline, so
-/// vigil is never scheduled while idle. The window starts 10 s after
-/// readiness; it lasts 5 s here (a minute by hand, docs/health.md).
+/// vigil is never scheduled while idle. The window opens as soon as vigil
+/// sleeps after READY=1 and lasts 3 s: longer than `--ready-interval` (1s)
+/// and `--probe-timeout` (2s), so a probe deadline left behind would fire
+/// inside it.
 #[test]
 pub(crate) fn idle_after_ready_is_never_woken() {
     let w = World::new();
@@ -661,11 +663,17 @@ pub(crate) fn idle_after_ready_is_never_woken() {
         "{}",
         run.describe()
     );
+    // Settled: asleep, waiting, once READY=1 is out.
+    assert!(
+        wait_until(TIMEOUT, || state(v) == Some('S')),
+        "vigil never went to sleep after READY=1: {:?}\n{}",
+        state(v),
+        run.describe()
+    );
+    let a = ctxt_switches(v).expect("vigil's status");
     // The wait is the point: readiness is over, and what follows it must
     // not wake vigil.
-    thread::sleep(Duration::from_secs(10));
-    let a = ctxt_switches(v).expect("vigil's status");
-    thread::sleep(Duration::from_secs(5));
+    thread::sleep(Duration::from_secs(3));
     let b = ctxt_switches(v).expect("vigil's status");
     assert_eq!(
         a, b,
