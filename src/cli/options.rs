@@ -9,7 +9,7 @@
 //! pairs. A default that depends on something else (`Default::HalfGrace`,
 //! `AfterTimeout`, `IfExists`) is data too: the code reads it from its row
 //! (`cli::NO_GRACE_WAIT`, `cli::TIMEOUT_GRACE`), and `--help` says it. The
-//! README's option table is checked against it by a test.
+//! option table of docs/options.md is checked against it by a test.
 //!
 //! The tests include this very file, without the rest of vigil, so that
 //! what they generate and check is what the binary reads. All of it but the
@@ -22,7 +22,7 @@
 //!
 //! Adding an option of a kind the table already has: a row here, the
 //! `Config` field its effect sets, the behaviour that reads that field, its
-//! tests, and its row in the README's option table. A new kind: a `Kind` (and whether it takes a value), how
+//! tests, and its row in docs/options.md's option table. A new kind: a `Kind` (and whether it takes a value), how
 //! `values::read` reads it into a new `Value` and the accessor effects use,
 //! a sample value in cli/tests.rs and its generator in the fuzz grammar
 //! (tests/it/cli_fuzz.rs).

@@ -1,10 +1,11 @@
 //! The option table (src/cli/options.rs) is the one list of vigil's
 //! options. The parser, `--help` (and so the man page, tests/it/man.rs), the
 //! fuzz grammar and the flag/variable pairs of the tests are made from it;
-//! the prose can only be checked against it: the README's option table
-//! lists every option with its value, its variables (those and no others)
-//! and its default as `--help` gives it, and no vigil command line or
-//! `VIGIL_*` variable in the docs names something the table does not have.
+//! the prose can only be checked against it: the option table of
+//! docs/options.md (which the README links to) lists every option with its
+//! value, its variables (those and no others) and its default as `--help`
+//! gives it, and no vigil command line or `VIGIL_*` variable in the docs
+//! names something the table does not have.
 
 use crate::common::options::{OPTIONS, Opt, Repeat};
 use crate::common::{default_in, help_text, split_option};
@@ -22,11 +23,14 @@ fn spellings(o: &Opt) -> Vec<String> {
     names
 }
 
-/// The rows of the README's option table: (option cell, variable cell,
-/// meaning cell).
-fn readme_rows() -> Vec<(String, String, String)> {
-    let readme = fs::read_to_string(repo().join("README.md")).unwrap();
-    let mut lines = readme
+/// The page that holds the option table.
+const TABLE_PAGE: &str = "docs/options.md";
+
+/// The rows of the option table: (option cell, variable cell, meaning
+/// cell).
+fn table_rows() -> Vec<(String, String, String)> {
+    let page = fs::read_to_string(repo().join(TABLE_PAGE)).unwrap();
+    let mut lines = page
         .lines()
         .skip_while(|l| !l.starts_with("| option | env |"));
     lines.next();
@@ -56,23 +60,31 @@ fn names_in(cell: &str) -> Vec<String> {
 }
 
 #[test]
-fn the_readme_lists_every_option_with_its_variables() {
-    let rows = readme_rows();
-    assert!(rows.len() >= 15, "the README's option table: {rows:?}");
+fn the_option_table_lists_every_option_with_its_variables() {
+    let rows = table_rows();
+    assert!(
+        rows.len() >= 15,
+        "the option table of {TABLE_PAGE}: {rows:?}"
+    );
+    let readme = fs::read_to_string(repo().join("README.md")).unwrap();
+    assert!(
+        readme.contains(&format!("]({TABLE_PAGE})")),
+        "the README does not link to {TABLE_PAGE}"
+    );
     for o in OPTIONS {
         let row = rows
             .iter()
             .find(|(cell, _, _)| spellings(o).iter().any(|s| names_in(cell).contains(s)));
         let Some((_, vars, _)) = row else {
             panic!(
-                "the README's option table has no row for {:?}",
+                "the option table of {TABLE_PAGE} has no row for {:?}",
                 spellings(o)
             );
         };
         for var in [o.env, o.tini_env].into_iter().flatten() {
             assert!(
                 vars.contains(&format!("`{var}`")),
-                "the README's row for {:?} does not name {var}",
+                "{TABLE_PAGE}: the row for {:?} does not name {var}",
                 spellings(o)
             );
         }
@@ -87,14 +99,14 @@ fn the_readme_lists_every_option_with_its_variables() {
         for var in vars.split('`').skip(1).step_by(2) {
             assert!(
                 theirs.contains(&var),
-                "the README's row {cell} names {var}, which is not its options' variable"
+                "{TABLE_PAGE}: the row {cell} names {var}, which is not its options' variable"
             );
         }
     }
 }
 
-/// The options a cell of the README's table names; each name must be one
-/// of vigil's.
+/// The options a cell of the option table names; each name must be one of
+/// vigil's.
 fn options_in(cell: &str) -> Vec<&'static Opt> {
     names_in(cell)
         .iter()
@@ -103,27 +115,29 @@ fn options_in(cell: &str) -> Vec<&'static Opt> {
                 .iter()
                 .find(|o| spellings(o).contains(name))
                 .unwrap_or_else(|| {
-                    panic!("the README's option table names {name}, which vigil does not have")
+                    panic!(
+                        "the option table of {TABLE_PAGE} names {name}, which vigil does not have"
+                    )
                 })
         })
         .collect()
 }
 
-/// The README's option table says what the rows say: each option's value
+/// The option table says what the rows say: each option's value
 /// by the name `--help` gives it (`-p SIGNAL`), "(repeatable)" exactly for
 /// the options whose every use counts, and the default, in the words of
 /// `--help` (`default` and its value; backquotes aside).
 #[test]
-fn the_readme_gives_each_option_its_value_and_default() {
+fn the_option_table_gives_each_option_its_value_and_default() {
     let help = help_text();
     let mut defaults = 0;
-    for (cell, _, meaning) in readme_rows() {
+    for (cell, _, meaning) in table_rows() {
         let options = options_in(&cell);
         let repeatable = options.iter().any(|o| o.repeat == Repeat::Append);
         assert_eq!(
             cell.contains("(repeatable)"),
             repeatable,
-            "the README's row {cell}: (repeatable)"
+            "{TABLE_PAGE}: the row {cell}: (repeatable)"
         );
         let plain_meaning = meaning.replace('`', "");
         for o in options {
@@ -133,7 +147,7 @@ fn the_readme_gives_each_option_its_value_and_default() {
                     .any(|s| cell.contains(&format!("`{s} {}`", o.value_name)));
                 assert!(
                     shown,
-                    "the README's row {cell} does not write {:?} with {}",
+                    "{TABLE_PAGE}: the row {cell} does not write {:?} with {}",
                     spellings(o),
                     o.value_name
                 );
@@ -151,7 +165,7 @@ fn the_readme_gives_each_option_its_value_and_default() {
                 defaults += 1;
                 assert!(
                     plain_meaning.contains("default") && plain_meaning.contains(default),
-                    "the README's row {cell} does not give the default of --help, {default:?}: {meaning}"
+                    "{TABLE_PAGE}: the row {cell} does not give the default of --help, {default:?}: {meaning}"
                 );
             }
         }

@@ -1,5 +1,5 @@
 //! `vigil --help`, read back: its option lines, which the man page and
-//! the README's option table are held to.
+//! the option table of docs/options.md are held to.
 
 use super::{Exit, Vigil};
 
