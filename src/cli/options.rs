@@ -282,7 +282,7 @@ pub const OPTIONS: &[Opt] = &[
             'v',
             Kind::Level,
             Repeat::Append,
-            "More output; repeatable (-vvv); the variables take the level, 0-4",
+            "More output: 1 is the default (warnings, errors, the exit report when due), -v 2 (the lifecycle, signals and their senders), -vv 3 (each reaped process), -vvv 4 (everything); the variables take the level, 0-4",
             apply!(|c, v| c.verbosity = v.level()),
         )
     },
