@@ -35,7 +35,7 @@ use crate::logging;
 use crate::procs::{Role, read_text};
 
 /// The counts in `text`; a key that is not there counts 0.
-fn parse_events(text: &[u8]) -> MemoryEvents {
+pub fn parse_events(text: &[u8]) -> MemoryEvents {
     MemoryEvents {
         max: count(text, b"max").unwrap_or(0),
         oom: count(text, b"oom").unwrap_or(0),
@@ -151,7 +151,7 @@ fn open_counter_file() -> Option<(File, PathBuf, bool)> {
 /// vigil's memory cgroup path from /proc/self/cgroup, and whether it is v1's
 /// (which wins when both exist, since that is where a v1 or hybrid host
 /// enforces limits).
-fn own_cgroup(cgroups: &str) -> Option<(String, bool)> {
+pub fn own_cgroup(cgroups: &str) -> Option<(String, bool)> {
     let mut v2 = None;
     for line in cgroups.lines() {
         let mut parts = line.splitn(3, ':');
@@ -196,7 +196,7 @@ fn read_events(file: &File) -> Option<MemoryEvents> {
 
 /// The number on the `KEY N` line of a counter file's text (v1's
 /// `oom_kill_disable` line is another key than `oom_kill`).
-fn count(text: &[u8], key: &[u8]) -> Option<u64> {
+pub fn count(text: &[u8], key: &[u8]) -> Option<u64> {
     let mut rest = text;
     loop {
         if let Some(value) = rest
@@ -217,7 +217,7 @@ fn count(text: &[u8], key: &[u8]) -> Option<u64> {
 /// Works out the counter file of vigil's cgroup (`path`, in v1's memory
 /// hierarchy or in v2's, as `own_cgroup` found it) from the text of
 /// /proc/self/mountinfo, for layouts other than the usual ones.
-fn counter_file(path: &str, v1: bool, mountinfo: &str) -> Option<PathBuf> {
+pub fn counter_file(path: &str, v1: bool, mountinfo: &str) -> Option<PathBuf> {
     let (root, mount) = if v1 {
         find_mount(mountinfo, |fstype, options| {
             fstype == "cgroup" && options.split(',').any(|o| o == "memory")

@@ -28,6 +28,8 @@ mod cgroup;
 mod cli;
 mod event;
 mod facts;
+#[doc(hidden)]
+pub mod fuzzing;
 mod hooks;
 mod install;
 mod logging;

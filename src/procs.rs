@@ -90,7 +90,7 @@ pub fn name(pid: i32) -> Option<String> {
 }
 
 /// The longest title shown, in bytes before escaping; a longer one is cut.
-const TITLE_MAX: usize = 64;
+pub const TITLE_MAX: usize = 64;
 
 /// What a process is called in the log and the report: its command line,
 /// which is what `ps` shows and what servers rewrite to say what each
@@ -100,7 +100,14 @@ const TITLE_MAX: usize = 64;
 /// process that cleared it). Cut to `TITLE_MAX` bytes, and escaped: any
 /// byte may be in it.
 fn title(pid: i32, comm: &[u8]) -> String {
-    let cmdline = read_bytes(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    title_of(
+        &read_bytes(format!("/proc/{pid}/cmdline")).unwrap_or_default(),
+        comm,
+    )
+}
+
+/// `title`, from the bytes of `/proc/PID/cmdline` and the process's comm.
+pub fn title_of(cmdline: &[u8], comm: &[u8]) -> String {
     let mut words = cmdline
         .split(|&b| b == 0)
         .filter(|w| !w.is_empty())
@@ -214,7 +221,7 @@ const PF_KTHREAD: u64 = 0x0020_0000;
 /// The command name sits in parentheses and may itself hold any byte but
 /// NUL (spaces, parentheses, newlines, bytes that are not UTF-8), so the
 /// fields after it are found from the last `)`.
-fn parse_stat(pid: i32, stat: &[u8]) -> Option<Stat> {
+pub fn parse_stat(pid: i32, stat: &[u8]) -> Option<Stat> {
     let open = stat.iter().position(|&b| b == b'(')?;
     let close = stat.iter().rposition(|&b| b == b')')?;
     let comm = stat.get(open + 1..close)?;

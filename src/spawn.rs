@@ -74,10 +74,12 @@ pub fn socket_activated() -> bool {
     else {
         return false;
     };
-    std::str::from_utf8(value)
-        .ok()
-        .and_then(|pid| pid.parse::<u32>().ok())
-        .is_some_and(|pid| pid == std::process::id())
+    listen_pid(value) == Some(std::process::id())
+}
+
+/// The pid a `LISTEN_PID` value names, if it is one.
+pub fn listen_pid(value: &[u8]) -> Option<u32> {
+    std::str::from_utf8(value).ok()?.parse().ok()
 }
 
 /// A process that could not be started.

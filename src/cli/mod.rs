@@ -32,7 +32,7 @@ macro_rules! apply {
 
 mod help;
 pub mod options;
-mod values;
+pub mod values;
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;

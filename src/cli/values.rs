@@ -210,7 +210,7 @@ pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
 /// A list of stop signals, `TERM,QUIT`: each one a signal vigil reads and
 /// forwards (not KILL or STOP, which no one can catch, nor CHLD, TTIN and
 /// TTOU, which vigil keeps or ignores), each once, at least one.
-fn parse_stop_signals(text: &str) -> Result<Vec<i32>, String> {
+pub fn parse_stop_signals(text: &str) -> Result<Vec<i32>, String> {
     let mut list = Vec::new();
     for word in text.split(',').map(str::trim) {
         let signal = signal::parse(word).map_err(|why| format!("in '{text}': {why}"))?;
@@ -255,7 +255,7 @@ pub fn parse_exit_code(text: &str) -> Result<i32, String> {
     }
 }
 
-fn parse_bool(text: &str) -> Result<bool, String> {
+pub fn parse_bool(text: &str) -> Result<bool, String> {
     match text.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
@@ -265,7 +265,7 @@ fn parse_bool(text: &str) -> Result<bool, String> {
     }
 }
 
-fn parse_verbosity(text: &str) -> Result<u8, String> {
+pub fn parse_verbosity(text: &str) -> Result<u8, String> {
     match text.trim().parse::<u8>() {
         Ok(v) if v <= MAX_VERBOSITY => Ok(v),
         _ => Err(format!(

@@ -246,11 +246,11 @@ fn home_or_root(home: Vec<u8>) -> OsString {
 }
 
 /// One /etc/passwd entry: `name:password:uid:gid:gecos:home:shell`.
-struct PasswdEntry<'a> {
-    name: &'a [u8],
-    uid: uid_t,
-    gid: gid_t,
-    home: &'a [u8],
+pub struct PasswdEntry<'a> {
+    pub name: &'a [u8],
+    pub uid: uid_t,
+    pub gid: gid_t,
+    pub home: &'a [u8],
 }
 
 impl<'a> PasswdEntry<'a> {
@@ -258,7 +258,7 @@ impl<'a> PasswdEntry<'a> {
     /// that is not a number. (runc reads a bad number as 0, which would
     /// make `badname:x:1o00:...` root; glibc skips such a line, as vigil
     /// does.) A missing home is empty.
-    fn parse(line: &'a [u8]) -> Option<PasswdEntry<'a>> {
+    pub fn parse(line: &'a [u8]) -> Option<PasswdEntry<'a>> {
         let mut fields = line.split(|&b| b == b':');
         let name = fields.next()?;
         let _password = fields.next()?;
@@ -276,16 +276,16 @@ impl<'a> PasswdEntry<'a> {
 }
 
 /// One /etc/group entry: `name:password:gid:member,member,...`.
-struct GroupEntry<'a> {
-    name: &'a [u8],
-    gid: gid_t,
-    members: &'a [u8],
+pub struct GroupEntry<'a> {
+    pub name: &'a [u8],
+    pub gid: gid_t,
+    pub members: &'a [u8],
 }
 
 impl<'a> GroupEntry<'a> {
     /// None for a malformed entry: fewer than three fields, or a gid that
     /// is not a number. A missing member list is empty.
-    fn parse(line: &'a [u8]) -> Option<GroupEntry<'a>> {
+    pub fn parse(line: &'a [u8]) -> Option<GroupEntry<'a>> {
         let mut fields = line.split(|&b| b == b':');
         let name = fields.next()?;
         let _password = fields.next()?;
@@ -296,7 +296,7 @@ impl<'a> GroupEntry<'a> {
 
     /// Members are compared whole and exactly, as runc compares them (a
     /// blank after a comma is part of the next name).
-    fn has_member(&self, name: &[u8]) -> bool {
+    pub fn has_member(&self, name: &[u8]) -> bool {
         !name.is_empty() && self.members.split(|&b| b == b',').any(|m| m == name)
     }
 }
@@ -319,11 +319,7 @@ fn file_id(field: &[u8]) -> Option<u32> {
 /// of blanks at both ends (a CR of a DOS line end too), neither empty nor
 /// a comment (`#`), until `each` breaks. Returns whether the file exists:
 /// a missing file (or a missing directory on the way) has no entries.
-fn scan(file: &Path, mut each: impl FnMut(&[u8]) -> ControlFlow<()>) -> Result<bool, LookupError> {
-    let read_error = |error| LookupError::Read {
-        file: file.to_path_buf(),
-        error,
-    };
+fn scan(file: &Path, each: impl FnMut(&[u8]) -> ControlFlow<()>) -> Result<bool, LookupError> {
     let f = match File::open(file) {
         Ok(f) => f,
         Err(e)
@@ -331,9 +327,24 @@ fn scan(file: &Path, mut each: impl FnMut(&[u8]) -> ControlFlow<()>) -> Result<b
         {
             return Ok(false);
         }
-        Err(e) => return Err(read_error(e)),
+        Err(error) => {
+            let file = file.to_path_buf();
+            return Err(LookupError::Read { file, error });
+        }
     };
-    let mut reader = BufReader::new(f);
+    scan_lines(BufReader::new(f), file, each).map(|()| true)
+}
+
+/// `scan` of what `reader` gives, `file` being where it comes from.
+pub fn scan_lines(
+    mut reader: impl BufRead,
+    file: &Path,
+    mut each: impl FnMut(&[u8]) -> ControlFlow<()>,
+) -> Result<(), LookupError> {
+    let read_error = |error| LookupError::Read {
+        file: file.to_path_buf(),
+        error,
+    };
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -344,7 +355,7 @@ fn scan(file: &Path, mut each: impl FnMut(&[u8]) -> ControlFlow<()>) -> Result<b
             .read_until(b'\n', &mut line)
             .map_err(read_error)?;
         if n == 0 {
-            return Ok(true);
+            return Ok(());
         }
         // MAX_LINE bytes and the newline may come in; more is too long.
         if line.len() > MAX_LINE && !line.ends_with(b"\n") {
@@ -357,7 +368,7 @@ fn scan(file: &Path, mut each: impl FnMut(&[u8]) -> ControlFlow<()>) -> Result<b
             continue;
         }
         if each(entry).is_break() {
-            return Ok(true);
+            return Ok(());
         }
     }
 }

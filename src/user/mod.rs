@@ -62,7 +62,7 @@ use crate::event::Event;
 use crate::logging;
 use crate::record::{Fields, Obj};
 
-pub use files::{LookupError, resolve};
+pub use files::{GroupEntry, LookupError, PasswdEntry, resolve, scan_lines};
 #[cfg(test)]
 pub use switch::SetIdError;
 pub use switch::{Switch, SwitchFailure, refuse_setid};
