@@ -122,9 +122,9 @@ pub fn parse(text: &str) -> Result<i32, String> {
     }
     let offset = |rest: &str| rest.parse::<i32>().ok();
     let n = if let Some(rest) = bare.strip_prefix("RTMIN+") {
-        offset(rest).map(|k| RTMIN + k)
+        offset(rest).and_then(|k| RTMIN.checked_add(k))
     } else if let Some(rest) = bare.strip_prefix("RTMAX-") {
-        offset(rest).map(|k| MAX_SIGNAL - k)
+        offset(rest).and_then(|k| MAX_SIGNAL.checked_sub(k))
     } else {
         None
     };
@@ -366,6 +366,10 @@ mod tests {
         assert_eq!(name(32), "signal 32");
         assert_eq!(name(36), "SIGRTMIN+2");
         for bad in ["", "0", "65", "FOO", "RTMIN+40", "-1", "SIG"] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+        // An offset past the end of the numbers is no signal either.
+        for bad in ["RTMIN+2147483647", "RTMAX--2147483648", "RTMAX-2147483647"] {
             assert!(parse(bad).is_err(), "{bad}");
         }
     }
