@@ -264,13 +264,7 @@ pub fn probe_asked(args: &[OsString]) -> bool {
             Some(long) => OPTIONS
                 .iter()
                 .any(|o| o.kind.takes_value() && o.long.is_some_and(|l| l.as_bytes() == long)),
-            None => {
-                word.len() == 2
-                    && OPTIONS.iter().any(|o| {
-                        o.kind.takes_value()
-                            && word.get(1).is_some_and(|&c| o.short == Some(char::from(c)))
-                    })
-            }
+            None => takes_next_word(word),
         };
         if value_next {
             words.next();
@@ -405,13 +399,32 @@ fn lenient_value<'a>(args: &'a [OsString], name: &str) -> Option<&'a OsStr> {
             break;
         };
         // An option whose value is the next word: skip that word too.
-        let attached = word.starts_with(b"--") && word.contains(&b'=')
-            || !word.starts_with(b"--") && word.len() > 2;
-        if opt.kind.takes_value() && !attached {
+        let next = if word.starts_with(b"--") {
+            opt.kind.takes_value() && !word.contains(&b'=')
+        } else {
+            takes_next_word(word)
+        };
+        if next {
             words.next();
         }
     }
     None
+}
+
+/// Whether a word of short options (`-p`, `-sp`, but not `-pTERM`) takes
+/// the next word as a value, as `scan` reads it: the first of its letters
+/// that takes a value is its last.
+fn takes_next_word(word: &[u8]) -> bool {
+    let letters = word.get(1..).unwrap_or_default();
+    let takes = |c: &u8| {
+        OPTIONS
+            .iter()
+            .any(|o| o.kind.takes_value() && o.short == Some(char::from(*c)))
+    };
+    letters
+        .iter()
+        .position(takes)
+        .is_some_and(|at| at + 1 == letters.len())
 }
 
 /// The termination log's file, given `--termination-log`'s value: none

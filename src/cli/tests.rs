@@ -418,6 +418,10 @@ fn the_termination_log_of_a_usage_error() {
         ),
         Some(PathBuf::from("/t/a"))
     );
+    assert_eq!(
+        at(&["-se", "3", "--termination-log", "/t/a", "cmd"], None),
+        Some(PathBuf::from("/t/a"))
+    );
 }
 
 #[test]
@@ -580,6 +584,10 @@ fn a_probe_is_recognised_before_the_command_line_is_read() {
     assert!(!asked(&["--", "--probe", "x"]));
     assert!(!asked(&["sh", "--probe", "x"]));
     assert!(!asked(&["--post-start", "--probe", "sh"]));
+    // A word of short options whose last takes the next word as its value.
+    assert!(asked(&["-se", "3", "--probe", "x"]));
+    assert!(!asked(&["-sp", "--probe", "x"]));
+    assert!(asked(&["-pTERM", "--probe", "x"]));
 }
 
 #[test]
