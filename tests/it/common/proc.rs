@@ -171,6 +171,20 @@ pub fn vm_hwm_kb(pid: i32) -> Option<u64> {
         .ok()
 }
 
+/// The CPU time a process has used, user and system (`utime` and `stime`
+/// of /proc/PID/stat, whole clock ticks); a zombie's is final. None when
+/// it is gone.
+pub fn cpu_time(pid: i32) -> Option<std::time::Duration> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let f: Vec<&str> = s.get(s.rfind(')')? + 2..)?.split_whitespace().collect();
+    // utime and stime are fields 14 and 15; f[0] is field 3.
+    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Some(std::time::Duration::from_nanos(
+        ticks * 1_000_000_000 / per_second,
+    ))
+}
+
 /// (voluntary, nonvoluntary) context switches summed over all threads.
 pub fn ctxt_switches(pid: i32) -> Option<(u64, u64)> {
     let mut vol = 0;

@@ -25,6 +25,18 @@ pub fn heavy() -> RwLockWriteGuard<'static, ()> {
     CPU.write().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Now on `CLOCK_MONOTONIC`, in nanoseconds: the clock of `sigcount`'s
+/// times (`Counts::last`), so that a moment of the test's and one the
+/// child recorded compare.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// Upper bound for something that should take about a second.
 pub const ABOUT_1S_MAX: Duration = Duration::from_secs(5);
 

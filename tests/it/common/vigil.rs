@@ -11,6 +11,7 @@ use super::{vigil_bin, wait_until};
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io::Write;
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -95,6 +96,7 @@ pub struct Vigil {
     stdin: Input,
     block: u64,
     ignore: u64,
+    netns: Option<PathBuf>,
 }
 
 impl Vigil {
@@ -108,6 +110,7 @@ impl Vigil {
             stdin: Input::Null,
             block: 0,
             ignore: 0,
+            netns: None,
         }
     }
     /// vigil as PID 1 of a new PID namespace.
@@ -188,6 +191,15 @@ impl Vigil {
         self
     }
 
+    /// Start the outermost process in the network namespace `ns`
+    /// (`/proc/PID/ns/net` of a server the test started in a namespace of
+    /// its own): the server's loopback, ports and addresses, with vigil
+    /// still the test's child, PID 1 or wrapped as the mode says.
+    pub fn netns(mut self, ns: impl AsRef<Path>) -> Self {
+        self.netns = Some(ns.as_ref().to_path_buf());
+        self
+    }
+
     pub fn spawn(self) -> Running {
         let (mut cmd, pid1) = match &self.mode {
             Mode::Pid1 => {
@@ -235,13 +247,27 @@ impl Vigil {
         // (cargo's posix_spawn can leave glibc's internal signals 32/33
         // ignored): exactly `block` blocked, exactly `ignore` ignored.
         let (block, ignore) = (self.block, self.ignore);
+        // Opened here, since the forked child may not allocate; close-on-exec,
+        // and kept open until the spawn is done.
+        let netns = self.netns.as_ref().map(|ns| {
+            std::fs::File::open(ns).unwrap_or_else(|e| panic!("cannot open {}: {e}", ns.display()))
+        });
+        let netns_fd = netns.as_ref().map(|f| f.as_raw_fd());
         unsafe {
-            cmd.pre_exec(move || set_signal_state(block, ignore));
+            cmd.pre_exec(move || {
+                if let Some(fd) = netns_fd
+                    && libc::setns(fd, libc::CLONE_NEWNET) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                set_signal_state(block, ignore)
+            });
         }
         let started = Instant::now();
         let mut child = cmd
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {:?}: {e}", cmd));
+        drop(netns);
         let guard = ProcGuard::new();
         guard.track(child.id() as i32);
         if let Some(b) = feed {
