@@ -17,6 +17,7 @@ mod diagnosis;
 mod drain;
 mod e2e;
 mod exit_status;
+mod hostile;
 mod install;
 mod layers;
 mod lifecycle;
