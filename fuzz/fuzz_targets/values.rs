@@ -1,0 +1,118 @@
+//! The values of options and variables: durations, signals, rewrite rules,
+//! stop-signal lists, exit codes, switches, verbosities, log formats, and
+//! any row of the option table from any source.
+#![no_main]
+
+use std::time::Duration;
+
+use libfuzzer_sys::fuzz_target;
+use vigil_init::fuzzing;
+
+/// The signals whose name is no name to parse (`signal 32`, `SIGRTMAX
+/// (SIGRTMIN+30)`).
+fn named(signal: i32) -> bool {
+    !matches!(signal, 32 | 33 | 64)
+}
+
+fn bounded(text: &str, e: &str) {
+    assert!(e.len() <= 4 * text.len() + 512, "{e}");
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&which, rest)) = data.split_first() else {
+        return;
+    };
+    if which >= 0xc0 {
+        // Any option's value, raw bytes, from any of the three sources.
+        let [row, from, raw @ ..] = rest else {
+            return;
+        };
+        if let Some(Err(e)) = fuzzing::option_value(usize::from(*row), raw, *from) {
+            assert!(e.len() <= 6 * raw.len() + 512, "{e}");
+        }
+        return;
+    }
+    let Ok(text) = std::str::from_utf8(rest) else {
+        return;
+    };
+    match which % 8 {
+        0 => match fuzzing::duration(text) {
+            Ok(d) => {
+                assert!(d <= Duration::from_secs(365 * 24 * 3600));
+                let written = fuzzing::duration_text(d);
+                assert_eq!(fuzzing::duration(&written), Ok(d), "{written}");
+            }
+            Err(e) => bounded(text, &e),
+        },
+        1 => match fuzzing::signal(text) {
+            Ok(n) => {
+                assert!((1..=64).contains(&n));
+                assert_eq!(fuzzing::signal(&n.to_string()), Ok(n));
+                if named(n) {
+                    assert_eq!(fuzzing::signal(&fuzzing::signal_name(n)), Ok(n));
+                }
+            }
+            Err(e) => bounded(text, &e),
+        },
+        2 => match fuzzing::rewrite_rule(text) {
+            Ok((from, to)) => {
+                assert!((1..=64).contains(&from) && (0..=64).contains(&to));
+                assert_eq!(
+                    fuzzing::rewrite_rule(&format!("{from}:{to}")),
+                    Ok((from, to))
+                );
+                if named(from) && named(to) {
+                    let to_name = if to == 0 {
+                        "0".into()
+                    } else {
+                        fuzzing::signal_name(to)
+                    };
+                    let rule = format!("{}:{to_name}", fuzzing::signal_name(from));
+                    assert_eq!(fuzzing::rewrite_rule(&rule), Ok((from, to)), "{rule}");
+                }
+            }
+            Err(e) => bounded(text, &e),
+        },
+        3 => match fuzzing::stop_signals(text) {
+            Ok(list) => {
+                assert!(!list.is_empty());
+                for (i, n) in list.iter().enumerate() {
+                    assert!((1..=64).contains(n) && !list[..i].contains(n));
+                }
+                let numbers: Vec<String> = list.iter().map(i32::to_string).collect();
+                assert_eq!(fuzzing::stop_signals(&numbers.join(",")), Ok(list.clone()));
+                if list.iter().all(|&n| named(n)) {
+                    let names: Vec<String> =
+                        list.iter().map(|&n| fuzzing::signal_name(n)).collect();
+                    assert_eq!(fuzzing::stop_signals(&names.join(", ")), Ok(list));
+                }
+            }
+            Err(e) => bounded(text, &e),
+        },
+        4 => match fuzzing::exit_code(text) {
+            Ok(code) => {
+                assert!((0..=255).contains(&code));
+                assert_eq!(fuzzing::exit_code(&code.to_string()), Ok(code));
+            }
+            Err(e) => bounded(text, &e),
+        },
+        5 => match fuzzing::switch(text) {
+            Ok(on) => assert_eq!(fuzzing::switch(if on { "1" } else { "0" }), Ok(on)),
+            Err(e) => bounded(text, &e),
+        },
+        6 => match fuzzing::verbosity(text) {
+            Ok(level) => {
+                assert!(level <= 4);
+                assert_eq!(fuzzing::verbosity(&level.to_string()), Ok(level));
+            }
+            Err(e) => bounded(text, &e),
+        },
+        _ => match fuzzing::log_format(text) {
+            Ok(format) => {
+                let name = format!("{format:?}").to_ascii_lowercase();
+                assert_eq!(fuzzing::log_format(&name), Ok(format));
+            }
+            Err(e) => bounded(text, &e),
+        },
+    }
+});
