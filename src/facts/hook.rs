@@ -43,7 +43,7 @@ pub enum Cancel {
 }
 
 /// How a hook went.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum Outcome {
     Ended(Ending),
     CouldNotRun(String),
@@ -53,7 +53,7 @@ pub enum Outcome {
 }
 
 /// One finished hook, for the log and the exit report.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Record {
     pub kind: HookKind,
     pub outcome: Outcome,

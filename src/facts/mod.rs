@@ -14,4 +14,4 @@ pub mod signal;
 pub use hook::{Cancel, HookKind, KillReason, Outcome};
 pub use memory::MemoryEvents;
 pub use process::{Ending, Proc};
-pub use signal::{Named, Received, Sender, Signal};
+pub use signal::{Named, Received, Sender, Signal, Target};

@@ -1,30 +1,32 @@
-use super::text::list_procs;
-use super::*;
-use crate::facts::hook::Record;
-use crate::facts::{Cancel, HookKind, Outcome, Sender};
+use std::time::{Duration, Instant};
 
-fn base() -> Exit {
-    Exit {
-        command: Command {
-            argv: vec!["sleep".into(), "1000".into()],
-            text: "sleep 1000".into(),
-            exact: true,
-        },
+use super::exit::list_procs;
+use super::*;
+use crate::event::{AfterHook, Event};
+use crate::facts::hook::Record;
+use crate::facts::{Cancel, HookKind, Outcome, Target};
+
+/// A ledger that saw `sleep 1000` start as pid 2 (with the terminal, if
+/// `terminal`).
+fn started(terminal: bool) -> Ledger {
+    let mut l = Ledger::default();
+    l.observe(&Event::Started {
+        command: &Command::new(vec!["sleep".into(), "1000".into()]),
         pid: 2,
-        had_terminal: false,
-        ending: Ending::Exited(0),
-        ended_at: Instant::now(),
-        status: 0,
-        code_expected: false,
-        stop: None,
-        forwards: Forwards::default(),
-        grace: None,
-        drain: None,
-        hooks: Vec::new(),
-        orphans_reaped: 0,
-        oom_kills: 0,
+        limit: None,
         oom_group: false,
-    }
+        terminal,
+        at: Timestamp::from_unix(0, 0),
+    });
+    l
+}
+
+fn base() -> Ledger {
+    started(false)
+}
+
+fn end(l: &mut Ledger, ending: Ending, at: Instant) {
+    l.observe(&Event::ChildEnded { pid: 2, ending, at });
 }
 
 fn killed(signal: i32) -> Ending {
@@ -34,83 +36,106 @@ fn killed(signal: i32) -> Ending {
     }
 }
 
-fn outside(signal: i32) -> Received {
-    Received {
-        signal,
-        sender: Sender::Process { pid: 0, uid: 0 },
-    }
+fn outside() -> Named {
+    Named::bare(Sender::Process { pid: 0, uid: 0 })
 }
 
-fn stopped_by(r: &mut Exit, signal: i32, at: Instant) {
-    r.stop = Some(Stop {
-        cause: StopCause::Signal {
-            signal,
-            sender: Named::bare(outside(signal).sender),
-        },
-        at,
-        sent: Some(signal),
-        not_sent: None,
-        later: None,
+/// A signal forwarded to the child, from `sender`; `later_stop` for a
+/// stop signal during the stop.
+fn forward(l: &mut Ledger, signal: i32, sender: &Named, later_stop: Option<Instant>) {
+    l.observe(&Event::SignalForwarded {
+        signal,
+        sent: signal,
+        target: Target::Process(2),
+        sender,
+        later_stop,
     });
+}
+
+/// A stop by `signal` from outside at `at`, with the signal sent.
+fn stopped_by(l: &mut Ledger, signal: i32, at: Instant, grace: Option<Duration>) {
+    l.observe(&Event::Stopping {
+        cause: &StopCause::Signal {
+            signal,
+            sender: outside(),
+        },
+        signal,
+        grace: grace.map(|period| Grace {
+            period,
+            by_default: false,
+        }),
+        at,
+    });
+    forward(l, signal, &Named::bare(Sender::Vigil), None);
+}
+
+fn grace_kill(l: &mut Ledger, killed: &[Proc], at: Instant) {
+    l.observe(&Event::GraceDeadline {
+        grace_period: Duration::from_secs(1),
+        killed,
+        listed: true,
+        at,
+    });
+}
+
+fn report(l: &Ledger, status: i32, oom_kills: u64) -> Exit<'_> {
+    l.exit(status, oom_kills).expect("the child ended")
 }
 
 #[test]
 fn a_clean_exit_is_for_v_only_and_a_failure_is_shown() {
-    let mut r = base();
-    r.ending = Ending::Exited(0);
+    let mut l = base();
+    end(&mut l, Ending::Exited(0), Instant::now());
+    let r = report(&l, 0, 0);
     assert_eq!(r.audience(), Audience::Verbose);
     assert_eq!(
         r.to_string(),
         "child exited with code 0; exit status 0; command: sleep 1000 (pid 2); orphans reaped: 0"
     );
-    r.ending = Ending::Exited(3);
-    r.status = 3;
-    assert_eq!(r.audience(), Audience::Warning);
-    r.code_expected = true;
-    r.status = 0;
-    assert_eq!(r.audience(), Audience::Verbose);
+    end(&mut l, Ending::Exited(3), Instant::now());
+    assert_eq!(report(&l, 3, 0).audience(), Audience::Warning);
+    // Listed with -e: vigil exits 0.
+    assert_eq!(report(&l, 0, 0).audience(), Audience::Verbose);
 }
 
 #[test]
 fn the_answer_to_a_stop_is_shown_but_no_warning() {
-    let mut r = base();
-    stopped_by(&mut r, 15, Instant::now());
-    r.ending = killed(15);
-    r.status = 143;
-    assert_eq!(r.audience(), Audience::Default);
-    r.ending = Ending::Exited(0);
-    r.status = 0;
-    assert_eq!(r.audience(), Audience::Default);
-    r.ending = Ending::Exited(143);
-    r.status = 143;
-    assert_eq!(r.audience(), Audience::Default);
-    r.ending = Ending::Killed {
-        signal: 11,
-        core_dumped: true,
-    };
-    r.status = 139;
-    assert_eq!(r.audience(), Audience::Warning);
+    let mut l = base();
+    stopped_by(&mut l, 15, Instant::now(), None);
+    for (ending, status, audience) in [
+        (killed(15), 143, Audience::Default),
+        (Ending::Exited(0), 0, Audience::Default),
+        (Ending::Exited(143), 143, Audience::Default),
+        (
+            Ending::Killed {
+                signal: 11,
+                core_dumped: true,
+            },
+            139,
+            Audience::Warning,
+        ),
+    ] {
+        end(&mut l, ending, Instant::now());
+        assert_eq!(report(&l, status, 0).audience(), audience, "{ending:?}");
+    }
 }
 
 #[test]
 fn stop_and_grace() {
-    let mut r = base();
+    let mut l = base();
     let at = Instant::now();
-    r.ending = killed(9);
-    r.status = 137;
-    stopped_by(&mut r, 15, at);
-    r.ended_at = at + Duration::from_millis(1000);
-    r.grace = Some(Grace {
-        period: Duration::from_secs(1),
-        by_default: false,
-        kill: Some(GraceKill {
-            at: r.ended_at,
-            killed: vec![Proc {
-                pid: 2,
-                name: "sleep".into(),
-            }],
-        }),
-    });
+    let ended = at + Duration::from_millis(1000);
+    stopped_by(&mut l, 15, at, Some(Duration::from_secs(1)));
+    grace_kill(
+        &mut l,
+        &[Proc {
+            pid: 2,
+            name: "sleep".into(),
+        }],
+        ended,
+    );
+    end(&mut l, killed(9), ended);
+    let r = report(&l, 137, 0);
     assert_eq!(r.audience(), Audience::Warning);
     let text = r.to_string();
     assert!(
@@ -129,61 +154,48 @@ fn stop_and_grace() {
 
 #[test]
 fn sigpipe_and_ctrl_c_are_for_v_only() {
-    let mut r = base();
-    r.ending = killed(libc::SIGPIPE);
-    r.status = 141;
-    assert_eq!(r.audience(), Audience::Verbose);
+    let mut l = base();
+    end(&mut l, killed(libc::SIGPIPE), Instant::now());
+    assert_eq!(report(&l, 141, 0).audience(), Audience::Verbose);
     // SIGINT: Ctrl-C only when the child held the terminal and vigil
     // did not forward a SIGINT.
-    r.ending = killed(libc::SIGINT);
-    r.status = 130;
-    assert_eq!(r.audience(), Audience::Warning);
-    r.had_terminal = true;
-    assert_eq!(r.audience(), Audience::Verbose);
-    assert!(r.to_string().contains(", from the terminal (Ctrl-C)"));
-    r.forwards.record(
-        Forward {
-            received: outside(libc::SIGINT),
-            sent: libc::SIGINT,
-        },
-        |_| None,
+    end(&mut l, killed(libc::SIGINT), Instant::now());
+    assert_eq!(report(&l, 130, 0).audience(), Audience::Warning);
+    let mut l = started(true);
+    end(&mut l, killed(libc::SIGINT), Instant::now());
+    assert_eq!(report(&l, 130, 0).audience(), Audience::Verbose);
+    assert!(
+        report(&l, 130, 0)
+            .to_string()
+            .contains(", from the terminal (Ctrl-C)")
     );
-    assert_eq!(r.audience(), Audience::Warning);
+    forward(&mut l, libc::SIGINT, &outside(), None);
+    assert_eq!(report(&l, 130, 0).audience(), Audience::Warning);
     // Anything abnormal besides is still a warning.
-    r.ending = killed(libc::SIGPIPE);
-    r.oom_kills = 1;
-    assert_eq!(r.audience(), Audience::Warning);
+    end(&mut l, killed(libc::SIGPIPE), Instant::now());
+    assert_eq!(report(&l, 141, 1).audience(), Audience::Warning);
 }
 
 #[test]
 fn a_shell_that_says_141_or_130_is_as_quiet_as_the_death_it_reports() {
-    let mut r = base();
-    r.ending = Ending::Exited(141);
-    r.status = 141;
-    assert_eq!(r.audience(), Audience::Verbose);
-    r.ending = Ending::Exited(130);
-    r.status = 130;
-    assert_eq!(r.audience(), Audience::Warning, "no terminal: not Ctrl-C");
-    r.had_terminal = true;
-    assert_eq!(r.audience(), Audience::Verbose);
-    r.ending = Ending::Exited(142);
-    r.status = 142;
-    assert_eq!(r.audience(), Audience::Warning);
+    for (terminal, code, audience) in [
+        (false, 141, Audience::Verbose),
+        (false, 130, Audience::Warning),
+        (true, 130, Audience::Verbose),
+        (true, 142, Audience::Warning),
+    ] {
+        let mut l = started(terminal);
+        end(&mut l, Ending::Exited(code), Instant::now());
+        assert_eq!(report(&l, code, 0).audience(), audience, "{code}");
+    }
 }
 
 #[test]
 fn a_forwarded_signal_that_killed_the_child_names_its_sender() {
-    let mut r = base();
-    r.forwards.record(
-        Forward {
-            received: outside(libc::SIGUSR1),
-            sent: libc::SIGUSR1,
-        },
-        |_| None,
-    );
-    r.ending = killed(libc::SIGUSR1);
-    r.status = 138;
-    let text = r.to_string();
+    let mut l = base();
+    forward(&mut l, libc::SIGUSR1, &outside(), None);
+    end(&mut l, killed(libc::SIGUSR1), Instant::now());
+    let text = report(&l, 138, 0).to_string();
     assert!(
         text.starts_with("child was killed by SIGUSR1 (status 138), forwarded by vigil: SIGUSR1 from pid 0 (outside this PID namespace); exit status 138"),
         "{text}"
@@ -192,21 +204,13 @@ fn a_forwarded_signal_that_killed_the_child_names_its_sender() {
 
 #[test]
 fn the_later_stop_signal_is_the_one_the_child_ended_on() {
-    let mut r = base();
+    let mut l = base();
     let at = Instant::now();
-    stopped_by(&mut r, libc::SIGINT, at);
-    let later = Forward {
-        received: outside(libc::SIGTERM),
-        sent: libc::SIGTERM,
-    };
-    r.stop.as_mut().unwrap().later = Some(LaterStop {
-        forward: later,
-        sender: Named::bare(later.received.sender),
-        at: at + Duration::from_millis(500),
-    });
-    r.ending = Ending::Exited(143);
-    r.status = 143;
-    r.ended_at = at + Duration::from_millis(700);
+    stopped_by(&mut l, libc::SIGINT, at, None);
+    let later = at + Duration::from_millis(500);
+    forward(&mut l, libc::SIGTERM, &outside(), Some(later));
+    end(&mut l, Ending::Exited(143), at + Duration::from_millis(700));
+    let r = report(&l, 143, 0);
     assert_eq!(r.audience(), Audience::Default);
     let text = r.to_string();
     assert!(
@@ -214,70 +218,92 @@ fn the_later_stop_signal_is_the_one_the_child_ended_on() {
         "{text}"
     );
     // An ending that points to the first signal is the first one's.
-    r.ending = Ending::Exited(130);
-    assert!(r.to_string().contains(", child ended 0.700s later"));
+    end(&mut l, Ending::Exited(130), at + Duration::from_millis(700));
+    assert!(
+        report(&l, 130, 0)
+            .to_string()
+            .contains(", child ended 0.700s later")
+    );
 }
 
 #[test]
 fn a_cancelled_hook_is_no_failure() {
-    let mut r = base();
-    r.ending = killed(9);
-    r.status = 137;
+    let mut l = base();
     let at = Instant::now();
-    stopped_by(&mut r, 15, at);
-    r.grace = Some(Grace {
-        period: Duration::from_secs(1),
-        by_default: false,
-        kill: Some(GraceKill {
-            at,
-            killed: Vec::new(),
-        }),
-    });
-    r.hooks.push(Record {
+    stopped_by(&mut l, 15, at, Some(Duration::from_secs(1)));
+    grace_kill(&mut l, &[], at);
+    let record = Record {
         kind: HookKind::PreStop,
         outcome: Outcome::Cancelled(Cancel::GraceDeadline),
         took: Duration::from_secs(1),
+    };
+    assert!(!record.failed());
+    l.observe(&Event::HookEnded {
+        record: &record,
+        then: AfterHook::Nothing,
     });
+    end(&mut l, killed(9), at);
     assert!(
-        r.to_string()
+        report(&l, 137, 0)
+            .to_string()
             .contains("; pre-stop hook cancelled at the grace deadline after 1.000s")
     );
-    assert!(!r.hooks.iter().any(Record::failed));
 }
 
 #[test]
 fn oom_kill_of_another_process() {
-    let mut r = base();
-    r.ending = Ending::Exited(0);
-    r.oom_kills = 1;
+    let mut l = base();
+    end(&mut l, Ending::Exited(0), Instant::now());
+    let r = report(&l, 0, 1);
     assert_eq!(r.audience(), Audience::Warning);
     assert!(r.to_string().contains(
         "; the kernel OOM killer killed 1 process in this container (not the child: a process it started, or a hook)"
     ));
-    r.ending = killed(9);
-    r.oom_kills = 2;
-    let text = r.to_string();
+    end(&mut l, killed(9), Instant::now());
+    let text = report(&l, 137, 2).to_string();
     assert!(text.starts_with("child was killed by SIGKILL (status 137) by the kernel OOM killer"));
     assert!(text.contains(
         "; the kernel OOM killer killed 2 processes in this container, one process at a time (memory.oom.group is off); "
     ));
     // With memory.oom.group, a kill vigil lived through cannot be one of
     // the whole group: no word of it.
-    r.oom_group = true;
+    let mut l = Ledger::default();
+    l.observe(&Event::Started {
+        command: &Command::new(vec!["sleep".into(), "1000".into()]),
+        pid: 2,
+        limit: None,
+        oom_group: true,
+        terminal: false,
+        at: Timestamp::from_unix(0, 0),
+    });
+    end(&mut l, killed(9), Instant::now());
     assert!(
-        r.to_string()
+        report(&l, 137, 2)
+            .to_string()
             .contains("; the kernel OOM killer killed 2 processes in this container; ")
     );
 }
 
 #[test]
 fn a_long_command_is_shortened_and_the_cause_comes_first() {
-    let mut r = base();
     let words: Vec<String> = (1..=50_000).map(|n| n.to_string()).collect();
-    r.command.text = format!("sh -c 'exit 3' {}", words.join(" "));
-    r.ending = Ending::Exited(3);
-    r.status = 3;
-    let text = r.to_string();
+    let argv = ["sh", "-c", "exit 3"]
+        .into_iter()
+        .map(String::from)
+        .chain(words)
+        .map(Into::into)
+        .collect();
+    let mut l = Ledger::default();
+    l.observe(&Event::Started {
+        command: &Command::new(argv),
+        pid: 2,
+        limit: None,
+        oom_group: false,
+        terminal: false,
+        at: Timestamp::from_unix(0, 0),
+    });
+    end(&mut l, Ending::Exited(3), Instant::now());
+    let text = report(&l, 3, 0).to_string();
     assert!(text.len() < 400, "{} bytes: {text}", text.len());
     assert!(
         text.starts_with("child exited with code 3; exit status 3; command: sh -c 'exit 3' 1 2 3 ")
@@ -303,36 +329,43 @@ fn long_lists_are_capped() {
 }
 
 /// The log's line says what `Display` says, and escapes what came from
-/// outside vigil (the command, the sender's name) while vigil's own words
-/// pass as they are.
+/// outside vigil (the sender's name; the command is escaped already)
+/// while vigil's own words pass as they are.
 #[test]
 fn the_log_line_says_what_display_says_with_outside_text_escaped() {
-    use crate::event::{Event, Level};
+    use crate::event::Level;
     use crate::logging::{self, capture};
-    use crate::record::{Format, Timestamp};
+    use crate::record::Format;
 
-    let mut r = base();
-    r.command.text = "sh -c 'echo a\nb'".into();
-    r.ending = killed(libc::SIGUSR1);
-    r.status = 128 + libc::SIGUSR1;
-    let received = Received {
-        signal: libc::SIGUSR1,
+    let mut l = Ledger::default();
+    l.observe(&Event::Started {
+        command: &Command::new(vec!["sh".into(), "-c".into(), "echo a\nb".into()]),
+        pid: 2,
+        limit: None,
+        oom_group: false,
+        terminal: false,
+        at: Timestamp::from_unix(0, 0),
+    });
+    let sender = Named {
         sender: Sender::Process { pid: 7, uid: 1000 },
+        name: Some("bad\x1bname".into()),
     };
-    r.forwards.record(
-        Forward {
-            received,
-            sent: libc::SIGUSR1,
-        },
-        |_| Some("bad\x1bname".into()),
-    );
-    r.orphans_reaped = 12_345_678_901;
-    let exit = r;
+    forward(&mut l, libc::SIGUSR1, &sender, None);
+    for _ in 0..3 {
+        l.observe(&Event::Reaped {
+            pid: 9,
+            ending: Ending::Exited(0),
+            warn: false,
+        });
+    }
+    let ended = Instant::now();
+    end(&mut l, killed(libc::SIGUSR1), ended);
+    let exit = report(&l, 128 + libc::SIGUSR1, 0);
 
     capture::start(Format::Text, 1, Timestamp::from_unix(0, 0));
     let clocks = Clocks {
         wall: Timestamp::from_unix(0, 0),
-        now: exit.ended_at,
+        now: ended,
     };
     logging::emit(Event::Exit {
         exit: &exit,
@@ -346,7 +379,7 @@ fn the_log_line_says_what_display_says_with_outside_text_escaped() {
         shown,
         "child was killed by SIGUSR1 (status 138), forwarded by vigil: SIGUSR1 \
          from pid 7 (bad\x1bname, uid 1000); exit status 138; \
-         command: sh -c 'echo a\nb' (pid 2); orphans reaped: 12345678901"
+         command: sh -c 'echo a\\nb' (pid 2); orphans reaped: 3"
     );
     let escaped = crate::text::one_line(&shown);
     assert_eq!(lines, [format!("vigil: warning: exit report: {escaped}\n")]);

@@ -12,7 +12,7 @@ use crate::facts::HookKind;
 use crate::logging;
 use crate::notify::{self, Notifier};
 use crate::procs::Role;
-use crate::report::{Audience, Clocks, Command, Exit, Provisional};
+use crate::report::{Audience, Clocks, Command, Exit};
 use crate::signals::{Inherited, SignalFd};
 use crate::spawn::{self, Spawn};
 use crate::text::os_error;
@@ -86,19 +86,9 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     }
     let started = logging::wall_clock();
     let command = Command::new(config.command.clone());
-    logging::emit(Event::Started {
-        command: &command.text,
-        argv: &config.command,
-        pid: child,
-    });
     let (limit, oom_group) = memory
         .as_ref()
         .map_or((None, false), |m| (m.limit, m.oom_group));
-    if oom_group {
-        logging::emit(Event::OomGroup {
-            memory_limit: limit,
-        });
-    }
     // Kept up to date only where it says something: in the termination log.
     let memory_watch = memory
         .as_ref()
@@ -255,25 +245,7 @@ impl<S: System> Supervisor<S> {
         logging::final_lines();
         // Every way to `State::Exit` goes through the child's end: the
         // ending is known.
-        if let Some((ending, ended_at)) = self.ended {
-            let code_expected = status == 0 && ending.status() != 0;
-            let exit = Exit {
-                command: std::mem::take(&mut self.command),
-                pid: self.child,
-                had_terminal: self.gave_terminal,
-                ending,
-                ended_at,
-                status,
-                code_expected,
-                stop: self.stop.take(),
-                forwards: std::mem::take(&mut self.forwards),
-                grace: self.grace.take(),
-                drain: self.drain.take(),
-                hooks: std::mem::take(&mut self.hooks),
-                orphans_reaped: self.orphans_reaped,
-                oom_kills,
-                oom_group: self.oom_group,
-            };
+        if let Some(exit) = self.ledger.exit(status, oom_kills) {
             let clocks = Clocks {
                 wall: logging::wall_clock(),
                 now: self.sys.now(),
@@ -286,32 +258,24 @@ impl<S: System> Supervisor<S> {
         self.sys.let_readers_catch_up();
         status
     }
-}
 
-impl<S: System> Supervisor<S> {
     /// Writes the provisional termination message: what the termination
     /// log says if vigil is killed before it can report.
     pub(super) fn write_provisional(&self) {
-        let message = Provisional {
-            command: &self.command,
-            pid: self.child,
-            started: self.started,
-            limit: self.limit,
-            oom_group: self.oom_group,
-            memory: self.memory_seen,
-        };
-        logging::provisional(Event::Provisional { message: &message });
+        if let Some(message) = self.ledger.provisional() {
+            logging::provisional(Event::Provisional { message: &message });
+        }
     }
 
     /// The kernel changed `memory.events`: what it counted goes into the
     /// provisional message, and into the log at `-v`.
     pub(super) fn on_memory_event(&mut self) {
         let events = self.sys.memory_events();
-        if events == self.memory_seen.events {
+        if self.ledger.memory_events() == events {
             return;
         }
-        self.memory_seen.update(events, logging::wall_clock());
-        logging::emit(Event::MemoryEventsSeen { events });
+        let at = logging::wall_clock();
+        self.say(Event::MemoryEventsSeen { events, at });
         self.write_provisional();
     }
 }

@@ -17,12 +17,13 @@ use nix::unistd::{getpgid, getpgrp, getpid, getppid, getsid};
 use crate::caps::Narrowing;
 use crate::cgroup::Memory;
 use crate::facts::MemoryEvents;
+use crate::facts::Target;
 use crate::facts::{Proc, Received};
 use crate::notify::Notifier;
 use crate::probe::{Attempt, Outcome, Unhealthy, Url};
 use crate::procs::{self, Role};
 use crate::reap::{self, Next};
-use crate::signals::{self, Inherited, SignalFd, Target};
+use crate::signals::{self, Inherited, SignalFd};
 use crate::spawn::{self, Spawn, SpawnError};
 use crate::user::Switch;
 

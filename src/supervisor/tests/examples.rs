@@ -52,6 +52,11 @@ fn proc(pid: i32, name: &str) -> Proc {
 /// A supervisor whose child, `command`, has just started as pid 7, with
 /// these options, as `setup::start` makes it.
 fn example(args: &[&str], command: &[&str]) -> Supervisor<Fake> {
+    example_in(args, command, None)
+}
+
+/// `example`, in a memory cgroup with this limit and `memory.oom.group`.
+fn example_in(args: &[&str], command: &[&str], oom_group: Option<u64>) -> Supervisor<Fake> {
     let argv: Vec<OsString> = std::iter::once("vigil")
         .chain(["--termination-log="])
         .chain(args.iter().copied())
@@ -69,6 +74,8 @@ fn example(args: &[&str], command: &[&str]) -> Supervisor<Fake> {
     };
     let start = Start {
         command: crate::report::Command::new(config.command.clone()),
+        limit: oom_group,
+        oom_group: oom_group.is_some(),
         ..started(PID)
     };
     let mut s = Supervisor::new(*config, fake, start);
@@ -365,9 +372,7 @@ fn event_records(format: Format) -> Vec<(&'static str, String)> {
     // a pod whose cgroup has memory.oom.group, and as it stands after the
     // kernel counted memory events.
     capture::start(format, 2, t());
-    let mut s = example(&[], &["python3", "train.py"]);
-    s.limit = Some(268_435_456);
-    s.oom_group = true;
+    let mut s = example_in(&[], &["python3", "train.py"], Some(268_435_456));
     s.write_provisional();
     s.sys.memory = crate::facts::MemoryEvents {
         max: 3,

@@ -156,7 +156,7 @@ fn not_ready_by_the_ready_timeout_stops_and_never_exits_0() {
             None,
             "no more probing"
         );
-        let grace = s.grace.as_ref().unwrap();
+        let grace = s.ledger.grace().unwrap();
         assert_eq!(
             (grace.period, grace.by_default),
             (Duration::from_secs(10), true)
@@ -165,12 +165,12 @@ fn not_ready_by_the_ready_timeout_stops_and_never_exits_0() {
             s.sys.notified,
             ["STOPPING=1\nSTATUS=stopping: not ready after 3s (--ready-timeout)"]
         );
-        let Some(Stop {
+        let Some(crate::report::Stop {
             cause: StopCause::NotReady { timeout, last },
             ..
-        }) = &s.stop
+        }) = s.ledger.stop()
         else {
-            panic!("{:?}", s.stop);
+            panic!("{:?}", s.ledger.stop());
         };
         assert_eq!(*timeout, Duration::from_secs(3));
         assert_eq!(
