@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::fs;
 use std::io::Read;
 
-use crate::facts::{Proc, Target};
+use crate::log::facts::{Proc, Target};
 use crate::signals;
 
 /// Whom vigil answers for, decided once at start.

@@ -15,13 +15,13 @@ use std::time::Duration;
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
-use crate::event::Event;
-use crate::facts::signal::{Received, Sender, Target};
-use crate::logging;
+use crate::log;
+use crate::log::event::Event;
+use crate::log::facts::signal::{Received, Sender, Target};
 use crate::sys::exec;
 use crate::sys::signal::{self as sys, Disposition, RECORD_SIZE, SignalInfo, set_disposition};
 
-pub use crate::facts::signal::MAX_SIGNAL;
+pub use crate::log::facts::signal::MAX_SIGNAL;
 
 /// A set of signals in the kernel's own layout: bit N-1 stands for signal N.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -245,7 +245,7 @@ pub fn send(target: Target, signal: i32) -> bool {
         }
     };
     let error = crate::text::os_error(&err);
-    logging::emit(Event::SendFailed {
+    log::emit(Event::SendFailed {
         signal,
         target,
         error: &error,

@@ -6,11 +6,11 @@ use super::deadlines::Deadline;
 use super::stop::StopStep;
 use super::system::System;
 use super::{DrainPhase, State, StopPhase, Supervisor};
-use crate::event::{AfterHook, Event};
-use crate::facts::{Cancel, Ending, HookKind, KillReason, Proc, Target};
-use crate::logging;
+use crate::log;
+use crate::log::event::{AfterHook, Event};
+use crate::log::facts::stop::{DrainKill, StopCause};
+use crate::log::facts::{Cancel, Ending, HookKind, KillReason, Proc, Target};
 use crate::reap::{Change, Next};
-use crate::report::{DrainKill, StopCause};
 
 use std::time::Duration;
 
@@ -314,7 +314,7 @@ impl<S: System> Supervisor<S> {
         let left: Vec<Proc> = self.sys.signal_all(&[libc::SIGKILL], groups);
         // Everything is being killed: from here on the log may wait for
         // room in stderr, so that this warning and the report get through.
-        logging::final_lines();
+        log::final_lines();
         let listed = self.sys.can_reach_all();
         let killed = &left;
         self.say(match kill {

@@ -36,13 +36,15 @@ mod tests;
 use std::time::Duration;
 
 use crate::cli::Config;
-use crate::event::{AfterHook, Event, Level, StopAction};
-use crate::facts::{HookKind, KillReason, Named, Received, Sender, Target};
-use crate::facts::{hook, signal};
 use crate::hooks::{self, Hook};
-use crate::logging;
-use crate::record::Timestamp;
-use crate::report::{self, DrainKill, Ledger, StopCause};
+use crate::log;
+use crate::log::event::{AfterHook, Event, Level, StopAction};
+use crate::log::facts::Command;
+use crate::log::facts::stop::{DrainKill, StopCause};
+use crate::log::facts::{HookKind, KillReason, Named, Received, Sender, Target};
+use crate::log::facts::{hook, signal};
+use crate::log::format::Timestamp;
+use crate::log::report::Ledger;
 use deadlines::{Deadline, Deadlines, Due};
 use stop::StopStep;
 use system::{System, Woken};
@@ -145,7 +147,7 @@ struct Supervisor<S: System> {
 struct Start {
     child: i32,
     /// The command, as the report and the provisional message show it.
-    command: report::Command,
+    command: Command,
     /// When the child was started.
     started: Timestamp,
     /// The memory cgroup's limit, and whether an OOM kill takes the group.
@@ -214,7 +216,7 @@ impl<S: System> Supervisor<S> {
     /// the exit report needs, and to the log.
     fn say(&mut self, event: Event<'_>) {
         self.ledger.observe(&event);
-        logging::emit(event);
+        log::emit(event);
     }
 
     /// The event loop: one turn at a time until the state is `Exit`.
@@ -362,7 +364,7 @@ impl<S: System> Supervisor<S> {
         match r.signal {
             libc::SIGCHLD => {
                 // One per exit: as the kernel gave it, without reading /proc.
-                if logging::shown(Level::Trace) {
+                if log::shown(Level::Trace) {
                     self.received(r, &Named::bare(r.sender));
                 }
                 self.reap();
@@ -394,7 +396,7 @@ impl<S: System> Supervisor<S> {
     /// Logs a signal's arrival with its sender, at `-v`: after the signal's
     /// own work, so that nothing comes before the `kill`.
     fn log_received(&mut self, r: Received) {
-        if logging::shown(Level::Info) {
+        if log::shown(Level::Info) {
             let sender = self.named(r.sender, r.signal);
             self.received(r, &sender);
         }

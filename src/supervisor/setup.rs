@@ -7,12 +7,13 @@ use super::{Start, Supervisor};
 use crate::caps;
 use crate::cgroup::Memory;
 use crate::cli::{self, Config};
-use crate::event::{Event, Level};
-use crate::facts::HookKind;
-use crate::logging;
+use crate::log;
+use crate::log::event::{Event, Level};
+use crate::log::facts::Command;
+use crate::log::facts::HookKind;
+use crate::log::report::{Audience, Clocks, Exit};
 use crate::notify::{self, Notifier};
 use crate::procs::Role;
-use crate::report::{Audience, Clocks, Command, Exit};
 use crate::signals::{Inherited, SignalFd};
 use crate::spawn::{self, Spawn};
 use crate::text::os_error;
@@ -32,7 +33,7 @@ pub fn run(config: Config, inherited: Inherited) -> i32 {
 pub(super) fn open_signals() -> Result<SignalFd, i32> {
     SignalFd::open().map_err(|e| {
         let error = os_error(&e);
-        logging::emit(Event::StartFailed {
+        log::emit(Event::StartFailed {
             what: "read signals (signalfd)",
             error: &error,
             status: 1,
@@ -84,7 +85,7 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     if activated {
         unset.extend(spawn::LISTEN_VARIABLES);
     }
-    let started = logging::wall_clock();
+    let started = log::wall_clock();
     let command = Command::new(config.command.clone());
     let (limit, oom_group) = memory
         .as_ref()
@@ -92,7 +93,7 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     // Kept up to date only where it says something: in the termination log.
     let memory_watch = memory
         .as_ref()
-        .filter(|_| logging::has_termination_log())
+        .filter(|_| log::has_termination_log())
         .and_then(Memory::watch);
     let os = Os {
         role,
@@ -131,11 +132,11 @@ fn prepare_caps(config: &Config) -> Result<Option<caps::Narrowing>, i32> {
     };
     match caps::prepare(set, config.user.is_some()) {
         Ok(narrowing) => {
-            logging::emit(Event::Capabilities { caps: &narrowing });
+            log::emit(Event::Capabilities { caps: &narrowing });
             Ok(Some(narrowing))
         }
         Err(error) => {
-            logging::emit_final(Event::CapsFailed {
+            log::emit_final(Event::CapsFailed {
                 error: &error,
                 status: 1,
             });
@@ -152,11 +153,11 @@ fn prepare_user(config: &Config, role: Role) -> Result<Option<user::Switch>, i32
     };
     match user::prepare(spec, role == Role::Pid1) {
         Ok(switch) => {
-            logging::emit(Event::RunningAs { user: &switch });
+            log::emit(Event::RunningAs { user: &switch });
             Ok(Some(switch))
         }
         Err(e) => {
-            logging::emit_final(Event::UserFailed {
+            log::emit_final(Event::UserFailed {
                 error: &e,
                 status: 1,
             });
@@ -194,7 +195,7 @@ fn start_child(
         } else {
             config.status_after_e(e.status())
         };
-        logging::emit_final(e.event(status));
+        log::emit_final(e.event(status));
         status
     })
 }
@@ -205,7 +206,7 @@ fn notify_socket() -> Option<Notifier> {
     match Notifier::from_env(std::env::var_os(notify::VARIABLE)) {
         Ok(notifier) => notifier,
         Err(why) => {
-            logging::emit(Event::NotifySocketUnusable { error: &why });
+            log::emit(Event::NotifySocketUnusable { error: &why });
             None
         }
     }
@@ -223,7 +224,7 @@ fn warn_of_hooks(config: &Config) {
             continue;
         };
         if let Some(why) = spawn::unrunnable(program) {
-            logging::emit(Event::HookUnrunnable {
+            log::emit(Event::HookUnrunnable {
                 hook,
                 program,
                 error: &why,
@@ -231,10 +232,10 @@ fn warn_of_hooks(config: &Config) {
         }
     }
     if config.ready_when.is_none() && config.ready_timeout.is_some() {
-        logging::emit(Event::ReadyTimeoutUnused {});
+        log::emit(Event::ReadyTimeoutUnused {});
     }
     if config.post_start.is_none() && config.post_start_timeout.is_some() {
-        logging::emit(Event::PostStartTimeoutUnused {});
+        log::emit(Event::PostStartTimeoutUnused {});
     }
 }
 
@@ -242,12 +243,12 @@ impl<S: System> Supervisor<S> {
     /// Writes the exit report and returns the exit status.
     pub(super) fn finish(mut self, status: i32) -> i32 {
         let oom_kills = self.sys.memory_events().oom_kill;
-        logging::final_lines();
+        log::final_lines();
         // Every way to `State::Exit` goes through the child's end: the
         // ending is known.
         if let Some(exit) = self.ledger.exit(status, oom_kills) {
             let clocks = Clocks {
-                wall: logging::wall_clock(),
+                wall: log::wall_clock(),
                 now: self.sys.now(),
             };
             report_exit(&exit, clocks);
@@ -263,7 +264,7 @@ impl<S: System> Supervisor<S> {
     /// log says if vigil is killed before it can report.
     pub(super) fn write_provisional(&self) {
         if let Some(message) = self.ledger.provisional() {
-            logging::provisional(Event::Provisional { message: &message });
+            log::provisional(Event::Provisional { message: &message });
         }
     }
 
@@ -274,7 +275,7 @@ impl<S: System> Supervisor<S> {
         if self.ledger.memory_events() == events {
             return;
         }
-        let at = logging::wall_clock();
+        let at = log::wall_clock();
         self.say(Event::MemoryEventsSeen { events, at });
         self.write_provisional();
     }
@@ -287,9 +288,8 @@ fn report_exit(exit: &Exit, clocks: Clocks) {
         Audience::Default => Level::Notice,
         Audience::Verbose => Level::Info,
     };
-    logging::emit_final(Event::Exit {
-        exit,
-        clocks,
+    log::emit_final(Event::Exit {
+        report: &exit.at(clocks),
         level,
     });
 }
@@ -308,7 +308,7 @@ pub(super) fn kernel_side(config: &Config, role: Role) {
 fn become_subreaper() {
     if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
         let error = os_error(&e.into());
-        logging::emit(Event::SubreaperFailed { error: &error });
+        log::emit(Event::SubreaperFailed { error: &error });
     }
 }
 
@@ -319,7 +319,7 @@ fn set_parent_death_signal(signal: i32) {
     let parent = nix::unistd::getppid();
     if let Err(e) = crate::sys::process::set_parent_death_signal(signal) {
         let error = os_error(&e.into());
-        logging::emit(Event::ParentDeathSignalFailed {
+        log::emit(Event::ParentDeathSignalFailed {
             signal,
             error: &error,
         });

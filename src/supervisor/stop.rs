@@ -8,13 +8,13 @@ use super::deadlines::Deadline;
 use super::system::System;
 use super::{State, StopPhase, Supervisor};
 use crate::cli::{NO_GRACE_WAIT, TIMEOUT_GRACE};
-use crate::event::{AfterHook, Event};
-use crate::facts::process::{Running, Shell};
-use crate::facts::{Cancel, HookKind, KillReason, Named, Received, Sender, Signal, Target};
 use crate::hooks::Hook;
-use crate::logging;
+use crate::log;
+use crate::log::event::{AfterHook, Event};
+use crate::log::facts::process::{Running, Shell};
+use crate::log::facts::stop::{Grace, NotSent, StopCause};
+use crate::log::facts::{Cancel, HookKind, KillReason, Named, Received, Sender, Signal, Target};
 use crate::procs;
-use crate::report::{Grace, NotSent, StopCause};
 use crate::text::duration;
 
 /// Declares `StopStep` and `StopStep::ALL`, every step, from one list:
@@ -74,7 +74,7 @@ impl<S: System> Supervisor<S> {
                 signal: *signal,
                 sender: sender.sender,
             };
-            if logging::shown(crate::event::Level::Info) {
+            if log::shown(crate::log::event::Level::Info) {
                 let sender = sender.clone();
                 self.received(r, &sender);
             }
@@ -326,7 +326,7 @@ impl<S: System> Supervisor<S> {
             }
         };
         let sender = self.named(r.sender, to);
-        if logging::shown(crate::event::Level::Info) {
+        if log::shown(crate::log::event::Level::Info) {
             self.received(r, &sender);
         }
         self.forwarded(signal, to, target, &sender, later_stop);

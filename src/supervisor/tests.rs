@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 use super::system::Woken;
 use super::*;
 use crate::cli::{self, Action};
-use crate::facts::MemoryEvents;
-use crate::facts::{Cancel, Ending, Outcome, Proc};
+use crate::log::facts::MemoryEvents;
+use crate::log::facts::{Cancel, Ending, Outcome, Proc};
 use crate::procs;
 use crate::reap::{Change, Next};
 use crate::spawn::{Spawn, SpawnError};
@@ -271,8 +271,8 @@ fn supervisor(args: &[&str]) -> Supervisor<Fake> {
 fn started(child: i32) -> Start {
     Start {
         child,
-        command: crate::report::Command::new(vec!["child".into()]),
-        started: crate::record::Timestamp::from_unix(1_796_148_380, 123),
+        command: crate::log::facts::Command::new(vec!["child".into()]),
+        started: crate::log::format::Timestamp::from_unix(1_796_148_380, 123),
         limit: None,
         oom_group: false,
         parent: 1,
@@ -509,8 +509,8 @@ fn running(pid: i32, ppid: i32, pgrp: i32, comm: &str, title: &str) -> procs::Ru
 /// fixes. Once, and not after the child has ended.
 #[test]
 fn a_child_still_running_is_named_once_with_the_shell_and_its_job() {
-    use crate::logging::capture;
-    use crate::record::{Format, Timestamp};
+    use crate::log::capture;
+    use crate::log::format::{Format, Timestamp};
     capture::start(Format::Text, 1, Timestamp::from_unix(0, 0));
     let mut s = supervisor(&[]);
     s.sys.running = vec![
@@ -689,7 +689,7 @@ fn the_grace_deadline_kills_everything_and_overtakes_the_sequence() {
     assert!(s.grace_passed());
     assert_eq!(
         s.ledger.stop().unwrap().not_sent,
-        Some(crate::report::NotSent::PreStopHook)
+        Some(crate::log::facts::stop::NotSent::PreStopHook)
     );
     assert_eq!(s.sys.signalled_all, [vec![libc::SIGKILL]]);
     assert_eq!(s.stopping(), Some(StopPhase::AwaitingExit));
@@ -780,7 +780,7 @@ fn a_stop_signal_during_the_drain_kills_what_is_left_at_once() {
     assert!(matches!(s.state, State::Draining(DrainPhase::Killing)));
     assert_eq!(
         s.ledger.drain_kill().unwrap().0,
-        crate::report::DrainKill::StopSignal(libc::SIGINT)
+        crate::log::facts::stop::DrainKill::StopSignal(libc::SIGINT)
     );
     assert_eq!(s.deadlines.get(Deadline::Drain), None);
     // Another one changes nothing.

@@ -11,12 +11,14 @@ use std::time::{Duration, Instant};
 use serde_json::Value as Json;
 
 use super::*;
-use crate::facts::hook;
-use crate::facts::probe::{Address, Waited};
-use crate::facts::{Cancel, Outcome, Sender};
-use crate::record::check::Schema;
-use crate::record::{Encoder, Encoding, LINE_MAX, Record, Timestamp};
-use crate::report::{Command, Grace, Ledger, MemorySeen, NotSent, StopCause};
+use crate::log::check::Schema;
+use crate::log::facts::Command;
+use crate::log::facts::hook;
+use crate::log::facts::probe::{Address, Waited};
+use crate::log::facts::stop::{Grace, NotSent, StopCause};
+use crate::log::facts::{Cancel, Outcome, Sender};
+use crate::log::format::{Encoder, Encoding, LINE_MAX, Record, Timestamp};
+use crate::log::report::{Clocks, Ledger, MemorySeen, Provisional};
 use crate::spawn::{SpawnError, SwitchFailed};
 
 fn procs() -> Vec<Proc> {
@@ -343,8 +345,7 @@ fn every_event_writes_what_the_schema_says() {
     };
     let samples = [
         Event::Exit {
-            exit: &exit,
-            clocks,
+            report: &exit.at(clocks),
             level: Level::Warning,
         },
         Event::UsageError {

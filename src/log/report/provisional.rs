@@ -11,8 +11,8 @@ use std::fmt::{self, Display, Formatter};
 
 use super::Command;
 use super::exit::{COMMAND_MAX, shorten};
-use crate::facts::MemoryEvents;
-use crate::record::{Argv, Obj, Timestamp, Value};
+use crate::log::facts::MemoryEvents;
+use crate::log::format::{Argv, Fields, Obj, Timestamp, Value};
 use crate::text::Count;
 
 /// What the memory cgroup has counted since vigil started, and when vigil
@@ -67,8 +67,10 @@ impl Provisional<'_> {
             "sigkill"
         }
     }
+}
 
-    pub fn fields<'r>(&'r self, o: &mut Obj<'_, 'r>) {
+impl Fields for Provisional<'_> {
+    fn fields<'r>(&'r self, o: &mut Obj<'_, 'r>) {
         let command = if self.command.exact {
             Value::from(self.command.text.as_str())
         } else {

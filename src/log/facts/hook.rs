@@ -4,7 +4,7 @@ use std::fmt;
 use std::time::Duration;
 
 use super::Ending;
-use crate::record::{Fields, Obj};
+use crate::log::format::{Fields, Obj};
 
 /// Which hook.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -25,154 +25,14 @@ pub use provisional::{MemorySeen, Provisional};
 #[cfg(test)]
 mod tests;
 
-use std::ffi::OsString;
-use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use crate::event::Event;
-use crate::facts::hook;
-use crate::facts::signal::{self, MAX_SIGNAL};
-use crate::facts::{Ending, Named, Proc, Sender, Signal};
-use crate::record::{Fields, Obj, Timestamp};
-
-/// What started the stop sequence.
-#[derive(Clone, Debug)]
-pub enum StopCause {
-    /// A stop signal, with its sender as it was when the signal arrived:
-    /// by the time the report is written, the sender may be gone.
-    Signal {
-        signal: i32,
-        sender: Named,
-    },
-    PostStartFailed,
-    /// `--timeout` passed.
-    Timeout(Duration),
-    /// `--ready-timeout` passed before the service was ready: the timeout,
-    /// and why the last probe failed.
-    NotReady {
-        timeout: Duration,
-        last: Option<String>,
-    },
-    /// vigil could not go on supervising (its signals could not be read,
-    /// its clock or its waits misbehaved): why.
-    Fault(String),
-}
-
-impl StopCause {
-    /// The word in records (`stop.cause`, the `stopping` event's `cause`).
-    pub fn word(&self) -> &'static str {
-        match self {
-            StopCause::Signal { .. } => "signal",
-            StopCause::PostStartFailed => "post_start_failed",
-            StopCause::Timeout(_) => "timeout",
-            StopCause::NotReady { .. } => "not_ready",
-            StopCause::Fault(_) => "fault",
-        }
-    }
-}
-
-/// Why the stop sequence sent the child no stop signal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NotSent {
-    /// `--rewrite` drops it (`TERM:0`).
-    Rewritten,
-    /// The pre-stop hook still ran when the child ended or the grace
-    /// deadline came.
-    PreStopHook,
-    /// The pre-stop sleep was not over then.
-    PreStopSleep,
-    /// The send failed (vigil warned of it), or the child was gone.
-    Failed,
-}
-
-impl NotSent {
-    /// The word in records.
-    pub fn word(self) -> &'static str {
-        match self {
-            NotSent::Rewritten => "rewritten",
-            NotSent::PreStopHook => "pre_stop_hook",
-            NotSent::PreStopSleep => "pre_stop_sleep",
-            NotSent::Failed => "send_failed",
-        }
-    }
-}
-
-impl fmt::Display for NotSent {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            NotSent::Rewritten => "--rewrite drops it",
-            NotSent::PreStopHook => "the pre-stop hook was still running",
-            NotSent::PreStopSleep => "the pre-stop sleep was not over",
-            NotSent::Failed => "it could not be sent",
-        })
-    }
-}
-
-/// The grace period of a stop: how long, and whether it was the default
-/// of a stop vigil started itself (`--timeout`) rather than the user's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Grace {
-    pub period: Duration,
-    pub by_default: bool,
-}
-
-/// Why the drain ended in SIGKILL.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DrainKill {
-    /// `--drain-timeout` passed (this long).
-    Timeout(Duration),
-    /// A stop signal came during the drain: whoever sent it wants vigil gone.
-    StopSignal(i32),
-}
-
-impl fmt::Display for DrainKill {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DrainKill::Timeout(after) => {
-                write!(f, "drain timeout ({}) over", crate::text::duration(*after))
-            }
-            DrainKill::StopSignal(signal) => {
-                write!(f, "{} during the drain", signal::name(*signal))
-            }
-        }
-    }
-}
-
-/// `{"cause": "drain_timeout", "drain_timeout": 2}`, `{"cause":
-/// "stop_signal", "signal": "SIGTERM"}`.
-impl Fields for DrainKill {
-    fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
-        match *self {
-            DrainKill::Timeout(after) => {
-                o.word("cause", "drain_timeout")
-                    .field("drain_timeout", after);
-            }
-            DrainKill::StopSignal(signal) => {
-                o.word("cause", "stop_signal")
-                    .field("signal", Signal(signal));
-            }
-        }
-    }
-}
-
-/// The command as the report shows it.
-#[derive(Clone, Debug, Default)]
-pub struct Command {
-    pub argv: Vec<OsString>,
-    /// Quoted as a shell reads it, with control characters escaped.
-    pub text: String,
-    /// Whether `text` is exactly the command's bytes as a shell reads them
-    /// (they were UTF-8, without control characters to escape), so that
-    /// the exit record can show it as it is.
-    pub exact: bool,
-}
-
-impl Command {
-    pub fn new(argv: Vec<OsString>) -> Command {
-        let (text, exact) = crate::text::display_command_exact(&argv);
-        Command { argv, text, exact }
-    }
-}
+use crate::log::event::Event;
+use crate::log::facts::hook;
+use crate::log::facts::signal::MAX_SIGNAL;
+use crate::log::facts::stop::{DrainKill, Grace, NotSent, StopCause};
+use crate::log::facts::{Command, Ending, Named, Proc, Sender};
+use crate::log::format::Timestamp;
 
 /// What the report and the provisional message know, folded from the
 /// events: each field is set by the event that says it, and by nothing
@@ -316,7 +176,7 @@ impl Ledger {
     }
 
     /// What the memory cgroup counted, as vigil last saw it.
-    pub fn memory_events(&self) -> crate::facts::MemoryEvents {
+    pub fn memory_events(&self) -> crate::log::facts::MemoryEvents {
         self.memory.events
     }
 

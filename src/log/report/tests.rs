@@ -2,9 +2,9 @@ use std::time::{Duration, Instant};
 
 use super::exit::list_procs;
 use super::*;
-use crate::event::{AfterHook, Event};
-use crate::facts::hook::Record;
-use crate::facts::{Cancel, HookKind, Outcome, Target};
+use crate::log::event::{AfterHook, Event};
+use crate::log::facts::hook::Record;
+use crate::log::facts::{Cancel, HookKind, Outcome, Target};
 
 /// A ledger that saw `sleep 1000` start as pid 2 (with the terminal, if
 /// `terminal`).
@@ -333,9 +333,9 @@ fn long_lists_are_capped() {
 /// while vigil's own words pass as they are.
 #[test]
 fn the_log_line_says_what_display_says_with_outside_text_escaped() {
-    use crate::event::Level;
-    use crate::logging::{self, capture};
-    use crate::record::Format;
+    use crate::log::event::Level;
+    use crate::log::format::Format;
+    use crate::log::{self, capture};
 
     let mut l = Ledger::default();
     l.observe(&Event::Started {
@@ -367,9 +367,8 @@ fn the_log_line_says_what_display_says_with_outside_text_escaped() {
         wall: Timestamp::from_unix(0, 0),
         now: ended,
     };
-    logging::emit(Event::Exit {
-        exit: &exit,
-        clocks,
+    log::emit(Event::Exit {
+        report: &exit.at(clocks),
         level: Level::Warning,
     });
     let lines = capture::take();

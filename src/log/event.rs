@@ -1,7 +1,7 @@
 //! Everything vigil says, one row per event: its name in the records, its
 //! level, the words of its text line and the fields of its record, all
 //! from the one variant that holds its facts. A call site says what
-//! happened, `logging::emit(Event::ChildEnded { pid, ending })`, and the
+//! happened, `log::emit(Event::ChildEnded { pid, ending })`, and the
 //! logger alone knows the format.
 //!
 //! The text line is the variant's `Display`, which is also the record's
@@ -19,12 +19,12 @@ use std::fmt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::facts::hook::Record as HookRecord;
-use crate::facts::probe::{Healthy, Unhealthy};
-use crate::facts::process::{self, Running, Shell};
-use crate::facts::{Ending, HookKind, MemoryEvents, Named, Proc, Signal, Target};
-use crate::record::{self, Argv, Fields, Obj, Timestamp};
-use crate::report::{Clocks, Command, DrainKill, Exit, Grace, NotSent, Provisional, StopCause};
+use crate::log::facts::hook::Record as HookRecord;
+use crate::log::facts::probe::{Healthy, Unhealthy};
+use crate::log::facts::process::{self, Running, Shell};
+use crate::log::facts::stop::{DrainKill, Grace, NotSent, StopCause};
+use crate::log::facts::{Command, Ending, HookKind, MemoryEvents, Named, Proc, Signal, Target};
+use crate::log::format::{self, Argv, Fields, Obj, Timestamp};
 use crate::text::{Count, duration, secs};
 
 /// How important a line is, which decides at what verbosity it is shown.
@@ -59,13 +59,13 @@ impl Level {
     }
 
     /// The level a record says.
-    pub fn record_level(self) -> record::Level {
+    pub fn record_level(self) -> format::Level {
         match self {
-            Level::Error => record::Level::Error,
-            Level::Warning => record::Level::Warning,
-            Level::Notice | Level::Info => record::Level::Info,
-            Level::Debug => record::Level::Debug,
-            Level::Trace => record::Level::Trace,
+            Level::Error => format::Level::Error,
+            Level::Warning => format::Level::Warning,
+            Level::Notice | Level::Info => format::Level::Info,
+            Level::Debug => format::Level::Debug,
+            Level::Trace => format::Level::Trace,
         }
     }
 }
@@ -147,10 +147,11 @@ macro_rules! events {
 events! {
     // How vigil ends, and the termination log.
 
-    /// The exit report: how the child ended and why (`report::Exit`).
-    "exit" Exit { exit: &'a Exit<'a>, clocks: Clocks, level: Level }
-        => *level, ("{exit}"),
-        |o| exit.fields(o, *clocks);
+    /// The exit report: how the child ended and why (`report::Exit`, as
+    /// written at the end).
+    "exit" Exit { report: &'a dyn Fact, level: Level }
+        => *level, ("{report}"),
+        |o| o.flatten(*report);
     /// The command line or a `VIGIL_*` variable is wrong.
     "usage_error" UsageError { message: &'a str, status: i32 }
         => Level::Error, ("{message}"),
@@ -207,9 +208,9 @@ events! {
         |o| o.field("path", *path);
     /// What the termination log says if vigil is killed before it can
     /// report (`report::Provisional`).
-    "provisional" Provisional { message: &'a Provisional<'a> }
+    "provisional" Provisional { message: &'a dyn Fact }
         => Level::Error, ("{message}"),
-        |o| message.fields(o);
+        |o| o.flatten(*message);
 
     // Start-up.
 

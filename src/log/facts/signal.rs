@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use crate::record::{Fields, Obj, Value};
+use crate::log::format::{Fields, Obj, Value};
 
 /// The highest signal number the kernel knows.
 pub const MAX_SIGNAL: i32 = 64;

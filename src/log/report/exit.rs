@@ -10,10 +10,11 @@
 use std::fmt::{self, Display, Formatter};
 use std::time::{Duration, Instant};
 
-use super::{Grace, Ledger, NotSent, Started, Stop, StopCause};
-use crate::facts::signal::{self, MAX_SIGNAL};
-use crate::facts::{Ending, Named, Proc, Sender, Signal, process};
-use crate::record::{Argv, Obj, Timestamp, Value, Word};
+use super::{Ledger, Started, Stop};
+use crate::log::facts::signal::{self, MAX_SIGNAL};
+use crate::log::facts::stop::{DrainKill, Grace, NotSent, StopCause};
+use crate::log::facts::{Ending, Named, Proc, Sender, Signal, process};
+use crate::log::format::{Argv, Fields, Obj, Timestamp, Value, Word};
 use crate::text::{Count, duration, secs};
 
 /// The longest command the text line shows, in bytes; a longer one is cut
@@ -144,7 +145,7 @@ impl<'l> Exit<'l> {
                 .ledger
                 .hooks
                 .iter()
-                .any(crate::facts::hook::Record::failed)
+                .any(crate::log::facts::hook::Record::failed)
             || self.oom_kills > 0
             || !(self.ending_expected() || self.quiet_ending())
     }
@@ -304,13 +305,10 @@ impl<'l> Exit<'l> {
         parts
     }
 
-    /// The exit record's fields: the command exactly as it was run (every
-    /// byte of it, where the text line shows only what is valid UTF-8);
-    /// `clocks` turn the instants vigil timed into times.
-    pub fn fields<'r>(&'r self, o: &mut Obj<'_, 'r>, clocks: Clocks) {
-        for part in self.parts() {
-            self.part_fields(part, o, clocks);
-        }
+    /// The report as written now: `clocks` turn the instants vigil timed
+    /// into times.
+    pub fn at(&self, clocks: Clocks) -> Written<'_, 'l> {
+        Written { exit: self, clocks }
     }
 
     /// One part as words, after `; ` (but the first).
@@ -407,11 +405,11 @@ impl<'l> Exit<'l> {
                 o.object_with("drain", |o| {
                     o.field("left", left);
                     match kill.map(|(why, _)| *why) {
-                        Some(super::DrainKill::Timeout(after)) => {
+                        Some(DrainKill::Timeout(after)) => {
                             o.word("kill_cause", "drain_timeout")
                                 .field("timeout", after);
                         }
-                        Some(super::DrainKill::StopSignal(signal)) => {
+                        Some(DrainKill::StopSignal(signal)) => {
                             o.word("kill_cause", "stop_signal")
                                 .field("signal", Signal(signal));
                         }
@@ -621,6 +619,28 @@ fn ending_fields<'r>(o: &mut Obj<'_, 'r>, ending: &'r Ending, cause: Option<Caus
                 .object("sender", sender)
                 .field("sent", Signal(sent));
         });
+    }
+}
+
+/// The exit report as it is written, `clocks` read at that moment.
+pub struct Written<'e, 'l> {
+    exit: &'e Exit<'l>,
+    clocks: Clocks,
+}
+
+impl Display for Written<'_, '_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        self.exit.fmt(f)
+    }
+}
+
+/// The exit record's fields: the command exactly as it was run (every
+/// byte of it, where the text line shows only what is valid UTF-8).
+impl Fields for Written<'_, '_> {
+    fn fields<'r>(&'r self, o: &mut Obj<'_, 'r>) {
+        for part in self.exit.parts() {
+            self.exit.part_fields(part, o, self.clocks);
+        }
     }
 }
 
