@@ -31,7 +31,7 @@ use std::io;
 
 use nix::errno::Errno;
 
-use crate::record::{Fields, Obj};
+use crate::log::format::{Fields, Obj};
 use crate::sys::caps::{self as sys, Narrow, Which};
 use crate::sys::exec::{Failed, Step};
 

@@ -29,9 +29,9 @@ use std::os::unix::fs::FileExt;
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
 use std::path::{Path, PathBuf};
 
-use crate::event::Event;
-use crate::facts::MemoryEvents;
-use crate::logging;
+use crate::log;
+use crate::log::event::Event;
+use crate::log::facts::MemoryEvents;
 use crate::procs::{Role, read_text};
 
 /// The counts in `text`; a key that is not there counts 0.
@@ -72,7 +72,7 @@ impl Memory {
             MemoryEvents::default()
         } else {
             let at_start = read_events(&counter)?;
-            logging::emit(Event::OomCounter {
+            log::emit(Event::OomCounter {
                 path: &path,
                 oom_kills: at_start.oom_kill,
             });

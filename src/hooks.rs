@@ -5,11 +5,11 @@
 use std::ffi::OsString;
 use std::time::{Duration, Instant};
 
-use crate::event::Event;
-use crate::facts::hook::Record;
-use crate::facts::signal;
-use crate::facts::{Ending, HookKind, KillReason, Outcome};
-use crate::logging;
+use crate::log;
+use crate::log::event::Event;
+use crate::log::facts::hook::Record;
+use crate::log::facts::signal;
+use crate::log::facts::{Ending, HookKind, KillReason, Outcome};
 use crate::spawn::{Spawn, SpawnError};
 
 /// A hook to start, with what only that kind of hook has.
@@ -96,7 +96,7 @@ pub fn start(
     };
     match spawn(spec) {
         Ok(pid) => {
-            logging::emit(Event::HookStarted { hook: kind, pid });
+            log::emit(Event::HookStarted { hook: kind, pid });
             Ok(Running {
                 kind,
                 pid,

@@ -26,9 +26,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::event::Event;
-use crate::logging;
-use crate::record::{Fields, Obj};
+use crate::log;
+use crate::log::event::Event;
+use crate::log::format::{Fields, Obj};
 use crate::text::os_error;
 
 /// The name the copy gets in DIR.
@@ -44,7 +44,7 @@ const TRIES: u32 = 100;
 pub fn run(dir: &Path) -> i32 {
     match install(dir) {
         Ok(copy) => {
-            logging::emit_final(Event::Installed {
+            log::emit_final(Event::Installed {
                 path: &copy.path,
                 bytes: copy.bytes,
                 sha256: &copy.sha256,
@@ -59,7 +59,7 @@ pub fn run(dir: &Path) -> i32 {
                 path: failed.path.as_deref(),
                 error: os_error(&failed.error),
             };
-            logging::emit_final(Event::InstallFailed {
+            log::emit_final(Event::InstallFailed {
                 failure: &failure,
                 status: 1,
             });

@@ -26,25 +26,20 @@
 mod caps;
 mod cgroup;
 mod cli;
-mod event;
-mod facts;
 #[doc(hidden)]
 pub mod fuzzing;
 mod hooks;
 mod install;
-mod logging;
+mod log;
 mod notify;
 mod probe;
 mod procs;
 mod reap;
-mod record;
-mod report;
 mod signals;
 mod spawn;
 mod supervisor;
 #[allow(unsafe_code)]
 mod sys;
-mod termlog;
 mod text;
 mod user;
 
@@ -52,7 +47,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::os::raw::c_int;
 
-use event::Event;
+use log::event::Event;
 
 /// The program, from its arguments (argv, the program's name first) to
 /// its exit status: called by the C `main` (`sys::env`).
@@ -124,14 +119,14 @@ fn run(args: Vec<OsString>) -> c_int {
     let termination_log = (!config.pause)
         .then(|| config.termination_log.clone())
         .flatten();
-    logging::init(logging::Logger::new(
+    log::init(log::Logger::new(
         config.verbosity,
         config.log_format,
         procs::under_vigil(),
         termination_log,
     ));
     for warning in &config.warnings {
-        logging::emit(Event::UnknownVariable {
+        log::emit(Event::UnknownVariable {
             variable: &warning.name,
             meant: warning.meant,
         });
@@ -151,7 +146,7 @@ fn run(args: Vec<OsString>) -> c_int {
 /// termination log is written.
 fn probe(config: &cli::Config, inherited: signals::Inherited) -> c_int {
     let _ = inherited.restore();
-    logging::init(logging::Logger::new(
+    log::init(log::Logger::new(
         config.verbosity,
         config.log_format,
         None,
@@ -171,5 +166,5 @@ fn probe(config: &cli::Config, inherited: signals::Inherited) -> c_int {
 /// wrong), also written to `termination_log`.
 fn early_error(args: &[OsString], termination_log: Option<&std::path::Path>, event: Event<'_>) {
     let format = cli::log_format_before(args, std::env::var_os("VIGIL_LOG_FORMAT"));
-    logging::early(format, termination_log, event);
+    log::early(format, termination_log, event);
 }

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::fs;
 use std::io::Read;
 
-use crate::facts::Proc;
+use crate::log::facts::{Proc, Target};
 use crate::signals;
 
 /// Whom vigil answers for, decided once at start.
@@ -354,7 +354,7 @@ pub fn running(role: Role) -> Vec<Running> {
 /// kernel applies to the whole namespace even without /proc; otherwise each
 /// descendant is signalled by pid, plus the `known` groups (child, hooks) so
 /// that at least those are reached when /proc is missing.
-pub fn signal_all(role: Role, signals: &[i32], known: &[signals::Target]) -> Vec<Proc> {
+pub fn signal_all(role: Role, signals: &[i32], known: &[Target]) -> Vec<Proc> {
     let procs = others(role);
     for &signal in signals {
         // A kill(-1) that failed is tried again, and then the processes
@@ -366,7 +366,7 @@ pub fn signal_all(role: Role, signals: &[i32], known: &[signals::Target]) -> Vec
                 signals::send(*target, signal);
             }
             for p in &procs {
-                signals::send(signals::Target::Process(p.pid), signal);
+                signals::send(Target::Process(p.pid), signal);
             }
         }
     }

@@ -13,9 +13,9 @@
 use nix::errno::Errno;
 use nix::sys::wait::{Id, WaitPidFlag, waitid};
 
-use crate::event::Event;
-use crate::facts::Ending;
-use crate::logging;
+use crate::log;
+use crate::log::event::Event;
+use crate::log::facts::Ending;
 use crate::sys::process::{self, wait_any};
 
 /// One state change reported by `waitpid`.
@@ -54,7 +54,7 @@ pub fn next() -> Next {
             Err(Errno::ECHILD) => return Next::NoChildren,
             Err(e) => {
                 let error = crate::text::os_error(&e.into());
-                logging::emit(Event::WaitpidFailed { error: &error });
+                log::emit(Event::WaitpidFailed { error: &error });
                 return Next::Nothing;
             }
         };
@@ -102,7 +102,7 @@ pub fn all_ended(mut ended: impl FnMut(i32, Ending)) {
             Ok(None) | Err(Errno::ECHILD) => return,
             Err(e) => {
                 let error = crate::text::os_error(&e.into());
-                logging::emit(Event::WaitpidFailed { error: &error });
+                log::emit(Event::WaitpidFailed { error: &error });
                 return;
             }
         }

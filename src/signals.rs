@@ -8,7 +8,6 @@
 //! mask is a raw 64-bit word, handed to the raw syscalls in the kernel's own
 //! layout for the architecture (`sys::signal`).
 
-use std::fmt;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;
@@ -16,13 +15,13 @@ use std::time::Duration;
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
-use crate::event::Event;
-use crate::facts::signal::{Received, Sender};
-use crate::logging;
+use crate::log;
+use crate::log::event::Event;
+use crate::log::facts::signal::{Received, Sender, Target};
 use crate::sys::exec;
 use crate::sys::signal::{self as sys, Disposition, RECORD_SIZE, SignalInfo, set_disposition};
 
-pub use crate::facts::signal::MAX_SIGNAL;
+pub use crate::log::facts::signal::MAX_SIGNAL;
 
 /// A set of signals in the kernel's own layout: bit N-1 stands for signal N.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -219,13 +218,6 @@ fn sender_of(info: &SignalInfo, own_pid: u32) -> Sender {
     }
 }
 
-/// Where forwarded signals go: the child, or (`-g`) its whole process group.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Target {
-    Process(i32),
-    Group(i32),
-}
-
 /// Sends a signal; whether it reached the target or the target is gone
 /// already. A target that just exited (ESRCH) is fine and silent; a target
 /// vigil may not signal (EPERM, e.g. after it changed user) is a warning,
@@ -253,22 +245,12 @@ pub fn send(target: Target, signal: i32) -> bool {
         }
     };
     let error = crate::text::os_error(&err);
-    logging::emit(Event::SendFailed {
+    log::emit(Event::SendFailed {
         signal,
-        pid: pid.abs(),
-        group: matches!(target, Target::Group(_)),
+        target,
         error: &error,
     });
     false
-}
-
-impl fmt::Display for Target {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Target::Process(pid) => write!(f, "pid {pid}"),
-            Target::Group(pgid) => write!(f, "process group {pgid}"),
-        }
-    }
 }
 
 #[cfg(test)]

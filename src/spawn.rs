@@ -27,9 +27,9 @@ use nix::sys::stat::Mode;
 use nix::unistd::{AccessFlags, Pid, getpgrp, isatty, tcgetpgrp, tcsetpgrp};
 
 use crate::caps::{CapsFailure, Narrowing};
-use crate::event::Event;
-use crate::logging;
-use crate::record::{Fields, Obj};
+use crate::log;
+use crate::log::event::Event;
+use crate::log::format::{Fields, Obj};
 use crate::signals::Inherited;
 use crate::sys::exec::{self, CStrings, Environment, Group, NotForked, OwnPid, Plan, Step};
 use crate::sys::fd::stdin;
@@ -620,7 +620,7 @@ fn run(
 /// exec (`forkexec::Outcome::Unknown`).
 fn unconfirmed(program: &OsStr, pid: i32, error: &io::Error) {
     let error = os_error(error);
-    logging::emit(Event::ExecUnconfirmed {
+    log::emit(Event::ExecUnconfirmed {
         program,
         pid,
         error: &error,

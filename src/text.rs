@@ -229,6 +229,16 @@ pub fn display_command_exact(argv: &[OsString]) -> (String, bool) {
     }
 }
 
+/// `1 time`, `3 processes`: a count and the word for one or for many.
+pub struct Count(pub u64, pub &'static str, pub &'static str);
+
+impl fmt::Display for Count {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Count(n, one, many) = *self;
+        write!(f, "{n} {}", if n == 1 { one } else { many })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -42,9 +42,9 @@ use std::time::Duration;
 use options::{Default, Kind, OPTIONS, Opt, Repeat};
 use values::{From, Value};
 
-use crate::facts::signal::Rewrites;
+use crate::log::facts::signal::Rewrites;
+use crate::log::format::Format;
 use crate::probe::Url;
-use crate::record::Format;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The commit and the target this binary was built from and for (build.rs).

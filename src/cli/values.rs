@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use super::options::Kind;
 use crate::caps;
-use crate::facts::signal::{self, Rewrites};
+use crate::log::facts::signal::{self, Rewrites};
+use crate::log::format::Format;
 use crate::probe::Url;
-use crate::record::Format;
 use crate::text;
 use crate::user;
 

@@ -22,9 +22,9 @@ use nix::poll::{PollFd, PollTimeout, poll};
 pub use attempt::Attempt;
 pub use url::Url;
 
-use crate::event::Event;
-pub use crate::facts::probe::{Address, Healthy, Outcome, Unhealthy, Waited};
-use crate::logging;
+use crate::log;
+use crate::log::event::Event;
+pub use crate::log::facts::probe::{Address, Healthy, Outcome, Unhealthy, Waited};
 
 /// Probes `url` once, waiting at most `timeout`.
 pub fn check(url: &Url, timeout: Duration) -> Outcome {
@@ -64,7 +64,7 @@ pub fn run(mode: &Mode) -> i32 {
     let url = mode.url.text.as_str();
     match check(&mode.url, mode.timeout) {
         Ok(healthy) => {
-            logging::emit(Event::ProbeHealthy {
+            log::emit(Event::ProbeHealthy {
                 url,
                 healthy: &healthy,
                 took: started.elapsed(),
@@ -72,7 +72,7 @@ pub fn run(mode: &Mode) -> i32 {
             0
         }
         Err(why) => {
-            logging::emit(Event::ProbeUnhealthy { url, why: &why });
+            log::emit(Event::ProbeUnhealthy { url, why: &why });
             1
         }
     }

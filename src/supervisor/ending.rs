@@ -6,12 +6,11 @@ use super::deadlines::Deadline;
 use super::stop::StopStep;
 use super::system::System;
 use super::{DrainPhase, State, StopPhase, Supervisor};
-use crate::event::{AfterHook, Event};
-use crate::facts::{Cancel, Ending, HookKind, KillReason, Proc};
-use crate::logging;
+use crate::log;
+use crate::log::event::{AfterHook, Event};
+use crate::log::facts::stop::{DrainKill, StopCause};
+use crate::log::facts::{Cancel, Ending, HookKind, KillReason, Proc, Target};
 use crate::reap::{Change, Next};
-use crate::report::{Drain, DrainKill, GraceKill, StopCause};
-use crate::signals::Target;
 
 use std::time::Duration;
 
@@ -80,8 +79,7 @@ impl<S: System> Supervisor<S> {
         if self.pre_stop.as_ref().is_some_and(|h| h.pid == pid) {
             return self.pre_stop_ended(ending);
         }
-        self.orphans_reaped += 1;
-        logging::emit(Event::Reaped {
+        self.say(Event::Reaped {
             pid,
             ending,
             warn: self.config.warn_on_reap,
@@ -98,11 +96,10 @@ impl<S: System> Supervisor<S> {
             self.post_start_failed(record);
         } else {
             let then = AfterHook::Nothing;
-            logging::emit(Event::HookEnded {
+            self.say(Event::HookEnded {
                 record: &record,
                 then,
             });
-            self.hooks.push(record);
         }
     }
 
@@ -119,19 +116,18 @@ impl<S: System> Supervisor<S> {
         } else {
             AfterHook::Nothing
         };
-        logging::emit(Event::HookEnded {
+        self.say(Event::HookEnded {
             record: &record,
             then,
         });
-        self.hooks.push(record);
         self.step_over(StopStep::PreStopHook);
     }
 
     /// The child is gone: drain what it left behind.
     fn child_ended(&mut self, ending: Ending) {
         let pid = self.child;
-        logging::emit(Event::ChildEnded { pid, ending });
-        self.ended = Some((ending, self.sys.now()));
+        let at = self.sys.now();
+        self.say(Event::ChildEnded { pid, ending, at });
         self.note_not_sent();
         self.readiness_over(&"the child exited");
         // Nothing of the stop sequence or the timeout is left to do.
@@ -161,11 +157,10 @@ impl<S: System> Supervisor<S> {
             return;
         }
         if !self.sys.procs_listed() {
-            logging::emit(Event::ProcUnlisted {});
+            self.say(Event::ProcUnlisted {});
         }
         let known = self.known_groups();
-        let grace_passed = self.grace.as_ref().is_some_and(|g| g.kill.is_some());
-        if grace_passed {
+        if self.ledger.grace_passed() {
             self.sys.signal_all(&[libc::SIGKILL], &known);
             self.killing();
         } else {
@@ -173,12 +168,8 @@ impl<S: System> Supervisor<S> {
             // until the SIGKILL at the deadline.
             let left = self.sys.signal_all(&[libc::SIGTERM, libc::SIGCONT], &known);
             if !left.is_empty() {
-                logging::emit(Event::Draining { terminated: &left });
+                self.say(Event::Draining { terminated: &left });
             }
-            self.drain = Some(Drain {
-                left: left.len(),
-                kill: None,
-            });
             let mut deadline = self.sys.now() + self.config.drain_timeout;
             if let Some(grace) = self.deadlines.get(Deadline::Grace) {
                 deadline = deadline.min(grace);
@@ -207,7 +198,7 @@ impl<S: System> Supervisor<S> {
             return;
         }
         let left = self.sys.signal_all(&[libc::SIGKILL], &self.known_groups());
-        logging::emit(Event::SurvivedSigkill {
+        self.say(Event::SurvivedSigkill {
             left: &left,
             after: KILL_WAIT,
         });
@@ -243,11 +234,11 @@ impl<S: System> Supervisor<S> {
     /// coreutils `timeout`. After a failed post-start hook never 0: the
     /// child's own failure stands, a success becomes 1.
     pub(super) fn exit_status(&self) -> i32 {
-        let Some((ending, _)) = self.ended else {
+        let Some(ending) = self.ledger.ending() else {
             return 0;
         };
         let status = ending.status();
-        match self.stop.as_ref().map(|stop| &stop.cause) {
+        match self.ledger.stop_cause() {
             Some(StopCause::Timeout(_)) => 124,
             Some(StopCause::PostStartFailed | StopCause::NotReady { .. }) => status.max(1),
             Some(StopCause::Signal { .. } | StopCause::Fault(_)) | None => {
@@ -259,7 +250,7 @@ impl<S: System> Supervisor<S> {
     /// The grace period is over: everything still alive gets SIGKILL, and
     /// the log says who that was.
     pub(super) fn grace_expired(&mut self) {
-        let period = self.grace.as_ref().map_or(Duration::ZERO, |g| g.period);
+        let period = self.ledger.grace().map_or(Duration::ZERO, |g| g.period);
         let mut groups = self.known_groups();
         groups.push(Target::Process(self.child));
         let cancelled = KillReason::Cancelled(Cancel::GraceDeadline);
@@ -278,12 +269,7 @@ impl<S: System> Supervisor<S> {
             self.deadlines.clear(overtaken);
         }
         self.note_not_sent();
-        // Before the kill: its warning may wait for room in stderr.
-        let at = self.sys.now();
-        let killed = self.kill_everything_left(Kill::Grace(period), &groups);
-        if let Some(grace) = &mut self.grace {
-            grace.kill = Some(GraceKill { at, killed });
-        }
+        self.kill_everything_left(Kill::Grace(period), &groups);
         match self.state {
             // The stop sequence is overtaken: no stop signal after SIGKILL.
             State::Stopping { signal, .. } => {
@@ -302,10 +288,7 @@ impl<S: System> Supervisor<S> {
     pub(super) fn end_drain(&mut self, why: DrainKill) {
         if let State::Draining(_) = self.state {
             self.deadlines.clear(Deadline::Drain);
-            let left = self.kill_everything_left(Kill::Drain(why), &self.known_groups());
-            if let Some(drain) = &mut self.drain {
-                drain.kill = Some((why, left));
-            }
+            self.kill_everything_left(Kill::Drain(why), &self.known_groups());
             self.killed_in_drain();
         }
     }
@@ -320,24 +303,26 @@ impl<S: System> Supervisor<S> {
         }
         // Without /proc a left-over in a session of its own is out of sight
         // and out of reach: waiting for it would be forever.
-        logging::emit(Event::CannotReachAll {});
+        self.say(Event::CannotReachAll {});
         self.state = State::Exit(self.exit_status());
     }
 
     /// A deadline passed: SIGKILL to everything left, and a warning that
     /// lists it (pid and name) and says which deadline it was.
-    fn kill_everything_left(&mut self, kill: Kill, groups: &[Target]) -> Vec<Proc> {
-        let left = self.sys.signal_all(&[libc::SIGKILL], groups);
+    fn kill_everything_left(&mut self, kill: Kill, groups: &[Target]) {
+        let at = self.sys.now();
+        let left: Vec<Proc> = self.sys.signal_all(&[libc::SIGKILL], groups);
         // Everything is being killed: from here on the log may wait for
         // room in stderr, so that this warning and the report get through.
-        logging::final_lines();
+        log::final_lines();
         let listed = self.sys.can_reach_all();
         let killed = &left;
-        logging::emit(match kill {
+        self.say(match kill {
             Kill::Grace(grace_period) => Event::GraceDeadline {
                 grace_period,
                 killed,
                 listed,
+                at,
             },
             Kill::Drain(why) => Event::DrainKilled {
                 why,
@@ -345,7 +330,6 @@ impl<S: System> Supervisor<S> {
                 listed,
             },
         });
-        left
     }
 }
 

@@ -33,17 +33,18 @@ mod system;
 #[cfg(test)]
 mod tests;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::cli::Config;
-use crate::event::{AfterHook, Event, Level, StopAction};
-use crate::facts::{Ending, HookKind, KillReason, Named, Received, Sender};
-use crate::facts::{hook, signal};
 use crate::hooks::{self, Hook};
-use crate::logging;
-use crate::record::Timestamp;
-use crate::report::{self, Drain, DrainKill, Forwards, MemorySeen, Stop, StopCause};
-use crate::signals::Target;
+use crate::log;
+use crate::log::event::{AfterHook, Event, Level, StopAction};
+use crate::log::facts::Command;
+use crate::log::facts::stop::{DrainKill, StopCause};
+use crate::log::facts::{HookKind, KillReason, Named, Received, Sender, Target};
+use crate::log::facts::{hook, signal};
+use crate::log::format::Timestamp;
+use crate::log::report::Ledger;
 use deadlines::{Deadline, Deadlines, Due};
 use stop::StopStep;
 use system::{System, Woken};
@@ -110,24 +111,11 @@ struct Supervisor<S: System> {
     config: Config,
     sys: S,
     child: i32,
-    command: report::Command,
-    started: Timestamp,
-    limit: Option<u64>,
-    oom_group: bool,
-    /// What the memory cgroup counted, as vigil saw it change.
-    memory_seen: MemorySeen,
     state: State,
-    /// The stop sequence, once it began: its cause decides the exit status
-    /// (124 after `--timeout`, never 0 after a failed post-start hook).
-    stop: Option<Stop>,
-    /// The grace period, which starts with the stop sequence and runs
-    /// beside the state (its deadline is `Deadline::Grace`): when it
-    /// passes, everything gets SIGKILL whatever the state.
-    grace: Option<report::Grace>,
-    /// How the child ended, and when vigil reaped it.
-    ended: Option<(Ending, Instant)>,
-    /// What the child left behind, once the drain began.
-    drain: Option<Drain>,
+    /// Every fact the events said that the exit report needs: how the
+    /// child ended, what started the stop and its grace period (whose
+    /// deadline is `Deadline::Grace`), which the supervisor asks as well.
+    ledger: Ledger,
     deadlines: Deadlines,
     health: Health,
     /// Turns in a row that did nothing (see `WASTED_TURNS`).
@@ -137,12 +125,6 @@ struct Supervisor<S: System> {
     /// and must still be recognised and reported when it is reaped.
     post_start: Option<hooks::Running>,
     pre_stop: Option<hooks::Running>,
-    /// The hooks that have ended, as the report tells them.
-    hooks: Vec<hook::Record>,
-    /// The last signal of each number forwarded, to tell whose signal
-    /// killed the child.
-    forwards: Forwards,
-    orphans_reaped: u64,
     /// vigil stopped itself because the child was stopped (Ctrl-Z).
     job_stopped: bool,
     /// The child was stopped and vigil has not continued it since.
@@ -165,7 +147,7 @@ struct Supervisor<S: System> {
 struct Start {
     child: i32,
     /// The command, as the report and the provisional message show it.
-    command: report::Command,
+    command: Command,
     /// When the child was started.
     started: Timestamp,
     /// The memory cgroup's limit, and whether an OOM kill takes the group.
@@ -179,7 +161,8 @@ struct Start {
 
 impl<S: System> Supervisor<S> {
     /// A supervisor for a child that has just been started; `setup::start`
-    /// makes the real one, the unit tests theirs.
+    /// makes the real one, the unit tests theirs. Says that the child
+    /// started.
     fn new(config: Config, sys: S, start: Start) -> Supervisor<S> {
         let Start {
             child,
@@ -198,24 +181,13 @@ impl<S: System> Supervisor<S> {
             config,
             sys,
             child,
-            command,
-            started,
-            limit,
-            oom_group,
-            memory_seen: MemorySeen::default(),
             state: State::Running,
-            stop: None,
-            grace: None,
-            ended: None,
-            drain: None,
+            ledger: Ledger::default(),
             deadlines,
             health: Health::Good,
             wasted: 0,
             post_start: None,
             pre_stop: None,
-            hooks: Vec::new(),
-            forwards: Forwards::default(),
-            orphans_reaped: 0,
             job_stopped: false,
             child_is_stopped: false,
             parent,
@@ -223,8 +195,28 @@ impl<S: System> Supervisor<S> {
             ready: None,
             stopping_said: false,
         };
+        supervisor.say(Event::Started {
+            command: &command,
+            pid: child,
+            limit,
+            oom_group,
+            terminal: gave_terminal,
+            at: started,
+        });
+        if oom_group {
+            supervisor.say(Event::OomGroup {
+                memory_limit: limit,
+            });
+        }
         supervisor.start_readiness();
         supervisor
+    }
+
+    /// Says what happened: the event goes to the ledger, which keeps what
+    /// the exit report needs, and to the log.
+    fn say(&mut self, event: Event<'_>) {
+        self.ledger.observe(&event);
+        log::emit(event);
     }
 
     /// The event loop: one turn at a time until the state is `Exit`.
@@ -314,7 +306,7 @@ impl<S: System> Supervisor<S> {
             Deadline::Grace => self.grace_expired(),
             Deadline::PostStart => {
                 if let Some(hook) = &self.post_start {
-                    logging::emit(Event::PostStartTimedOut {
+                    self.say(Event::PostStartTimedOut {
                         pid: hook.pid,
                         timeout: self.config.post_start_timeout.unwrap_or_default(),
                     });
@@ -330,7 +322,7 @@ impl<S: System> Supervisor<S> {
             Deadline::Timeout => {
                 let after = self.config.timeout.unwrap_or_default();
                 let signal = self.first_stop_signal();
-                logging::emit(Event::TimeoutPassed {
+                self.say(Event::TimeoutPassed {
                     timeout: after,
                     signal,
                 });
@@ -346,7 +338,7 @@ impl<S: System> Supervisor<S> {
     /// arrived.
     fn fault(&mut self, why: String, health: Health) {
         if health > self.health {
-            logging::emit(Event::Fault { error: &why });
+            self.say(Event::Fault { error: &why });
             self.health = health;
         }
         if self.state == State::Running {
@@ -369,21 +361,22 @@ impl<S: System> Supervisor<S> {
         {
             r.sender = Sender::Terminal;
         }
-        let level = if r.signal == libc::SIGCHLD {
-            Level::Trace
-        } else {
-            Level::Info
-        };
-        if logging::shown(level) {
-            self.log_received(r);
-        }
         match r.signal {
-            libc::SIGCHLD => self.reap(),
+            libc::SIGCHLD => {
+                // One per exit: as the kernel gave it, without reading /proc.
+                if log::shown(Level::Trace) {
+                    self.received(r, &Named::bare(r.sender));
+                }
+                self.reap();
+            }
             // Ignored, as tini does. Being blocked, they still reach the
             // signalfd: the kernel discards an ignored signal only when it
             // is not blocked.
-            libc::SIGTTIN | libc::SIGTTOU => {}
-            libc::SIGCONT if self.job_stopped => self.resume_job(),
+            libc::SIGTTIN | libc::SIGTTOU => self.log_received(r),
+            libc::SIGCONT if self.job_stopped => {
+                self.log_received(r);
+                self.resume_job();
+            }
             // vigil holds the terminal (the child runs in a session of its
             // own, or vigil was brought to the foreground): what the
             // terminal sends is for the child's job, as if the child held
@@ -400,24 +393,29 @@ impl<S: System> Supervisor<S> {
         }
     }
 
-    /// Logs a signal's arrival with its sender: SIGCHLD (one per exit)
-    /// as the kernel gave it, without reading /proc.
-    fn log_received(&self, r: Received) {
-        let sender = if r.signal == libc::SIGCHLD {
-            Named::bare(r.sender)
-        } else {
-            self.named(r.sender)
-        };
-        logging::emit(Event::SignalReceived {
+    /// Logs a signal's arrival with its sender, at `-v`: after the signal's
+    /// own work, so that nothing comes before the `kill`.
+    fn log_received(&mut self, r: Received) {
+        if log::shown(Level::Info) {
+            let sender = self.named(r.sender, r.signal);
+            self.received(r, &sender);
+        }
+    }
+
+    fn received(&mut self, r: Received, sender: &Named) {
+        self.say(Event::SignalReceived {
             signal: r.signal,
-            sender: &sender,
+            sender,
         });
     }
 
     /// A signal's sender, named from /proc when it is a process of vigil's
-    /// namespace.
-    fn named(&self, sender: Sender) -> Named {
-        Named::looked_up(sender, |pid| self.sys.name(pid))
+    /// namespace: read once, unless it also sent the last `signal`
+    /// forwarded (a storm of signals from one process).
+    fn named(&self, sender: Sender, signal: i32) -> Named {
+        self.ledger
+            .known_sender(signal, sender)
+            .unwrap_or_else(|| Named::looked_up(sender, |pid| self.sys.name(pid)))
     }
 
     /// Whether `r` is the `-p` signal sent because vigil's parent died. The
@@ -448,25 +446,17 @@ impl<S: System> Supervisor<S> {
                     sender: Named::bare(r.sender),
                 };
                 self.begin_stop(r.signal, cause);
-                // The sender's name, read from /proc once the signal is on
-                // its way.
-                let named = self.named(r.sender);
-                if let Some(Stop {
-                    cause: StopCause::Signal { sender, .. },
-                    ..
-                }) = &mut self.stop
-                {
-                    *sender = named;
-                }
             }
             State::Stopping { .. } => self.forward_later_stop(r),
             // Whoever sends a stop signal now wants vigil gone: the drain is
             // cut short.
             State::Draining(DrainPhase::Terminating) => {
-                self.end_drain(DrainKill::StopSignal(r.signal))
+                self.log_received(r);
+                self.end_drain(DrainKill::StopSignal(r.signal));
             }
             State::Draining(DrainPhase::Killing) | State::Exit(_) => {
-                logging::emit(Event::StopSignalIgnored { signal: r.signal })
+                self.log_received(r);
+                self.say(Event::StopSignalIgnored { signal: r.signal });
             }
         }
     }
@@ -552,11 +542,10 @@ impl<S: System> Supervisor<S> {
         } else {
             AfterHook::Nothing
         };
-        logging::emit(Event::HookEnded {
+        self.say(Event::HookEnded {
             record: &record,
             then,
         });
-        self.hooks.push(record);
         if stops {
             self.begin_stop(signal, StopCause::PostStartFailed);
         }
@@ -573,23 +562,26 @@ impl<S: System> Supervisor<S> {
     /// sequence sends SIGCONT with its signal.
     fn child_stopped(&mut self, signal: i32) {
         self.child_is_stopped = true;
-        let pid = self.child;
-        let log = |action| {
-            logging::emit(Event::ChildStopped {
-                pid,
-                signal,
-                action,
-            })
-        };
-        if self.gave_terminal && self.sys.job_control_above() {
-            log(StopAction::StopVigil);
-            self.job_stopped = true;
-            self.sys.stop_self();
+        let action = if self.gave_terminal && self.sys.job_control_above() {
+            StopAction::StopVigil
         } else if matches!(signal, libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU) {
-            log(StopAction::Continue);
-            self.continue_child();
+            StopAction::Continue
         } else {
-            log(StopAction::Leave);
+            StopAction::Leave
+        };
+        let pid = self.child;
+        self.say(Event::ChildStopped {
+            pid,
+            signal,
+            action,
+        });
+        match action {
+            StopAction::StopVigil => {
+                self.job_stopped = true;
+                self.sys.stop_self();
+            }
+            StopAction::Continue => self.continue_child(),
+            StopAction::Leave => {}
         }
     }
 

@@ -12,9 +12,9 @@
 //! signalfd, so an idle pause is never scheduled.
 
 use crate::cli::Config;
-use crate::event::{Event, Level};
-use crate::facts::{Named, Sender};
-use crate::logging;
+use crate::log;
+use crate::log::event::{Event, Level};
+use crate::log::facts::{Named, Sender};
 use crate::procs::{self, Role};
 use crate::reap;
 use crate::text::os_error;
@@ -34,7 +34,7 @@ pub fn run(config: &Config) -> i32 {
     // leaves it as it was, which is no reason not to pause.
     let _ = nix::unistd::chdir("/");
     let stop_signals = stop_signals(config);
-    logging::emit(Event::Pausing {
+    log::emit(Event::Pausing {
         stop_signals: &stop_signals,
     });
     let mut orphans_reaped = 0;
@@ -50,7 +50,7 @@ pub fn run(config: &Config) -> i32 {
             libc::SIGCHLD => orphans_reaped += reap_all(config.warn_on_reap),
             signal if stop_signals.contains(&signal) => {
                 let status = 0;
-                logging::emit(Event::PauseEnded {
+                log::emit(Event::PauseEnded {
                     signal,
                     sender: &named(received.sender),
                     orphans_reaped,
@@ -59,8 +59,8 @@ pub fn run(config: &Config) -> i32 {
                 return status;
             }
             signal => {
-                if logging::shown(Level::Info) {
-                    logging::emit(Event::SignalReceived {
+                if log::shown(Level::Info) {
+                    log::emit(Event::SignalReceived {
                         signal,
                         sender: &named(received.sender),
                     });
@@ -87,7 +87,7 @@ fn reap_all(warn: bool) -> u64 {
     let mut reaped = 0;
     reap::all_ended(|pid, ending| {
         reaped += 1;
-        logging::emit(Event::Reaped { pid, ending, warn });
+        log::emit(Event::Reaped { pid, ending, warn });
     });
     reaped
 }
@@ -101,7 +101,7 @@ fn named(sender: Sender) -> Named {
 /// Signals cannot be read, so no stop signal could be seen: exits 1
 /// rather than pause deaf to the stop.
 fn cannot_read(error: String) -> i32 {
-    logging::emit(Event::Fault {
+    log::emit(Event::Fault {
         error: &format!("cannot read signals: {error}"),
     });
     1

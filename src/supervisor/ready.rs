@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 use super::deadlines::Deadline;
 use super::system::{Notified, System};
 use super::{State, Supervisor};
-use crate::event::Event;
-use crate::logging;
+use crate::log;
+use crate::log::event::Event;
+use crate::log::facts::stop::StopCause;
 use crate::probe::{Address, Healthy, Outcome, Unhealthy, Url, Waited};
-use crate::report::StopCause;
 use crate::text::secs;
 
 /// The wait before the first probe, and after the first failure: each
@@ -115,7 +115,7 @@ impl<S: System> Supervisor<S> {
             Err(why) => why,
         };
         let wait = ready.wait;
-        logging::emit(Event::NotReady {
+        log::emit(Event::NotReady {
             url: &ready.url.text,
             why: &why,
             next: wait,
@@ -136,7 +136,7 @@ impl<S: System> Supervisor<S> {
             "READY=1\nSTATUS=ready after {}: {url}: {healthy}",
             secs(after)
         ));
-        logging::emit(Event::Ready {
+        log::emit(Event::Ready {
             url,
             after,
             healthy: &healthy,
@@ -187,7 +187,7 @@ impl<S: System> Supervisor<S> {
         };
         let timeout = self.config.ready_timeout.unwrap_or_default();
         let signal = self.first_stop_signal();
-        logging::emit(Event::ReadyTimeoutPassed {
+        log::emit(Event::ReadyTimeoutPassed {
             timeout,
             url: &ready.url.text,
             probes: ready.attempts,
@@ -209,7 +209,7 @@ fn notify_failed(notified: Option<&Notified>, what: &'static str) {
     else {
         return;
     };
-    logging::emit(Event::NotifyFailed {
+    log::emit(Event::NotifyFailed {
         socket,
         message: what,
         error,

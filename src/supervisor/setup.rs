@@ -7,12 +7,13 @@ use super::{Start, Supervisor};
 use crate::caps;
 use crate::cgroup::Memory;
 use crate::cli::{self, Config};
-use crate::event::{Event, Level};
-use crate::facts::HookKind;
-use crate::logging;
+use crate::log;
+use crate::log::event::{Event, Level};
+use crate::log::facts::Command;
+use crate::log::facts::HookKind;
+use crate::log::report::{Audience, Clocks, Exit};
 use crate::notify::{self, Notifier};
 use crate::procs::Role;
-use crate::report::{Audience, Clocks, Command, Exit, Provisional};
 use crate::signals::{Inherited, SignalFd};
 use crate::spawn::{self, Spawn};
 use crate::text::os_error;
@@ -32,7 +33,7 @@ pub fn run(config: Config, inherited: Inherited) -> i32 {
 pub(super) fn open_signals() -> Result<SignalFd, i32> {
     SignalFd::open().map_err(|e| {
         let error = os_error(&e);
-        logging::emit(Event::StartFailed {
+        log::emit(Event::StartFailed {
             what: "read signals (signalfd)",
             error: &error,
             status: 1,
@@ -84,25 +85,15 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     if activated {
         unset.extend(spawn::LISTEN_VARIABLES);
     }
-    let started = logging::wall_clock();
+    let started = log::wall_clock();
     let command = Command::new(config.command.clone());
-    logging::emit(Event::Started {
-        command: &command.text,
-        argv: &config.command,
-        pid: child,
-    });
     let (limit, oom_group) = memory
         .as_ref()
         .map_or((None, false), |m| (m.limit, m.oom_group));
-    if oom_group {
-        logging::emit(Event::OomGroup {
-            memory_limit: limit,
-        });
-    }
     // Kept up to date only where it says something: in the termination log.
     let memory_watch = memory
         .as_ref()
-        .filter(|_| logging::has_termination_log())
+        .filter(|_| log::has_termination_log())
         .and_then(Memory::watch);
     let os = Os {
         role,
@@ -141,11 +132,11 @@ fn prepare_caps(config: &Config) -> Result<Option<caps::Narrowing>, i32> {
     };
     match caps::prepare(set, config.user.is_some()) {
         Ok(narrowing) => {
-            logging::emit(Event::Capabilities { caps: &narrowing });
+            log::emit(Event::Capabilities { caps: &narrowing });
             Ok(Some(narrowing))
         }
         Err(error) => {
-            logging::emit_final(Event::CapsFailed {
+            log::emit_final(Event::CapsFailed {
                 error: &error,
                 status: 1,
             });
@@ -162,11 +153,11 @@ fn prepare_user(config: &Config, role: Role) -> Result<Option<user::Switch>, i32
     };
     match user::prepare(spec, role == Role::Pid1) {
         Ok(switch) => {
-            logging::emit(Event::RunningAs { user: &switch });
+            log::emit(Event::RunningAs { user: &switch });
             Ok(Some(switch))
         }
         Err(e) => {
-            logging::emit_final(Event::UserFailed {
+            log::emit_final(Event::UserFailed {
                 error: &e,
                 status: 1,
             });
@@ -204,7 +195,7 @@ fn start_child(
         } else {
             config.status_after_e(e.status())
         };
-        logging::emit_final(e.event(status));
+        log::emit_final(e.event(status));
         status
     })
 }
@@ -215,7 +206,7 @@ fn notify_socket() -> Option<Notifier> {
     match Notifier::from_env(std::env::var_os(notify::VARIABLE)) {
         Ok(notifier) => notifier,
         Err(why) => {
-            logging::emit(Event::NotifySocketUnusable { error: &why });
+            log::emit(Event::NotifySocketUnusable { error: &why });
             None
         }
     }
@@ -233,7 +224,7 @@ fn warn_of_hooks(config: &Config) {
             continue;
         };
         if let Some(why) = spawn::unrunnable(program) {
-            logging::emit(Event::HookUnrunnable {
+            log::emit(Event::HookUnrunnable {
                 hook,
                 program,
                 error: &why,
@@ -241,10 +232,10 @@ fn warn_of_hooks(config: &Config) {
         }
     }
     if config.ready_when.is_none() && config.ready_timeout.is_some() {
-        logging::emit(Event::ReadyTimeoutUnused {});
+        log::emit(Event::ReadyTimeoutUnused {});
     }
     if config.post_start.is_none() && config.post_start_timeout.is_some() {
-        logging::emit(Event::PostStartTimeoutUnused {});
+        log::emit(Event::PostStartTimeoutUnused {});
     }
 }
 
@@ -252,30 +243,12 @@ impl<S: System> Supervisor<S> {
     /// Writes the exit report and returns the exit status.
     pub(super) fn finish(mut self, status: i32) -> i32 {
         let oom_kills = self.sys.memory_events().oom_kill;
-        logging::final_lines();
+        log::final_lines();
         // Every way to `State::Exit` goes through the child's end: the
         // ending is known.
-        if let Some((ending, ended_at)) = self.ended {
-            let code_expected = status == 0 && ending.status() != 0;
-            let exit = Exit {
-                command: std::mem::take(&mut self.command),
-                pid: self.child,
-                had_terminal: self.gave_terminal,
-                ending,
-                ended_at,
-                status,
-                code_expected,
-                stop: self.stop.take(),
-                forwards: std::mem::take(&mut self.forwards),
-                grace: self.grace.take(),
-                drain: self.drain.take(),
-                hooks: std::mem::take(&mut self.hooks),
-                orphans_reaped: self.orphans_reaped,
-                oom_kills,
-                oom_group: self.oom_group,
-            };
+        if let Some(exit) = self.ledger.exit(status, oom_kills) {
             let clocks = Clocks {
-                wall: logging::wall_clock(),
+                wall: log::wall_clock(),
                 now: self.sys.now(),
             };
             report_exit(&exit, clocks);
@@ -286,32 +259,24 @@ impl<S: System> Supervisor<S> {
         self.sys.let_readers_catch_up();
         status
     }
-}
 
-impl<S: System> Supervisor<S> {
     /// Writes the provisional termination message: what the termination
     /// log says if vigil is killed before it can report.
     pub(super) fn write_provisional(&self) {
-        let message = Provisional {
-            command: &self.command,
-            pid: self.child,
-            started: self.started,
-            limit: self.limit,
-            oom_group: self.oom_group,
-            memory: self.memory_seen,
-        };
-        logging::provisional(Event::Provisional { message: &message });
+        if let Some(message) = self.ledger.provisional() {
+            log::provisional(Event::Provisional { message: &message });
+        }
     }
 
     /// The kernel changed `memory.events`: what it counted goes into the
     /// provisional message, and into the log at `-v`.
     pub(super) fn on_memory_event(&mut self) {
         let events = self.sys.memory_events();
-        if events == self.memory_seen.events {
+        if self.ledger.memory_events() == events {
             return;
         }
-        self.memory_seen.update(events, logging::wall_clock());
-        logging::emit(Event::MemoryEventsSeen { events });
+        let at = log::wall_clock();
+        self.say(Event::MemoryEventsSeen { events, at });
         self.write_provisional();
     }
 }
@@ -323,9 +288,8 @@ fn report_exit(exit: &Exit, clocks: Clocks) {
         Audience::Default => Level::Notice,
         Audience::Verbose => Level::Info,
     };
-    logging::emit_final(Event::Exit {
-        exit,
-        clocks,
+    log::emit_final(Event::Exit {
+        report: &exit.at(clocks),
         level,
     });
 }
@@ -344,7 +308,7 @@ pub(super) fn kernel_side(config: &Config, role: Role) {
 fn become_subreaper() {
     if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
         let error = os_error(&e.into());
-        logging::emit(Event::SubreaperFailed { error: &error });
+        log::emit(Event::SubreaperFailed { error: &error });
     }
 }
 
@@ -355,7 +319,7 @@ fn set_parent_death_signal(signal: i32) {
     let parent = nix::unistd::getppid();
     if let Err(e) = crate::sys::process::set_parent_death_signal(signal) {
         let error = os_error(&e.into());
-        logging::emit(Event::ParentDeathSignalFailed {
+        log::emit(Event::ParentDeathSignalFailed {
             signal,
             error: &error,
         });

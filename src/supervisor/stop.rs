@@ -2,20 +2,19 @@
 //! failed post-start hook, or `--timeout`) and the child's exit.
 
 use std::fmt;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::deadlines::Deadline;
 use super::system::System;
 use super::{State, StopPhase, Supervisor};
 use crate::cli::{NO_GRACE_WAIT, TIMEOUT_GRACE};
-use crate::event::{AfterHook, Event};
-use crate::facts::process::{Running, Shell};
-use crate::facts::{Cancel, HookKind, KillReason, Received, Sender, Signal};
 use crate::hooks::Hook;
-use crate::logging;
+use crate::log;
+use crate::log::event::{AfterHook, Event};
+use crate::log::facts::process::{Running, Shell};
+use crate::log::facts::stop::{Grace, NotSent, StopCause};
+use crate::log::facts::{Cancel, HookKind, KillReason, Named, Received, Sender, Signal, Target};
 use crate::procs;
-use crate::report::{Forward, Forwarded, Grace, LaterStop, NotSent, Stop, StopCause};
-use crate::signals::Target;
 use crate::text::duration;
 
 /// Declares `StopStep` and `StopStep::ALL`, every step, from one list:
@@ -63,43 +62,47 @@ impl<S: System> Supervisor<S> {
     /// When nothing comes before the stop signal (no pre-stop hook, no
     /// pre-stop sleep), sending it is the stop's own work, and it goes out
     /// first, right after a post-start hook still running is ended: the
-    /// deadlines and the log lines follow it.
-    pub(super) fn begin_stop(&mut self, signal: i32, cause: StopCause) {
+    /// sender's name, the deadlines and the log lines follow it.
+    pub(super) fn begin_stop(&mut self, signal: i32, mut cause: StopCause) {
         let at = self.sys.now();
         self.kill_hook(HookKind::PostStart, KillReason::Cancelled(Cancel::Stop));
         let at_once = self.config.pre_stop.is_none() && self.config.pre_stop_sleep.is_zero();
         let passed = at_once.then(|| self.pass_on(stop_signal(signal)));
+        if let StopCause::Signal { signal, sender } = &mut cause {
+            *sender = self.named(sender.sender, *signal);
+            let r = Received {
+                signal: *signal,
+                sender: sender.sender,
+            };
+            if log::shown(crate::log::event::Level::Info) {
+                let sender = sender.clone();
+                self.received(r, &sender);
+            }
+        }
         // `--timeout` promises a bounded job: without a grace period of the
         // user's, the stop it starts gets docker stop's.
         let grace = match (self.config.grace_period, &cause) {
-            (Some(period), _) => Some((period, false)),
-            (None, StopCause::Timeout(_) | StopCause::NotReady { .. }) => {
-                Some((TIMEOUT_GRACE, true))
-            }
+            (Some(period), _) => Some(Grace {
+                period,
+                by_default: false,
+            }),
+            (None, StopCause::Timeout(_) | StopCause::NotReady { .. }) => Some(Grace {
+                period: TIMEOUT_GRACE,
+                by_default: true,
+            }),
             (None, _) => None,
         };
         self.deadlines.clear(Deadline::Timeout);
-        if let Some((period, by_default)) = grace {
-            self.grace = Some(Grace {
-                period,
-                by_default,
-                kill: None,
-            });
-            self.deadlines.set(Deadline::Grace, at + period);
+        if let Some(grace) = grace {
+            self.deadlines.set(Deadline::Grace, at + grace.period);
         }
-        logging::emit(Event::Stopping {
-            cause: cause.word(),
+        self.say(Event::Stopping {
+            cause: &cause,
             signal,
-            grace_period: grace.map(|(period, _)| period),
+            grace,
+            at,
         });
         self.readiness_over(&StopStatus(&cause, signal));
-        self.stop = Some(Stop {
-            cause,
-            at,
-            sent: None,
-            not_sent: None,
-            later: None,
-        });
         self.deadlines
             .set(Deadline::StillRunning, at + self.half_grace());
         match passed {
@@ -166,11 +169,10 @@ impl<S: System> Supervisor<S> {
                         true
                     }
                     Err(record) => {
-                        logging::emit(Event::HookEnded {
+                        self.say(Event::HookEnded {
                             record: &record,
                             then: AfterHook::GoOnWithStop,
                         });
-                        self.hooks.push(record);
                         false
                     }
                 }
@@ -180,7 +182,7 @@ impl<S: System> Supervisor<S> {
                 if sleep == Duration::ZERO {
                     return false;
                 }
-                logging::emit(Event::PreStopSleep { sleep, signal });
+                self.say(Event::PreStopSleep { sleep, signal });
                 let at = self.sys.now() + sleep;
                 self.deadlines.set(Deadline::PreStopSleep, at);
                 true
@@ -193,17 +195,20 @@ impl<S: System> Supervisor<S> {
         }
     }
 
-    /// The stop signal was passed on (or not): said, and kept for the
-    /// report; a stopped child is continued, so that it can act on it.
+    /// The stop signal was passed on (or not): said; a stopped child is
+    /// continued, so that it can act on it.
     fn stop_signal_passed(&mut self, signal: i32, passed: Passed) {
-        let sent = self.after_pass(stop_signal(signal), passed).map(|f| f.sent);
-        if let Some(stop) = &mut self.stop {
-            stop.sent = sent;
-            stop.not_sent = match passed {
-                Passed::Sent(..) => None,
-                Passed::Dropped => Some(NotSent::Rewritten),
-                Passed::Failed | Passed::ChildGone => Some(NotSent::Failed),
-            };
+        let why = match passed {
+            Passed::Sent(target, sent) => {
+                let sender = Named::bare(Sender::Vigil);
+                self.forwarded(signal, sent, target, &sender, None);
+                None
+            }
+            Passed::Dropped => Some(NotSent::Rewritten),
+            Passed::Failed | Passed::ChildGone => Some(NotSent::Failed),
+        };
+        if let Some(why) = why {
+            self.say(Event::StopSignalNotSent { signal, why });
         }
         self.continue_if_stopped();
     }
@@ -212,7 +217,9 @@ impl<S: System> Supervisor<S> {
     /// what still runs comes, and how long a pre-stop hook may run unless
     /// `--pre-stop-timeout` says otherwise.
     pub(super) fn half_grace(&self) -> Duration {
-        self.grace.as_ref().map_or(NO_GRACE_WAIT, |g| g.period / 2)
+        self.ledger
+            .grace()
+            .map_or(NO_GRACE_WAIT, |grace| grace.period / 2)
     }
 
     fn pre_stop_timeout(&self) -> Duration {
@@ -225,11 +232,9 @@ impl<S: System> Supervisor<S> {
     /// SIGKILL and the stop goes on at once, so that the child gets its
     /// stop signal before the grace deadline. A hook never withholds it.
     pub(super) fn pre_stop_timed_out(&mut self) {
-        if let Some(hook) = &self.pre_stop {
-            logging::emit(Event::PreStopTimedOut {
-                pid: hook.pid,
-                timeout: self.pre_stop_timeout(),
-            });
+        if let Some(pid) = self.pre_stop.as_ref().map(|hook| hook.pid) {
+            let timeout = self.pre_stop_timeout();
+            self.say(Event::PreStopTimedOut { pid, timeout });
         }
         self.kill_hook(HookKind::PreStop, KillReason::TimedOut);
         self.step_over(StopStep::PreStopHook);
@@ -245,33 +250,25 @@ impl<S: System> Supervisor<S> {
         else {
             return;
         };
+        let State::Stopping { signal, .. } = self.state else {
+            return;
+        };
         let why = match step {
             StopStep::PreStopHook => NotSent::PreStopHook,
             StopStep::PreStopSleep => NotSent::PreStopSleep,
             StopStep::ForwardSignal => return,
         };
-        if let Some(stop) = &mut self.stop {
-            stop.not_sent = Some(why);
-        }
+        self.say(Event::StopSignalNotSent { signal, why });
     }
 
-    /// A stop signal during the stop sequence: forwarded at once, and kept
-    /// for the report with its sender.
+    /// A stop signal during the stop sequence: forwarded at once, and said
+    /// with when it came, since the child may end on it rather than on the
+    /// first.
     pub(super) fn forward_later_stop(&mut self, r: Received) {
-        if let Some(forward) = self.forward(r) {
-            let at = self.sys.now();
+        let passed = self.pass_on(r);
+        let at = self.sys.now();
+        if self.after_pass(r, passed, Some(at)) {
             self.continue_if_stopped();
-            let later = self
-                .forwards
-                .last(forward.sent)
-                .map(|Forwarded { forward, sender }| LaterStop {
-                    forward,
-                    sender,
-                    at,
-                });
-            if let Some(stop) = &mut self.stop {
-                stop.later = later;
-            }
         }
     }
 
@@ -283,17 +280,14 @@ impl<S: System> Supervisor<S> {
         }
     }
 
-    /// Forwards a signal to the child (or its group), after `--rewrite`,
-    /// and keeps it for the report. Returns what was sent, `None` when
-    /// nothing was (dropped, the child gone, or the send failed).
-    pub(super) fn forward(&mut self, r: Received) -> Option<Forward> {
+    /// Forwards a signal to the child (or its group), after `--rewrite`.
+    pub(super) fn forward(&mut self, r: Received) {
         let passed = self.pass_on(r);
-        self.after_pass(r, passed)
+        self.after_pass(r, passed, None);
     }
 
     /// The signal's own work, and nothing else before it: `--rewrite` and
-    /// the send. Saying so and keeping it for the report come after
-    /// (`after_pass`).
+    /// the send. Saying so comes after (`after_pass`).
     fn pass_on(&mut self, r: Received) -> Passed {
         if !matches!(self.state, State::Running | State::Stopping { .. }) {
             return Passed::ChildGone;
@@ -309,41 +303,52 @@ impl<S: System> Supervisor<S> {
         }
     }
 
-    /// After a signal was passed on: the log line, and the signal kept for
-    /// the report with its sender's name (read from /proc for a sender in
-    /// vigil's namespace). What was sent, if anything was.
-    fn after_pass(&mut self, r: Received, passed: Passed) -> Option<Forward> {
+    /// After a signal was passed on: its arrival and what became of it,
+    /// with its sender named once. Whether it was sent.
+    fn after_pass(&mut self, r: Received, passed: Passed, later_stop: Option<Instant>) -> bool {
         let signal = r.signal;
         let (target, to) = match passed {
             Passed::Sent(target, to) => (target, to),
             Passed::ChildGone => {
-                logging::emit(Event::SignalNotForwarded { signal });
-                return None;
+                self.log_received(r);
+                self.say(Event::SignalNotForwarded { signal });
+                return false;
             }
             Passed::Dropped => {
-                logging::emit(Event::SignalDropped { signal });
-                return None;
+                self.log_received(r);
+                self.say(Event::SignalDropped { signal });
+                return false;
             }
-            // Not delivered (vigil warned): nothing to keep, nothing sent.
-            Passed::Failed => return None,
+            // Not delivered (vigil warned): nothing sent.
+            Passed::Failed => {
+                self.log_received(r);
+                return false;
+            }
         };
-        let (pid, group) = match target {
-            Target::Process(pid) => (pid, false),
-            Target::Group(pgid) => (pgid, true),
-        };
-        logging::emit(Event::SignalForwarded {
+        let sender = self.named(r.sender, to);
+        if log::shown(crate::log::event::Level::Info) {
+            self.received(r, &sender);
+        }
+        self.forwarded(signal, to, target, &sender, later_stop);
+        true
+    }
+
+    /// Says that `signal` went to `target` as `sent`.
+    fn forwarded(
+        &mut self,
+        signal: i32,
+        sent: i32,
+        target: Target,
+        sender: &Named,
+        later_stop: Option<Instant>,
+    ) {
+        self.say(Event::SignalForwarded {
             signal,
-            sent: to,
-            pid,
-            group,
+            sent,
+            target,
+            sender,
+            later_stop,
         });
-        let forward = Forward {
-            received: r,
-            sent: to,
-        };
-        let sys = &self.sys;
-        self.forwards.record(forward, |pid| sys.name(pid));
-        Some(forward)
     }
 }
 
@@ -426,7 +431,7 @@ impl<S: System> Supervisor<S> {
                 jobs: jobs.into_iter().map(fact).collect(),
             });
         let running: Vec<Running> = running.into_iter().map(fact).collect();
-        logging::emit(Event::StillRunning {
+        self.say(Event::StillRunning {
             signal,
             after,
             child,
@@ -445,8 +450,7 @@ impl<S: System> Supervisor<S> {
         shell: &'p procs::Running,
         all: &'p [procs::Running],
     ) -> Option<(&'p procs::Running, Vec<&'p procs::Running>)> {
-        let sent_alone =
-            !self.config.signal_group && self.stop.as_ref().is_some_and(|s| s.sent.is_some());
+        let sent_alone = !self.config.signal_group && self.ledger.stop_signal_sent();
         if !sent_alone || !SHELLS.contains(&shell.stat.comm.as_slice()) {
             return None;
         }

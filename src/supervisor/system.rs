@@ -16,13 +16,14 @@ use nix::unistd::{getpgid, getpgrp, getpid, getppid, getsid};
 
 use crate::caps::Narrowing;
 use crate::cgroup::Memory;
-use crate::facts::MemoryEvents;
-use crate::facts::{Proc, Received};
+use crate::log::facts::MemoryEvents;
+use crate::log::facts::Target;
+use crate::log::facts::{Proc, Received};
 use crate::notify::Notifier;
 use crate::probe::{Attempt, Outcome, Unhealthy, Url};
 use crate::procs::{self, Role};
 use crate::reap::{self, Next};
-use crate::signals::{self, Inherited, SignalFd, Target};
+use crate::signals::{self, Inherited, SignalFd};
 use crate::spawn::{self, Spawn, SpawnError};
 use crate::user::Switch;
 
@@ -319,7 +320,7 @@ impl System for Os {
     }
 
     fn let_readers_catch_up(&mut self) {
-        crate::logging::let_readers_catch_up();
+        crate::log::let_readers_catch_up();
     }
 
     fn probe_start(&mut self, url: &Url) -> Option<Outcome> {

@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 use super::system::Woken;
 use super::*;
 use crate::cli::{self, Action};
-use crate::facts::MemoryEvents;
-use crate::facts::{Cancel, Outcome, Proc};
+use crate::log::facts::MemoryEvents;
+use crate::log::facts::{Cancel, Ending, Outcome, Proc};
 use crate::procs;
 use crate::reap::{Change, Next};
 use crate::spawn::{Spawn, SpawnError};
@@ -271,8 +271,8 @@ fn supervisor(args: &[&str]) -> Supervisor<Fake> {
 fn started(child: i32) -> Start {
     Start {
         child,
-        command: crate::report::Command::new(vec!["child".into()]),
-        started: crate::record::Timestamp::from_unix(1_796_148_380, 123),
+        command: crate::log::facts::Command::new(vec!["child".into()]),
+        started: crate::log::format::Timestamp::from_unix(1_796_148_380, 123),
         limit: None,
         oom_group: false,
         parent: 1,
@@ -322,7 +322,7 @@ impl Supervisor<Fake> {
 
     /// How the stop began, as the exit status reads it.
     fn stop_cause(&self) -> Option<&'static str> {
-        self.stop.as_ref().map(|stop| match stop.cause {
+        self.ledger.stop().map(|stop| match stop.cause {
             StopCause::Signal { .. } => "signal",
             StopCause::PostStartFailed => "post_start_failed",
             StopCause::Timeout(_) => "timeout",
@@ -332,7 +332,7 @@ impl Supervisor<Fake> {
     }
 
     fn grace_passed(&self) -> bool {
-        self.grace.as_ref().is_some_and(|g| g.kill.is_some())
+        self.ledger.grace_passed()
     }
 
     /// Moves the clock to just past the next deadline and runs one turn.
@@ -390,7 +390,7 @@ fn running_stop_signal_without_a_sequence_is_forwarded_at_once() {
     assert_eq!(s.stopping(), Some(StopPhase::AwaitingExit));
     assert_eq!(s.stop_cause(), Some("signal"));
     assert!(matches!(
-        s.stop.as_ref().map(|stop| &stop.cause),
+        s.ledger.stop().map(|stop| &stop.cause),
         Some(StopCause::Signal {
             signal: libc::SIGTERM,
             ..
@@ -470,8 +470,8 @@ fn a_hung_pre_stop_hook_is_killed_and_the_stop_signal_still_sent() {
         "the grace runs on"
     );
     s.ended(hook, killed(libc::SIGKILL));
-    assert!(matches!(s.hooks[0].outcome, Outcome::TimedOut));
-    assert!(s.hooks[0].failed());
+    assert!(matches!(s.ledger.hooks()[0].outcome, Outcome::TimedOut));
+    assert!(s.ledger.hooks()[0].failed());
     // Set by hand, it is that long.
     let mut s = supervisor(&["--pre-stop", "sleep 30", "--pre-stop-timeout", "2s"]);
     let start = s.sys.clock();
@@ -509,8 +509,8 @@ fn running(pid: i32, ppid: i32, pgrp: i32, comm: &str, title: &str) -> procs::Ru
 /// fixes. Once, and not after the child has ended.
 #[test]
 fn a_child_still_running_is_named_once_with_the_shell_and_its_job() {
-    use crate::logging::capture;
-    use crate::record::{Format, Timestamp};
+    use crate::log::capture;
+    use crate::log::format::{Format, Timestamp};
     capture::start(Format::Text, 1, Timestamp::from_unix(0, 0));
     let mut s = supervisor(&[]);
     s.sys.running = vec![
@@ -559,13 +559,16 @@ fn a_pre_stop_hook_that_fails_or_cannot_start_does_not_stop_the_sequence() {
     let hook = s.pre_stop.as_ref().unwrap().pid;
     s.ended(hook, exited(1));
     assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
-    assert!(s.hooks[0].failed());
+    assert!(s.ledger.hooks()[0].failed());
 
     let mut s = supervisor(&["--pre-stop", "missing"]);
     s.sys.spawn_fails = true;
     s.signal(from_outside(libc::SIGTERM));
     assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
-    assert!(matches!(s.hooks[0].outcome, Outcome::CouldNotRun(_)));
+    assert!(matches!(
+        s.ledger.hooks()[0].outcome,
+        Outcome::CouldNotRun(_)
+    ));
 }
 
 // Stopping.
@@ -586,7 +589,7 @@ fn stopping_a_later_stop_signal_is_forwarded_at_once_in_each_phase() {
         want.push(libc::SIGTERM);
         assert_eq!(s.sent_to_child(), want, "{args:?}");
         assert_eq!(s.stopping(), phase, "{args:?}: the phase stays");
-        assert!(s.stop.as_ref().unwrap().later.is_some());
+        assert!(s.ledger.stop().unwrap().later.is_some());
     }
 }
 
@@ -685,8 +688,8 @@ fn the_grace_deadline_kills_everything_and_overtakes_the_sequence() {
     s.passes(Deadline::Grace);
     assert!(s.grace_passed());
     assert_eq!(
-        s.stop.as_ref().unwrap().not_sent,
-        Some(crate::report::NotSent::PreStopHook)
+        s.ledger.stop().unwrap().not_sent,
+        Some(crate::log::facts::stop::NotSent::PreStopHook)
     );
     assert_eq!(s.sys.signalled_all, [vec![libc::SIGKILL]]);
     assert_eq!(s.stopping(), Some(StopPhase::AwaitingExit));
@@ -758,7 +761,7 @@ fn the_drain_deadline_kills_what_is_left_and_vigil_waits_for_it() {
         s.sys.signalled_all,
         [vec![libc::SIGTERM, libc::SIGCONT], vec![libc::SIGKILL]]
     );
-    let (why, killed_list) = s.drain.as_ref().unwrap().kill.clone().unwrap();
+    let (why, killed_list) = s.ledger.drain_kill().cloned().unwrap();
     assert_eq!(why.to_string(), "drain timeout (2s) over");
     assert_eq!(killed_list[0].pid, 300);
     // A reaping round with nothing to reap SIGKILLs again (a late fork).
@@ -776,8 +779,8 @@ fn a_stop_signal_during_the_drain_kills_what_is_left_at_once() {
     s.signal(from_outside(libc::SIGINT));
     assert!(matches!(s.state, State::Draining(DrainPhase::Killing)));
     assert_eq!(
-        s.drain.as_ref().unwrap().kill.as_ref().unwrap().0,
-        crate::report::DrainKill::StopSignal(libc::SIGINT)
+        s.ledger.drain_kill().unwrap().0,
+        crate::log::facts::stop::DrainKill::StopSignal(libc::SIGINT)
     );
     assert_eq!(s.deadlines.get(Deadline::Drain), None);
     // Another one changes nothing.
@@ -907,7 +910,7 @@ fn the_post_start_timeout_kills_the_hook_and_stops() {
     assert_eq!(s.sys.sent, [(Target::Group(hook), libc::SIGKILL)]);
     assert_eq!(s.stop_cause(), None, "the stop waits for the hook's end");
     s.ended(hook, killed(libc::SIGKILL));
-    assert!(matches!(s.hooks[0].outcome, Outcome::TimedOut));
+    assert!(matches!(s.ledger.hooks()[0].outcome, Outcome::TimedOut));
     assert_eq!(s.stop_cause(), Some("post_start_failed"));
 }
 
@@ -919,7 +922,7 @@ fn a_post_start_still_running_at_the_stop_is_cancelled() {
     assert_eq!(s.sys.sent[0], (Target::Group(hook), libc::SIGKILL));
     assert_eq!(s.deadlines.get(Deadline::PostStart), None);
     s.ended(hook, killed(libc::SIGKILL));
-    assert!(!s.hooks[0].failed());
+    assert!(!s.ledger.hooks()[0].failed());
     assert_eq!(s.stop_cause(), Some("signal"));
 }
 
@@ -936,7 +939,7 @@ fn orphans_are_counted() {
         signal: libc::SIGCHLD,
         sender: Sender::Kernel,
     });
-    assert_eq!(s.orphans_reaped, 2);
+    assert_eq!(s.ledger.orphans_reaped(), 2);
     assert_eq!(s.state, State::Running);
 }
 
@@ -986,7 +989,7 @@ fn timeout_ends_a_stopped_child_within_the_default_grace() {
     s.chld([Next::Changed(Change::Stopped(CHILD, libc::SIGSTOP))]);
     s.next_deadline_passes();
     assert_eq!(s.sent_to_child(), [libc::SIGTERM, libc::SIGCONT]);
-    let grace = s.grace.as_ref().unwrap();
+    let grace = s.ledger.grace().unwrap();
     assert_eq!((grace.period, grace.by_default), (cli::TIMEOUT_GRACE, true));
     assert!(!s.grace_passed());
     // A child that ignores SIGTERM is SIGKILLed at the default grace.
@@ -1075,7 +1078,7 @@ fn after_a_fault_the_loop_still_ends_when_the_child_does() {
     let turns = turns_until_exit(&mut s, 3);
     assert_eq!(turns, 1);
     assert!(matches!(
-        s.stop.as_ref().map(|stop| &stop.cause),
+        s.ledger.stop().map(|stop| &stop.cause),
         Some(StopCause::Fault(why)) if why == "injected"
     ));
 }
@@ -1094,7 +1097,7 @@ fn a_first_stop_signal_is_forwarded_and_accounted_at_once() {
     s.signal(from_outside(libc::SIGTERM));
     assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
     assert!(matches!(s.state, State::Stopping { .. }));
-    let stop = s.stop.as_ref().expect("the stop began");
+    let stop = s.ledger.stop().expect("the stop began");
     assert_eq!(stop.at, arrived);
     assert!(matches!(
         stop.cause,
@@ -1127,5 +1130,5 @@ fn a_second_stop_signal_is_a_later_one() {
             ..
         }
     ));
-    assert!(s.stop.as_ref().unwrap().later.is_some());
+    assert!(s.ledger.stop().unwrap().later.is_some());
 }

@@ -11,7 +11,7 @@
 use libc::{c_int, c_ulong};
 use nix::errno::Errno;
 
-use super::exec::{Failed, Step};
+use super::step::{Failed, Step};
 
 /// `_LINUX_CAPABILITY_VERSION_3`: two `Data` records, 64 bits per set.
 const VERSION_3: u32 = 0x2008_0522;

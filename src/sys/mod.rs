@@ -19,7 +19,8 @@
 //!   process group or session, terminal, signals, capabilities, user),
 //!   and its exec, with the search of PATH, in one function; what runs
 //!   between the fork and the exec is bare system calls on the plan's
-//!   memory, so it is sound whatever threads the process has.
+//!   memory, so it is sound whatever threads the process has; `step`:
+//!   those steps, and how one failed, as the exec-error pipe carries it.
 //! - `fd`: the standard descriptors, looked at once at start, the closed
 //!   ones held so that no file of vigil's takes their number, the open
 //!   ones borrowed; and the `FIONREAD` and `TIOCOUTQ` ioctls.
@@ -43,4 +44,5 @@ pub mod exec;
 pub mod fd;
 pub mod process;
 pub mod signal;
+pub mod step;
 pub mod user;

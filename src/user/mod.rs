@@ -58,9 +58,9 @@ use std::path::Path;
 
 use libc::{gid_t, uid_t};
 
-use crate::event::Event;
-use crate::logging;
-use crate::record::{Fields, Obj};
+use crate::log;
+use crate::log::event::Event;
+use crate::log::format::{Fields, Obj};
 
 pub use files::{GroupEntry, LookupError, PasswdEntry, resolve, scan_lines};
 #[cfg(test)]
@@ -294,7 +294,7 @@ pub fn prepare(spec: &Spec, pid1: bool) -> Result<Switch, UserError> {
         }
     })?;
     if switch::other_user(&identity, change, current) && !switch::may_signal_others() {
-        logging::emit(Event::CannotSignalUser { uid: identity.uid });
+        log::emit(Event::CannotSignalUser { uid: identity.uid });
     }
     Ok(Switch::new(
         spec.text.clone(),

@@ -13,7 +13,7 @@ use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 
 use super::{Identity, Ids, quote};
-use crate::record::{Fields, Obj};
+use crate::log::format::{Fields, Obj};
 use crate::sys::exec;
 use crate::text::os_error;
 

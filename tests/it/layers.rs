@@ -82,11 +82,27 @@ fn crate_paths(code: &str) -> Vec<(usize, String)> {
             continue;
         }
         for (at, _) in line.match_indices("crate::") {
-            let name: String = line[at + "crate::".len()..]
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            found.push((n + 1, name));
+            let rest = &line[at + "crate::".len()..];
+            // `crate::{a::x, b}`: each module the group names.
+            let names: Vec<&str> = match rest.strip_prefix('{') {
+                Some(group) => group
+                    .split('}')
+                    .next()
+                    .unwrap_or("")
+                    .split(',')
+                    .map(str::trim)
+                    .collect(),
+                None => vec![rest],
+            };
+            for name in names {
+                let name: String = name
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if !name.is_empty() {
+                    found.push((n + 1, name));
+                }
+            }
         }
     }
     found
@@ -156,10 +172,15 @@ fn each_module_imports_only_from_below() {
 /// The check itself: a path on the same floor or above is caught.
 #[test]
 fn the_check_sees_a_wrong_import() {
-    let code = "use crate::text::duration;\n// crate::supervisor in a comment\nlet x = crate::supervisor::run;";
+    let code = "use crate::text::duration;\n// crate::supervisor in a comment\nlet x = crate::supervisor::run;\nuse crate::{cli::Config, log};";
     let found = crate_paths(code);
     assert_eq!(
         found,
-        [(1, "text".to_string()), (3, "supervisor".to_string())]
+        [
+            (1, "text".to_string()),
+            (3, "supervisor".to_string()),
+            (4, "cli".to_string()),
+            (4, "log".to_string())
+        ]
     );
 }

@@ -1,6 +1,6 @@
 //! The records docs/logging.md shows, made by vigil's own code: each kind
 //! of ending is played through the supervisor with the fake `System`, and
-//! what vigil logs is kept (`logging::capture`) at a fixed time. The doc
+//! what vigil logs is kept (`log::capture`) at a fixed time. The doc
 //! must hold every one of these lines, byte for byte: its examples are
 //! what vigil writes.
 
@@ -9,10 +9,10 @@ use std::io;
 use std::time::Duration;
 
 use super::*;
-use crate::event::Event;
-use crate::facts::Proc;
-use crate::logging::{self, capture};
-use crate::record::{Format, Timestamp};
+use crate::log::event::Event;
+use crate::log::facts::Proc;
+use crate::log::format::{Format, Timestamp};
+use crate::log::{self, capture};
 use crate::spawn::SpawnError;
 
 /// The child's pid in the examples.
@@ -52,6 +52,11 @@ fn proc(pid: i32, name: &str) -> Proc {
 /// A supervisor whose child, `command`, has just started as pid 7, with
 /// these options, as `setup::start` makes it.
 fn example(args: &[&str], command: &[&str]) -> Supervisor<Fake> {
+    example_in(args, command, None)
+}
+
+/// `example`, in a memory cgroup with this limit and `memory.oom.group`.
+fn example_in(args: &[&str], command: &[&str], oom_group: Option<u64>) -> Supervisor<Fake> {
     let argv: Vec<OsString> = std::iter::once("vigil")
         .chain(["--termination-log="])
         .chain(args.iter().copied())
@@ -68,7 +73,9 @@ fn example(args: &[&str], command: &[&str]) -> Supervisor<Fake> {
         ..Fake::default()
     };
     let start = Start {
-        command: crate::report::Command::new(config.command.clone()),
+        command: crate::log::facts::Command::new(config.command.clone()),
+        limit: oom_group,
+        oom_group: oom_group.is_some(),
         ..started(PID)
     };
     let mut s = Supervisor::new(*config, fake, start);
@@ -274,7 +281,7 @@ fn start_records(format: Format) -> Vec<(&'static str, String)> {
             shell_error: None,
             switch_failed: None,
         };
-        logging::emit_final(e.event(e.status()));
+        log::emit_final(e.event(e.status()));
     });
     let usage = lines(format, || {
         let args: Vec<OsString> = ["vigil", "--grace-period", "10x", "--", "app"]
@@ -288,7 +295,7 @@ fn start_records(format: Format) -> Vec<(&'static str, String)> {
             message: &message,
             status: 2,
         };
-        logging::early(format, None, usage);
+        log::early(format, None, usage);
     });
     vec![
         ("exec failure", record_of(&exec, "exec_failed")),
@@ -365,11 +372,9 @@ fn event_records(format: Format) -> Vec<(&'static str, String)> {
     // a pod whose cgroup has memory.oom.group, and as it stands after the
     // kernel counted memory events.
     capture::start(format, 2, t());
-    let mut s = example(&[], &["python3", "train.py"]);
-    s.limit = Some(268_435_456);
-    s.oom_group = true;
+    let mut s = example_in(&[], &["python3", "train.py"], Some(268_435_456));
     s.write_provisional();
-    s.sys.memory = crate::facts::MemoryEvents {
+    s.sys.memory = crate::log::facts::MemoryEvents {
         max: 3,
         oom: 1,
         oom_kill: 1,

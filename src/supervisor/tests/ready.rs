@@ -156,7 +156,7 @@ fn not_ready_by_the_ready_timeout_stops_and_never_exits_0() {
             None,
             "no more probing"
         );
-        let grace = s.grace.as_ref().unwrap();
+        let grace = s.ledger.grace().unwrap();
         assert_eq!(
             (grace.period, grace.by_default),
             (Duration::from_secs(10), true)
@@ -165,12 +165,12 @@ fn not_ready_by_the_ready_timeout_stops_and_never_exits_0() {
             s.sys.notified,
             ["STOPPING=1\nSTATUS=stopping: not ready after 3s (--ready-timeout)"]
         );
-        let Some(Stop {
+        let Some(crate::log::report::Stop {
             cause: StopCause::NotReady { timeout, last },
             ..
-        }) = &s.stop
+        }) = s.ledger.stop()
         else {
-            panic!("{:?}", s.stop);
+            panic!("{:?}", s.ledger.stop());
         };
         assert_eq!(*timeout, Duration::from_secs(3));
         assert_eq!(
@@ -228,8 +228,8 @@ fn without_ready_when_the_service_manager_is_the_childs() {
 
 #[test]
 fn a_notification_that_fails_is_a_warning_and_changes_nothing_else() {
-    use crate::logging::capture;
-    use crate::record::{Format, Timestamp};
+    use crate::log::capture;
+    use crate::log::format::{Format, Timestamp};
     capture::start(Format::Text, 1, Timestamp::from_unix(0, 0));
     let mut s = probing(&[]);
     s.sys.notify_error = Some("Connection refused".into());

@@ -69,7 +69,6 @@ pub mod options;
 
 // The checker of vigil's records against docs/logging-schema.json, the
 // very file the unit tests use: every record a test reads is held to it.
-#[path = "../../../src/record/check.rs"]
 pub mod check;
 
 // The raw signal syscalls (and `sig_bit`) the test programs use too.

@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use serde_json::{Value as Json, json};
 
-use super::check::{Schema, parse_logfmt};
 use super::encode::{STEPS, write_secs};
 use super::*;
-use crate::facts::hook;
-use crate::facts::{Cancel, Ending, HookKind, Named, Outcome, Proc, Sender, Signal};
+use crate::log::check::{Schema, parse_logfmt};
+use crate::log::facts::hook;
+use crate::log::facts::{Cancel, Ending, HookKind, Named, Outcome, Proc, Sender, Signal};
 
 /// Building a record by hand, field by field, for the tests of the
 /// encodings; vigil's own records come from `event::Event`.

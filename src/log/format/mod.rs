@@ -44,8 +44,6 @@ mod logfmt;
 mod time;
 
 #[cfg(test)]
-pub mod check;
-#[cfg(test)]
 mod tests;
 
 use std::borrow::Cow;

@@ -11,14 +11,14 @@ use std::time::{Duration, Instant};
 use serde_json::Value as Json;
 
 use super::*;
-use crate::facts::hook;
-use crate::facts::probe::{Address, Waited};
-use crate::facts::{Cancel, Outcome, Sender};
-use crate::record::check::Schema;
-use crate::record::{Encoder, Encoding, LINE_MAX, Record, Timestamp};
-use crate::report::{
-    Command, Drain, Forwards, Grace, GraceKill, LaterStop, MemorySeen, NotSent, Stop, StopCause,
-};
+use crate::log::check::Schema;
+use crate::log::facts::Command;
+use crate::log::facts::hook;
+use crate::log::facts::probe::{Address, Waited};
+use crate::log::facts::stop::{Grace, NotSent, StopCause};
+use crate::log::facts::{Cancel, Outcome, Sender};
+use crate::log::format::{Encoder, Encoding, LINE_MAX, Record, Timestamp};
+use crate::log::report::{Clocks, Ledger, MemorySeen, Provisional};
 use crate::spawn::{SpawnError, SwitchFailed};
 
 fn procs() -> Vec<Proc> {
@@ -34,66 +34,90 @@ fn procs() -> Vec<Proc> {
     ]
 }
 
-/// An exit report with every part it can have.
-fn full_exit(now: Instant) -> Exit {
+/// A ledger that makes an exit report with every part it can have.
+fn full_ledger(now: Instant) -> Ledger {
+    let mut l = Ledger::default();
     let sender = Named {
         sender: Sender::Process { pid: 42, uid: 0 },
         name: Some("kill".into()),
     };
-    let later = crate::report::Forward {
-        received: crate::facts::Received {
-            signal: libc::SIGINT,
-            sender: Sender::Process { pid: 0, uid: 0 },
-        },
-        sent: libc::SIGINT,
+    let outside = Named::bare(Sender::Process { pid: 0, uid: 0 });
+    let killed = procs();
+    let hook = hook::Record {
+        kind: HookKind::PreStop,
+        outcome: Outcome::Cancelled(Cancel::GraceDeadline),
+        took: Duration::from_millis(1500),
     };
-    Exit {
-        command: Command::new(vec!["sleep".into(), "1000".into()]),
-        pid: 2,
-        had_terminal: false,
-        ending: Ending::Killed {
-            signal: libc::SIGKILL,
-            core_dumped: false,
+    let events = [
+        Event::Started {
+            command: &Command::new(vec!["sleep".into(), "1000".into()]),
+            pid: 2,
+            limit: None,
+            oom_group: false,
+            terminal: false,
+            at: Timestamp::from_unix(0, 0),
         },
-        ended_at: now,
-        status: 137,
-        code_expected: false,
-        stop: Some(Stop {
-            cause: StopCause::Signal {
+        Event::Stopping {
+            cause: &StopCause::Signal {
                 signal: libc::SIGTERM,
                 sender,
             },
+            signal: libc::SIGTERM,
+            grace: Some(Grace {
+                period: Duration::from_secs(10),
+                by_default: false,
+            }),
             at: now,
-            sent: None,
-            not_sent: Some(NotSent::PreStopHook),
-            later: Some(LaterStop {
-                forward: later,
-                sender: Named::bare(later.received.sender),
-                at: now,
-            }),
-        }),
-        forwards: Forwards::default(),
-        grace: Some(Grace {
-            period: Duration::from_secs(10),
-            by_default: false,
-            kill: Some(GraceKill {
-                at: now,
-                killed: procs(),
-            }),
-        }),
-        drain: Some(Drain {
-            left: 2,
-            kill: Some((DrainKill::Timeout(Duration::from_secs(2)), procs())),
-        }),
-        hooks: vec![hook::Record {
-            kind: HookKind::PreStop,
-            outcome: Outcome::Cancelled(Cancel::GraceDeadline),
-            took: Duration::from_millis(1500),
-        }],
-        orphans_reaped: 3,
-        oom_kills: 1,
-        oom_group: false,
+        },
+        Event::SignalForwarded {
+            signal: libc::SIGINT,
+            sent: libc::SIGINT,
+            target: Target::Process(2),
+            sender: &outside,
+            later_stop: Some(now),
+        },
+        Event::GraceDeadline {
+            grace_period: Duration::from_secs(10),
+            killed: &killed,
+            listed: true,
+            at: now,
+        },
+        Event::StopSignalNotSent {
+            signal: libc::SIGTERM,
+            why: NotSent::PreStopHook,
+        },
+        Event::HookEnded {
+            record: &hook,
+            then: AfterHook::Nothing,
+        },
+        Event::ChildEnded {
+            pid: 2,
+            ending: Ending::Killed {
+                signal: libc::SIGKILL,
+                core_dumped: false,
+            },
+            at: now,
+        },
+        Event::Draining {
+            terminated: &killed,
+        },
+        Event::DrainKilled {
+            why: DrainKill::Timeout(Duration::from_secs(2)),
+            killed: &killed,
+            listed: true,
+        },
+    ];
+    for event in &events {
+        l.observe(event);
     }
+    for _ in 0..3 {
+        l.observe(&Event::Reaped {
+            pid: 9,
+            ending: Ending::Exited(0),
+            warn: false,
+        });
+    }
+    l
 }
 
 /// The record `event` makes, as JSON.
@@ -156,7 +180,8 @@ fn every_event_writes_what_the_schema_says() {
         wall: Timestamp::from_unix(1_796_148_380, 123),
         now,
     };
-    let exit = full_exit(now);
+    let ledger = full_ledger(now);
+    let exit = ledger.exit(137, 1).expect("the child ended");
     let command = Command::new(vec!["app".into()]);
     let provisional = Provisional {
         command: &command,
@@ -320,8 +345,7 @@ fn every_event_writes_what_the_schema_says() {
     };
     let samples = [
         Event::Exit {
-            exit: &exit,
-            clocks,
+            report: &exit.at(clocks),
             level: Level::Warning,
         },
         Event::UsageError {
@@ -408,9 +432,12 @@ fn every_event_writes_what_the_schema_says() {
         Event::RunningAs { user: &switch },
         Event::Capabilities { caps: &narrowing },
         Event::Started {
-            command: "app --port 80",
-            argv: &argv,
+            command: &Command::new(argv.clone()),
             pid: 7,
+            limit: Some(1 << 30),
+            oom_group: true,
+            terminal: false,
+            at: clocks.wall,
         },
         Event::OomGroup {
             memory_limit: Some(1 << 30),
@@ -446,8 +473,9 @@ fn every_event_writes_what_the_schema_says() {
         Event::SignalForwarded {
             signal: libc::SIGTERM,
             sent: libc::SIGQUIT,
-            pid: 7,
-            group: true,
+            target: Target::Group(7),
+            sender: &named,
+            later_stop: None,
         },
         Event::SignalDropped {
             signal: libc::SIGUSR1,
@@ -460,14 +488,24 @@ fn every_event_writes_what_the_schema_says() {
         },
         Event::SendFailed {
             signal: libc::SIGTERM,
-            pid: 7,
-            group: false,
+            target: Target::Process(7),
             error: "Operation not permitted",
         },
         Event::Stopping {
-            cause: "signal",
+            cause: &StopCause::Signal {
+                signal: libc::SIGTERM,
+                sender: named.clone(),
+            },
             signal: libc::SIGTERM,
-            grace_period: Some(Duration::from_secs(10)),
+            grace: Some(Grace {
+                period: Duration::from_secs(10),
+                by_default: false,
+            }),
+            at: now,
+        },
+        Event::StopSignalNotSent {
+            signal: libc::SIGTERM,
+            why: NotSent::Rewritten,
         },
         Event::TimeoutPassed {
             timeout: Duration::from_secs(60),
@@ -503,6 +541,7 @@ fn every_event_writes_what_the_schema_says() {
                 signal: libc::SIGSEGV,
                 core_dumped: true,
             },
+            at: now,
         },
         Event::ChildStopped {
             pid: 7,
@@ -516,6 +555,7 @@ fn every_event_writes_what_the_schema_says() {
             grace_period: Duration::from_secs(10),
             killed: &left,
             listed: true,
+            at: now,
         },
         Event::DrainKilled {
             why: DrainKill::Timeout(Duration::from_secs(2)),
@@ -538,6 +578,7 @@ fn every_event_writes_what_the_schema_says() {
                 oom_kill: 1,
                 oom_group_kill: 0,
             },
+            at: clocks.wall,
         },
         Event::ProbeHealthy {
             url,
@@ -697,8 +738,9 @@ fn the_words_of_composed_events() {
             Event::SignalForwarded {
                 signal: libc::SIGTERM,
                 sent: libc::SIGTERM,
-                pid: 7,
-                group: false,
+                target: Target::Process(7),
+                sender: &named,
+                later_stop: None,
             },
             "forwarding SIGTERM to pid 7",
         ),
@@ -706,16 +748,18 @@ fn the_words_of_composed_events() {
             Event::SignalForwarded {
                 signal: libc::SIGTERM,
                 sent: libc::SIGQUIT,
-                pid: 7,
-                group: true,
+                target: Target::Group(7),
+                sender: &named,
+                later_stop: None,
             },
             "forwarding SIGTERM as SIGQUIT to process group 7",
         ),
         (
             Event::Stopping {
-                cause: "signal",
+                cause: &StopCause::PostStartFailed,
                 signal: libc::SIGTERM,
-                grace_period: None,
+                grace: None,
+                at: Instant::now(),
             },
             "stopping",
         ),
@@ -731,6 +775,7 @@ fn the_words_of_composed_events() {
                 grace_period: Duration::from_secs(10),
                 killed: &[],
                 listed: true,
+                at: Instant::now(),
             },
             "grace period (10s) over: SIGKILL to everything left",
         ),

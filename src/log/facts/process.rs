@@ -1,9 +1,10 @@
 //! Processes as facts: one by pid and name, and how one ended.
 
+use std::ffi::OsString;
 use std::fmt;
 
 use super::Signal;
-use crate::record::{Fields, Obj};
+use crate::log::format::{Fields, Obj};
 
 /// A process by pid and name, for the log and the exit report.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -164,5 +165,24 @@ impl Fields for Shell {
             .list_with("jobs", self.jobs.iter(), |o, job| {
                 o.field("pid", job.pid).field("name", job.name.as_str());
             });
+    }
+}
+
+/// The command as the report shows it.
+#[derive(Clone, Debug, Default)]
+pub struct Command {
+    pub argv: Vec<OsString>,
+    /// Quoted as a shell reads it, with control characters escaped.
+    pub text: String,
+    /// Whether `text` is exactly the command's bytes as a shell reads them
+    /// (they were UTF-8, without control characters to escape), so that
+    /// the exit record can show it as it is.
+    pub exact: bool,
+}
+
+impl Command {
+    pub fn new(argv: Vec<OsString>) -> Command {
+        let (text, exact) = crate::text::display_command_exact(&argv);
+        Command { argv, text, exact }
     }
 }

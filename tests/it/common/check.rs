@@ -3,9 +3,9 @@
 //! by a strict parser here. A record with a field the schema does not list,
 //! without a required one, or with a value of the wrong type fails.
 //!
-//! Uses only std and serde_json, so that the integration tests can include
-//! it as it is (`#[path = "../src/record/check.rs"] mod check;`) and hold
-//! what vigil really writes to the same schema.
+//! Uses only std and serde_json, so that vigil's unit tests can include it
+//! as it is (src/log/mod.rs) and hold the records they build to the same
+//! schema as what vigil really writes.
 
 #![allow(dead_code)]
 

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use crate::record::{Fields, Obj, Value};
+use crate::log::format::{Fields, Obj, Value};
 
 /// The highest signal number the kernel knows.
 pub const MAX_SIGNAL: i32 = 64;
@@ -203,6 +203,35 @@ impl Rewrites {
     }
 }
 
+/// Where a signal goes: one process, or (`-g`, a hook, the terminal's
+/// signals) a whole process group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    Process(i32),
+    Group(i32),
+}
+
+/// `pid 7`, `process group 7`.
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Process(pid) => write!(f, "pid {pid}"),
+            Target::Group(pgid) => write!(f, "process group {pgid}"),
+        }
+    }
+}
+
+/// `{"pid": 7, "group": false}`
+impl Fields for Target {
+    fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
+        let (pid, group) = match *self {
+            Target::Process(pid) => (pid, false),
+            Target::Group(pgid) => (pgid, true),
+        };
+        o.field("pid", pid).field("group", group);
+    }
+}
+
 /// One signal as read from the signalfd, with what the kernel says of its sender.
 #[derive(Clone, Copy, Debug)]
 pub struct Received {
@@ -289,11 +318,6 @@ impl Named {
         };
         Named { sender, name }
     }
-
-    /// The same fields as `Fields`, the name moved into the record.
-    pub fn into_fields<'a>(self, o: &mut Obj<'_, 'a>) {
-        sender_fields(self.sender, self.name.map(Cow::Owned), o);
-    }
 }
 
 /// `from pid 42 (kill, uid 0)`, `from pid 0 (outside this PID
@@ -317,34 +341,30 @@ impl fmt::Display for Named {
 /// `-p` signal), `{"kind": "vigil"}`.
 impl Fields for Named {
     fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
-        sender_fields(self.sender, self.name.as_deref().map(Cow::Borrowed), o);
-    }
-}
-
-fn sender_fields<'a>(sender: Sender, name: Option<Cow<'a, str>>, o: &mut Obj<'_, 'a>) {
-    match sender {
-        Sender::Process { pid: 0, uid } => {
-            o.word("kind", "outside_namespace")
-                .field("pid", 0)
-                .field("uid", uid);
-        }
-        Sender::Process { pid, uid } => {
-            o.word("kind", "process")
-                .field("pid", pid)
-                .field("uid", uid)
-                .opt("name", name);
-        }
-        Sender::Kernel => {
-            o.word("kind", "kernel");
-        }
-        Sender::Terminal => {
-            o.word("kind", "terminal");
-        }
-        Sender::ParentDeath => {
-            o.word("kind", "parent_death");
-        }
-        Sender::Vigil => {
-            o.word("kind", "vigil");
+        match self.sender {
+            Sender::Process { pid: 0, uid } => {
+                o.word("kind", "outside_namespace")
+                    .field("pid", 0)
+                    .field("uid", uid);
+            }
+            Sender::Process { pid, uid } => {
+                o.word("kind", "process")
+                    .field("pid", pid)
+                    .field("uid", uid)
+                    .opt("name", self.name.as_deref());
+            }
+            Sender::Kernel => {
+                o.word("kind", "kernel");
+            }
+            Sender::Terminal => {
+                o.word("kind", "terminal");
+            }
+            Sender::ParentDeath => {
+                o.word("kind", "parent_death");
+            }
+            Sender::Vigil => {
+                o.word("kind", "vigil");
+            }
         }
     }
 }

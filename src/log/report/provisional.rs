@@ -9,10 +9,11 @@
 
 use std::fmt::{self, Display, Formatter};
 
-use super::text::shorten;
-use super::{COMMAND_MAX, Command};
-use crate::facts::MemoryEvents;
-use crate::record::{Argv, Obj, Timestamp, Value};
+use super::Command;
+use super::exit::{COMMAND_MAX, shorten};
+use crate::log::facts::MemoryEvents;
+use crate::log::format::{Argv, Fields, Obj, Timestamp, Value};
+use crate::text::Count;
 
 /// What the memory cgroup has counted since vigil started, and when vigil
 /// saw each count move.
@@ -66,8 +67,10 @@ impl Provisional<'_> {
             "sigkill"
         }
     }
+}
 
-    pub fn fields<'r>(&'r self, o: &mut Obj<'_, 'r>) {
+impl Fields for Provisional<'_> {
+    fn fields<'r>(&'r self, o: &mut Obj<'_, 'r>) {
         let command = if self.command.exact {
             Value::from(self.command.text.as_str())
         } else {
@@ -124,7 +127,11 @@ impl Display for Provisional<'_> {
             .limit
             .map_or("its limit".to_string(), |l| format!("memory.max ({l})"));
         if events.max > 0 {
-            write!(f, "; memory reached {limit} {}", times(events.max))?;
+            write!(
+                f,
+                "; memory reached {limit} {}",
+                Count(events.max, "time", "times")
+            )?;
             if let Some(at) = self.memory.max_at {
                 write!(f, ", last at {at}")?;
             }
@@ -132,29 +139,17 @@ impl Display for Provisional<'_> {
             write!(f, "; memory limit {limit} bytes")?;
         }
         if events.oom > 0 || events.oom_kill > 0 {
-            write!(f, "; the OOM killer ran {}", times(events.oom.max(1)))?;
+            let ran = Count(events.oom.max(1), "time", "times");
+            write!(f, "; the OOM killer ran {ran}")?;
             if let Some(at) = self.memory.oom_at {
                 write!(f, ", last at {at}")?;
             }
-            let processes = if events.oom_kill == 1 {
-                "process"
-            } else {
-                "processes"
-            };
-            write!(f, ", and killed {} {processes}", events.oom_kill)?;
+            let killed = Count(events.oom_kill, "process", "processes");
+            write!(f, ", and killed {killed}")?;
             if events.oom_group_kill > 0 {
                 f.write_str(" (the whole group)")?;
             }
         }
         Ok(())
-    }
-}
-
-/// `1 time`, `3 times`.
-fn times(n: u64) -> String {
-    if n == 1 {
-        "1 time".to_string()
-    } else {
-        format!("{n} times")
     }
 }

@@ -4,7 +4,7 @@ use std::fmt;
 use std::time::Duration;
 
 use super::Ending;
-use crate::record::{Fields, Obj};
+use crate::log::format::{Fields, Obj};
 
 /// Which hook.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,7 +43,7 @@ pub enum Cancel {
 }
 
 /// How a hook went.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum Outcome {
     Ended(Ending),
     CouldNotRun(String),
@@ -53,7 +53,7 @@ pub enum Outcome {
 }
 
 /// One finished hook, for the log and the exit report.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Record {
     pub kind: HookKind,
     pub outcome: Outcome,

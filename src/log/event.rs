@@ -1,7 +1,7 @@
 //! Everything vigil says, one row per event: its name in the records, its
 //! level, the words of its text line and the fields of its record, all
 //! from the one variant that holds its facts. A call site says what
-//! happened, `logging::emit(Event::ChildEnded { pid, ending })`, and the
+//! happened, `log::emit(Event::ChildEnded { pid, ending })`, and the
 //! logger alone knows the format.
 //!
 //! The text line is the variant's `Display`, which is also the record's
@@ -14,18 +14,18 @@
 //! `&dyn Fact`: their words and their fields side by side where they are
 //! defined. So this module stands below every module that logs.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::fmt;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crate::facts::hook::Record as HookRecord;
-use crate::facts::probe::{Healthy, Unhealthy};
-use crate::facts::process::{self, Running, Shell};
-use crate::facts::{Ending, HookKind, MemoryEvents, Named, Proc, Signal};
-use crate::record::{self, Argv, Fields, Obj};
-use crate::report::{Clocks, DrainKill, Exit, Provisional};
-use crate::text::{duration, secs};
+use crate::log::facts::hook::Record as HookRecord;
+use crate::log::facts::probe::{Healthy, Unhealthy};
+use crate::log::facts::process::{self, Running, Shell};
+use crate::log::facts::stop::{DrainKill, Grace, NotSent, StopCause};
+use crate::log::facts::{Command, Ending, HookKind, MemoryEvents, Named, Proc, Signal, Target};
+use crate::log::format::{self, Argv, Fields, Obj, Timestamp};
+use crate::text::{Count, duration, secs};
 
 /// How important a line is, which decides at what verbosity it is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -59,13 +59,13 @@ impl Level {
     }
 
     /// The level a record says.
-    pub fn record_level(self) -> record::Level {
+    pub fn record_level(self) -> format::Level {
         match self {
-            Level::Error => record::Level::Error,
-            Level::Warning => record::Level::Warning,
-            Level::Notice | Level::Info => record::Level::Info,
-            Level::Debug => record::Level::Debug,
-            Level::Trace => record::Level::Trace,
+            Level::Error => format::Level::Error,
+            Level::Warning => format::Level::Warning,
+            Level::Notice | Level::Info => format::Level::Info,
+            Level::Debug => format::Level::Debug,
+            Level::Trace => format::Level::Trace,
         }
     }
 }
@@ -147,10 +147,11 @@ macro_rules! events {
 events! {
     // How vigil ends, and the termination log.
 
-    /// The exit report: how the child ended and why (`report::Exit`).
-    "exit" Exit { exit: &'a Exit, clocks: Clocks, level: Level }
-        => *level, ("{exit}"),
-        |o| exit.fields(o, *clocks);
+    /// The exit report: how the child ended and why (`report::Exit`, as
+    /// written at the end).
+    "exit" Exit { report: &'a dyn Fact, level: Level }
+        => *level, ("{report}"),
+        |o| o.flatten(*report);
     /// The command line or a `VIGIL_*` variable is wrong.
     "usage_error" UsageError { message: &'a str, status: i32 }
         => Level::Error, ("{message}"),
@@ -207,9 +208,9 @@ events! {
         |o| o.field("path", *path);
     /// What the termination log says if vigil is killed before it can
     /// report (`report::Provisional`).
-    "provisional" Provisional { message: &'a Provisional<'a> }
+    "provisional" Provisional { message: &'a dyn Fact }
         => Level::Error, ("{message}"),
-        |o| message.fields(o);
+        |o| o.flatten(*message);
 
     // Start-up.
 
@@ -254,10 +255,20 @@ events! {
     "capabilities" Capabilities { caps: &'a dyn Fact }
         => Level::Info, ("the child and the hooks hold {caps}"),
         |o| o.flatten(*caps);
-    /// The child started.
-    "started" Started { command: &'a str, argv: &'a [OsString], pid: i32 }
-        => Level::Info, ("started {command} as pid {pid}"),
-        |o| o.field("command", Argv(argv)).field("pid", *pid);
+    /// The child started, `at`; what the report and the provisional
+    /// message say of the container from then on: its memory limit,
+    /// whether an OOM kill takes the whole group, whether the child was
+    /// given the terminal.
+    "started" Started {
+        command: &'a Command,
+        pid: i32,
+        limit: Option<u64>,
+        oom_group: bool,
+        terminal: bool,
+        at: Timestamp,
+    }
+        => Level::Info, ("started {} as pid {pid}", command.text),
+        |o| o.field("command", Argv(&command.argv)).field("pid", *pid);
     /// `memory.oom.group` is 1: an OOM kill takes vigil too.
     "oom_group" OomGroup { memory_limit: Option<u64> }
         => Level::Info,
@@ -303,14 +314,20 @@ events! {
             write!(f, "{sender}")
         })),
         |o| o.field("signal", Signal(*signal)).object("sender", *sender);
-    /// A signal was forwarded (after `--rewrite`).
-    "signal_forwarded" SignalForwarded { signal: i32, sent: i32, pid: i32, group: bool }
+    /// A signal was forwarded (after `--rewrite`), from `sender`; vigil
+    /// is its sender when it is the stop sequence's own. `later_stop`: a
+    /// stop signal during the stop sequence, and when it came.
+    "signal_forwarded" SignalForwarded {
+        signal: i32,
+        sent: i32,
+        target: Target,
+        sender: &'a Named,
+        later_stop: Option<Instant>,
+    }
         => Level::Debug,
-        ("forwarding {}{} to {}", Signal(*signal),
-            fmt::from_fn(|f| if sent == signal { Ok(()) } else { write!(f, " as {}", Signal(*sent)) }),
-            Target(*pid, *group)),
-        |o| o.field("signal", Signal(*signal)).field("sent", Signal(*sent))
-            .field("pid", *pid).field("group", *group);
+        ("forwarding {}{} to {target}", Signal(*signal),
+            fmt::from_fn(|f| if sent == signal { Ok(()) } else { write!(f, " as {}", Signal(*sent)) })),
+        |o| o.field("signal", Signal(*signal)).field("sent", Signal(*sent)).flatten(target);
     /// `--rewrite` drops the signal.
     "signal_dropped" SignalDropped { signal: i32 }
         => Level::Info, ("dropped {} (--rewrite)", Signal(*signal)),
@@ -324,22 +341,26 @@ events! {
         => Level::Debug, ("already killing what is left; {} changes nothing", Signal(*signal)),
         |o| o.field("signal", Signal(*signal));
     /// A signal could not be sent (EPERM, after one more try).
-    "send_failed" SendFailed { signal: i32, pid: i32, group: bool, error: &'a str }
+    "send_failed" SendFailed { signal: i32, target: Target, error: &'a str }
         => Level::Warning,
-        ("could not send {} to {}: {error}", Signal(*signal), Target(*pid, *group)),
-        |o| o.field("signal", Signal(*signal)).field("pid", *pid)
-            .field("group", *group).field("error", *error);
+        ("could not send {} to {target}: {error}", Signal(*signal)),
+        |o| o.field("signal", Signal(*signal)).flatten(target).field("error", *error);
 
     // The stop.
 
-    /// The stop sequence began.
-    "stopping" Stopping { cause: &'static str, signal: i32, grace_period: Option<Duration> }
+    /// The stop sequence began `at`, for `cause`, to end with `signal`.
+    "stopping" Stopping { cause: &'a StopCause, signal: i32, grace: Option<Grace>, at: Instant }
         => Level::Info,
-        ("stopping{}", fmt::from_fn(|f| match grace_period {
-            Some(period) => write!(f, ": grace period {}", duration(*period)),
+        ("stopping{}", fmt::from_fn(|f| match grace {
+            Some(grace) => write!(f, ": grace period {}", duration(grace.period)),
             None => Ok(()),
         })),
-        |o| o.word("cause", cause).field("signal", Signal(*signal)).opt("grace_period", *grace_period);
+        |o| o.word("cause", cause.word()).field("signal", Signal(*signal))
+            .opt("grace_period", grace.map(|g| g.period));
+    /// The stop sequence ended without sending the child its stop signal.
+    "stop_signal_not_sent" StopSignalNotSent { signal: i32, why: NotSent }
+        => Level::Info, ("{} not sent to the child: {why}", Signal(*signal)),
+        |o| o.field("signal", Signal(*signal)).word("why", why.word());
     /// `--timeout` passed: the stop sequence begins with `signal`.
     "timeout_passed" TimeoutPassed { timeout: Duration, signal: i32 }
         => Level::Warning,
@@ -399,8 +420,8 @@ events! {
         => if *warn { Level::Warning } else { Level::Debug },
         ("reaped {}pid {pid}, which {ending}", if *warn { "orphaned zombie " } else { "" }),
         |o| o.field("pid", *pid).object("ending", ending);
-    /// The child ended.
-    "child_ended" ChildEnded { pid: i32, ending: Ending }
+    /// The child ended; vigil reaped it `at`.
+    "child_ended" ChildEnded { pid: i32, ending: Ending, at: Instant }
         => Level::Info, ("child pid {pid} {ending}"),
         |o| o.field("pid", *pid).object("ending", ending);
     /// The child was stopped, and what vigil did about it.
@@ -429,8 +450,8 @@ events! {
         => Level::Warning,
         ("without /proc vigil cannot list or reach processes outside the child's and the hooks' process groups: exiting, any such process is left running"),
         |o| o;
-    /// The grace period passed: SIGKILL to everything left.
-    "grace_deadline" GraceDeadline { grace_period: Duration, killed: &'a [Proc], listed: bool }
+    /// The grace period passed: SIGKILL to everything left, `at`.
+    "grace_deadline" GraceDeadline { grace_period: Duration, killed: &'a [Proc], listed: bool, at: Instant }
         => Level::Warning,
         ("grace period ({}) over: SIGKILL to {}", duration(*grace_period), Whom(killed, *listed)),
         |o| o.field("grace_period", *grace_period).list("killed", killed.iter())
@@ -492,8 +513,8 @@ events! {
 
     // Memory.
 
-    /// The memory cgroup's counts changed.
-    "memory_events" MemoryEventsSeen { events: MemoryEvents }
+    /// The memory cgroup's counts changed; vigil saw it `at`.
+    "memory_events" MemoryEventsSeen { events: MemoryEvents, at: Timestamp }
         => Level::Info,
         ("memory events since start: memory.max reached {}, the OOM killer invoked {}, {} killed, {}",
             Count(events.max, "time", "times"), Count(events.oom, "time", "times"),
@@ -615,18 +636,6 @@ impl StopAction {
     }
 }
 
-/// Where a signal went: `pid 7`, `process group 7`.
-struct Target(i32, bool);
-
-impl fmt::Display for Target {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Target(pid, false) => write!(f, "pid {pid}"),
-            Target(pgid, true) => write!(f, "process group {pgid}"),
-        }
-    }
-}
-
 /// Whom a deadline's SIGKILL went to: the processes listed, everything
 /// left when none was, or (`listed` false, no /proc) the groups vigil
 /// knows.
@@ -639,16 +648,6 @@ impl fmt::Display for Whom<'_> {
             Whom([], true) => f.write_str("everything left"),
             Whom(killed, true) => f.write_str(&process::list(killed)),
         }
-    }
-}
-
-/// `1 time`, `3 processes`.
-struct Count(u64, &'static str, &'static str);
-
-impl fmt::Display for Count {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Count(n, one, many) = *self;
-        write!(f, "{n} {}", if n == 1 { one } else { many })
     }
 }
 

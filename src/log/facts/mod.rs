@@ -10,8 +10,9 @@ pub mod memory;
 pub mod probe;
 pub mod process;
 pub mod signal;
+pub mod stop;
 
 pub use hook::{Cancel, HookKind, KillReason, Outcome};
 pub use memory::MemoryEvents;
-pub use process::{Ending, Proc};
-pub use signal::{Named, Received, Sender, Signal};
+pub use process::{Command, Ending, Proc};
+pub use signal::{Named, Received, Sender, Signal, Target};

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use nix::errno::Errno;
 
-use crate::record::{Fields, Obj};
+use crate::log::format::{Fields, Obj};
 use crate::text::duration;
 
 /// How a probe went.

@@ -1,0 +1,128 @@
+//! The stop as facts: what started it, its grace period, why the stop
+//! signal was not sent, why the drain ended in SIGKILL.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::signal::{self, Named, Signal};
+use crate::log::format::{Fields, Obj};
+
+/// What started the stop sequence.
+#[derive(Clone, Debug)]
+pub enum StopCause {
+    /// A stop signal, with its sender as it was when the signal arrived:
+    /// by the time the report is written, the sender may be gone.
+    Signal {
+        signal: i32,
+        sender: Named,
+    },
+    PostStartFailed,
+    /// `--timeout` passed.
+    Timeout(Duration),
+    /// `--ready-timeout` passed before the service was ready: the timeout,
+    /// and why the last probe failed.
+    NotReady {
+        timeout: Duration,
+        last: Option<String>,
+    },
+    /// vigil could not go on supervising (its signals could not be read,
+    /// its clock or its waits misbehaved): why.
+    Fault(String),
+}
+
+impl StopCause {
+    /// The word in records (`stop.cause`, the `stopping` event's `cause`).
+    pub fn word(&self) -> &'static str {
+        match self {
+            StopCause::Signal { .. } => "signal",
+            StopCause::PostStartFailed => "post_start_failed",
+            StopCause::Timeout(_) => "timeout",
+            StopCause::NotReady { .. } => "not_ready",
+            StopCause::Fault(_) => "fault",
+        }
+    }
+}
+
+/// Why the stop sequence sent the child no stop signal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotSent {
+    /// `--rewrite` drops it (`TERM:0`).
+    Rewritten,
+    /// The pre-stop hook still ran when the child ended or the grace
+    /// deadline came.
+    PreStopHook,
+    /// The pre-stop sleep was not over then.
+    PreStopSleep,
+    /// The send failed (vigil warned of it), or the child was gone.
+    Failed,
+}
+
+impl NotSent {
+    /// The word in records.
+    pub fn word(self) -> &'static str {
+        match self {
+            NotSent::Rewritten => "rewritten",
+            NotSent::PreStopHook => "pre_stop_hook",
+            NotSent::PreStopSleep => "pre_stop_sleep",
+            NotSent::Failed => "send_failed",
+        }
+    }
+}
+
+impl fmt::Display for NotSent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            NotSent::Rewritten => "--rewrite drops it",
+            NotSent::PreStopHook => "the pre-stop hook was still running",
+            NotSent::PreStopSleep => "the pre-stop sleep was not over",
+            NotSent::Failed => "it could not be sent",
+        })
+    }
+}
+
+/// The grace period of a stop: how long, and whether it was the default
+/// of a stop vigil started itself (`--timeout`) rather than the user's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grace {
+    pub period: Duration,
+    pub by_default: bool,
+}
+
+/// Why the drain ended in SIGKILL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DrainKill {
+    /// `--drain-timeout` passed (this long).
+    Timeout(Duration),
+    /// A stop signal came during the drain: whoever sent it wants vigil gone.
+    StopSignal(i32),
+}
+
+impl fmt::Display for DrainKill {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DrainKill::Timeout(after) => {
+                write!(f, "drain timeout ({}) over", crate::text::duration(*after))
+            }
+            DrainKill::StopSignal(signal) => {
+                write!(f, "{} during the drain", signal::name(*signal))
+            }
+        }
+    }
+}
+
+/// `{"cause": "drain_timeout", "drain_timeout": 2}`, `{"cause":
+/// "stop_signal", "signal": "SIGTERM"}`.
+impl Fields for DrainKill {
+    fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
+        match *self {
+            DrainKill::Timeout(after) => {
+                o.word("cause", "drain_timeout")
+                    .field("drain_timeout", after);
+            }
+            DrainKill::StopSignal(signal) => {
+                o.word("cause", "stop_signal")
+                    .field("signal", Signal(signal));
+            }
+        }
+    }
+}

@@ -1,0 +1,711 @@
+//! The exit report as the ledger reads at the end: who or what ended the
+//! child (`Cause`), who gets to see it (`Audience`), and its parts, walked
+//! once in their order. Each part says its fact both ways, side by side:
+//! the words of the text line (`child was killed by SIGKILL (status 137)
+//! by vigil, at the grace deadline; exit status 137; command: ...`) and the
+//! fields of the `exit` record. Text from outside vigil (the command, a
+//! sender's name, a hook's output) is written as it is: the log line
+//! escapes its control characters.
+
+use std::fmt::{self, Display, Formatter};
+use std::time::{Duration, Instant};
+
+use super::{Ledger, Started, Stop};
+use crate::log::facts::signal::{self, MAX_SIGNAL};
+use crate::log::facts::stop::{DrainKill, Grace, NotSent, StopCause};
+use crate::log::facts::{Ending, Named, Proc, Sender, Signal, process};
+use crate::log::format::{Argv, Fields, Obj, Timestamp, Value, Word};
+use crate::text::{Count, duration, secs};
+
+/// The longest command the text line shows, in bytes; a longer one is cut
+/// in the middle. Together with the other caps (processes listed, hook
+/// texts) this keeps the report well inside one 4096-byte log line and the
+/// 4096-byte termination message, so the cause and status are never cut.
+pub(super) const COMMAND_MAX: usize = 200;
+
+/// The most processes a report lists for one deadline.
+const PROCS_MAX: usize = 20;
+
+/// The longest hook record shown (a hook that cannot run quotes its
+/// program, which may be long).
+const HOOK_MAX: usize = 300;
+
+/// The report of a child that has ended (`Ledger::exit`).
+#[derive(Debug)]
+pub struct Exit<'l> {
+    pub(super) ledger: &'l Ledger,
+    pub(super) started: &'l Started,
+    pub(super) ending: Ending,
+    pub(super) ended_at: Instant,
+    /// vigil's exit status.
+    pub(super) status: i32,
+    /// Whether the user listed the child's status (code or 128+N) with `-e`.
+    pub(super) code_expected: bool,
+    /// OOM kills the container's cgroup counted while vigil ran.
+    pub(super) oom_kills: u64,
+}
+
+/// The wall clock and the monotonic clock read at the same moment, to turn
+/// the instants vigil timed (a stop signal's arrival) into times.
+#[derive(Clone, Copy, Debug)]
+pub struct Clocks {
+    pub wall: Timestamp,
+    pub now: Instant,
+}
+
+impl Clocks {
+    fn at(self, then: Instant) -> Timestamp {
+        self.wall.minus(self.now.saturating_duration_since(then))
+    }
+}
+
+/// Who gets to see the report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Audience {
+    /// Only at `-v`: a clean success, or an ending a shell does not report
+    /// either (Ctrl-C, SIGPIPE).
+    Verbose,
+    /// At the default verbosity, not as a warning: the container stopped
+    /// as asked, or failed in a way the user can read from the status.
+    Default,
+    /// A warning: a SIGKILL, a failed hook, a deadline hit, an OOM kill, an
+    /// exit code nobody asked for.
+    Warning,
+}
+
+/// Who or what ended the child, as far as vigil can tell (`ending.cause`
+/// in the exit record): worked out once, and both the text and the record
+/// say it.
+#[derive(Clone, Debug)]
+pub enum Cause<'l> {
+    /// vigil's SIGKILL at the grace deadline.
+    GraceDeadline,
+    /// A SIGKILL while the cgroup counted an OOM kill.
+    OomKiller,
+    /// Any other SIGKILL. It cannot be caught, so it never passes through
+    /// vigil, and nothing tells vigil who sent it: only that it was neither
+    /// vigil nor (by the cgroup's count) the OOM killer.
+    UnknownSigkill,
+    /// The SIGINT of the terminal the child held (Ctrl-C), whether it went
+    /// to the child's group directly or through vigil.
+    Terminal,
+    /// The stop signal vigil forwarded.
+    StopSignal,
+    /// Another signal vigil forwarded: what came, from whom, what was sent.
+    Forwarded {
+        signal: i32,
+        sender: &'l Named,
+        sent: i32,
+    },
+}
+
+impl Cause<'_> {
+    /// The cause's word in the exit record.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Cause::GraceDeadline => "grace_deadline",
+            Cause::OomKiller => "oom_killer",
+            Cause::UnknownSigkill => "unknown_sigkill",
+            Cause::Terminal => "terminal",
+            Cause::StopSignal => "stop_signal",
+            Cause::Forwarded { .. } => "forwarded",
+        }
+    }
+}
+
+impl<'l> Exit<'l> {
+    /// Who gets to see the report (see `Audience`).
+    pub fn audience(&self) -> Audience {
+        if self.abnormal() {
+            Audience::Warning
+        } else if self.quiet_ending() || (self.status == 0 && self.stop().is_none()) {
+            Audience::Verbose
+        } else {
+            Audience::Default
+        }
+    }
+
+    fn stop(&self) -> Option<&'l Stop> {
+        self.ledger.stop.as_ref()
+    }
+
+    /// Whether the ending deserves a warning: a SIGKILL, a failed hook, a
+    /// deadline hit, an OOM kill, or an exit the user did not expect.
+    pub fn abnormal(&self) -> bool {
+        let forced = self.stop().is_some_and(|stop| {
+            matches!(
+                stop.cause,
+                StopCause::Timeout(_) | StopCause::NotReady { .. } | StopCause::Fault(_)
+            )
+        });
+        forced
+            || self.ledger.grace_kill.is_some()
+            || self.ledger.drain.as_ref().is_some_and(|(_, k)| k.is_some())
+            || self
+                .ledger
+                .hooks
+                .iter()
+                .any(crate::log::facts::hook::Record::failed)
+            || self.oom_kills > 0
+            || !(self.ending_expected() || self.quiet_ending())
+    }
+
+    /// Endings a shell reports to nobody: a child killed by SIGPIPE (its
+    /// reader went away, as in `vigil -- yes | head -1`), or by the
+    /// terminal's SIGINT (Ctrl-C): sent to the child's group while it held
+    /// the terminal, or to vigil's, which forwarded it. A shell that was
+    /// the child ends with the status of such a death, 141 or 130, as its
+    /// own exit code: the same ending, said by the shell.
+    fn quiet_ending(&self) -> bool {
+        let signal = match self.ending {
+            Ending::Killed { signal, .. } => signal,
+            Ending::Exited(code) if code == 128 + libc::SIGPIPE || code == 128 + libc::SIGINT => {
+                code - 128
+            }
+            Ending::Exited(_) => return false,
+        };
+        signal == libc::SIGPIPE || (signal == libc::SIGINT && self.ctrl_c())
+    }
+
+    /// The last signal forwarded as `sent`: what came, from whom.
+    fn forwarded(&self, sent: i32) -> Option<(i32, &'l Named)> {
+        let ledger = self.ledger;
+        ledger
+            .forwards
+            .iter()
+            .find(|(s, _, _)| *s == sent)
+            .map(|(_, signal, sender)| (*signal, sender))
+    }
+
+    /// Whether the SIGINT that ended the child was the terminal's: the
+    /// child held the terminal and vigil forwarded no SIGINT, or the last
+    /// SIGINT vigil forwarded came from the terminal (as the stop signal:
+    /// the stop sequence forwards it in vigil's name, and the stop's cause
+    /// says whose it was).
+    fn ctrl_c(&self) -> bool {
+        match self.forwarded(libc::SIGINT).map(|(_, s)| s.sender) {
+            None => self.started.terminal,
+            Some(Sender::Terminal) => true,
+            Some(Sender::Vigil) => self.stop().is_some_and(|stop| {
+                matches!(&stop.cause, StopCause::Signal { sender, .. }
+                    if sender.sender == Sender::Terminal)
+            }),
+            Some(_) => false,
+        }
+    }
+
+    /// The stop signals vigil sent: the one that ended the stop sequence,
+    /// and a later one forwarded at once.
+    fn stop_signals_sent(&self) -> impl Iterator<Item = i32> + 'l {
+        let stop = self.stop();
+        let later = stop.and_then(|s| s.later.as_ref()).map(|l| l.2);
+        stop.and_then(|s| s.sent).into_iter().chain(later)
+    }
+
+    /// An ending is expected when it is success, a status listed with `-e`,
+    /// or the answer to a stop signal vigil forwarded (death by it, or the
+    /// conventional 128+N exit code).
+    fn ending_expected(&self) -> bool {
+        let answered_stop = |n: i32| self.stop_signals_sent().any(|sent| sent == n);
+        match self.ending {
+            Ending::Exited(0) => true,
+            Ending::Exited(code) => self.code_expected || (code > 128 && answered_stop(code - 128)),
+            Ending::Killed { signal, .. } => {
+                self.code_expected || (signal != libc::SIGKILL && answered_stop(signal))
+            }
+        }
+    }
+
+    /// Whether the child ended on the later of two stop signals: when the
+    /// ending points to it (death by it, or 128+N), or to neither.
+    fn ended_on_later_stop(&self) -> bool {
+        let Some(stop) = self.stop() else {
+            return false;
+        };
+        let Some(later) = &stop.later else {
+            return false;
+        };
+        let signal = match self.ending {
+            Ending::Killed { signal, .. } => Some(signal),
+            Ending::Exited(code) if code > 128 && code - 128 <= MAX_SIGNAL => Some(code - 128),
+            Ending::Exited(_) => None,
+        };
+        let points_to_first = signal.is_some() && signal == stop.sent;
+        signal == Some(later.2) || !points_to_first
+    }
+
+    /// How long the child took to end after the stop (or after the later
+    /// stop signal it ended on): until it was reaped, or for a child killed
+    /// at the grace deadline, until that SIGKILL.
+    fn ended_after(&self) -> Option<Duration> {
+        let stop = self.stop()?;
+        let mut ended = self.ended_at;
+        if let (Some((at, _)), Ending::Killed { signal, .. }) =
+            (&self.ledger.grace_kill, self.ending)
+            && signal == libc::SIGKILL
+        {
+            ended = ended.min(*at);
+        }
+        let from = match (&stop.later, self.ended_on_later_stop()) {
+            (Some(later), true) => later.3,
+            _ => stop.at,
+        };
+        Some(ended.saturating_duration_since(from))
+    }
+
+    /// Who or what ended the child, when vigil can tell (a child that was
+    /// killed; an exit code is the child's own doing).
+    pub fn cause(&self) -> Option<Cause<'l>> {
+        let Ending::Killed { signal, .. } = self.ending else {
+            return None;
+        };
+        if signal == libc::SIGKILL {
+            return Some(if self.ledger.grace_kill.is_some() {
+                Cause::GraceDeadline
+            } else if self.oom_kills > 0 {
+                Cause::OomKiller
+            } else {
+                Cause::UnknownSigkill
+            });
+        }
+        if signal == libc::SIGINT && self.ctrl_c() {
+            return Some(Cause::Terminal);
+        }
+        if self.stop_signals_sent().any(|sent| sent == signal) {
+            return Some(Cause::StopSignal);
+        }
+        let (received, sender) = self.forwarded(signal)?;
+        Some(Cause::Forwarded {
+            signal: received,
+            sender,
+            sent: signal,
+        })
+    }
+
+    /// The report's parts, in order: the ending and the status first, so
+    /// that a cut report (a log reader's narrow column, the termination
+    /// message) still says them.
+    fn parts(&self) -> Vec<Part<'l>> {
+        let ledger = self.ledger;
+        let mut parts = vec![Part::Ending(self.cause()), Part::Command];
+        if let Some(stop) = self.stop() {
+            parts.push(Part::Stop(stop));
+        }
+        if let (Some(grace), Some((_, killed))) = (self.ledger.grace(), &ledger.grace_kill) {
+            parts.push(Part::GraceKill(grace, killed));
+        }
+        if !ledger.hooks.is_empty() {
+            parts.push(Part::Hooks);
+        }
+        if let Some((left, kill)) = ledger.drain.as_ref().filter(|(left, _)| *left > 0) {
+            parts.push(Part::Drain(*left, kill.as_ref()));
+        }
+        parts.push(Part::Oom);
+        parts.push(Part::Orphans);
+        parts
+    }
+
+    /// The report as written now: `clocks` turn the instants vigil timed
+    /// into times.
+    pub fn at(&self, clocks: Clocks) -> Written<'_, 'l> {
+        Written { exit: self, clocks }
+    }
+
+    /// One part as words, after `; ` (but the first).
+    fn part_text(&self, part: &Part<'l>, f: &mut Formatter<'_>) -> fmt::Result {
+        let ledger = self.ledger;
+        match part {
+            Part::Ending(cause) => {
+                write!(f, "child {}", self.ending)?;
+                write_cause(f, cause.as_ref())?;
+                write!(f, "; exit status {}", self.status)
+            }
+            Part::Command => write!(
+                f,
+                "command: {} (pid {})",
+                shorten(&self.started.command.text, COMMAND_MAX),
+                self.started.pid
+            ),
+            Part::Stop(stop) => self.write_stop(f, stop),
+            Part::GraceKill(grace, killed) => write!(
+                f,
+                "grace period {} over, SIGKILL to: {}",
+                duration(grace.period),
+                list_procs(killed)
+            ),
+            Part::Hooks => {
+                for (i, hook) in ledger.hooks.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { "; " };
+                    write!(f, "{sep}{}", shorten(&hook.to_string(), HOOK_MAX))?;
+                }
+                Ok(())
+            }
+            Part::Drain(left, kill) => {
+                write!(
+                    f,
+                    "drain: SIGTERM to {}",
+                    Count(*left as u64, "process", "processes")
+                )?;
+                if let Some((why, killed)) = kill {
+                    write!(f, ", then SIGKILL ({why})")?;
+                    if !killed.is_empty() {
+                        write!(f, " to: {}", list_procs(killed))?;
+                    }
+                }
+                Ok(())
+            }
+            Part::Oom => {
+                write!(
+                    f,
+                    "the kernel OOM killer killed {} in this container",
+                    Count(self.oom_kills, "process", "processes")
+                )?;
+                if !matches!(self.cause(), Some(Cause::OomKiller)) {
+                    f.write_str(" (not the child: a process it started, or a hook)")?;
+                }
+                if !self.started.oom_group {
+                    f.write_str(", one process at a time (memory.oom.group is off)")?;
+                }
+                Ok(())
+            }
+            Part::Orphans => write!(f, "orphans reaped: {}", ledger.orphans_reaped),
+        }
+    }
+
+    /// One part as the record's fields.
+    fn part_fields<'r>(&'r self, part: Part<'r>, o: &mut Obj<'_, 'r>, clocks: Clocks) {
+        let ledger = self.ledger;
+        match part {
+            Part::Ending(cause) => {
+                o.field("status", self.status)
+                    .object_with("ending", |o| ending_fields(o, &self.ending, cause));
+            }
+            Part::Command => {
+                // The command's text, as the report has it, is its exact
+                // bytes when they were valid UTF-8 without a control
+                // character: no need to join the words again.
+                let command = &self.started.command;
+                let value = if command.exact {
+                    Value::from(command.text.as_str())
+                } else {
+                    Value::from(Argv(&command.argv))
+                };
+                o.field("command", value).field("pid", self.started.pid);
+            }
+            Part::Stop(stop) => {
+                o.object_with("stop", |o| self.stop_fields(o, stop, clocks));
+            }
+            Part::GraceKill(_, killed) => {
+                o.list("grace_kills", killed);
+            }
+            Part::Hooks => {
+                o.list("hooks", &ledger.hooks);
+            }
+            Part::Drain(left, kill) => {
+                o.object_with("drain", |o| {
+                    o.field("left", left);
+                    match kill.map(|(why, _)| *why) {
+                        Some(DrainKill::Timeout(after)) => {
+                            o.word("kill_cause", "drain_timeout")
+                                .field("timeout", after);
+                        }
+                        Some(DrainKill::StopSignal(signal)) => {
+                            o.word("kill_cause", "stop_signal")
+                                .field("signal", Signal(signal));
+                        }
+                        None => {}
+                    }
+                });
+                if let Some((_, killed)) = kill {
+                    o.list("drain_kills", killed);
+                }
+            }
+            Part::Oom => {
+                if self.oom_kills > 0 {
+                    o.field("oom_group", self.started.oom_group);
+                }
+                o.field("oom_kills", self.oom_kills);
+            }
+            Part::Orphans => {
+                let timeout = self
+                    .stop()
+                    .is_some_and(|s| matches!(s.cause, StopCause::Timeout(_)));
+                o.field("orphans_reaped", ledger.orphans_reaped)
+                    .field("timeout", timeout);
+            }
+        }
+    }
+
+    /// The grace period a stop that vigil started itself got without
+    /// `--grace-period`.
+    fn write_default_grace(&self, f: &mut Formatter<'_>, after: &str) -> fmt::Result {
+        match self.ledger.grace().filter(|g| g.by_default) {
+            Some(grace) => write!(
+                f,
+                ", grace period {} (the default after {after})",
+                duration(grace.period)
+            ),
+            None => Ok(()),
+        }
+    }
+
+    fn write_stop(&self, f: &mut Formatter<'_>, stop: &Stop) -> fmt::Result {
+        f.write_str("stop: ")?;
+        match &stop.cause {
+            StopCause::Signal { signal, sender } => {
+                write!(f, "{} {sender}", signal::name(*signal))?;
+            }
+            StopCause::PostStartFailed => f.write_str("the post-start hook failed")?,
+            StopCause::Timeout(after) => {
+                write!(f, "--timeout ({}) passed", duration(*after))?;
+                self.write_default_grace(f, "--timeout")?;
+            }
+            StopCause::NotReady { timeout, last } => {
+                write!(f, "not ready after {} (--ready-timeout", duration(*timeout))?;
+                if let Some(last) = last {
+                    write!(f, "; the last probe: {last}")?;
+                }
+                f.write_str(")")?;
+                self.write_default_grace(f, "--ready-timeout")?;
+            }
+            StopCause::Fault(why) => write!(f, "vigil could not go on: {why}")?,
+        }
+        let signal = match &stop.cause {
+            StopCause::Signal { signal, .. } => signal::name(*signal),
+            _ => "the stop signal".into(),
+        };
+        let at_grace = self.ledger.grace_kill.is_some();
+        match (stop.sent, stop.not_sent) {
+            (Some(sent), _) => write!(f, " (sent {})", signal::name(sent))?,
+            (None, Some(NotSent::Rewritten)) => write!(f, " (not sent: --rewrite drops {signal})")?,
+            (None, Some(NotSent::PreStopHook)) if at_grace => f.write_str(
+                " (not sent: the pre-stop hook was still running at the grace deadline)",
+            )?,
+            (None, Some(NotSent::PreStopHook)) => {
+                f.write_str(" (not sent: the child ended during the pre-stop hook)")?
+            }
+            (None, Some(NotSent::PreStopSleep)) if at_grace => {
+                f.write_str(" (not sent: the pre-stop sleep was not over at the grace deadline)")?
+            }
+            (None, Some(NotSent::PreStopSleep)) => {
+                f.write_str(" (not sent: the child ended during the pre-stop sleep)")?
+            }
+            (None, Some(NotSent::Failed)) => {
+                write!(f, " (not sent: vigil could not send {signal})")?
+            }
+            (None, None) => {}
+        }
+        if let Some((received, sender, sent, _)) = &stop.later {
+            write!(
+                f,
+                "; then {} {sender} (sent {} at once)",
+                signal::name(*received),
+                signal::name(*sent)
+            )?;
+        }
+        let Some(after) = self.ended_after() else {
+            return Ok(());
+        };
+        write!(f, ", child ended {}", secs(after))?;
+        match &stop.later {
+            Some((received, ..)) if self.ended_on_later_stop() => {
+                write!(f, " after the {}", signal::name(*received))
+            }
+            _ => f.write_str(" later"),
+        }
+    }
+
+    /// The stop sequence: what started it, what was sent, how long the
+    /// child took.
+    fn stop_fields<'r>(&'r self, o: &mut Obj<'_, 'r>, stop: &'r Stop, clocks: Clocks) {
+        o.word("cause", stop.cause.word());
+        if let StopCause::Signal { signal, sender } = &stop.cause {
+            o.field("signal", Signal(*signal)).object("sender", sender);
+        }
+        o.field("time", clocks.at(stop.at));
+        match &stop.cause {
+            StopCause::Timeout(after) => {
+                o.field("timeout", *after);
+            }
+            StopCause::NotReady { timeout, last } => {
+                o.field("timeout", *timeout).opt("error", last.as_deref());
+            }
+            StopCause::Fault(why) => {
+                o.field("error", why.as_str());
+            }
+            StopCause::Signal { .. } | StopCause::PostStartFailed => {}
+        }
+        o.opt("grace_period", stop.grace.map(|g| g.period))
+            .opt("sent", stop.sent.map(Signal))
+            .opt("not_sent", stop.not_sent.map(|n| Word(n.word())));
+        if let Some((received, sender, sent, at)) = &stop.later {
+            o.object_with("later", |o| {
+                o.field("signal", Signal(*received))
+                    .object("sender", sender)
+                    .field("sent", Signal(*sent))
+                    .field("time", clocks.at(*at));
+            });
+            let on = if self.ended_on_later_stop() {
+                "later"
+            } else {
+                "first"
+            };
+            o.word("ended_on", on);
+        }
+        o.opt("ended_after", self.ended_after());
+    }
+}
+
+/// One part of the report (`Exit::parts`).
+#[derive(Clone, Debug)]
+enum Part<'l> {
+    /// How the child ended, who ended it, vigil's exit status.
+    Ending(Option<Cause<'l>>),
+    Command,
+    Stop(&'l Stop),
+    GraceKill(Grace, &'l [Proc]),
+    Hooks,
+    /// How many got the drain's SIGTERM, and its SIGKILL.
+    Drain(usize, Option<&'l super::Killed>),
+    Oom,
+    Orphans,
+}
+
+/// Who is behind the signal that ended the child, when the stop part of
+/// the report does not already say it.
+fn write_cause(f: &mut Formatter<'_>, cause: Option<&Cause<'_>>) -> fmt::Result {
+    match cause {
+        None | Some(Cause::StopSignal) => Ok(()),
+        Some(Cause::GraceDeadline) => f.write_str(" by vigil, at the grace deadline"),
+        Some(Cause::OomKiller) => f.write_str(" by the kernel OOM killer"),
+        Some(Cause::UnknownSigkill) => f.write_str(
+            ", not by vigil or the OOM killer (a SIGKILL goes straight to the child, \
+             so vigil cannot tell who sent it)",
+        ),
+        Some(Cause::Terminal) => f.write_str(", from the terminal (Ctrl-C)"),
+        Some(Cause::Forwarded {
+            signal,
+            sender,
+            sent,
+        }) => {
+            write!(
+                f,
+                ", forwarded by vigil: {} {sender}",
+                signal::name(*signal)
+            )?;
+            if signal != sent {
+                write!(f, ", sent as {}", signal::name(*sent))?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// How the child ended, and what ended it.
+fn ending_fields<'r>(o: &mut Obj<'_, 'r>, ending: &'r Ending, cause: Option<Cause<'r>>) {
+    o.flatten(ending);
+    let Some(cause) = cause else {
+        return;
+    };
+    o.word("cause", cause.word());
+    if let Cause::Forwarded {
+        signal,
+        sender,
+        sent,
+    } = cause
+    {
+        o.object_with("forwarded", |o| {
+            o.field("signal", Signal(signal))
+                .object("sender", sender)
+                .field("sent", Signal(sent));
+        });
+    }
+}
+
+/// The exit report as it is written, `clocks` read at that moment.
+pub struct Written<'e, 'l> {
+    exit: &'e Exit<'l>,
+    clocks: Clocks,
+}
+
+impl Display for Written<'_, '_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        self.exit.fmt(f)
+    }
+}
+
+/// The exit record's fields: the command exactly as it was run (every
+/// byte of it, where the text line shows only what is valid UTF-8).
+impl Fields for Written<'_, '_> {
+    fn fields<'r>(&'r self, o: &mut Obj<'_, 'r>) {
+        for part in self.exit.parts() {
+            self.exit.part_fields(part, o, self.clocks);
+        }
+    }
+}
+
+/// The text line: each part, joined with `; `. The OOM part is said only
+/// when there was an OOM kill; the record always has its count.
+impl Display for Exit<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for part in self.parts() {
+            if matches!(part, Part::Oom) && self.oom_kills == 0 {
+                continue;
+            }
+            if !first {
+                f.write_str("; ")?;
+            }
+            first = false;
+            self.part_text(&part, f)?;
+        }
+        Ok(())
+    }
+}
+
+/// `text`, or when it is longer than `max` bytes its beginning and end
+/// with the length in the middle: `sh -c 'exit 3' 1 2 3 [... 288,890 bytes
+/// in all ...] 49999 50000`.
+pub fn shorten(text: &str, max: usize) -> Shortened<'_> {
+    Shortened { text, max }
+}
+
+/// See `shorten`.
+pub struct Shortened<'a> {
+    text: &'a str,
+    max: usize,
+}
+
+impl Display for Shortened<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let Shortened { text, max } = *self;
+        if text.len() <= max {
+            return f.write_str(text);
+        }
+        let mut head = max * 2 / 3;
+        while !text.is_char_boundary(head) {
+            head -= 1;
+        }
+        let mut tail = text.len() - max / 3;
+        while !text.is_char_boundary(tail) {
+            tail += 1;
+        }
+        write!(
+            f,
+            "{} [... {} bytes in all ...] {}",
+            text.get(..head).unwrap_or("").trim_end(),
+            text.len(),
+            text.get(tail..).unwrap_or("").trim_start()
+        )
+    }
+}
+
+/// At most `PROCS_MAX` processes, then how many more there were.
+pub(super) fn list_procs(procs: &[Proc]) -> String {
+    let shown = procs.get(..PROCS_MAX).unwrap_or(procs);
+    let mut text = shorten(&process::list(shown), PROCS_MAX * 40).to_string();
+    if procs.len() > shown.len() {
+        text.push_str(&format!(" and {} more", procs.len() - shown.len()));
+    }
+    text
+}

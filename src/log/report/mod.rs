@@ -1,0 +1,256 @@
+//! The exit report: what vigil says when it exits about what happened to
+//! the container: how the child ended and why, who asked it to stop and
+//! when, how the hooks went, what vigil had to kill.
+//!
+//! Every fact in it was said first as an event. The supervisor hands each
+//! event it emits to its `Ledger` (`observe`), which keeps what the report
+//! and the provisional termination message need and nothing else; at the
+//! end the ledger is read as one `Exit` (`exit.rs`), which works out who
+//! or what ended the child (`Cause`) and is written two ways, a text line
+//! and the `exit` record, from one walk over its parts. What one says the
+//! other says.
+//!
+//! It goes to the log (see `Audience`: shown by default unless the
+//! container simply succeeded, a warning when the ending was abnormal) and
+//! to the termination log, where Kubernetes picks it up as the termination
+//! message. The ending and the exit status come first, and every part that
+//! can grow long is shortened, so that neither a 4096-byte log line nor the
+//! 4096-byte termination message ever loses the cause.
+
+mod exit;
+mod provisional;
+
+pub use exit::{Audience, Clocks, Exit};
+pub use provisional::{MemorySeen, Provisional};
+#[cfg(test)]
+mod tests;
+
+use std::time::Instant;
+
+use crate::log::event::Event;
+use crate::log::facts::hook;
+use crate::log::facts::signal::MAX_SIGNAL;
+use crate::log::facts::stop::{DrainKill, Grace, NotSent, StopCause};
+use crate::log::facts::{Command, Ending, Named, Proc, Sender};
+use crate::log::format::Timestamp;
+
+/// What the report and the provisional message know, folded from the
+/// events: each field is set by the event that says it, and by nothing
+/// else.
+#[derive(Debug, Default)]
+pub struct Ledger {
+    started: Option<Started>,
+    memory: MemorySeen,
+    stop: Option<Stop>,
+    /// The SIGKILL at the grace deadline: when, and to whom.
+    grace_kill: Option<(Instant, Vec<Proc>)>,
+    ended: Option<(Ending, Instant)>,
+    /// What the child left behind: how many got the drain's SIGTERM; why
+    /// and to whom the drain's SIGKILL went, if it came.
+    drain: Option<(usize, Option<Killed>)>,
+    hooks: Vec<hook::Record>,
+    /// The last signal forwarded as each number, with its sender, so that
+    /// a child killed by one can be told whose it was.
+    forwards: Vec<(i32, i32, Named)>,
+    orphans_reaped: u64,
+}
+
+/// Why a deadline's SIGKILL came, and whom it went to.
+type Killed = (DrainKill, Vec<Proc>);
+
+/// The child as it started (`Event::Started`).
+#[derive(Debug)]
+struct Started {
+    command: Command,
+    pid: i32,
+    at: Timestamp,
+    limit: Option<u64>,
+    oom_group: bool,
+    terminal: bool,
+}
+
+/// The stop sequence, from `Event::Stopping` on.
+#[derive(Debug)]
+pub struct Stop {
+    pub cause: StopCause,
+    pub at: Instant,
+    grace: Option<Grace>,
+    /// The signal the child was sent to stop it, after `--rewrite`.
+    pub sent: Option<i32>,
+    pub not_sent: Option<NotSent>,
+    /// A later stop signal, forwarded at once during the stop: what came,
+    /// from whom, what was sent, when.
+    pub later: Option<(i32, Named, i32, Instant)>,
+}
+
+impl Ledger {
+    /// Keeps what `event` says that the report needs.
+    pub fn observe(&mut self, event: &Event<'_>) {
+        match *event {
+            Event::Started {
+                command,
+                pid,
+                limit,
+                oom_group,
+                terminal,
+                at,
+                ..
+            } => {
+                self.started = Some(Started {
+                    command: command.clone(),
+                    pid,
+                    at,
+                    limit,
+                    oom_group,
+                    terminal,
+                });
+            }
+            Event::Stopping {
+                cause, grace, at, ..
+            } => {
+                self.stop = Some(Stop {
+                    cause: cause.clone(),
+                    at,
+                    grace,
+                    sent: None,
+                    not_sent: None,
+                    later: None,
+                });
+            }
+            Event::SignalForwarded {
+                signal,
+                sent,
+                sender,
+                later_stop,
+                ..
+            } => self.forwarded(signal, sent, sender, later_stop),
+            Event::StopSignalNotSent { why, .. } => {
+                if let Some(stop) = &mut self.stop {
+                    stop.not_sent = Some(why);
+                }
+            }
+            Event::HookEnded { record, .. } => self.hooks.push(record.clone()),
+            Event::Reaped { .. } => self.orphans_reaped += 1,
+            Event::ChildEnded { ending, at, .. } => self.ended = Some((ending, at)),
+            Event::GraceDeadline { killed, at, .. } => {
+                self.grace_kill = Some((at, killed.to_vec()));
+            }
+            Event::Draining { terminated } => self.drain = Some((terminated.len(), None)),
+            Event::DrainKilled { why, killed, .. } => {
+                let left = self.drain.as_ref().map_or(0, |(left, _)| *left);
+                self.drain = Some((left, Some((why, killed.to_vec()))));
+            }
+            Event::MemoryEventsSeen { events, at } => self.memory.update(events, at),
+            _ => {}
+        }
+    }
+
+    /// A forwarded signal: the last of its number; the stop's own (sent in
+    /// vigil's name) or a later stop signal, for the stop.
+    fn forwarded(&mut self, signal: i32, sent: i32, sender: &Named, later: Option<Instant>) {
+        if sender.sender == Sender::Vigil
+            && let Some(stop) = &mut self.stop
+            && stop.sent.is_none()
+        {
+            stop.sent = Some(sent);
+        }
+        if let (Some(at), Some(stop)) = (later, &mut self.stop) {
+            stop.later = Some((signal, sender.clone(), sent, at));
+        }
+        if !(1..=MAX_SIGNAL).contains(&sent) {
+            return;
+        }
+        match self.forwards.iter_mut().find(|(s, _, _)| *s == sent) {
+            Some(entry) => *entry = (sent, signal, sender.clone()),
+            None => self.forwards.push((sent, signal, sender.clone())),
+        }
+    }
+
+    /// The name already known for `sender` as the last sender of `sent`:
+    /// a storm of signals from one process reads its name once.
+    pub fn known_sender(&self, sent: i32, sender: Sender) -> Option<Named> {
+        self.forwards
+            .iter()
+            .find(|(s, _, named)| *s == sent && named.sender == sender)
+            .map(|(_, _, named)| named.clone())
+    }
+
+    /// What the memory cgroup counted, as vigil last saw it.
+    pub fn memory_events(&self) -> crate::log::facts::MemoryEvents {
+        self.memory.events
+    }
+
+    /// How the child ended, once it has.
+    pub fn ending(&self) -> Option<Ending> {
+        self.ended.map(|(ending, _)| ending)
+    }
+
+    /// What started the stop sequence, once one began.
+    pub fn stop_cause(&self) -> Option<&StopCause> {
+        self.stop.as_ref().map(|stop| &stop.cause)
+    }
+
+    /// The grace period, once a stop started one.
+    pub fn grace(&self) -> Option<Grace> {
+        self.stop.as_ref().and_then(|stop| stop.grace)
+    }
+
+    /// Whether the grace period passed and everything got SIGKILL.
+    pub fn grace_passed(&self) -> bool {
+        self.grace_kill.is_some()
+    }
+
+    /// Whether the stop sequence sent the child its stop signal.
+    pub fn stop_signal_sent(&self) -> bool {
+        self.stop.as_ref().is_some_and(|stop| stop.sent.is_some())
+    }
+
+    /// The exit report, once the child has ended: vigil exits with
+    /// `status`, and the cgroup counted `oom_kills` OOM kills.
+    pub fn exit(&self, status: i32, oom_kills: u64) -> Option<Exit<'_>> {
+        let (ending, ended_at) = self.ended?;
+        let started = self.started.as_ref()?;
+        Some(Exit {
+            ledger: self,
+            started,
+            ending,
+            ended_at,
+            status,
+            code_expected: status == 0 && ending.status() != 0,
+            oom_kills,
+        })
+    }
+
+    /// The provisional termination message, once the child has started.
+    pub fn provisional(&self) -> Option<Provisional<'_>> {
+        let started = self.started.as_ref()?;
+        Some(Provisional {
+            command: &started.command,
+            pid: started.pid,
+            started: started.at,
+            limit: started.limit,
+            oom_group: started.oom_group,
+            memory: self.memory,
+        })
+    }
+}
+
+/// What the supervisor's tests look at.
+#[cfg(test)]
+impl Ledger {
+    pub fn stop(&self) -> Option<&Stop> {
+        self.stop.as_ref()
+    }
+
+    pub fn hooks(&self) -> &[hook::Record] {
+        &self.hooks
+    }
+
+    pub fn drain_kill(&self) -> Option<&Killed> {
+        self.drain.as_ref().and_then(|(_, kill)| kill.as_ref())
+    }
+
+    pub fn orphans_reaped(&self) -> u64 {
+        self.orphans_reaped
+    }
+}
