@@ -20,7 +20,6 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::log::facts::hook::Record as HookRecord;
-use crate::log::facts::probe::{Healthy, Unhealthy};
 use crate::log::facts::process::{self, Running, Shell};
 use crate::log::facts::stop::{DrainKill, Grace, NotSent, StopCause};
 use crate::log::facts::{Command, Ending, HookKind, MemoryEvents, Named, Proc, Signal, Target};
@@ -526,31 +525,27 @@ events! {
     // Probes and readiness.
 
     /// `--probe`: the service answered (at `-v`).
-    "probe_healthy" ProbeHealthy { url: &'a str, healthy: &'a Healthy, took: Duration }
+    "probe_healthy" ProbeHealthy { url: &'a str, healthy: &'a dyn Fact, took: Duration }
         => Level::Info, ("{url} is healthy: {healthy} in {}", secs(*took)),
         |o| o.field("url", *url).flatten(*healthy).field("took", *took);
     /// `--probe`: the service did not answer as it should.
-    "probe_unhealthy" ProbeUnhealthy { url: &'a str, why: &'a Unhealthy }
+    "probe_unhealthy" ProbeUnhealthy { url: &'a str, why: &'a dyn Fact }
         => Level::Notice, ("{url} is unhealthy: {why}"),
         |o| o.field("url", *url).flatten(*why);
     /// `--ready-when`: a probe failed; the next one comes after `next`.
-    "not_ready" NotReady { url: &'a str, why: &'a Unhealthy, next: Duration }
+    "not_ready" NotReady { url: &'a str, why: &'a dyn Fact, next: Duration }
         => Level::Debug, ("{url} is not ready yet: {why}; next probe in {}", duration(*next)),
         |o| o.field("url", *url).flatten(*why).field("next", *next);
     /// `--ready-when`: the first probe that succeeded, `after` the start;
     /// `READY=1` went to `notified`.
-    "ready" Ready { url: &'a str, after: Duration, healthy: &'a Healthy, probes: u32, notified: Option<&'a str> }
+    "ready" Ready { url: &'a str, after: Duration, healthy: &'a dyn Fact, probes: u32, notified: Option<&'a str> }
         => Level::Info,
-        ("ready after {}: {url}: {healthy}, at probe {probes}{}", secs(*after),
-            fmt::from_fn(|f| match notified {
-                Some(socket) => write!(f, "; READY=1 sent to {socket}"),
-                None => Ok(()),
-            })),
+        ("ready after {}: {url}: {healthy}, at probe {probes}", secs(*after)),
         |o| o.field("url", *url).field("after", *after).flatten(*healthy)
             .field("probes", *probes).opt("notified", *notified);
     /// `--ready-timeout` passed before the first success: the stop
     /// sequence begins with `signal`.
-    "ready_timeout_passed" ReadyTimeoutPassed { timeout: Duration, url: &'a str, probes: u32, last: Option<&'a Unhealthy>, signal: i32 }
+    "ready_timeout_passed" ReadyTimeoutPassed { timeout: Duration, url: &'a str, probes: u32, last: Option<&'a dyn Fact>, signal: i32 }
         => Level::Warning,
         ("not ready after {} (--ready-timeout): {url}: {}; stopping as if {} had arrived",
             duration(*timeout),

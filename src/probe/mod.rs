@@ -12,6 +12,7 @@
 mod attempt;
 mod hosts;
 mod http;
+mod outcome;
 mod url;
 
 use std::time::{Duration, Instant};
@@ -24,7 +25,7 @@ pub use url::Url;
 
 use crate::log;
 use crate::log::event::Event;
-pub use crate::log::facts::probe::{Address, Healthy, Outcome, Unhealthy, Waited};
+pub use outcome::{Address, Healthy, Outcome, Unhealthy, Waited};
 
 /// Probes `url` once, waiting at most `timeout`.
 pub fn check(url: &Url, timeout: Duration) -> Outcome {

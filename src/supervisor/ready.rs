@@ -17,10 +17,9 @@ use super::deadlines::Deadline;
 use super::system::{Notified, System};
 use super::{State, Supervisor};
 use crate::log;
-use crate::log::event::Event;
+use crate::log::event::{Event, Fact};
 use crate::log::facts::stop::StopCause;
 use crate::probe::{Address, Healthy, Outcome, Unhealthy, Url, Waited};
-use crate::text::secs;
 
 /// The wait before the first probe, and after the first failure: each
 /// failure doubles it, up to `--ready-interval`. A service that starts in
@@ -131,21 +130,18 @@ impl<S: System> Supervisor<S> {
             return;
         };
         let after = self.sys.now().saturating_duration_since(ready.since);
-        let url = ready.url.text.as_str();
-        let notified = self.sys.notify(&format!(
-            "READY=1\nSTATUS=ready after {}: {url}: {healthy}",
-            secs(after)
-        ));
-        log::emit(Event::Ready {
-            url,
+        let ready_event = |notified| Event::Ready {
+            url: &ready.url.text,
             after,
             healthy: &healthy,
             probes: ready.attempts,
-            notified: notified
-                .as_ref()
-                .filter(|n| n.error.is_none())
-                .map(|n| n.socket.as_str()),
-        });
+            notified,
+        };
+        // The service manager's status is the event's own words.
+        let status = ready_event(None).to_string();
+        let notified = self.sys.notify(&format!("READY=1\nSTATUS={status}"));
+        let socket = notified.as_ref().filter(|n| n.error.is_none());
+        log::emit(ready_event(socket.map(|n| n.socket.as_str())));
         notify_failed(notified.as_ref(), "READY=1");
     }
 
@@ -191,7 +187,7 @@ impl<S: System> Supervisor<S> {
             timeout,
             url: &ready.url.text,
             probes: ready.attempts,
-            last: ready.last.as_ref(),
+            last: ready.last.as_ref().map(|why| why as &dyn Fact),
             signal,
         });
         let last = ready.last.as_ref().map(ToString::to_string);

@@ -1,7 +1,6 @@
 //! The stop sequence: what vigil does between the first stop signal (or a
 //! failed post-start hook, or `--timeout`) and the child's exit.
 
-use std::fmt;
 use std::time::{Duration, Instant};
 
 use super::deadlines::Deadline;
@@ -13,9 +12,8 @@ use crate::log;
 use crate::log::event::{AfterHook, Event};
 use crate::log::facts::process::{Running, Shell};
 use crate::log::facts::stop::{Grace, NotSent, StopCause};
-use crate::log::facts::{Cancel, HookKind, KillReason, Named, Received, Sender, Signal, Target};
+use crate::log::facts::{Cancel, HookKind, KillReason, Named, Received, Sender, Target};
 use crate::procs;
-use crate::text::duration;
 
 /// Declares `StopStep` and `StopStep::ALL`, every step, from one list:
 /// the test that holds `STOP_SEQUENCE` to every step reads `ALL`, so a step
@@ -102,7 +100,7 @@ impl<S: System> Supervisor<S> {
             grace,
             at,
         });
-        self.readiness_over(&StopStatus(&cause, signal));
+        self.readiness_over(&cause);
         self.deadlines
             .set(Deadline::StillRunning, at + self.half_grace());
         match passed {
@@ -349,27 +347,6 @@ impl<S: System> Supervisor<S> {
             sender,
             later_stop,
         });
-    }
-}
-
-/// Why the container stops, as `STOPPING=1`'s status says it.
-struct StopStatus<'c>(&'c StopCause, i32);
-
-impl fmt::Display for StopStatus<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            StopCause::Signal { .. } => write!(f, "{} received", Signal(self.1)),
-            StopCause::PostStartFailed => f.write_str("the post-start hook failed"),
-            StopCause::Timeout(after) => write!(f, "--timeout ({}) passed", duration(*after)),
-            StopCause::NotReady { timeout, .. } => {
-                write!(
-                    f,
-                    "not ready after {} (--ready-timeout)",
-                    duration(*timeout)
-                )
-            }
-            StopCause::Fault(why) => write!(f, "vigil could not go on: {why}"),
-        }
     }
 }
 

@@ -14,11 +14,11 @@ use super::*;
 use crate::log::check::Schema;
 use crate::log::facts::Command;
 use crate::log::facts::hook;
-use crate::log::facts::probe::{Address, Waited};
 use crate::log::facts::stop::{Grace, NotSent, StopCause};
 use crate::log::facts::{Cancel, Outcome, Sender};
 use crate::log::format::{Encoder, Encoding, LINE_MAX, Record, Timestamp};
 use crate::log::report::{Clocks, Ledger, MemorySeen, Provisional};
+use crate::probe::{Address, Healthy, Unhealthy, Waited};
 use crate::spawn::{SpawnError, SwitchFailed};
 
 fn procs() -> Vec<Proc> {

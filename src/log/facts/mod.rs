@@ -7,7 +7,6 @@
 
 pub mod hook;
 pub mod memory;
-pub mod probe;
 pub mod process;
 pub mod signal;
 pub mod stop;

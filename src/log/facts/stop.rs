@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::signal::{self, Named, Signal};
 use crate::log::format::{Fields, Obj};
+use crate::text::duration;
 
 /// What started the stop sequence.
 #[derive(Clone, Debug)]
@@ -39,6 +40,27 @@ impl StopCause {
             StopCause::Timeout(_) => "timeout",
             StopCause::NotReady { .. } => "not_ready",
             StopCause::Fault(_) => "fault",
+        }
+    }
+}
+
+/// What started the stop, in the words of the exit report's `stop:` part
+/// and of `STOPPING=1`'s status: `SIGTERM from pid 0 (outside this PID
+/// namespace)`, `--timeout (20m) passed`.
+impl fmt::Display for StopCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StopCause::Signal { signal, sender } => write!(f, "{} {sender}", Signal(*signal)),
+            StopCause::PostStartFailed => f.write_str("the post-start hook failed"),
+            StopCause::Timeout(after) => write!(f, "--timeout ({}) passed", duration(*after)),
+            StopCause::NotReady { timeout, last } => {
+                write!(f, "not ready after {} (--ready-timeout", duration(*timeout))?;
+                if let Some(last) = last {
+                    write!(f, "; the last probe: {last}")?;
+                }
+                f.write_str(")")
+            }
+            StopCause::Fault(why) => write!(f, "vigil could not go on: {why}"),
         }
     }
 }

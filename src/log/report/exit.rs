@@ -450,25 +450,11 @@ impl<'l> Exit<'l> {
     }
 
     fn write_stop(&self, f: &mut Formatter<'_>, stop: &Stop) -> fmt::Result {
-        f.write_str("stop: ")?;
+        write!(f, "stop: {}", stop.cause)?;
         match &stop.cause {
-            StopCause::Signal { signal, sender } => {
-                write!(f, "{} {sender}", signal::name(*signal))?;
-            }
-            StopCause::PostStartFailed => f.write_str("the post-start hook failed")?,
-            StopCause::Timeout(after) => {
-                write!(f, "--timeout ({}) passed", duration(*after))?;
-                self.write_default_grace(f, "--timeout")?;
-            }
-            StopCause::NotReady { timeout, last } => {
-                write!(f, "not ready after {} (--ready-timeout", duration(*timeout))?;
-                if let Some(last) = last {
-                    write!(f, "; the last probe: {last}")?;
-                }
-                f.write_str(")")?;
-                self.write_default_grace(f, "--ready-timeout")?;
-            }
-            StopCause::Fault(why) => write!(f, "vigil could not go on: {why}")?,
+            StopCause::Timeout(_) => self.write_default_grace(f, "--timeout")?,
+            StopCause::NotReady { .. } => self.write_default_grace(f, "--ready-timeout")?,
+            _ => {}
         }
         let signal = match &stop.cause {
             StopCause::Signal { signal, .. } => signal::name(*signal),

@@ -101,7 +101,7 @@ fn the_first_success_sends_ready_once_and_leaves_nothing_pending() {
     assert!(
         ready.starts_with("READY=1\nSTATUS=ready after ")
             && ready.ends_with(&format!(
-                ": {URL}: HTTP status 200 (OK) from 127.0.0.1:8080"
+                ": {URL}: HTTP status 200 (OK) from 127.0.0.1:8080, at probe 3"
             )),
         "{ready}"
     );
@@ -119,7 +119,7 @@ fn the_first_success_sends_ready_once_and_leaves_nothing_pending() {
     assert_eq!(s.sys.notified.len(), 2);
     assert_eq!(
         s.sys.notified[1],
-        "STOPPING=1\nSTATUS=stopping: SIGTERM received"
+        "STOPPING=1\nSTATUS=stopping: SIGTERM from pid 0 (outside this PID namespace)"
     );
 }
 
@@ -163,7 +163,9 @@ fn not_ready_by_the_ready_timeout_stops_and_never_exits_0() {
         );
         assert_eq!(
             s.sys.notified,
-            ["STOPPING=1\nSTATUS=stopping: not ready after 3s (--ready-timeout)"]
+            [
+                "STOPPING=1\nSTATUS=stopping: not ready after 3s (--ready-timeout; the last probe: connection refused by 127.0.0.1:8080)"
+            ]
         );
         let Some(crate::log::report::Stop {
             cause: StopCause::NotReady { timeout, last },
@@ -203,7 +205,7 @@ fn a_stop_or_the_childs_end_ends_the_probing() {
     assert_eq!(s.deadlines.get(Deadline::ReadyTimeout), None);
     assert_eq!(
         s.sys.notified,
-        ["STOPPING=1\nSTATUS=stopping: SIGINT received"]
+        ["STOPPING=1\nSTATUS=stopping: SIGINT from pid 0 (outside this PID namespace)"]
     );
     let mut s = probing(&[]);
     s.ended(CHILD, exited(0));
