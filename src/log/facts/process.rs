@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::fmt;
 
 use super::Signal;
-use crate::log::format::{Fields, Obj};
+use crate::log::format::{Fields, Obj, Value};
 
 /// A process by pid and name, for the log and the exit report.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -184,5 +184,17 @@ impl Command {
     pub fn new(argv: Vec<OsString>) -> Command {
         let (text, exact) = crate::text::display_command_exact(&argv);
         Command { argv, text, exact }
+    }
+}
+
+/// The command in a record: its text, when that is exactly its bytes as a
+/// shell reads them, else its words joined again byte for byte.
+impl<'a> From<&'a Command> for Value<'a> {
+    fn from(command: &'a Command) -> Self {
+        if command.exact {
+            Value::from(command.text.as_str())
+        } else {
+            Value::Argv(&command.argv)
+        }
     }
 }

@@ -14,7 +14,7 @@ use super::{Ledger, Started, Stop};
 use crate::log::facts::signal::{self, MAX_SIGNAL};
 use crate::log::facts::stop::{DrainKill, Grace, NotSent, StopCause};
 use crate::log::facts::{Ending, Named, Proc, Sender, Signal, process};
-use crate::log::format::{Argv, Fields, Obj, Timestamp, Value, Word};
+use crate::log::format::{Fields, Obj, Timestamp, Word};
 use crate::text::{Count, duration, secs};
 
 /// The longest command the text line shows, in bytes; a longer one is cut
@@ -381,16 +381,8 @@ impl<'l> Exit<'l> {
                     .object_with("ending", |o| ending_fields(o, &self.ending, cause));
             }
             Part::Command => {
-                // The command's text, as the report has it, is its exact
-                // bytes when they were valid UTF-8 without a control
-                // character: no need to join the words again.
-                let command = &self.started.command;
-                let value = if command.exact {
-                    Value::from(command.text.as_str())
-                } else {
-                    Value::from(Argv(&command.argv))
-                };
-                o.field("command", value).field("pid", self.started.pid);
+                o.field("command", &self.started.command)
+                    .field("pid", self.started.pid);
             }
             Part::Stop(stop) => {
                 o.object_with("stop", |o| self.stop_fields(o, stop, clocks));

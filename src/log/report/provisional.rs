@@ -12,7 +12,7 @@ use std::fmt::{self, Display, Formatter};
 use super::Command;
 use super::exit::{COMMAND_MAX, shorten};
 use crate::log::facts::MemoryEvents;
-use crate::log::format::{Argv, Fields, Obj, Timestamp, Value};
+use crate::log::format::{Fields, Obj, Timestamp};
 use crate::text::Count;
 
 /// What the memory cgroup has counted since vigil started, and when vigil
@@ -71,12 +71,8 @@ impl Provisional<'_> {
 
 impl Fields for Provisional<'_> {
     fn fields<'r>(&'r self, o: &mut Obj<'_, 'r>) {
-        let command = if self.command.exact {
-            Value::from(self.command.text.as_str())
-        } else {
-            Value::from(Argv(&self.command.argv))
-        };
-        o.field("command", command)
+
+        o.field("command", self.command)
             .field("pid", self.pid)
             .field("started", self.started)
             .opt("memory_limit", self.limit)
