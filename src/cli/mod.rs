@@ -126,6 +126,17 @@ pub struct Config {
     pub ready_interval: Duration,
     /// `--ready-timeout`: not ready this long after the start stops it.
     pub ready_timeout: Option<Duration>,
+    /// `--live-when`: probe this for the child's whole life.
+    pub live_when: Option<Url>,
+    /// `--live-interval`: the wait between two liveness probes.
+    pub live_interval: Duration,
+    /// `--live-failures`: this many failures in a row stop the container.
+    pub live_failures: u32,
+    /// `--live-start`: the wait before the first liveness probe, without
+    /// `--ready-when`.
+    pub live_start: Duration,
+    /// `--exit-code`: the exit status of each cause that sets one.
+    pub exit_codes: crate::log::facts::stop::ExitCodes,
     /// `-P`: run no command, only reap until a stop signal.
     pub pause: bool,
     /// `--install DIR`: copy vigil there and exit.

@@ -522,6 +522,13 @@ events! {
         |o| o.field("max", events.max).field("oom", events.oom)
             .field("oom_kill", events.oom_kill).field("oom_group_kill", events.oom_group_kill);
 
+    /// A process vigil reaped was SIGKILLed while the memory cgroup
+    /// counted an OOM kill: the OOM killer's victim, seen `at`.
+    "oom_killed" OomKilled { pid: i32, child: bool, at: Timestamp }
+        => Level::Warning,
+        ("the kernel OOM killer killed pid {pid}{}", if *child { ", the child" } else { "" }),
+        |o| o.field("pid", *pid).field("child", *child);
+
     // Probes and readiness.
 
     /// `--probe`: the service answered (at `-v`).
@@ -560,6 +567,29 @@ events! {
                 o.flatten(*why);
             }
         };
+    /// `--live-when`: a probe failed, `failed` of `failures` in a row; the
+    /// next one comes after `next`.
+    "live_probe_failed" LiveProbeFailed { url: &'a str, why: &'a dyn Fact, failed: usize, failures: u32, next: Duration }
+        => Level::Info,
+        ("{url} failed a liveness probe ({failed} of {failures} in a row): {why}; next probe in {}",
+            duration(*next)),
+        |o| o.field("url", *url).flatten(*why).field("failed", *failed)
+            .field("failures", *failures).field("next", *next);
+    /// `--live-when`: `--live-failures` probes failed in a row; the stop
+    /// sequence begins with `signal`.
+    "unhealthy" Unhealthy { url: &'a str, failed: &'a [&'a dyn Fact], signal: i32 }
+        => Level::Warning,
+        ("{url} is unhealthy: {} failed in a row: {}; stopping as if {} had arrived",
+            Count(failed.len() as u64, "probe", "probes"),
+            fmt::from_fn(|f| {
+                for (i, why) in failed.iter().enumerate() {
+                    write!(f, "{}{why}", if i == 0 { "" } else { "; " })?;
+                }
+                Ok(())
+            }),
+            Signal(*signal)),
+        |o| o.field("url", *url).field("failures", failed.len())
+            .list_with("failed", failed.iter(), |o, why| { o.flatten(*why); });
     /// `READY=1` or `STOPPING=1` could not be sent.
     "notify_failed" NotifyFailed { socket: &'a str, message: &'static str, error: &'a str }
         => Level::Warning, ("cannot send {message} to {socket}: {error}"),

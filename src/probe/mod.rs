@@ -13,6 +13,7 @@ mod attempt;
 mod hosts;
 mod http;
 mod outcome;
+mod schedule;
 mod url;
 
 use std::time::{Duration, Instant};
@@ -26,6 +27,7 @@ pub use url::Url;
 use crate::log;
 use crate::log::event::Event;
 pub use outcome::{Address, Healthy, Outcome, Unhealthy, Waited};
+pub use schedule::{Probing, Purpose, Verdict};
 
 /// Probes `url` once, waiting at most `timeout`.
 pub fn check(url: &Url, timeout: Duration) -> Outcome {

@@ -31,9 +31,9 @@ pub enum Deadline {
     KillWait,
     /// `--timeout` is over: the stop sequence starts as for SIGTERM.
     Timeout,
-    /// `--ready-when`: the next probe is due, or the one in flight has run
-    /// out of time.
-    ReadyProbe,
+    /// `--ready-when`, `--live-when`: the next probe is due, or the one in
+    /// flight has run out of time.
+    Probe,
     /// `--ready-timeout` is over, and the service is not ready: the stop
     /// sequence starts as for SIGTERM.
     ReadyTimeout,
@@ -49,7 +49,7 @@ const ALL: [Deadline; 11] = [
     Deadline::DrainCheck,
     Deadline::KillWait,
     Deadline::Timeout,
-    Deadline::ReadyProbe,
+    Deadline::Probe,
     Deadline::ReadyTimeout,
 ];
 
@@ -65,7 +65,7 @@ impl fmt::Display for Deadline {
             Deadline::DrainCheck => "drain check",
             Deadline::KillWait => "wait after SIGKILL",
             Deadline::Timeout => "--timeout",
-            Deadline::ReadyProbe => "readiness probe",
+            Deadline::Probe => "probe",
             Deadline::ReadyTimeout => "--ready-timeout",
         })
     }

@@ -8,7 +8,7 @@ use super::system::System;
 use super::{DrainPhase, State, StopPhase, Supervisor};
 use crate::log;
 use crate::log::event::{AfterHook, Event};
-use crate::log::facts::stop::{DrainKill, StopCause};
+use crate::log::facts::stop::DrainKill;
 use crate::log::facts::{Cancel, Ending, HookKind, KillReason, Proc, Target};
 use crate::reap::{Change, Next};
 
@@ -70,6 +70,13 @@ impl<S: System> Supervisor<S> {
     }
 
     fn on_ended(&mut self, pid: i32, ending: Ending) {
+        if let Ending::Killed {
+            signal: libc::SIGKILL,
+            ..
+        } = ending
+        {
+            self.oom_victim(pid);
+        }
         if pid == self.child {
             return self.child_ended(ending);
         }
@@ -84,6 +91,20 @@ impl<S: System> Supervisor<S> {
             ending,
             warn: self.config.warn_on_reap,
         });
+    }
+
+    /// `pid` was SIGKILLed: the OOM killer's doing if the memory cgroup
+    /// counted a kill since vigil last looked. Said then, so that the
+    /// report can tell an earlier OOM kill from how the container ended.
+    fn oom_victim(&mut self, pid: i32) {
+        let events = self.sys.memory_events();
+        if events.oom_kill <= self.ledger.memory_events().oom_kill {
+            return;
+        }
+        let at = log::wall_clock();
+        self.say(Event::MemoryEventsSeen { events, at });
+        let child = pid == self.child;
+        self.say(Event::OomKilled { pid, child, at });
     }
 
     fn post_start_ended(&mut self, ending: Ending) {
@@ -129,7 +150,7 @@ impl<S: System> Supervisor<S> {
         let at = self.sys.now();
         self.say(Event::ChildEnded { pid, ending, at });
         self.note_not_sent();
-        self.readiness_over(&"the child exited");
+        self.probing_over(&"the child exited");
         // Nothing of the stop sequence or the timeout is left to do.
         for done in [
             Deadline::PreStopSleep,
@@ -228,23 +249,14 @@ impl<S: System> Supervisor<S> {
         groups
     }
 
-    /// vigil's exit status for the child's ending: its status (the code, or
-    /// 128+N for death by signal N), or 0 when that status is listed with
-    /// `-e` (128+N included, as in tini). After `--timeout`, 124 as with
-    /// coreutils `timeout`. After a failed post-start hook never 0: the
-    /// child's own failure stands, a success becomes 1.
+    /// vigil's exit status for the child's ending (the exit report works
+    /// it out: `report::Exit::status`).
     pub(super) fn exit_status(&self) -> i32 {
-        let Some(ending) = self.ledger.ending() else {
-            return 0;
-        };
-        let status = ending.status();
-        match self.ledger.stop_cause() {
-            Some(StopCause::Timeout(_)) => 124,
-            Some(StopCause::PostStartFailed | StopCause::NotReady { .. }) => status.max(1),
-            Some(StopCause::Signal { .. } | StopCause::Fault(_)) | None => {
-                self.config.status_after_e(status)
-            }
-        }
+        let oom_kills = self.sys.memory_events().oom_kill;
+        let config = &self.config;
+        self.ledger
+            .exit(&config.exit_codes, &config.expected_codes, oom_kills)
+            .map_or(0, |exit| exit.status())
     }
 
     /// The grace period is over: everything still alive gets SIGKILL, and

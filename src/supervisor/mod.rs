@@ -26,7 +26,7 @@
 mod deadlines;
 mod ending;
 mod pause;
-mod ready;
+mod probing;
 mod setup;
 mod stop;
 mod system;
@@ -134,9 +134,9 @@ struct Supervisor<S: System> {
     /// vigil made the child's group the terminal's foreground group, and
     /// takes the terminal back when it exits.
     gave_terminal: bool,
-    /// `--ready-when`, until the service is first ready (or the container
-    /// stops).
-    ready: Option<ready::Readiness>,
+    /// `--ready-when` until the service is first ready, then
+    /// `--live-when`, until the container stops.
+    probing: Option<crate::probe::Probing>,
     /// `STOPPING=1` was sent.
     stopping_said: bool,
 }
@@ -192,7 +192,7 @@ impl<S: System> Supervisor<S> {
             child_is_stopped: false,
             parent,
             gave_terminal,
-            ready: None,
+            probing: None,
             stopping_said: false,
         };
         supervisor.say(Event::Started {
@@ -208,7 +208,7 @@ impl<S: System> Supervisor<S> {
                 memory_limit: limit,
             });
         }
-        supervisor.start_readiness();
+        supervisor.start_probing();
         supervisor
     }
 
@@ -328,7 +328,7 @@ impl<S: System> Supervisor<S> {
                 });
                 self.begin_stop(signal, StopCause::Timeout(after));
             }
-            Deadline::ReadyProbe => self.ready_probe_due(),
+            Deadline::Probe => self.probe_due(),
             Deadline::ReadyTimeout => self.ready_timed_out(),
         }
     }

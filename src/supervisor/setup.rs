@@ -246,7 +246,11 @@ impl<S: System> Supervisor<S> {
         log::final_lines();
         // Every way to `State::Exit` goes through the child's end: the
         // ending is known.
-        if let Some(exit) = self.ledger.exit(status, oom_kills) {
+        let config = &self.config;
+        let exit = self
+            .ledger
+            .exit(&config.exit_codes, &config.expected_codes, oom_kills);
+        if let Some(exit) = exit {
             let clocks = Clocks {
                 wall: log::wall_clock(),
                 now: self.sys.now(),

@@ -84,7 +84,10 @@ impl<S: System> Supervisor<S> {
                 period,
                 by_default: false,
             }),
-            (None, StopCause::Timeout(_) | StopCause::NotReady { .. }) => Some(Grace {
+            (
+                None,
+                StopCause::Timeout(_) | StopCause::NotReady { .. } | StopCause::Unhealthy { .. },
+            ) => Some(Grace {
                 period: TIMEOUT_GRACE,
                 by_default: true,
             }),
@@ -100,7 +103,7 @@ impl<S: System> Supervisor<S> {
             grace,
             at,
         });
-        self.readiness_over(&cause);
+        self.probing_over(&cause);
         self.deadlines
             .set(Deadline::StillRunning, at + self.half_grace());
         match passed {

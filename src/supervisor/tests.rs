@@ -9,7 +9,7 @@
 //! `examples`: the records docs/logging.md shows, as vigil writes them.
 
 mod examples;
-mod ready;
+mod probing;
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -327,6 +327,7 @@ impl Supervisor<Fake> {
             StopCause::PostStartFailed => "post_start_failed",
             StopCause::Timeout(_) => "timeout",
             StopCause::NotReady { .. } => "not_ready",
+            StopCause::Unhealthy { .. } => "unhealthy",
             StopCause::Fault(_) => "fault",
         })
     }

@@ -14,7 +14,7 @@ use super::*;
 use crate::log::check::Schema;
 use crate::log::facts::Command;
 use crate::log::facts::hook;
-use crate::log::facts::stop::{Grace, NotSent, StopCause};
+use crate::log::facts::stop::{EndCause, ExitCodes, Grace, NotSent, StopCause};
 use crate::log::facts::{Cancel, Outcome, Sender};
 use crate::log::format::{Encoder, Encoding, LINE_MAX, Record, Timestamp};
 use crate::log::report::{Clocks, Ledger, MemorySeen, Provisional};
@@ -110,6 +110,11 @@ fn full_ledger(now: Instant) -> Ledger {
     for event in &events {
         l.observe(event);
     }
+    l.observe(&Event::OomKilled {
+        pid: 31,
+        child: false,
+        at: Timestamp::from_unix(1_796_148_379, 0),
+    });
     for _ in 0..3 {
         l.observe(&Event::Reaped {
             pid: 9,
@@ -181,7 +186,9 @@ fn every_event_writes_what_the_schema_says() {
         now,
     };
     let ledger = full_ledger(now);
-    let exit = ledger.exit(137, 1).expect("the child ended");
+    let mut codes = ExitCodes::default();
+    codes.set((EndCause::Grace, 137)).expect("set once");
+    let exit = ledger.exit(&codes, &[], 1).expect("the child ended");
     let command = Command::new(vec!["app".into()]);
     let provisional = Provisional {
         command: &command,
@@ -580,6 +587,11 @@ fn every_event_writes_what_the_schema_says() {
             },
             at: clocks.wall,
         },
+        Event::OomKilled {
+            pid: 7,
+            child: true,
+            at: clocks.wall,
+        },
         Event::ProbeHealthy {
             url,
             healthy: &healthy,
@@ -625,6 +637,39 @@ fn every_event_writes_what_the_schema_says() {
             healthy: &healthy,
             probes: 7,
             notified: Some("/run/notify/notify.sock"),
+        },
+        Event::LiveProbeFailed {
+            url,
+            why: &timed_out,
+            failed: 1,
+            failures: 3,
+            next: Duration::from_secs(10),
+        },
+        Event::LiveProbeFailed {
+            url,
+            why: &status,
+            failed: 2,
+            failures: 3,
+            next: Duration::from_secs(10),
+        },
+        Event::LiveProbeFailed {
+            url,
+            why: &failed,
+            failed: 1,
+            failures: 3,
+            next: Duration::from_secs(10),
+        },
+        Event::LiveProbeFailed {
+            url,
+            why: &unresolved,
+            failed: 1,
+            failures: 3,
+            next: Duration::from_secs(10),
+        },
+        Event::Unhealthy {
+            url,
+            failed: &[&timed_out, &status, &failed, &unresolved],
+            signal: libc::SIGTERM,
         },
         Event::ReadyTimeoutPassed {
             timeout: Duration::from_secs(30),

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::signal::{self, Named, Signal};
 use crate::log::format::{Fields, Obj};
-use crate::text::duration;
+use crate::text::{Count, duration};
 
 /// What started the stop sequence.
 #[derive(Clone, Debug)]
@@ -26,6 +26,12 @@ pub enum StopCause {
         timeout: Duration,
         last: Option<String>,
     },
+    /// `--live-when`'s probes of `url` failed `--live-failures` times in a
+    /// row: why, the oldest first.
+    Unhealthy {
+        url: String,
+        failed: Vec<String>,
+    },
     /// vigil could not go on supervising (its signals could not be read,
     /// its clock or its waits misbehaved): why.
     Fault(String),
@@ -39,6 +45,7 @@ impl StopCause {
             StopCause::PostStartFailed => "post_start_failed",
             StopCause::Timeout(_) => "timeout",
             StopCause::NotReady { .. } => "not_ready",
+            StopCause::Unhealthy { .. } => "unhealthy",
             StopCause::Fault(_) => "fault",
         }
     }
@@ -59,6 +66,14 @@ impl fmt::Display for StopCause {
                     write!(f, "; the last probe: {last}")?;
                 }
                 f.write_str(")")
+            }
+            StopCause::Unhealthy { url, failed } => {
+                let probes = Count(failed.len() as u64, "probe", "probes");
+                write!(
+                    f,
+                    "unhealthy: {probes} of {url} failed in a row: {}",
+                    failed.join("; ")
+                )
             }
             StopCause::Fault(why) => write!(f, "vigil could not go on: {why}"),
         }
@@ -146,5 +161,84 @@ impl Fields for DrainKill {
                     .field("signal", Signal(signal));
             }
         }
+    }
+}
+
+/// A cause of vigil's ending whose exit status `--exit-code CAUSE=STATUS`
+/// sets: how the user can tell the endings apart by status alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndCause {
+    /// A stop from outside, and the child ended of the stop signal.
+    Stopped,
+    /// vigil's SIGKILL at the grace deadline.
+    Grace,
+    Timeout,
+    Unhealthy,
+    NotReady,
+    PostStart,
+    /// The child itself was OOM-killed.
+    Oom,
+}
+
+impl EndCause {
+    pub const ALL: [EndCause; 7] = [
+        EndCause::Stopped,
+        EndCause::Grace,
+        EndCause::Timeout,
+        EndCause::Unhealthy,
+        EndCause::NotReady,
+        EndCause::PostStart,
+        EndCause::Oom,
+    ];
+
+    /// The cause's name, as `--exit-code` takes it and records say it.
+    pub fn word(self) -> &'static str {
+        match self {
+            EndCause::Stopped => "stopped",
+            EndCause::Grace => "grace",
+            EndCause::Timeout => "timeout",
+            EndCause::Unhealthy => "unhealthy",
+            EndCause::NotReady => "not-ready",
+            EndCause::PostStart => "post-start",
+            EndCause::Oom => "oom",
+        }
+    }
+
+    /// Reads one `CAUSE=STATUS` of `--exit-code`; `parse_status` reads the
+    /// status as `-e` reads its code.
+    pub fn parse_rule(
+        text: &str,
+        parse_status: impl Fn(&str) -> Result<i32, String>,
+    ) -> Result<(EndCause, i32), String> {
+        let causes = EndCause::ALL.map(EndCause::word).join(", ");
+        let (cause, status) = text.split_once('=').ok_or_else(|| {
+            format!("'{text}' is not CAUSE=STATUS (for example stopped=0); the causes: {causes}")
+        })?;
+        let cause = EndCause::ALL
+            .into_iter()
+            .find(|c| c.word() == cause.trim())
+            .ok_or_else(|| format!("in '{text}': '{cause}' is not a cause: use one of {causes}"))?;
+        let status = parse_status(status).map_err(|why| format!("in '{text}': {why}"))?;
+        Ok((cause, status))
+    }
+}
+
+/// The exit statuses `--exit-code` sets, by cause; a cause it does not
+/// name keeps vigil's default.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExitCodes(Vec<(EndCause, i32)>);
+
+impl ExitCodes {
+    /// Sets a cause's status; a cause given twice is an error, naming it.
+    pub fn set(&mut self, (cause, status): (EndCause, i32)) -> Result<(), String> {
+        if self.get(cause).is_some() {
+            return Err(format!("--exit-code {} is given twice", cause.word()));
+        }
+        self.0.push((cause, status));
+        Ok(())
+    }
+
+    pub fn get(&self, cause: EndCause) -> Option<i32> {
+        self.0.iter().find(|(c, _)| *c == cause).map(|(_, s)| *s)
     }
 }

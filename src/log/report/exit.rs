@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::{Ledger, Started, Stop};
 use crate::log::facts::signal::{self, MAX_SIGNAL};
-use crate::log::facts::stop::{DrainKill, Grace, NotSent, StopCause};
+use crate::log::facts::stop::{DrainKill, EndCause, ExitCodes, Grace, NotSent, StopCause};
 use crate::log::facts::{Ending, Named, Proc, Sender, Signal, process};
 use crate::log::format::{Fields, Obj, Timestamp, Word};
 use crate::text::{Count, duration, secs};
@@ -30,6 +30,12 @@ const PROCS_MAX: usize = 20;
 /// program, which may be long).
 const HOOK_MAX: usize = 300;
 
+/// vigil's exit status after `--live-when` found the child unhealthy:
+/// sysexits' `EX_UNAVAILABLE` ("a service is unavailable"), which no other
+/// ending of vigil's gives (1, 2, 124, 126, 127, 128+N), so that a
+/// restart policy can tell a hung service from a stop or a crash.
+pub const UNHEALTHY: i32 = 69;
+
 /// The report of a child that has ended (`Ledger::exit`).
 #[derive(Debug)]
 pub struct Exit<'l> {
@@ -39,6 +45,8 @@ pub struct Exit<'l> {
     pub(super) ended_at: Instant,
     /// vigil's exit status.
     pub(super) status: i32,
+    /// The cause whose `--exit-code` status it is, when one is.
+    pub(super) by: Option<EndCause>,
     /// Whether the user listed the child's status (code or 128+N) with `-e`.
     pub(super) code_expected: bool,
     /// OOM kills the container's cgroup counted while vigil ran.
@@ -114,6 +122,11 @@ impl Cause<'_> {
 }
 
 impl<'l> Exit<'l> {
+    /// vigil's exit status.
+    pub fn status(&self) -> i32 {
+        self.status
+    }
+
     /// Who gets to see the report (see `Audience`).
     pub fn audience(&self) -> Audience {
         if self.abnormal() {
@@ -135,7 +148,10 @@ impl<'l> Exit<'l> {
         let forced = self.stop().is_some_and(|stop| {
             matches!(
                 stop.cause,
-                StopCause::Timeout(_) | StopCause::NotReady { .. } | StopCause::Fault(_)
+                StopCause::Timeout(_)
+                    | StopCause::NotReady { .. }
+                    | StopCause::Unhealthy { .. }
+                    | StopCause::Fault(_)
             )
         });
         forced
@@ -202,18 +218,11 @@ impl<'l> Exit<'l> {
         stop.and_then(|s| s.sent).into_iter().chain(later)
     }
 
-    /// An ending is expected when it is success, a status listed with `-e`,
-    /// or the answer to a stop signal vigil forwarded (death by it, or the
-    /// conventional 128+N exit code).
+    /// An ending is expected when it is success, a status listed with `-e`
+    /// (or made 0 by `--exit-code`), or the answer to a stop signal vigil
+    /// forwarded (death by it, or the conventional 128+N exit code).
     fn ending_expected(&self) -> bool {
-        let answered_stop = |n: i32| self.stop_signals_sent().any(|sent| sent == n);
-        match self.ending {
-            Ending::Exited(0) => true,
-            Ending::Exited(code) => self.code_expected || (code > 128 && answered_stop(code - 128)),
-            Ending::Killed { signal, .. } => {
-                self.code_expected || (signal != libc::SIGKILL && answered_stop(signal))
-            }
-        }
+        self.ending == Ending::Exited(0) || self.code_expected || self.answered_stop()
     }
 
     /// Whether the child ended on the later of two stop signals: when the
@@ -253,6 +262,61 @@ impl<'l> Exit<'l> {
         Some(ended.saturating_duration_since(from))
     }
 
+    /// vigil's exit status, and the cause whose `--exit-code` set it. The
+    /// child's own exit code stands, but after `--timeout`, which exits
+    /// 124 whatever the job did, as coreutils' `timeout` does. A stop
+    /// vigil started (`--ready-timeout`, `--live-when`, a failed post-start
+    /// hook) has its cause's status, else the child's (0 made 1: never 0);
+    /// one from outside, `-e`'s mapping of the child's status, or the
+    /// status `--exit-code` gives how it ended (`grace`, `oom`, `stopped`).
+    pub(super) fn decide_status(
+        &self,
+        codes: &ExitCodes,
+        expected: &[i32],
+    ) -> (i32, Option<EndCause>) {
+        let own = self.ending.status();
+        let by = |cause: EndCause, default: i32| match codes.get(cause) {
+            Some(status) => (status, Some(cause)),
+            None => (default, None),
+        };
+        let mapped = if expected.contains(&own) { 0 } else { own };
+        let own_code =
+            matches!(self.ending, Ending::Exited(code) if code != 0) && !self.answered_stop();
+        let started_by_vigil = match self.stop().map(|s| &s.cause) {
+            Some(StopCause::Timeout(_)) => return by(EndCause::Timeout, 124),
+            Some(StopCause::NotReady { .. }) => Some((EndCause::NotReady, own.max(1))),
+            Some(StopCause::PostStartFailed) => Some((EndCause::PostStart, own.max(1))),
+            Some(StopCause::Unhealthy { .. }) => Some((EndCause::Unhealthy, UNHEALTHY)),
+            Some(StopCause::Signal { .. } | StopCause::Fault(_)) | None => None,
+        };
+        match (started_by_vigil, self.cause()) {
+            (Some(_), _) if own_code => (own, None),
+            (Some((cause, default)), _) => by(cause, default),
+            (None, Some(Cause::GraceDeadline)) => by(EndCause::Grace, mapped),
+            (None, Some(Cause::OomKiller)) => by(EndCause::Oom, mapped),
+            (None, _) if self.stop().is_some() && self.answered_stop() => {
+                by(EndCause::Stopped, mapped)
+            }
+            (None, _) => (mapped, None),
+        }
+    }
+
+    /// Whether the child ended of a stop signal vigil sent it: killed by
+    /// it, or the conventional 128+N exit code of a program that caught it.
+    fn answered_stop(&self) -> bool {
+        let answered = |n: i32| self.stop_signals_sent().any(|sent| sent == n);
+        match self.ending {
+            Ending::Killed { signal, .. } => signal != libc::SIGKILL && answered(signal),
+            Ending::Exited(code) => code > 128 && answered(code - 128),
+        }
+    }
+
+    /// The OOM kills vigil saw take processes other than the child.
+    fn others_oom_killed(&self) -> u64 {
+        let others = self.ledger.oom_victims.iter();
+        others.filter(|(pid, _)| *pid != self.started.pid).count() as u64
+    }
+
     /// Who or what ended the child, when vigil can tell (a child that was
     /// killed; an exit code is the child's own doing).
     pub fn cause(&self) -> Option<Cause<'l>> {
@@ -262,7 +326,7 @@ impl<'l> Exit<'l> {
         if signal == libc::SIGKILL {
             return Some(if self.ledger.grace_kill.is_some() {
                 Cause::GraceDeadline
-            } else if self.oom_kills > 0 {
+            } else if self.oom_kills > self.others_oom_killed() {
                 Cause::OomKiller
             } else {
                 Cause::UnknownSigkill
@@ -318,7 +382,11 @@ impl<'l> Exit<'l> {
             Part::Ending(cause) => {
                 write!(f, "child {}", self.ending)?;
                 write_cause(f, cause.as_ref())?;
-                write!(f, "; exit status {}", self.status)
+                write!(f, "; exit status {}", self.status)?;
+                match self.by {
+                    Some(cause) => write!(f, " (--exit-code {}={})", cause.word(), self.status),
+                    None => Ok(()),
+                }
             }
             Part::Command => write!(
                 f,
@@ -355,16 +423,25 @@ impl<'l> Exit<'l> {
                 Ok(())
             }
             Part::Oom => {
+                let child = matches!(self.cause(), Some(Cause::OomKiller));
+                let earlier = if child { "" } else { "earlier, " };
                 write!(
                     f,
-                    "the kernel OOM killer killed {} in this container",
+                    "{earlier}the kernel OOM killer killed {} in this container",
                     Count(self.oom_kills, "process", "processes")
                 )?;
-                if !matches!(self.cause(), Some(Cause::OomKiller)) {
+                if !child {
                     f.write_str(" (not the child: a process it started, or a hook)")?;
                 }
                 if !self.started.oom_group {
                     f.write_str(", one process at a time (memory.oom.group is off)")?;
+                }
+                let victims = self.ledger.oom_victims.iter();
+                for (i, (pid, at)) in victims
+                    .filter(|(pid, _)| *pid != self.started.pid)
+                    .enumerate()
+                {
+                    write!(f, "{}pid {pid} at {at}", if i == 0 { ": " } else { ", " })?;
                 }
                 Ok(())
             }
@@ -378,6 +455,7 @@ impl<'l> Exit<'l> {
         match part {
             Part::Ending(cause) => {
                 o.field("status", self.status)
+                    .opt("status_cause", self.by.map(|c| Word(c.word())))
                     .object_with("ending", |o| ending_fields(o, &self.ending, cause));
             }
             Part::Command => {
@@ -417,6 +495,12 @@ impl<'l> Exit<'l> {
                     o.field("oom_group", self.started.oom_group);
                 }
                 o.field("oom_kills", self.oom_kills);
+                let victims = &self.ledger.oom_victims;
+                if !victims.is_empty() {
+                    o.list_with("oom_victims", victims.iter(), |o, (pid, at)| {
+                        o.field("pid", *pid).field("time", *at);
+                    });
+                }
             }
             Part::Orphans => {
                 let timeout = self
@@ -446,6 +530,7 @@ impl<'l> Exit<'l> {
         match &stop.cause {
             StopCause::Timeout(_) => self.write_default_grace(f, "--timeout")?,
             StopCause::NotReady { .. } => self.write_default_grace(f, "--ready-timeout")?,
+            StopCause::Unhealthy { .. } => self.write_default_grace(f, "--live-when")?,
             _ => {}
         }
         let signal = match &stop.cause {
@@ -507,6 +592,11 @@ impl<'l> Exit<'l> {
             }
             StopCause::NotReady { timeout, last } => {
                 o.field("timeout", *timeout).opt("error", last.as_deref());
+            }
+            StopCause::Unhealthy { url, failed } => {
+                o.field("url", url.as_str())
+                    .field("failures", failed.len())
+                    .opt("error", failed.last());
             }
             StopCause::Fault(why) => {
                 o.field("error", why.as_str());

@@ -30,7 +30,7 @@ use std::time::Instant;
 use crate::log::event::Event;
 use crate::log::facts::hook;
 use crate::log::facts::signal::MAX_SIGNAL;
-use crate::log::facts::stop::{DrainKill, Grace, NotSent, StopCause};
+use crate::log::facts::stop::{DrainKill, ExitCodes, Grace, NotSent, StopCause};
 use crate::log::facts::{Command, Ending, Named, Proc, Sender};
 use crate::log::format::Timestamp;
 
@@ -53,6 +53,8 @@ pub struct Ledger {
     /// a child killed by one can be told whose it was.
     forwards: Vec<(i32, i32, Named)>,
     orphans_reaped: u64,
+    /// The processes vigil reaped that the OOM killer killed, and when.
+    oom_victims: Vec<(i32, Timestamp)>,
 }
 
 /// Why a deadline's SIGKILL came, and whom it went to.
@@ -141,6 +143,7 @@ impl Ledger {
                 self.drain = Some((left, Some((why, killed.to_vec()))));
             }
             Event::MemoryEventsSeen { events, at } => self.memory.update(events, at),
+            Event::OomKilled { pid, at, .. } => self.oom_victims.push((pid, at)),
             _ => {}
         }
     }
@@ -180,16 +183,6 @@ impl Ledger {
         self.memory.events
     }
 
-    /// How the child ended, once it has.
-    pub fn ending(&self) -> Option<Ending> {
-        self.ended.map(|(ending, _)| ending)
-    }
-
-    /// What started the stop sequence, once one began.
-    pub fn stop_cause(&self) -> Option<&StopCause> {
-        self.stop.as_ref().map(|stop| &stop.cause)
-    }
-
     /// The grace period, once a stop started one.
     pub fn grace(&self) -> Option<Grace> {
         self.stop.as_ref().and_then(|stop| stop.grace)
@@ -205,20 +198,25 @@ impl Ledger {
         self.stop.as_ref().is_some_and(|stop| stop.sent.is_some())
     }
 
-    /// The exit report, once the child has ended: vigil exits with
-    /// `status`, and the cgroup counted `oom_kills` OOM kills.
-    pub fn exit(&self, status: i32, oom_kills: u64) -> Option<Exit<'_>> {
+    /// The exit report, once the child has ended, with vigil's exit status:
+    /// `codes` are `--exit-code`'s, `expected` `-e`'s, and the cgroup
+    /// counted `oom_kills` OOM kills.
+    pub fn exit(&self, codes: &ExitCodes, expected: &[i32], oom_kills: u64) -> Option<Exit<'_>> {
         let (ending, ended_at) = self.ended?;
         let started = self.started.as_ref()?;
-        Some(Exit {
+        let mut exit = Exit {
             ledger: self,
             started,
             ending,
             ended_at,
-            status,
-            code_expected: status == 0 && ending.status() != 0,
+            status: 0,
+            by: None,
+            code_expected: false,
             oom_kills,
-        })
+        };
+        (exit.status, exit.by) = exit.decide_status(codes, expected);
+        exit.code_expected = exit.status == 0 && ending.status() != 0;
+        Some(exit)
     }
 
     /// The provisional termination message, once the child has started.

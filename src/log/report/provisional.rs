@@ -71,7 +71,6 @@ impl Provisional<'_> {
 
 impl Fields for Provisional<'_> {
     fn fields<'r>(&'r self, o: &mut Obj<'_, 'r>) {
-
         o.field("command", self.command)
             .field("pid", self.pid)
             .field("started", self.started)

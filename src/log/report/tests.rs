@@ -4,6 +4,7 @@ use super::exit::list_procs;
 use super::*;
 use crate::log::event::{AfterHook, Event};
 use crate::log::facts::hook::Record;
+use crate::log::facts::stop::ExitCodes;
 use crate::log::facts::{Cancel, HookKind, Outcome, Target};
 
 /// A ledger that saw `sleep 1000` start as pid 2 (with the terminal, if
@@ -78,8 +79,17 @@ fn grace_kill(l: &mut Ledger, killed: &[Proc], at: Instant) {
     });
 }
 
+/// The report of `l`, whose exit status must be `status`: the child's own
+/// (0 only for a child's non-zero status listed with `-e`).
 fn report(l: &Ledger, status: i32, oom_kills: u64) -> Exit<'_> {
-    l.exit(status, oom_kills).expect("the child ended")
+    let codes = ExitCodes::default();
+    let exit = l.exit(&codes, &[], oom_kills).expect("the child ended");
+    if status == 0 && exit.status() != 0 {
+        let listed = [exit.status()];
+        return l.exit(&codes, &listed, oom_kills).expect("the child ended");
+    }
+    assert_eq!(exit.status(), status);
+    exit
 }
 
 #[test]
@@ -257,7 +267,7 @@ fn oom_kill_of_another_process() {
     let r = report(&l, 0, 1);
     assert_eq!(r.audience(), Audience::Warning);
     assert!(r.to_string().contains(
-        "; the kernel OOM killer killed 1 process in this container (not the child: a process it started, or a hook)"
+        "; earlier, the kernel OOM killer killed 1 process in this container (not the child: a process it started, or a hook)"
     ));
     end(&mut l, killed(9), Instant::now());
     let text = report(&l, 137, 2).to_string();

@@ -1,5 +1,6 @@
 //! `--ready-when`: probing until the first success, `READY=1` once and
-//! nothing pending afterwards, `STOPPING=1`, `--ready-timeout`.
+//! nothing pending afterwards, `STOPPING=1`, `--ready-timeout`; and
+//! `--live-when`: a probe per interval, the stop after failures in a row.
 
 use super::*;
 use crate::probe::{Address, Healthy, Outcome, Unhealthy};
@@ -36,7 +37,7 @@ impl Supervisor<Fake> {
     /// The wait until the next probe starts.
     fn next_probe_in(&self) -> Option<Duration> {
         self.deadlines
-            .get(Deadline::ReadyProbe)
+            .get(Deadline::Probe)
             .map(|at| at.saturating_duration_since(self.sys.clock()))
     }
 }
@@ -105,7 +106,7 @@ fn the_first_success_sends_ready_once_and_leaves_nothing_pending() {
             )),
         "{ready}"
     );
-    assert!(s.ready.is_none());
+    assert!(s.probing.is_none());
     assert_eq!(s.deadlines.next(), None, "nothing left to wake up for");
     // Idle: the loop waits without a timeout.
     s.sys.waits.clear();
@@ -135,12 +136,12 @@ fn a_probe_that_does_not_answer_in_time_is_a_failure() {
     assert_eq!(s.sys.probes_cancelled, 1);
     assert_eq!(s.next_probe_in(), Some(ms(50)));
     assert!(matches!(
-        s.ready.as_ref().and_then(|r| r.last.as_ref()),
+        s.probing.as_ref().and_then(|p| p.last()),
         Some(Unhealthy::TimedOut { .. })
     ));
     s.next_deadline_passes();
     assert_eq!(s.sys.notified.len(), 1);
-    assert!(s.ready.is_none());
+    assert!(s.probing.is_none());
 }
 
 #[test]
@@ -151,11 +152,7 @@ fn not_ready_by_the_ready_timeout_stops_and_never_exits_0() {
         s.passes(Deadline::ReadyTimeout);
         assert_eq!(s.stop_cause(), Some("not_ready"));
         assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
-        assert_eq!(
-            s.deadlines.get(Deadline::ReadyProbe),
-            None,
-            "no more probing"
-        );
+        assert_eq!(s.deadlines.get(Deadline::Probe), None, "no more probing");
         let grace = s.ledger.grace().unwrap();
         assert_eq!(
             (grace.period, grace.by_default),
@@ -201,7 +198,7 @@ fn a_stop_or_the_childs_end_ends_the_probing() {
     assert!(s.sys.probing);
     s.signal(from_outside(libc::SIGINT));
     assert!(!s.sys.probing && s.sys.probes_cancelled == 1);
-    assert_eq!(s.deadlines.get(Deadline::ReadyProbe), None);
+    assert_eq!(s.deadlines.get(Deadline::Probe), None);
     assert_eq!(s.deadlines.get(Deadline::ReadyTimeout), None);
     assert_eq!(
         s.sys.notified,
@@ -221,7 +218,7 @@ fn a_stop_or_the_childs_end_ends_the_probing() {
 fn without_ready_when_the_service_manager_is_the_childs() {
     let mut s = supervisor(&["--timeout", "5s"]);
     s.sys.notify_socket = true;
-    assert_eq!(s.deadlines.get(Deadline::ReadyProbe), None);
+    assert_eq!(s.deadlines.get(Deadline::Probe), None);
     s.passes(Deadline::Timeout);
     s.ended(CHILD, killed(libc::SIGTERM));
     assert!(s.sys.notified.is_empty());
@@ -237,7 +234,7 @@ fn a_notification_that_fails_is_a_warning_and_changes_nothing_else() {
     s.sys.notify_error = Some("Connection refused".into());
     s.sys.probe_starts = [healthy()].into();
     s.next_deadline_passes();
-    assert!(s.ready.is_none());
+    assert!(s.probing.is_none());
     assert_eq!(
         capture::take(),
         ["vigil: warning: cannot send READY=1 to /run/notify/notify.sock: Connection refused\n"]
