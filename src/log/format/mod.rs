@@ -312,65 +312,62 @@ impl<'a> Obj<'_, 'a> {
         key: &'static str,
         build: impl FnOnce(&mut Obj<'_, 'a>),
     ) -> &mut Self {
-        let at = open(self.nodes, key, false);
-        build(&mut Obj { nodes: self.nodes });
-        close(self.nodes, at, 0);
-        self
+        self.open(key, false, |o| {
+            build(o);
+            0
+        })
     }
 
-    pub fn list<T: Fields + 'a, I>(&mut self, key: &'static str, items: I) -> &mut Self
-    where
-        I: IntoIterator<Item = &'a T>,
-        I::IntoIter: ExactSizeIterator,
-    {
+    pub fn list<T: Fields + 'a>(
+        &mut self,
+        key: &'static str,
+        items: impl IntoIterator<Item = &'a T>,
+    ) -> &mut Self {
         self.list_with(key, items, |o, item| item.fields(o))
     }
 
-    pub fn list_with<T, I>(
+    pub fn list_with<T>(
         &mut self,
         key: &'static str,
-        items: I,
+        items: impl IntoIterator<Item = T>,
         mut build: impl FnMut(&mut Obj<'_, 'a>, T),
-    ) -> &mut Self
-    where
-        I: IntoIterator<Item = T>,
-        I::IntoIter: ExactSizeIterator,
-    {
-        let items = items.into_iter();
-        let at = open(self.nodes, key, true);
-        let len = items.len();
-        for item in items {
-            let item_at = open(self.nodes, "", false);
-            build(&mut Obj { nodes: self.nodes }, item);
-            close(self.nodes, item_at, 0);
-        }
-        close(self.nodes, at, len);
-        self
+    ) -> &mut Self {
+        self.open(key, true, |list| {
+            let mut len = 0;
+            for item in items {
+                list.object_with("", |o| build(o, item));
+                len += 1;
+            }
+            len
+        })
     }
 
     pub fn flatten(&mut self, facts: &'a (impl Fields + ?Sized)) -> &mut Self {
         facts.fields(self);
         self
     }
-}
 
-/// Opens an object or a list in `nodes`; where it is, for `close`.
-fn open(nodes: &mut Vec<Node<'_>>, key: &'static str, list: bool) -> usize {
-    nodes.push(Node::Open {
-        key,
-        list,
-        end: 0,
-        len: 0,
-    });
-    nodes.len() - 1
-}
-
-/// Ends the object or list opened at `at`: its members are what was added
-/// since.
-fn close(nodes: &mut [Node<'_>], at: usize, items: usize) {
-    let here = nodes.len();
-    if let Some(Node::Open { end, len, .. }) = nodes.get_mut(at) {
-        *end = here;
-        *len = items;
+    /// Adds an object or a list under `key`, whose members `build` adds
+    /// and whose items it counts.
+    fn open(
+        &mut self,
+        key: &'static str,
+        list: bool,
+        build: impl FnOnce(&mut Obj<'_, 'a>) -> usize,
+    ) -> &mut Self {
+        let at = self.nodes.len();
+        self.nodes.push(Node::Open {
+            key,
+            list,
+            end: 0,
+            len: 0,
+        });
+        let items = build(&mut Obj { nodes: self.nodes });
+        let here = self.nodes.len();
+        if let Some(Node::Open { end, len, .. }) = self.nodes.get_mut(at) {
+            *end = here;
+            *len = items;
+        }
+        self
     }
 }
