@@ -364,21 +364,28 @@ fn after_word(line: &str, word: &str, with: &str, keep: impl Fn(char) -> bool) -
 /// unless the doc's output block is what the run printed.
 #[track_caller]
 pub fn assert_output(block: &Block, printed: &str) {
+    if let Some(why) = output_differs(block, printed) {
+        panic!("{why}");
+    }
+}
+
+/// Why the doc's output block is not what the run printed, if it is not.
+pub fn output_differs(block: &Block, printed: &str) -> Option<String> {
     let want = normalize(&block.text);
     let got = normalize(printed);
     if want == got {
-        return;
+        return None;
     }
     let first = want
         .lines()
         .zip(got.lines())
         .position(|(a, b)| a != b)
         .unwrap_or_else(|| want.lines().count().min(got.lines().count()));
-    panic!(
+    Some(format!(
         "{block} shows output the run does not print (first difference at its line {}); \
          fix the doc (or the code):\n--- the doc, normalized\n{want}--- the run, normalized\n{got}--- the run, as printed\n{printed}",
         first + 1
-    );
+    ))
 }
 
 /// The block marked `output: NAME`; panics unless there is exactly one.
