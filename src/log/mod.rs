@@ -36,7 +36,6 @@
 //! a write in one piece, so a vigil line is never split, nor mixed with the
 //! child's output.
 
-use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,13 +54,9 @@ mod termlog;
 #[path = "../../tests/it/common/check.rs"]
 pub mod check;
 
-use crate::text::{char_start, one_line_pieces};
+use crate::text::{char_start, one_line};
 use event::{Event, Level};
 use format::{Encoder, Format, LINE_MAX, Record, Timestamp};
-
-/// What a pipe takes in one piece (POSIX `PIPE_BUF` on Linux): the longest
-/// line vigil writes, newline included.
-pub const PIPE_BUF: usize = 4096;
 
 /// How long the final lines may wait, all together, for room in stderr.
 const PATIENCE: Duration = Duration::from_secs(1);
@@ -84,7 +79,8 @@ pub struct Logger {
     /// When the final lines stop waiting; unset while vigil supervises.
     patient_until: OnceLock<Instant>,
     /// vigil's stdout and stderr, those that are pipes or terminals, each
-    /// once (with `2>&1` both are the same pipe), for the wait at exit.
+    /// once (with `2>&1` both are the same pipe), for the wait at exit:
+    /// found by `init`.
     outputs: Vec<stderr::Output>,
 }
 
@@ -108,7 +104,7 @@ impl Logger {
             termination_log,
             termination_log_failed: AtomicBool::new(false),
             patient_until: OnceLock::new(),
-            outputs: stderr::find_outputs(),
+            outputs: Vec::new(),
         }
     }
 
@@ -120,22 +116,15 @@ impl Logger {
     /// heading), or its record.
     fn line(&self, event: &Event<'_>) -> Vec<u8> {
         let level = event.level();
-        let msg = Headed(event.heading(), event);
-        match &self.encoder {
-            None => text_line(self.under_vigil, level, &msg),
-            Some(encoder) => {
-                let record = Record::stamped(
-                    level.record_level(),
-                    event.name(),
-                    msg.to_string(),
-                    wall_clock(),
-                )
-                .with(|o| event.fields(o));
-                let mut line = Vec::new();
-                encoder.line(&record, LINE_MAX, &mut line);
-                line
-            }
-        }
+        let msg = format!("{}{event}", event.heading());
+        let Some(encoder) = &self.encoder else {
+            return text_line(self.under_vigil, level, &msg);
+        };
+        let record = Record::stamped(level.record_level(), event.name(), msg, wall_clock())
+            .with(|o| event.fields(o));
+        let mut line = Vec::new();
+        encoder.line(&record, LINE_MAX, &mut line);
+        line
     }
 
     /// Writes one whole line to stderr: without blocking while vigil
@@ -145,11 +134,7 @@ impl Logger {
         if capture::line(line) {
             return;
         }
-        let patience = self
-            .patient_until
-            .get()
-            .map(|until| until.saturating_duration_since(Instant::now()));
-        stderr::write(line, patience);
+        stderr::write(line, self.patient_until.get().copied());
     }
 
     /// Writes the line of one event, if it is shown (see `emit`).
@@ -186,8 +171,10 @@ impl Logger {
 
 static LOGGER: OnceLock<Logger> = OnceLock::new();
 
-/// Sets the one logger up, once, at start.
-pub fn init(logger: Logger) {
+/// Sets the one logger up, once, at start, and looks at stdout and stderr
+/// for the wait at exit.
+pub fn init(mut logger: Logger) {
+    logger.outputs = stderr::find_outputs();
     let _ = LOGGER.set(logger);
 }
 
@@ -272,15 +259,6 @@ pub fn provisional(event: Event<'_>) {
     });
 }
 
-/// `heading` then `event`'s words, as one `Display`.
-struct Headed<'e>(&'static str, &'e Event<'e>);
-
-impl fmt::Display for Headed<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", self.0, self.1)
-    }
-}
-
 /// Writes one line straight to stderr before the logger is set up (a
 /// usage error, a start-up failure), in `format`: the text line `vigil:
 /// error: MSG`, or the event's record. The same goes to
@@ -289,18 +267,7 @@ impl fmt::Display for Headed<'_> {
 /// executable file: a command line that lost the value of its
 /// `--termination-log` took the program for it.
 pub fn early(format: Format, termination_log: Option<&Path>, event: Event<'_>) {
-    let logger = Logger {
-        verbosity: Level::Trace.verbosity(),
-        encoder: format.encoding().map(|encoding| Encoder {
-            encoding,
-            vigil_pid: None,
-        }),
-        under_vigil: None,
-        termination_log: None,
-        termination_log_failed: AtomicBool::new(false),
-        patient_until: OnceLock::new(),
-        outputs: Vec::new(),
-    };
+    let logger = Logger::new(Level::Trace.verbosity(), format, None, None);
     let line = logger.line(&event);
     logger.write(&line);
     // The error stays one line: a termination log that cannot be written
@@ -326,22 +293,19 @@ pub fn final_lines() {
 }
 
 /// vigil's prefix and `message` as one line, with the message's control
-/// characters escaped (`text::one_line`), in at most `PIPE_BUF` bytes,
+/// characters escaped (`text::one_line`), in at most `LINE_MAX` bytes,
 /// newline included: a longer message is cut, on a character's boundary,
 /// and ends ` [...]`.
-fn text_line(under_vigil: Option<u32>, level: Level, message: &dyn fmt::Display) -> Vec<u8> {
-    let mut line = String::with_capacity(256);
-    match under_vigil {
-        Some(pid) => {
-            let _ = write!(line, "vigil[{pid}]: ");
-        }
-        None => line.push_str("vigil: "),
-    }
+fn text_line(under_vigil: Option<u32>, level: Level, message: &str) -> Vec<u8> {
+    let mut line = match under_vigil {
+        Some(pid) => format!("vigil[{pid}]: "),
+        None => "vigil: ".to_string(),
+    };
     line.push_str(tag(level));
-    let _ = write!(Escaping(&mut line), "{message}");
+    line.push_str(&one_line(message));
     const CUT: &str = " [...]";
-    if line.len() > PIPE_BUF - 1 {
-        let keep = char_start(line.as_bytes(), PIPE_BUF - 1 - CUT.len());
+    if line.len() > LINE_MAX - 1 {
+        let keep = char_start(line.as_bytes(), LINE_MAX - 1 - CUT.len());
         line.truncate(keep);
         line.push_str(CUT);
     }
@@ -355,16 +319,6 @@ fn tag(level: Level) -> &'static str {
         Level::Error => "error: ",
         Level::Warning => "warning: ",
         _ => "",
-    }
-}
-
-/// Escapes control characters as they are written into the string.
-struct Escaping<'s>(&'s mut String);
-
-impl fmt::Write for Escaping<'_> {
-    fn write_str(&mut self, text: &str) -> fmt::Result {
-        one_line_pieces(text, |piece| self.0.push_str(piece));
-        Ok(())
     }
 }
 
@@ -388,10 +342,7 @@ pub mod capture {
     /// From now on, this thread's lines are kept: in `format`, at
     /// `verbosity`, every record stamped `time`.
     pub fn start(format: Format, verbosity: u8, time: Timestamp) {
-        let logger = Logger {
-            outputs: Vec::new(),
-            ..Logger::new(verbosity, format, None, None)
-        };
+        let logger = Logger::new(verbosity, format, None, None);
         LOGGER.with(|l| *l.borrow_mut() = Some(Rc::new(logger)));
         TIME.with(|t| t.set(Some(time)));
         LINES.with(|l| l.borrow_mut().clear());
@@ -438,14 +389,14 @@ mod tests {
     #[test]
     fn a_long_message_is_cut_to_one_pipe_write() {
         let whole_line = |level: Level, message: &str| {
-            String::from_utf8(text_line(None, level, &message)).expect("a line is UTF-8")
+            String::from_utf8(text_line(None, level, message)).expect("a line is UTF-8")
         };
         let line = whole_line(Level::Warning, &"x".repeat(10_000));
-        assert_eq!(line.len(), PIPE_BUF);
+        assert_eq!(line.len(), LINE_MAX);
         assert!(line.ends_with(" [...]\n"), "{}", &line[line.len() - 20..]);
         let short = whole_line(Level::Notice, "hello\nworld");
         assert_eq!(short, "vigil: hello\\nworld\n");
         let wide = whole_line(Level::Notice, &"é".repeat(3000));
-        assert!(wide.len() <= PIPE_BUF && wide.ends_with(" [...]\n"));
+        assert!(wide.len() <= LINE_MAX && wide.ends_with(" [...]\n"));
     }
 }

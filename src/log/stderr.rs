@@ -9,48 +9,49 @@ use std::time::{Duration, Instant};
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
-use super::PIPE_BUF;
+use super::format::LINE_MAX;
 use crate::sys::fd::{self as sys, Queue};
 
 /// Writes one line, at most `PIPE_BUF` bytes of it, to stderr if it has
-/// room now or gets it within `patience`. stderr is shared with the child,
+/// room now or gets it by `deadline`. stderr is shared with the child,
 /// so it cannot be made non-blocking itself; instead `poll` is asked
 /// whether there is room, and a pipe that polls writable has a free page,
 /// so a write of at most `PIPE_BUF` bytes neither blocks nor splits.
 /// Closed, broken or full: the line is lost, vigil goes on. A call that
 /// fails otherwise (interrupted, short of memory, or a pipe that filled up
 /// between the two) is tried again, twice at most.
-pub(super) fn write(line: &[u8], patience: Option<Duration>) {
+pub(super) fn write(line: &[u8], deadline: Option<Instant>) {
     let Some(stderr) = sys::stderr() else {
         return;
     };
-    let deadline = patience.map(|p| Instant::now() + p);
-    let len = line.len().min(PIPE_BUF);
-    let mut tries = 0;
-    while tries < 3 {
-        tries += 1;
+    let len = line.len().min(LINE_MAX);
+    for _ in 0..3 {
         let left = deadline.map_or(Duration::ZERO, |d| {
             d.saturating_duration_since(Instant::now())
         });
         // Rounded up: a last millisecond left is still worth a try.
         let timeout =
             PollTimeout::try_from(left.as_micros().div_ceil(1000)).unwrap_or(PollTimeout::MAX);
-        let mut fds = [PollFd::new(stderr, PollFlags::POLLOUT)];
-        let Ok(ready) = poll(&mut fds, timeout) else {
+        let Ok(events) = poll_out(stderr, timeout) else {
             continue;
         };
-        let [fd] = &fds;
-        if ready != 1 || !fd.revents().is_some_and(|r| r.contains(PollFlags::POLLOUT)) {
+        if !events.contains(PollFlags::POLLOUT) {
             return;
         }
-        let again = match nix::unistd::write(stderr, line.get(..len).unwrap_or(line)) {
-            Ok(_) => return,
-            Err(e) => matches!(e, Errno::EINTR | Errno::EAGAIN | Errno::ENOMEM),
-        };
-        if !again {
-            return;
+        match nix::unistd::write(stderr, line.get(..len).unwrap_or(line)) {
+            Err(Errno::EINTR | Errno::EAGAIN | Errno::ENOMEM) => continue,
+            _ => return,
         }
     }
+}
+
+/// What `poll` finds of `fd` asked for room to write, waiting at most
+/// `timeout`.
+fn poll_out(fd: BorrowedFd<'_>, timeout: PollTimeout) -> nix::Result<PollFlags> {
+    let mut fds = [PollFd::new(fd, PollFlags::POLLOUT)];
+    poll(&mut fds, timeout)?;
+    let [fd] = fds;
+    Ok(fd.revents().unwrap_or(PollFlags::empty()))
 }
 
 /// How long vigil waits at most, at exit, for its stdout and stderr pipes
@@ -86,17 +87,14 @@ impl Output {
             Queue::Unread
         };
         let n = sys::queued(self.fd, queue).unwrap_or(0);
-        if n == 0 || (!self.terminal && n <= PIPE_BUF) {
+        if n == 0 || (!self.terminal && n <= LINE_MAX) {
             return 0;
         }
-        let mut fds = [PollFd::new(self.fd, PollFlags::POLLOUT)];
         let gone = PollFlags::POLLERR | PollFlags::POLLHUP;
-        let ready = poll(&mut fds, PollTimeout::ZERO);
-        let [fd] = &fds;
-        if ready.is_err() || fd.revents().is_some_and(|r| r.intersects(gone)) {
-            return 0;
+        match poll_out(self.fd, PollTimeout::ZERO) {
+            Ok(events) if !events.intersects(gone) => n,
+            _ => 0,
         }
-        n
     }
 }
 
@@ -126,10 +124,6 @@ pub(super) fn find_outputs() -> Vec<Output> {
 /// (the exit report) was lost.
 pub(super) fn wait_for_readers(outputs: &[Output]) {
     let left = || outputs.iter().map(|o| o.left()).sum::<usize>();
-    let mut unread = left();
-    if unread == 0 {
-        return;
-    }
     let start = Instant::now();
     let mut least = usize::MAX;
     let mut since = start;
@@ -137,15 +131,14 @@ pub(super) fn wait_for_readers(outputs: &[Output]) {
     // lines as soon as it runs: the first look comes after giving it the
     // CPU, the next ones after pauses growing to 10 ms.
     let mut pause = Duration::ZERO;
-    loop {
+    let mut unread = left();
+    while unread > 0 {
         let now = Instant::now();
-        if now - start >= CATCH_UP {
-            return;
-        }
         if unread < least {
             least = unread;
             since = now;
-        } else if now - since >= STALLED {
+        }
+        if now - start >= CATCH_UP || now - since >= STALLED {
             return;
         }
         if pause.is_zero() {
@@ -156,8 +149,5 @@ pub(super) fn wait_for_readers(outputs: &[Output]) {
             pause = (pause * 2).min(Duration::from_millis(10));
         }
         unread = left();
-        if unread == 0 {
-            return;
-        }
     }
 }

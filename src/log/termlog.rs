@@ -13,16 +13,13 @@
 //!
 //! It says what it did and leaves the telling to the caller, the logger.
 
-use std::borrow::Cow;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
+use super::format::LINE_MAX;
 use crate::sys::fd as sys;
-
-/// Kubernetes reads at most this much of the termination log.
-pub const LIMIT: usize = 4096;
 
 /// Which of vigil's own streams a path is, if any.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,20 +130,17 @@ pub fn write_usage_error(path: &Path, line: &[u8]) -> Outcome {
     write(path, line, true)
 }
 
-/// `line` ending in a newline, in at most `LIMIT` bytes: a longer one is
-/// cut at a character boundary and marked with `...`.
-fn capped(line: &[u8]) -> Cow<'_, [u8]> {
-    let body = line.strip_suffix(b"\n").unwrap_or(line);
-    if body.len() < LIMIT && body.len() < line.len() {
-        return Cow::Borrowed(line);
-    }
-    let mut text = body.to_vec();
-    if text.len() > LIMIT - 1 {
-        text.truncate(crate::text::char_start(&text, LIMIT - 4));
+/// `line` ending in a newline, in at most `LINE_MAX` bytes (what
+/// Kubernetes reads): a longer one is cut at a character boundary and
+/// marked with `...`.
+fn capped(line: &[u8]) -> Vec<u8> {
+    let mut text = line.strip_suffix(b"\n").unwrap_or(line).to_vec();
+    if text.len() > LINE_MAX - 1 {
+        text.truncate(crate::text::char_start(&text, LINE_MAX - 4));
         text.extend_from_slice(b"...");
     }
     text.push(b'\n');
-    Cow::Owned(text)
+    text
 }
 
 #[cfg(test)]
@@ -166,7 +160,7 @@ mod tests {
         ));
         let written = std::fs::read_to_string(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
-        assert!(written.len() <= LIMIT, "{}", written.len());
+        assert!(written.len() <= LINE_MAX, "{}", written.len());
         assert!(written.ends_with("...\n"));
     }
 

@@ -14,6 +14,7 @@ mod child;
 mod cli;
 mod cli_fuzz;
 mod diagnosis;
+mod docs;
 mod drain;
 mod e2e;
 mod exit_status;

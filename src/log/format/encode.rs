@@ -1,10 +1,23 @@
 //! Encoding a record as one line, JSON or logfmt, within a length limit:
-//! the walk over a record's fields, the shortening steps, and the pieces
-//! both encodings write alike (numbers, durations, cut strings).
+//! one walk over a record's fields that writes either encoding, and the
+//! shortening steps.
+//!
+//! JSON is one object. logfmt is `key=value` pairs separated by spaces; it
+//! has no nesting, so a nested field's key is its path joined with dots
+//! (`stop.sender.pid=0`), and a list's items are numbered
+//! (`grace_kills.0.pid=7`). A list also writes its own key with the number
+//! of items shown (`grace_kills=2`), so that an empty list is still there
+//! (a grace deadline that found nothing left to kill) and a reader knows
+//! how many items to look for. A logfmt value is quoted when it has to be:
+//! empty, or holding a space, `=`, `"`, `\`, a control character or bytes
+//! that are not UTF-8; inside the quotes it is escaped as a JSON string is,
+//! which is what logfmt readers (Go's go-logfmt, and so Loki) unquote.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
-use super::{Encoding, Head, Node, Record, Value, json, logfmt};
+use super::json::{escape, is_special};
+use super::{Encoding, Node, Record, SCHEMA, Value, Word};
 
 /// Writes records as lines in one encoding. `vigil_pid` is set exactly when
 /// the text lines would start `vigil[PID]:` (a vigil under another vigil),
@@ -87,182 +100,220 @@ impl Encoder {
         out.clear();
         // A string longer than the whole line cannot be kept whole: cutting
         // it there changes nothing but the work of finding that out.
-        let step = &Step {
+        let step = Step {
             string_max: step.string_max.min(limit),
             msg_max: step.msg_max.min(limit),
             ..*step
         };
-        let mut sink = Sink::new(self.encoding, out, limit);
-        sink.header(&record.head(), step.msg_max);
-        let shortened = walk(&record.nodes, 0, record.nodes.len(), step, &mut sink);
-        let cut = sink.cut_any();
-        sink.trailer(shortened || cut, self.vigil_pid);
-    }
-}
-
-/// Writes the members of `nodes[from..to]` to `sink`, as `step` allows.
-/// Whether a list was cut; cut strings the sink notes itself.
-fn walk(nodes: &[Node<'_>], from: usize, to: usize, step: &Step, sink: &mut Sink<'_>) -> bool {
-    let mut shortened = false;
-    let mut i = from;
-    while i < to {
-        if sink.over() {
-            break;
-        }
-        let Some(node) = nodes.get(i) else {
-            break;
+        let mut line = Line {
+            json: self.encoding == Encoding::Json,
+            out,
+            limit,
+            step,
+            first: true,
+            path: Vec::new(),
+            shortened: false,
         };
-        match node {
-            Node::Scalar { key, value } => {
-                sink.scalar(key, value, step.string_max);
-                i += 1;
-            }
-            Node::Open {
-                key,
-                list: false,
-                end,
-                ..
-            } => {
-                sink.open_object(key);
-                shortened |= walk(nodes, i + 1, *end, step, sink);
-                sink.close_object();
-                i = (*end).max(i + 1);
-            }
-            Node::Open {
-                key,
-                list: true,
-                end,
-                len,
-            } => {
-                let shown = (*len).min(step.list_max);
-                sink.open_list(key, shown);
-                let mut item = i + 1;
-                for n in 0..shown {
-                    let Some(Node::Open { end: item_end, .. }) = nodes.get(item) else {
-                        break;
-                    };
-                    sink.open_item(n);
-                    shortened |= walk(nodes, item + 1, *item_end, step, sink);
-                    sink.close_item();
-                    item = (*item_end).max(item + 1);
-                }
-                sink.close_list();
-                if shown < *len {
-                    sink.more(key, *len - shown);
-                    shortened = true;
-                }
-                i = (*end).max(i + 1);
-            }
+        if line.json {
+            line.out.push(b'{');
         }
+        let head = [
+            ("time", Value::Time(record.time)),
+            ("level", Word(record.level.as_str()).into()),
+            ("logger", Word("vigil").into()),
+            ("event", Word(record.event).into()),
+        ];
+        for (key, value) in &head {
+            line.scalar(key, value, usize::MAX);
+        }
+        line.scalar("msg", &Value::from(&*record.msg), step.msg_max);
+        line.walk(&record.nodes, 0, record.nodes.len());
+        if line.shortened {
+            line.scalar("shortened", &Value::Bool(true), 0);
+        }
+        if let Some(pid) = self.vigil_pid {
+            line.scalar("vigil_pid", &pid.into(), 0);
+        }
+        line.scalar("schema", &SCHEMA.into(), 0);
+        if line.json {
+            line.out.push(b'}');
+        }
+        line.out.push(b'\n');
     }
-    shortened
 }
 
-/// The encoder of one line: JSON or logfmt, and the line's limit.
-pub(super) struct Sink<'o> {
-    writer: Writer<'o>,
+/// One line being written, in either encoding.
+struct Line<'o> {
+    json: bool,
+    out: &'o mut Vec<u8>,
     limit: usize,
+    step: Step,
+    /// No member written yet: in JSON, of the object or list being
+    /// written (no comma before the next); in logfmt, of the line (no
+    /// space).
+    first: bool,
+    /// logfmt: the key prefix of the object being written, `stop.sender.`.
+    path: Vec<u8>,
+    /// A string or a list was cut.
+    shortened: bool,
 }
 
-enum Writer<'o> {
-    Json(json::Writer<'o>),
-    Logfmt(logfmt::Writer<'o>),
-}
-
-impl<'o> Sink<'o> {
-    fn new(encoding: Encoding, out: &'o mut Vec<u8>, limit: usize) -> Sink<'o> {
-        let writer = match encoding {
-            Encoding::Json => Writer::Json(json::Writer::new(out)),
-            Encoding::Logfmt => Writer::Logfmt(logfmt::Writer::new(out)),
-        };
-        Sink { writer, limit }
-    }
-
-    /// Whether the line is longer than its limit already.
-    fn over(&self) -> bool {
-        let written = match &self.writer {
-            Writer::Json(w) => w.written(),
-            Writer::Logfmt(w) => w.written(),
-        };
-        written > self.limit
-    }
-
-    /// Whether the writer cut a string.
-    fn cut_any(&self) -> bool {
-        match &self.writer {
-            Writer::Json(w) => w.text.cut,
-            Writer::Logfmt(w) => w.text.cut,
-        }
-    }
-}
-
-macro_rules! delegate {
-    ($(fn $name:ident(&mut self $(, $arg:ident: $ty:ty)*);)*) => {
-        impl Sink<'_> {
-            $(fn $name(&mut self $(, $arg: $ty)*) {
-                match &mut self.writer {
-                    Writer::Json(w) => w.$name($($arg),*),
-                    Writer::Logfmt(w) => w.$name($($arg),*),
+impl Line<'_> {
+    /// Writes the members of `nodes[from..to]`, as the step allows, until
+    /// the line is over its limit.
+    fn walk(&mut self, nodes: &[Node<'_>], from: usize, to: usize) {
+        let mut i = from;
+        while i < to && self.out.len() <= self.limit {
+            let Some(node) = nodes.get(i) else {
+                break;
+            };
+            match node {
+                Node::Scalar { key, value } => self.scalar(key, value, self.step.string_max),
+                Node::Open {
+                    key,
+                    list: false,
+                    end,
+                    ..
+                } => {
+                    let mark = self.open(key, key.as_bytes(), b'{');
+                    self.walk(nodes, i + 1, *end);
+                    self.close(mark, b'}');
                 }
-            })*
+                Node::Open {
+                    key,
+                    list: true,
+                    len,
+                    ..
+                } => self.list(nodes, i, key, *len),
+            }
+            i = match node {
+                Node::Scalar { .. } => i + 1,
+                Node::Open { end, .. } => (*end).max(i + 1),
+            };
         }
-    };
-}
+    }
 
-delegate! {
-    fn header(&mut self, head: &Head<'_>, msg_max: usize);
-    fn scalar(&mut self, key: &str, value: &Value<'_>, max: usize);
-    fn open_object(&mut self, key: &str);
-    fn close_object(&mut self);
-    fn open_list(&mut self, key: &str, shown: usize);
-    fn open_item(&mut self, index: usize);
-    fn close_item(&mut self);
-    fn close_list(&mut self);
-    fn more(&mut self, key: &str, n: usize);
-    fn trailer(&mut self, shortened: bool, vigil_pid: Option<u32>);
-}
-
-/// Text values as the writers put them out: cut to a cap, with invalid
-/// UTF-8 and control characters escaped. Shared by both encodings, whose
-/// quoted strings escape alike (logfmt readers, Go's and Loki's among them,
-/// unquote JSON's escapes).
-pub(crate) struct Text {
-    /// Set once a string was cut.
-    pub cut: bool,
-    /// A command rendered before it is escaped (`Value::Argv`), kept to
-    /// reuse its allocation within a line.
-    pub(super) scratch: Vec<u8>,
-}
-
-impl Text {
-    pub(super) fn new() -> Text {
-        Text {
-            cut: false,
-            scratch: Vec::new(),
+    /// Writes the list opened at `nodes[at]`: its first items, as many as
+    /// the step keeps, and how many more there were.
+    fn list(&mut self, nodes: &[Node<'_>], at: usize, key: &str, len: usize) {
+        let shown = len.min(self.step.list_max);
+        if !self.json {
+            self.scalar(key, &shown.into(), 0);
         }
+        let mark = self.open(key, key.as_bytes(), b'[');
+        let mut item = at + 1;
+        for n in 0..shown {
+            let Some(Node::Open { end: item_end, .. }) = nodes.get(item) else {
+                break;
+            };
+            let item_mark = self.open("", n.to_string().as_bytes(), b'{');
+            self.walk(nodes, item + 1, *item_end);
+            self.close(item_mark, b'}');
+            item = (*item_end).max(item + 1);
+        }
+        self.close(mark, b']');
+        if shown < len {
+            self.shortened = true;
+            self.scalar(&format!("{key}_more"), &(len - shown).into(), 0);
+        }
+    }
+
+    /// `,"key":` in JSON (without the comma for an object's first member,
+    /// and without the key for a list's item); ` path.key=` in logfmt.
+    fn key(&mut self, key: &str) {
+        let first = std::mem::replace(&mut self.first, false);
+        if self.json {
+            if !first {
+                self.out.push(b',');
+            }
+            if !key.is_empty() {
+                self.out.push(b'"');
+                self.out.extend_from_slice(key.as_bytes());
+                self.out.extend_from_slice(b"\":");
+            }
+        } else {
+            if !first {
+                self.out.push(b' ');
+            }
+            self.out.extend_from_slice(&self.path);
+            self.out.extend_from_slice(key.as_bytes());
+            self.out.push(b'=');
+        }
+    }
+
+    /// Opens an object or a list under `key`, whose members' logfmt keys
+    /// start `segment.`; where the path goes back to, for `close`.
+    fn open(&mut self, key: &str, segment: &[u8], bracket: u8) -> usize {
+        let mark = self.path.len();
+        if self.json {
+            self.key(key);
+            self.out.push(bracket);
+            self.first = true;
+        } else {
+            self.path.extend_from_slice(segment);
+            self.path.push(b'.');
+        }
+        mark
+    }
+
+    fn close(&mut self, mark: usize, bracket: u8) {
+        if self.json {
+            self.out.push(bracket);
+            self.first = false;
+        } else {
+            self.path.truncate(mark);
+        }
+    }
+
+    /// One member: a number, boolean or duration bare; text quoted (in
+    /// logfmt only when it has to be) and cut to `max` bytes, or not at all
+    /// when a `Word`, which shortening never cuts.
+    fn scalar(&mut self, key: &str, value: &Value<'_>, max: usize) {
+        self.key(key);
+        let (text, max): (Cow<'_, [u8]>, usize) = match value {
+            Value::Word(s) => (s.as_bytes().into(), usize::MAX),
+            Value::Time(t) => (t.to_string().into_bytes().into(), usize::MAX),
+            Value::Str(s) => (s.as_bytes().into(), max),
+            Value::Bytes(b) => ((*b).into(), max),
+            Value::Argv(words) => {
+                let mut joined = Vec::new();
+                crate::text::shell_join(words, &mut joined);
+                (joined.into(), max)
+            }
+            Value::Int(_) | Value::UInt(_) | Value::Bool(_) | Value::Secs(_) => {
+                write_plain(self.out, value);
+                return;
+            }
+        };
+        let cut = cut_points(&text, max);
+        if !self.json && cut.is_none() && is_bare(&text) {
+            self.out.extend_from_slice(&text);
+            return;
+        }
+        self.out.push(b'"');
+        match cut {
+            None => escape(self.out, &text),
+            Some((head, tail)) => {
+                self.shortened = true;
+                escape(self.out, text.get(..head).unwrap_or_default());
+                let whole = format!(" [... {} bytes in all ...] ", text.len());
+                self.out.extend_from_slice(whole.as_bytes());
+                escape(self.out, text.get(tail..).unwrap_or_default());
+            }
+        }
+        self.out.push(b'"');
     }
 }
 
-/// The raw bytes of a text value, whether they are known to be UTF-8 (a
-/// `str`: no need to check), and the cap they are cut to: `max`, or none
-/// for a `Word`, which shortening never cuts. `Argv` is rendered into
-/// `scratch`.
-pub(super) fn text_bytes<'v>(
-    value: &'v Value<'_>,
-    scratch: &'v mut Vec<u8>,
-    max: usize,
-) -> Option<(&'v [u8], bool, usize)> {
-    match value {
-        Value::Word(s) => Some((s.as_bytes(), true, usize::MAX)),
-        Value::Str(s) => Some((s.as_bytes(), true, max)),
-        Value::Bytes(b) => Some((b, false, max)),
-        Value::Argv(words) => {
-            scratch.clear();
-            crate::text::shell_join(words, scratch);
-            Some((scratch.as_slice(), false, max))
-        }
-        _ => None,
-    }
+/// Whether a logfmt value can be written without quotes: not empty, valid
+/// UTF-8, and nothing that ends a value or that would be escaped.
+fn is_bare(bytes: &[u8]) -> bool {
+    std::str::from_utf8(bytes).is_ok_and(|text| {
+        !text.is_empty()
+            && !text
+                .chars()
+                .any(|c| c <= ' ' || matches!(c, '"' | '=' | '\\') || is_special(c))
+    })
 }
 
 /// Where a string longer than `max` bytes is cut: its first two thirds and
@@ -288,57 +339,28 @@ pub(super) fn cut_points(bytes: &[u8], max: usize) -> Option<(usize, usize)> {
 }
 
 /// A duration in seconds, with milliseconds (truncated) and no trailing
-/// zeros: `0`, `1.5`, `0.002`, `10`. Integer arithmetic: floats would bring
-/// their formatting code into the binary.
+/// zeros: `0`, `1.5`, `0.002`, `10`.
 pub(super) fn write_secs(out: &mut Vec<u8>, d: Duration) {
-    write_uint(out, d.as_secs());
-    let mut ms = d.subsec_millis();
-    if ms == 0 {
-        return;
-    }
-    out.push(b'.');
-    let mut digits = 3;
-    while ms.is_multiple_of(10) {
-        ms /= 10;
-        digits -= 1;
-    }
-    let text = [
-        b'0' + (ms / 100 % 10) as u8,
-        b'0' + (ms / 10 % 10) as u8,
-        b'0' + (ms % 10) as u8,
-    ];
-    put(out, text.get(3 - digits..).unwrap_or_default());
-}
-
-/// Appends `bytes`.
-pub(super) fn put(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.extend_from_slice(bytes);
-}
-
-/// An unsigned integer in decimal.
-pub(super) fn write_uint(out: &mut Vec<u8>, n: u64) {
-    put(out, n.to_string().as_bytes());
-}
-
-fn write_int(out: &mut Vec<u8>, n: i64) {
-    if n < 0 {
-        out.push(b'-');
-    }
-    write_uint(out, n.unsigned_abs());
+    let text = format!("{}.{:03}", d.as_secs(), d.subsec_millis());
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    out.extend_from_slice(text.as_bytes());
 }
 
 /// A number, boolean or duration as both encodings write it (bare).
-/// `false` for a text value or a time, which each encoding writes its own
-/// way.
+/// `false` for a text value or a time, which are written as strings.
 pub(super) fn write_plain(out: &mut Vec<u8>, value: &Value<'_>) -> bool {
-    match value {
-        Value::Int(n) => write_int(out, *n),
-        Value::UInt(n) => write_uint(out, *n),
-        Value::Bool(b) => put(out, if *b { b"true" } else { b"false" }),
-        Value::Secs(d) => write_secs(out, *d),
+    let text = match value {
+        Value::Int(n) => n.to_string(),
+        Value::UInt(n) => n.to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Secs(d) => {
+            write_secs(out, *d);
+            return true;
+        }
         Value::Time(_) | Value::Str(_) | Value::Word(_) | Value::Bytes(_) | Value::Argv(_) => {
             return false;
         }
-    }
+    };
+    out.extend_from_slice(text.as_bytes());
     true
 }

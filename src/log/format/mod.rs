@@ -28,9 +28,9 @@
 //! The `text` format is not encoded here: `logging` writes the text line as
 //! it always has, and the record carries those same words in `msg`.
 //!
-//! `encode` turns a record into one line (the walk over its fields, the
-//! shortening steps); `json` and `logfmt` are the two encodings; `time`
-//! writes instants.
+//! `encode` turns a record into one line, JSON or logfmt (one walk over
+//! its fields, the shortening steps); `json` escapes strings for both;
+//! `time` writes instants.
 //!
 //! Every encoded line fits in `LINE_MAX` bytes, newline included, so that it
 //! is one `write` a pipe takes whole (`PIPE_BUF`), like a text line; the
@@ -40,7 +40,6 @@
 
 mod encode;
 mod json;
-mod logfmt;
 mod time;
 
 #[cfg(test)]
@@ -53,7 +52,8 @@ use std::path::Path;
 use std::time::Duration;
 
 pub use encode::Encoder;
-use encode::{Text, cut_points, put, text_bytes, write_plain, write_uint};
+#[cfg(test)]
+use encode::{cut_points, write_plain};
 pub use time::Timestamp;
 
 /// The version of the schema in docs/logging.md, written in every record
@@ -160,109 +160,43 @@ pub enum Value<'a> {
     Time(Timestamp),
 }
 
-impl From<i32> for Value<'_> {
-    fn from(n: i32) -> Self {
-        Value::Int(n.into())
-    }
+/// `From` conversions into a `Value`, one per line: the type, then how
+/// its value `$v` becomes a `Value`.
+macro_rules! values {
+    ($($ty:ty, |$v:ident| $value:expr;)*) => {$(
+        impl<'a> From<$ty> for Value<'a> {
+            fn from($v: $ty) -> Self {
+                $value
+            }
+        }
+    )*};
 }
 
-impl From<i64> for Value<'_> {
-    fn from(n: i64) -> Self {
-        Value::Int(n)
-    }
-}
-
-impl From<u32> for Value<'_> {
-    fn from(n: u32) -> Self {
-        Value::UInt(n.into())
-    }
-}
-
-impl From<u64> for Value<'_> {
-    fn from(n: u64) -> Self {
-        Value::UInt(n)
-    }
-}
-
-impl From<usize> for Value<'_> {
-    fn from(n: usize) -> Self {
-        Value::UInt(n as u64)
-    }
-}
-
-impl From<bool> for Value<'_> {
-    fn from(b: bool) -> Self {
-        Value::Bool(b)
-    }
-}
-
-impl<'a> From<&'a str> for Value<'a> {
-    fn from(s: &'a str) -> Self {
-        Value::Str(Cow::Borrowed(s))
-    }
-}
-
-impl<'a> From<&'a String> for Value<'a> {
-    fn from(s: &'a String) -> Self {
-        Value::Str(Cow::Borrowed(s))
-    }
-}
-
-impl From<String> for Value<'_> {
-    fn from(s: String) -> Self {
-        Value::Str(Cow::Owned(s))
-    }
-}
-
-impl<'a> From<Cow<'a, str>> for Value<'a> {
-    fn from(s: Cow<'a, str>) -> Self {
-        Value::Str(s)
-    }
-}
-
-impl<'a> From<&'a OsStr> for Value<'a> {
-    fn from(s: &'a OsStr) -> Self {
-        Value::Bytes(s.as_bytes())
-    }
-}
-
-impl<'a> From<&'a Path> for Value<'a> {
-    fn from(p: &'a Path) -> Self {
-        Value::Bytes(p.as_os_str().as_bytes())
-    }
-}
-
-impl From<Duration> for Value<'_> {
-    fn from(d: Duration) -> Self {
-        Value::Secs(d)
-    }
-}
-
-impl From<Timestamp> for Value<'_> {
-    fn from(t: Timestamp) -> Self {
-        Value::Time(t)
-    }
+values! {
+    i32, |n| Value::Int(n.into());
+    i64, |n| Value::Int(n);
+    u32, |n| Value::UInt(n.into());
+    u64, |n| Value::UInt(n);
+    usize, |n| Value::UInt(n as u64);
+    bool, |b| Value::Bool(b);
+    &'a str, |s| Value::Str(Cow::Borrowed(s));
+    &'a String, |s| Value::Str(Cow::Borrowed(s));
+    String, |s| Value::Str(Cow::Owned(s));
+    &'a OsStr, |s| Value::Bytes(s.as_bytes());
+    &'a Path, |p| Value::Bytes(p.as_os_str().as_bytes());
+    Duration, |d| Value::Secs(d);
+    Timestamp, |t| Value::Time(t);
+    Word, |word| Value::Word(Cow::Borrowed(word.0));
+    Argv<'a>, |argv| Value::Argv(argv.0);
 }
 
 /// A name from a fixed set, for `Value::Word`: `Word("exited")`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Word(pub &'static str);
 
-impl From<Word> for Value<'_> {
-    fn from(word: Word) -> Self {
-        Value::Word(Cow::Borrowed(word.0))
-    }
-}
-
 /// A command's words, for `Value::Argv`.
 #[derive(Clone, Copy, Debug)]
 pub struct Argv<'a>(pub &'a [OsString]);
-
-impl<'a> From<Argv<'a>> for Value<'a> {
-    fn from(argv: Argv<'a>) -> Self {
-        Value::Argv(argv.0)
-    }
-}
 
 /// A type that describes itself as fields: a process, an ending, a hook's
 /// record. `Record::object` and `Record::list` take these, so that each
@@ -326,32 +260,12 @@ impl<'a> Record<'a> {
         }
     }
 
-    /// What every line starts with.
-    fn head(&self) -> Head<'_> {
-        Head {
-            time: self.time,
-            level: self.level,
-            event: self.event,
-            msg: &self.msg,
-        }
-    }
-
     /// Lets `build` add fields: for fields that depend on conditions, where
     /// a chain of calls would not read well.
     pub fn with(mut self, build: impl FnOnce(&mut Obj<'_, 'a>)) -> Record<'a> {
         build(&mut self.obj());
         self
     }
-}
-
-/// What a line starts with, before the record's own facts: when, how
-/// important, what happened, the text line's words.
-#[derive(Clone, Copy, Debug)]
-pub struct Head<'h> {
-    pub time: Timestamp,
-    pub level: Level,
-    pub event: &'static str,
-    pub msg: &'h str,
 }
 
 /// The fields of one object being built: the record's top level, or a
@@ -398,65 +312,62 @@ impl<'a> Obj<'_, 'a> {
         key: &'static str,
         build: impl FnOnce(&mut Obj<'_, 'a>),
     ) -> &mut Self {
-        let at = open(self.nodes, key, false);
-        build(&mut Obj { nodes: self.nodes });
-        close(self.nodes, at, 0);
-        self
+        self.open(key, false, |o| {
+            build(o);
+            0
+        })
     }
 
-    pub fn list<T: Fields + 'a, I>(&mut self, key: &'static str, items: I) -> &mut Self
-    where
-        I: IntoIterator<Item = &'a T>,
-        I::IntoIter: ExactSizeIterator,
-    {
+    pub fn list<T: Fields + 'a>(
+        &mut self,
+        key: &'static str,
+        items: impl IntoIterator<Item = &'a T>,
+    ) -> &mut Self {
         self.list_with(key, items, |o, item| item.fields(o))
     }
 
-    pub fn list_with<T, I>(
+    pub fn list_with<T>(
         &mut self,
         key: &'static str,
-        items: I,
+        items: impl IntoIterator<Item = T>,
         mut build: impl FnMut(&mut Obj<'_, 'a>, T),
-    ) -> &mut Self
-    where
-        I: IntoIterator<Item = T>,
-        I::IntoIter: ExactSizeIterator,
-    {
-        let items = items.into_iter();
-        let at = open(self.nodes, key, true);
-        let len = items.len();
-        for item in items {
-            let item_at = open(self.nodes, "", false);
-            build(&mut Obj { nodes: self.nodes }, item);
-            close(self.nodes, item_at, 0);
-        }
-        close(self.nodes, at, len);
-        self
+    ) -> &mut Self {
+        self.open(key, true, |list| {
+            let mut len = 0;
+            for item in items {
+                list.object_with("", |o| build(o, item));
+                len += 1;
+            }
+            len
+        })
     }
 
     pub fn flatten(&mut self, facts: &'a (impl Fields + ?Sized)) -> &mut Self {
         facts.fields(self);
         self
     }
-}
 
-/// Opens an object or a list in `nodes`; where it is, for `close`.
-fn open(nodes: &mut Vec<Node<'_>>, key: &'static str, list: bool) -> usize {
-    nodes.push(Node::Open {
-        key,
-        list,
-        end: 0,
-        len: 0,
-    });
-    nodes.len() - 1
-}
-
-/// Ends the object or list opened at `at`: its members are what was added
-/// since.
-fn close(nodes: &mut [Node<'_>], at: usize, items: usize) {
-    let here = nodes.len();
-    if let Some(Node::Open { end, len, .. }) = nodes.get_mut(at) {
-        *end = here;
-        *len = items;
+    /// Adds an object or a list under `key`, whose members `build` adds
+    /// and whose items it counts.
+    fn open(
+        &mut self,
+        key: &'static str,
+        list: bool,
+        build: impl FnOnce(&mut Obj<'_, 'a>) -> usize,
+    ) -> &mut Self {
+        let at = self.nodes.len();
+        self.nodes.push(Node::Open {
+            key,
+            list,
+            end: 0,
+            len: 0,
+        });
+        let items = build(&mut Obj { nodes: self.nodes });
+        let here = self.nodes.len();
+        if let Some(Node::Open { end, len, .. }) = self.nodes.get_mut(at) {
+            *end = here;
+            *len = items;
+        }
+        self
     }
 }

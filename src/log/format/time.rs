@@ -4,8 +4,6 @@
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::put;
-
 /// An instant as seconds and milliseconds since the Unix epoch. A clock set
 /// before 1970 reads as the epoch; one past the year 9999 (which RFC 3339
 /// cannot write) as its last millisecond.
@@ -62,11 +60,6 @@ impl Timestamp {
         let at = total.saturating_sub(ago);
         Timestamp::from_unix(at / 1000, (at % 1000) as u32)
     }
-
-    /// `YYYY-MM-DDTHH:MM:SS.mmmZ` (`Display`) into a record.
-    pub fn write_rfc3339(self, out: &mut Vec<u8>) {
-        put(out, self.to_string().as_bytes());
-    }
 }
 
 #[cfg(test)]
@@ -74,9 +67,7 @@ mod tests {
     use super::*;
 
     fn text(t: Timestamp) -> String {
-        let mut out = Vec::new();
-        t.write_rfc3339(&mut out);
-        String::from_utf8(out).unwrap()
+        t.to_string()
     }
 
     #[test]

@@ -79,6 +79,7 @@ mod capture;
 mod cgroup;
 mod children;
 mod command;
+mod docs;
 mod engine;
 mod files;
 mod guard;
@@ -105,6 +106,7 @@ pub use self::{
     cgroup::*,
     children::*,
     command::*,
+    docs::*,
     engine::*,
     files::*,
     guard::*,

@@ -6,6 +6,7 @@
 mod caps;
 mod differential;
 mod docker;
+mod docs;
 mod faults;
 mod images;
 mod install;
