@@ -212,11 +212,11 @@ pub fn parse(
         .first()
         .and_then(|a| Path::new(a).file_name())
         .is_some_and(|name| name == "docker-init");
-    let given = match scan(args.get(1..).unwrap_or_default())? {
-        Scanned::Help => return Ok(Action::Print(help::render())),
-        Scanned::Given(given) => given,
+    let scan = scan(args);
+    let probing = scan.asks_probe();
+    let Some(given) = scan.given()? else {
+        return Ok(Action::Print(help::render()));
     };
-    let probing = given.asks_probe();
     if given.asks(Kind::PrintVersion) && !probing {
         return Ok(Action::Print(if invoked_as_docker_init {
             // The form `docker info` parses for its init version.
@@ -240,37 +240,14 @@ pub fn parse(
     Ok(Action::Run(Box::new(config)))
 }
 
-/// Whether the command line asks for `--probe`, read leniently: a
-/// `--probe` or `--probe=...` among the options, up to `--` or the first
-/// word that is neither an option nor an option's value. A usage error
-/// of such a command line exits 1, never 2 (which Docker's `HEALTHCHECK`
-/// reserves), and writes no termination log (a probe runs beside the
-/// container's vigil, whose termination log it is).
+/// Whether the command line asks for `--probe`: a `--probe` among its
+/// options, as the parser reads them, even after a mistake or with one in
+/// its own words. A usage error of such a command line exits 1, never 2
+/// (which Docker's `HEALTHCHECK` reserves), and writes no termination log
+/// (a probe runs beside the container's vigil, whose termination log it
+/// is).
 pub fn probe_asked(args: &[OsString]) -> bool {
-    let mut words = args
-        .get(1..)
-        .unwrap_or_default()
-        .iter()
-        .map(|a| a.as_bytes());
-    while let Some(word) = words.next() {
-        if word == b"--probe" || word.starts_with(b"--probe=") {
-            return true;
-        }
-        if word == b"--" || !word.starts_with(b"-") || word == b"-" {
-            return false;
-        }
-        // A known option whose value is the next word: skip that word.
-        let value_next = match word.strip_prefix(b"--") {
-            Some(long) => OPTIONS
-                .iter()
-                .any(|o| o.kind.takes_value() && o.long.is_some_and(|l| l.as_bytes() == long)),
-            None => takes_next_word(word),
-        };
-        if value_next {
-            words.next();
-        }
-    }
-    false
+    scan(args).asks_probe()
 }
 
 /// The options a `--probe` command line may hold besides `--probe`
@@ -338,93 +315,29 @@ fn check_durations(config: &Config, probing: bool) -> Result<(), UsageError> {
 
 /// Where the termination log goes when the command line or the
 /// environment could not be read: the same precedence, read leniently (the
-/// first `--termination-log` among the options, `VIGIL_TERMINATION_LOG`,
-/// the default), so that Kubernetes can show why the container never
-/// started.
+/// first `--termination-log` among the options before any mistake,
+/// `VIGIL_TERMINATION_LOG`, the default), so that Kubernetes can show why
+/// the container never started.
 pub fn termination_log_after(args: &[OsString], var: Option<OsString>) -> Option<PathBuf> {
-    let given = lenient_value(args, "termination-log").map(OsStr::to_os_string);
+    let given = scan(args)
+        .first_value("termination-log")
+        .map(OsStr::to_os_string);
     termination_log(given.or(var))
 }
 
 /// The log format for what is said before the command line is read (a
-/// usage error, a start-up failure): `--log-format` among the options,
-/// else `VIGIL_LOG_FORMAT`, read leniently. A value that is itself wrong
-/// gives text, in which that mistake is then reported.
+/// usage error, a start-up failure): the first `--log-format` among the
+/// options before any mistake, else `VIGIL_LOG_FORMAT`, read leniently. A
+/// value that is itself wrong gives text, in which that mistake is then
+/// reported.
 pub fn log_format_before(args: &[OsString], var: Option<OsString>) -> Format {
-    let given = lenient_value(args, "log-format").map(OsStr::to_os_string);
+    let given = scan(args)
+        .first_value("log-format")
+        .map(OsStr::to_os_string);
     given
         .or(var.filter(|v| !v.is_empty()))
         .and_then(|value| Format::parse(value.to_str()?).ok())
         .unwrap_or_default()
-}
-
-/// The value of the first `--NAME VALUE` or `--NAME=VALUE` among the
-/// options (up to `--` or the command), without checking anything else.
-fn lenient_value<'a>(args: &'a [OsString], name: &str) -> Option<&'a OsStr> {
-    let mut words = args
-        .get(1..)
-        .unwrap_or_default()
-        .iter()
-        .map(|a| a.as_bytes());
-    while let Some(word) = words.next() {
-        if let Some(long) = word.strip_prefix(b"--") {
-            if long == name.as_bytes() {
-                // As `scan` reads it: a word that looks like an option is
-                // no value.
-                return words
-                    .next()
-                    .filter(|value| !value.starts_with(b"-"))
-                    .map(OsStr::from_bytes);
-            }
-            if let Some(value) = long
-                .strip_prefix(name.as_bytes())
-                .and_then(|rest| rest.strip_prefix(b"="))
-            {
-                return Some(OsStr::from_bytes(value));
-            }
-        }
-        if word == b"--" || !word.starts_with(b"-") || word == b"-" {
-            return None;
-        }
-        // The options up to the first one that is no option at all: after
-        // that, which word is what cannot be told, and the word after a
-        // `--termination-log` might be the program to run.
-        let known = |o: &&Opt, name: &[u8]| match name.strip_prefix(b"--") {
-            Some(long) => o.long.is_some_and(|l| {
-                l.as_bytes() == long.split(|&b| b == b'=').next().unwrap_or_default()
-            }),
-            None => name.get(1).is_some_and(|&c| o.short == Some(char::from(c))),
-        };
-        let Some(opt) = OPTIONS.iter().find(|o| known(o, word)) else {
-            break;
-        };
-        // An option whose value is the next word: skip that word too.
-        let next = if word.starts_with(b"--") {
-            opt.kind.takes_value() && !word.contains(&b'=')
-        } else {
-            takes_next_word(word)
-        };
-        if next {
-            words.next();
-        }
-    }
-    None
-}
-
-/// Whether a word of short options (`-p`, `-sp`, but not `-pTERM`) takes
-/// the next word as a value, as `scan` reads it: the first of its letters
-/// that takes a value is its last.
-fn takes_next_word(word: &[u8]) -> bool {
-    let letters = word.get(1..).unwrap_or_default();
-    let takes = |c: &u8| {
-        OPTIONS
-            .iter()
-            .any(|o| o.kind.takes_value() && o.short == Some(char::from(*c)))
-    };
-    letters
-        .iter()
-        .position(takes)
-        .is_some_and(|at| at + 1 == letters.len())
 }
 
 /// The termination log's file, given `--termination-log`'s value: none
@@ -446,12 +359,6 @@ struct Given {
     command: Vec<OsString>,
 }
 
-enum Scanned {
-    Given(Given),
-    /// `-h` or `--help` came before anything wrong.
-    Help,
-}
-
 /// How the command line calls an option in messages: `-p` or `--timeout`.
 fn flag_name(opt: &Opt) -> String {
     match (opt.long, opt.short) {
@@ -466,10 +373,31 @@ fn usage(message: String) -> UsageError {
     UsageError(format!("{message} (see vigil --help)"))
 }
 
-/// Reads the options, up to `--` or the first word that is not one.
-fn scan(args: &[OsString]) -> Result<Scanned, UsageError> {
-    let mut given = Given::default();
-    let mut rest = args;
+/// One option of the command line, as `scan` reads it.
+enum Word<'a> {
+    /// The row at this place in `OPTIONS`, with its value as written.
+    Opt(usize, Option<&'a OsStr>),
+    /// A mistake in the words themselves: an option vigil does not know,
+    /// or one whose value is missing or not taken (with its row).
+    Mistake(Option<usize>, UsageError),
+}
+
+/// The command line read once: its options in the order given, and the
+/// command. The parser and the lenient readers (what a usage error needs
+/// to know) all read this one reading, so they cannot disagree on which
+/// word is what.
+struct Scan<'a> {
+    words: Vec<Word<'a>>,
+    command: &'a [OsString],
+}
+
+/// Reads the options of `args` (the program's name first), up to `--` or
+/// the first word that is not one. A mistake does not end the reading:
+/// the words after it are read as they would be without it, for a probe
+/// to be recognised beyond it.
+fn scan(args: &[OsString]) -> Scan<'_> {
+    let mut words = Vec::new();
+    let mut rest = args.get(1..).unwrap_or_default();
     while let Some((arg, after)) = rest.split_first() {
         let bytes = arg.as_bytes();
         if bytes == b"--" {
@@ -478,104 +406,158 @@ fn scan(args: &[OsString]) -> Result<Scanned, UsageError> {
         }
         if let Some(long) = bytes.strip_prefix(b"--") {
             rest = after;
-            let (name, inline) = match long.iter().position(|&b| b == b'=') {
-                Some(eq) => (long.get(..eq).unwrap_or_default(), long.get(eq + 1..)),
-                None => (long, None),
-            };
-            let (at, opt) = OPTIONS
-                .iter()
-                .enumerate()
-                .find(|(_, o)| o.long.is_some_and(|l| l.as_bytes() == name))
-                .ok_or_else(|| usage(format!("unknown option '{}'", arg.to_string_lossy())))?;
-            let value = match (opt.kind.takes_value(), inline) {
-                (true, Some(value)) => Some(OsStr::from_bytes(value)),
-                (true, None) => Some(next_long_value(opt, &mut rest)?),
-                (false, Some(value)) => {
-                    return Err(usage(format!(
-                        "{} takes no value, but was given '{}'",
-                        flag_name(opt),
-                        OsStr::from_bytes(value).to_string_lossy()
-                    )));
-                }
-                (false, None) => None,
-            };
-            if given.take(at, opt, value)? {
-                return Ok(Scanned::Help);
-            }
+            words.push(long_option(arg, long, &mut rest));
         } else if let Some(cluster) = bytes.strip_prefix(b"-").filter(|c| !c.is_empty()) {
             rest = after;
-            let mut letters = cluster;
-            while let Some((&letter, after)) = letters.split_first() {
-                letters = after;
-                let (at, opt) = OPTIONS
-                    .iter()
-                    .enumerate()
-                    .find(|(_, o)| letter.is_ascii() && o.short == Some(char::from(letter)))
-                    .ok_or_else(|| {
-                        let shown = if letter.is_ascii() {
-                            char::from(letter).to_string()
-                        } else {
-                            String::from_utf8_lossy(letters).into_owned()
-                        };
-                        usage(format!("unknown option '-{shown}'"))
-                    })?;
-                let value = if !opt.kind.takes_value() {
-                    None
-                } else if letters.is_empty() {
-                    Some(next_value(opt, &mut rest)?)
-                } else {
-                    // `-pTERM`, and `-e=3` as `-e 3`.
-                    let attached = letters.strip_prefix(b"=").unwrap_or(letters);
-                    letters = &[];
-                    Some(OsStr::from_bytes(attached))
-                };
-                if given.take(at, opt, value)? {
-                    return Ok(Scanned::Help);
-                }
-            }
+            short_options(cluster, &mut rest, &mut words);
         } else {
             // The first word that is not an option: the command starts here.
             break;
         }
     }
-    given.command = rest.to_vec();
-    Ok(Scanned::Given(given))
-}
-
-/// The value of an option given as the next word (`-p TERM`, `--timeout
-/// 5s`); whatever that word is, even one that starts with `-`.
-fn next_value<'a>(opt: &Opt, rest: &mut &'a [OsString]) -> Result<&'a OsStr, UsageError> {
-    let (value, after) = rest.split_first().ok_or_else(|| {
-        usage(format!(
-            "{} needs a value: {}",
-            flag_name(opt),
-            opt.value_name
-        ))
-    })?;
-    *rest = after;
-    Ok(value)
-}
-
-/// The value of a long option given as the next word, which must not look
-/// like an option: a missing value is then named, not filled with `--` or
-/// the next option.
-fn next_long_value<'a>(opt: &Opt, rest: &mut &'a [OsString]) -> Result<&'a OsStr, UsageError> {
-    let value = next_value(opt, rest)?;
-    if value.as_bytes().starts_with(b"-") {
-        let name = flag_name(opt);
-        return Err(usage(format!(
-            "{name} needs a value ({}), but the next word is '{}': for a value that starts with '-', write {name}=VALUE",
-            opt.value_name,
-            value.to_string_lossy()
-        )));
+    Scan {
+        words,
+        command: rest,
     }
-    Ok(value)
+}
+
+/// The row of the option `is` picks, with its place in `OPTIONS`.
+fn row(is: impl Fn(&Opt) -> bool) -> Option<(usize, &'static Opt)> {
+    OPTIONS.iter().enumerate().find(|(_, o)| is(o))
+}
+
+/// `--NAME`, `--NAME=VALUE` or `--NAME VALUE`, `rest` the words after it.
+/// A VALUE word that looks like an option is no value: the mistake names
+/// the option, and that word is read as what it looks like.
+fn long_option<'a>(arg: &OsStr, long: &'a [u8], rest: &mut &'a [OsString]) -> Word<'a> {
+    let (name, inline) = match long.iter().position(|&b| b == b'=') {
+        Some(eq) => (long.get(..eq).unwrap_or_default(), long.get(eq + 1..)),
+        None => (long, None),
+    };
+    let Some((at, opt)) = row(|o| o.long.is_some_and(|l| l.as_bytes() == name)) else {
+        let unknown = format!("unknown option '{}'", arg.to_string_lossy());
+        return Word::Mistake(None, usage(unknown));
+    };
+    let mistake = |message| Word::Mistake(Some(at), usage(message));
+    match (opt.kind.takes_value(), inline, rest.split_first()) {
+        (true, Some(value), _) => Word::Opt(at, Some(OsStr::from_bytes(value))),
+        (true, None, None) => mistake(needs_value(opt)),
+        (true, None, Some((word, _))) if word.as_bytes().starts_with(b"-") => {
+            let name = flag_name(opt);
+            mistake(format!(
+                "{name} needs a value ({}), but the next word is '{}': for a value that starts with '-', write {name}=VALUE",
+                opt.value_name,
+                word.to_string_lossy()
+            ))
+        }
+        (true, None, Some((value, after))) => {
+            *rest = after;
+            Word::Opt(at, Some(value))
+        }
+        (false, Some(value), _) => mistake(format!(
+            "{} takes no value, but was given '{}'",
+            flag_name(opt),
+            OsStr::from_bytes(value).to_string_lossy()
+        )),
+        (false, None, _) => Word::Opt(at, None),
+    }
+}
+
+/// A word of short options (`-s`, `-sgv`), `rest` the words after it. As
+/// in getopt, the first that takes a value takes the rest of the word
+/// (`-pTERM`, and `-e=3` as `-e 3`), else the next word, whatever it is.
+fn short_options<'a>(cluster: &'a [u8], rest: &mut &'a [OsString], words: &mut Vec<Word<'a>>) {
+    let mut letters = cluster;
+    while let Some((&letter, after)) = letters.split_first() {
+        letters = after;
+        let Some((at, opt)) = row(|o| letter.is_ascii() && o.short == Some(char::from(letter)))
+        else {
+            let shown = if letter.is_ascii() {
+                char::from(letter).to_string()
+            } else {
+                String::from_utf8_lossy(letters).into_owned()
+            };
+            let unknown = usage(format!("unknown option '-{shown}'"));
+            words.push(Word::Mistake(None, unknown));
+            continue;
+        };
+        if !opt.kind.takes_value() {
+            words.push(Word::Opt(at, None));
+            continue;
+        }
+        let value = if letters.is_empty() {
+            let Some((value, after)) = rest.split_first() else {
+                words.push(Word::Mistake(Some(at), usage(needs_value(opt))));
+                return;
+            };
+            *rest = after;
+            value.as_os_str()
+        } else {
+            OsStr::from_bytes(letters.strip_prefix(b"=").unwrap_or(letters))
+        };
+        words.push(Word::Opt(at, Some(value)));
+        return;
+    }
+}
+
+/// An option given without the value it takes.
+fn needs_value(opt: &Opt) -> String {
+    format!("{} needs a value: {}", flag_name(opt), opt.value_name)
+}
+
+impl Scan<'_> {
+    /// What the options said, each value checked, in order; none when the
+    /// help is asked for before any mistake.
+    fn given(self) -> Result<Option<Given>, UsageError> {
+        let mut given = Given::default();
+        for word in self.words {
+            match word {
+                Word::Opt(at, raw) => {
+                    if given.take(at, raw)? {
+                        return Ok(None);
+                    }
+                }
+                Word::Mistake(_, error) => return Err(error),
+            }
+        }
+        given.command = self.command.to_vec();
+        Ok(Some(given))
+    }
+
+    /// Whether `--probe` is among the options.
+    fn asks_probe(&self) -> bool {
+        self.words.iter().any(|word| {
+            let (Word::Opt(at, _) | Word::Mistake(Some(at), _)) = word else {
+                return false;
+            };
+            OPTIONS.get(*at).is_some_and(|o| o.long == Some("probe"))
+        })
+    }
+
+    /// The value of the first `--LONG` among the options before any
+    /// mistake: after one, which word is what cannot be told for sure (the
+    /// word after a `--termination-log` might be the program to run).
+    fn first_value(&self, long: &str) -> Option<&OsStr> {
+        for word in &self.words {
+            match word {
+                Word::Mistake(..) => return None,
+                Word::Opt(at, value) if OPTIONS.get(*at).is_some_and(|o| o.long == Some(long)) => {
+                    return *value;
+                }
+                Word::Opt(..) => {}
+            }
+        }
+        None
+    }
 }
 
 impl Given {
-    /// Records one use of `opt`, the row at `at` in `OPTIONS`, its value
+    /// Records one use of the row at `at` in `OPTIONS`, its value
     /// checked; `true` when it asks for the help.
-    fn take(&mut self, at: usize, opt: &Opt, raw: Option<&OsStr>) -> Result<bool, UsageError> {
+    fn take(&mut self, at: usize, raw: Option<&OsStr>) -> Result<bool, UsageError> {
+        let Some(opt) = OPTIONS.get(at) else {
+            return Ok(false);
+        };
         if opt.kind == Kind::PrintHelp {
             return Ok(true);
         }
@@ -589,13 +571,6 @@ impl Given {
             .map_err(|why| usage(format!("{}: {why}", flag_name(opt))))?;
         self.values.push((at, value));
         Ok(false)
-    }
-
-    /// Whether `--probe` was given.
-    fn asks_probe(&self) -> bool {
-        self.values
-            .iter()
-            .any(|(at, _)| OPTIONS.get(*at).is_some_and(|o| o.long == Some("probe")))
     }
 
     /// Whether an option of `kind` was given (`--version`, `-l`).

@@ -422,6 +422,14 @@ fn the_termination_log_of_a_usage_error() {
         at(&["-se", "3", "--termination-log", "/t/a", "cmd"], None),
         Some(PathBuf::from("/t/a"))
     );
+    // `--` is no option's value: it ends the options.
+    assert_eq!(
+        at(
+            &["--post-start-timeout", "--", "--termination-log", "/t/a"],
+            Some("/t/b")
+        ),
+        Some(PathBuf::from("/t/b"))
+    );
 }
 
 #[test]
@@ -583,7 +591,10 @@ fn a_probe_is_recognised_before_the_command_line_is_read() {
     assert!(!asked(&["--probe-timeout", "2s", "x", "--probe", "y"]));
     assert!(!asked(&["--", "--probe", "x"]));
     assert!(!asked(&["sh", "--probe", "x"]));
-    assert!(!asked(&["--post-start", "--probe", "sh"]));
+    // As the parser reads them: a long option's value never looks like an
+    // option, so `--probe` is one, and `--` ends the options.
+    assert!(asked(&["--post-start", "--probe", "sh"]));
+    assert!(!asked(&["--post-start-timeout", "--", "--probe", "x"]));
     // A word of short options whose last takes the next word as its value.
     assert!(asked(&["-se", "3", "--probe", "x"]));
     assert!(!asked(&["-sp", "--probe", "x"]));
