@@ -337,6 +337,24 @@ fn usage_errors_name_the_value() {
         (&["cmd"], &[("VIGIL_VERBOSITY", "9")], "VIGIL_VERBOSITY"),
         (&["cmd"], &[("VIGIL_GRACE_PERIOD", "soon")], "soon"),
         (&["cmd"], &[("VIGIL_REWRITE", "TERM")], "VIGIL_REWRITE"),
+        // An empty item of a list, as in every list.
+        (
+            &["cmd"],
+            &[("VIGIL_REWRITE", "TERM:QUIT,,")],
+            "VIGIL_REWRITE: '' is not FROM:TO",
+        ),
+        (
+            &["cmd"],
+            &[("VIGIL_REWRITE", ",")],
+            "VIGIL_REWRITE: '' is not FROM:TO",
+        ),
+        (&["--rewrite", "TERM:QUIT,", "cmd"], &[], "'TERM:QUIT,'"),
+        (
+            &["--stop-signals", "TERM,", "cmd"],
+            &[],
+            "in 'TERM,': '' is not a signal",
+        ),
+        (&["cmd"], &[("VIGIL_CAPS", "NET_RAW,")], "an empty name"),
     ];
     for (args, vars, needle) in cases {
         let err = run(args, vars).expect_err(needle);

@@ -193,13 +193,7 @@ pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
         Kind::Url => Value::Url(Url::parse(text)?),
         Kind::Rewrite => match from {
             From::CommandLine => Value::Rewrite(vec![Rewrites::parse_rule(text)?]),
-            From::Vigil | From::Tini => Value::Rewrite(
-                text.split(',')
-                    .map(str::trim)
-                    .filter(|rule| !rule.is_empty())
-                    .map(Rewrites::parse_rule)
-                    .collect::<Result<_, _>>()?,
-            ),
+            From::Vigil | From::Tini => Value::Rewrite(list(text, Rewrites::parse_rule)?),
         },
         Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense | Kind::Pause => {
             Value::Switch(true)
@@ -207,24 +201,36 @@ pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
     })
 }
 
+/// The items of a comma-separated list (`TERM,INT`, `TERM:QUIT, USR1:0`),
+/// blanks around each trimmed, each read by `item`. Every list vigil reads
+/// is read here: an empty item (`TERM,`, `,`) is read like any other, and
+/// so is a mistake, never skipped (it may as well be a forgotten value as
+/// a stray comma).
+fn list<T>(text: &str, item: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
+    text.split(',').map(str::trim).map(item).collect()
+}
+
 /// A list of stop signals, `TERM,QUIT`: each one a signal vigil reads and
 /// forwards (not KILL or STOP, which no one can catch, nor CHLD, TTIN and
 /// TTOU, which vigil keeps or ignores), each once, at least one.
 pub fn parse_stop_signals(text: &str) -> Result<Vec<i32>, String> {
-    let mut list = Vec::new();
-    for word in text.split(',').map(str::trim) {
+    let read = |word: &str| {
         let signal = signal::parse(word).map_err(|why| format!("in '{text}': {why}"))?;
-        if let Some(never) = signal::never_forwarded(signal) {
-            return Err(format!(
+        match signal::never_forwarded(signal) {
+            Some(never) => Err(format!(
                 "in '{text}': {} cannot be a stop signal: {never}",
                 signal::name(signal)
-            ));
+            )),
+            None => Ok(signal),
         }
-        if !list.contains(&signal) {
-            list.push(signal);
+    };
+    let mut once = Vec::new();
+    for signal in list(text, read)? {
+        if !once.contains(&signal) {
+            once.push(signal);
         }
     }
-    Ok(list)
+    Ok(once)
 }
 
 /// C's `atoi`, which tini uses for `TINI_VERBOSITY`: leading digits, else 0.
@@ -374,9 +380,27 @@ mod tests {
     #[test]
     fn rewrites_from_a_variable_are_a_list() {
         assert_eq!(
-            read(Kind::Rewrite, OsStr::new("TERM:QUIT, USR1:0,"), From::Vigil),
+            read(Kind::Rewrite, OsStr::new("TERM:QUIT, USR1:0"), From::Vigil),
             Ok(Value::Rewrite(vec![(15, 3), (10, 0)]))
         );
         assert!(read(Kind::Rewrite, OsStr::new("TERM"), From::Vigil).is_err());
+    }
+
+    /// Every list reads an empty item as a mistake, as `--stop-signals`
+    /// always did.
+    #[test]
+    fn an_empty_item_is_a_mistake_in_every_list() {
+        for (kind, text) in [
+            (Kind::Rewrite, "TERM:QUIT,,"),
+            (Kind::Rewrite, "TERM:QUIT,"),
+            (Kind::Rewrite, ","),
+            (Kind::Rewrite, " "),
+            (Kind::StopSignals, "TERM,"),
+            (Kind::StopSignals, ",TERM"),
+            (Kind::Caps, "NET_RAW,"),
+        ] {
+            let read = read(kind, OsStr::new(text), From::Vigil);
+            assert!(read.is_err(), "{kind:?} {text:?}: {read:?}");
+        }
     }
 }
