@@ -42,11 +42,35 @@ pub enum Value {
     Unset,
 }
 
+/// `pub fn NAME(self) -> Option<TYPE>`: the value of the variant, or none.
+macro_rules! optional {
+    ($($name:ident: $variant:ident($ty:ty),)*) => {$(
+        pub fn $name(self) -> Option<$ty> {
+            match self {
+                Value::$variant(value) => Some(value),
+                _ => None,
+            }
+        }
+    )*};
+}
+
 /// The value as the type of its kind, for the options' effects. An unset
 /// value gives what the option means when it is not given (off, no
 /// signal, tini's verbosity, nothing); so would a value of another kind,
 /// which the table's kinds rule out.
 impl Value {
+    optional! {
+        signal: Signal(i32),
+        exit_code: ExitCode(i32),
+        duration: Duration(Duration),
+        command: Command(Vec<OsString>),
+        path: Path(OsString),
+        user: User(user::Spec),
+        log_format: LogFormat(Format),
+        caps: Caps(caps::Set),
+        url: Url(Url),
+    }
+
     pub fn switch(self) -> bool {
         self == Value::Switch(true)
     }
@@ -58,13 +82,6 @@ impl Value {
         }
     }
 
-    pub fn signal(self) -> Option<i32> {
-        match self {
-            Value::Signal(signal) => Some(signal),
-            _ => None,
-        }
-    }
-
     pub fn stop_signals(self) -> Vec<i32> {
         match self {
             Value::StopSignals(signals) => signals,
@@ -72,66 +89,10 @@ impl Value {
         }
     }
 
-    pub fn exit_code(self) -> Option<i32> {
-        match self {
-            Value::ExitCode(code) => Some(code),
-            _ => None,
-        }
-    }
-
-    pub fn duration(self) -> Option<Duration> {
-        match self {
-            Value::Duration(duration) => Some(duration),
-            _ => None,
-        }
-    }
-
-    pub fn command(self) -> Option<Vec<OsString>> {
-        match self {
-            Value::Command(words) => Some(words),
-            _ => None,
-        }
-    }
-
-    pub fn path(self) -> Option<OsString> {
-        match self {
-            Value::Path(path) => Some(path),
-            _ => None,
-        }
-    }
-
     pub fn rewrites(self) -> Vec<(i32, i32)> {
         match self {
             Value::Rewrite(rules) => rules,
             _ => Vec::new(),
-        }
-    }
-
-    pub fn user(self) -> Option<user::Spec> {
-        match self {
-            Value::User(spec) => Some(spec),
-            _ => None,
-        }
-    }
-
-    pub fn log_format(self) -> Option<Format> {
-        match self {
-            Value::LogFormat(format) => Some(format),
-            _ => None,
-        }
-    }
-
-    pub fn caps(self) -> Option<caps::Set> {
-        match self {
-            Value::Caps(set) => Some(set),
-            _ => None,
-        }
-    }
-
-    pub fn url(self) -> Option<Url> {
-        match self {
-            Value::Url(target) => Some(target),
-            _ => None,
         }
     }
 }
@@ -149,27 +110,23 @@ pub enum From {
 /// Reads `raw` as a value of `kind`. Only a path and a user may be any
 /// bytes; every other value must be UTF-8.
 pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
-    match kind {
-        Kind::Path => return Ok(Value::Path(raw.to_owned())),
+    let text = match kind {
+        Kind::Path | Kind::Install | Kind::User => "",
+        _ => raw.to_str().ok_or_else(|| {
+            format!(
+                "'{}' is not valid UTF-8 (the bad bytes shown as U+FFFD)",
+                raw.to_string_lossy()
+            )
+        })?,
+    };
+    Ok(match kind {
+        Kind::Path => Value::Path(raw.to_owned()),
         Kind::Install if raw.is_empty() => {
             return Err("an empty directory: give the directory to copy vigil into".into());
         }
-        Kind::Install => return Ok(Value::Path(raw.to_owned())),
+        Kind::Install => Value::Path(raw.to_owned()),
         // Only the shape here: the files are read before the fork.
-        Kind::User => {
-            return user::parse_spec(raw)
-                .map(Value::User)
-                .map_err(|e| e.to_string());
-        }
-        _ => {}
-    }
-    let text = raw.to_str().ok_or_else(|| {
-        format!(
-            "'{}' is not valid UTF-8 (the bad bytes shown as U+FFFD)",
-            raw.to_string_lossy()
-        )
-    })?;
-    Ok(match kind {
+        Kind::User => Value::User(user::parse_spec(raw).map_err(|e| e.to_string())?),
         Kind::Switch => match from {
             // On the command line a switch has no value; tini's variables
             // switch on by being set at all.
@@ -186,8 +143,6 @@ pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
         Kind::ExitCode => Value::ExitCode(parse_exit_code(text)?),
         Kind::Duration => Value::Duration(parse_duration(text)?),
         Kind::Command => Value::Command(text::parse_command(text)?),
-        Kind::Path | Kind::Install => Value::Path(raw.to_owned()),
-        Kind::User => Value::User(user::parse_spec(raw).map_err(|e| e.to_string())?),
         Kind::LogFormat => Value::LogFormat(Format::parse(text)?),
         Kind::Caps => Value::Caps(caps::parse(text)?),
         Kind::Url => Value::Url(Url::parse(text)?),
@@ -235,14 +190,13 @@ pub fn parse_stop_signals(text: &str) -> Result<Vec<i32>, String> {
 
 /// C's `atoi`, which tini uses for `TINI_VERBOSITY`: leading digits, else 0.
 fn atoi(text: &str) -> u8 {
-    let digits = text
+    let digits: String = text
         .trim_start()
-        .bytes()
-        .take_while(u8::is_ascii_digit)
-        .count();
-    text.trim_start()
-        .get(..digits)
-        .and_then(|d| d.parse::<u32>().ok())
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits
+        .parse::<u32>()
         .map_or(0, |n| n.min(u32::from(MAX_VERBOSITY)) as u8)
 }
 
