@@ -20,10 +20,9 @@ CMD is split into words by shell quoting rules and run without a shell.";
 
 /// The option's left column: `-p <SIGNAL>`, `    --timeout <DUR>`, `-v...`.
 fn left(opt: &Opt) -> String {
-    let value = if opt.value_name.is_empty() {
-        String::new()
-    } else {
-        format!(" <{}>", opt.value_name)
+    let value = match opt.kind.value_name() {
+        "" => String::new(),
+        name => format!(" <{name}>"),
     };
     let repeat = if opt.kind == super::options::Kind::Level {
         "..."

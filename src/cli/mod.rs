@@ -446,7 +446,7 @@ fn long_option<'a>(arg: &OsStr, long: &'a [u8], rest: &mut &'a [OsString]) -> Wo
             let name = flag_name(opt);
             mistake(format!(
                 "{name} needs a value ({}), but the next word is '{}': for a value that starts with '-', write {name}=VALUE",
-                opt.value_name,
+                opt.kind.value_name(),
                 word.to_string_lossy()
             ))
         }
@@ -502,7 +502,11 @@ fn short_options<'a>(cluster: &'a [u8], rest: &mut &'a [OsString], words: &mut V
 
 /// An option given without the value it takes.
 fn needs_value(opt: &Opt) -> String {
-    format!("{} needs a value: {}", flag_name(opt), opt.value_name)
+    format!(
+        "{} needs a value: {}",
+        flag_name(opt),
+        opt.kind.value_name()
+    )
 }
 
 impl Scan<'_> {

@@ -22,7 +22,8 @@
 //!
 //! Adding an option of a kind the table already has: a row here, the
 //! `Config` field its effect sets, the behaviour that reads that field, its
-//! tests, and its row in docs/options.md's option table. A new kind: a `Kind` (and whether it takes a value), how
+//! tests, and its row in docs/options.md's option table. A new kind: a
+//! `Kind` and what `--help` calls its value (`Kind::value_name`), how
 //! `values::read` reads it into a new `Value` and the accessor effects use,
 //! a sample value in cli/tests.rs and its generator in the fuzz grammar
 //! (tests/it/cli_fuzz.rs).
@@ -83,17 +84,34 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// What `--help` calls a value of this kind (`DUR`); empty for a kind
+    /// that takes none.
+    pub const fn value_name(self) -> &'static str {
+        match self {
+            Kind::Signal => "SIGNAL",
+            Kind::StopSignals => "SIG[,SIG]",
+            Kind::ExitCode => "CODE",
+            Kind::Duration => "DUR",
+            Kind::Command => "CMD",
+            Kind::Path => "PATH",
+            Kind::Rewrite => "FROM:TO",
+            Kind::User => "USER[:GROUP]",
+            Kind::LogFormat => "FORMAT",
+            Kind::Caps => "CAP[,CAP]",
+            Kind::Url => "URL",
+            Kind::Install => "DIR",
+            Kind::Switch
+            | Kind::Level
+            | Kind::PrintHelp
+            | Kind::PrintVersion
+            | Kind::PrintLicense
+            | Kind::Pause => "",
+        }
+    }
+
     /// Whether the option takes a value.
     pub const fn takes_value(self) -> bool {
-        !matches!(
-            self,
-            Kind::Switch
-                | Kind::Level
-                | Kind::PrintHelp
-                | Kind::PrintVersion
-                | Kind::PrintLicense
-                | Kind::Pause
-        )
+        !self.value_name().is_empty()
     }
 }
 
@@ -135,8 +153,6 @@ pub struct Opt {
     pub short: Option<char>,
     /// Without the leading `--`.
     pub long: Option<&'static str>,
-    /// What `--help` calls the value (`DUR`); empty for an option without one.
-    pub value_name: &'static str,
     pub kind: Kind,
     pub repeat: Repeat,
     /// vigil's own variable.
@@ -163,7 +179,6 @@ const fn opt(kind: Kind, help: &'static str, apply: Apply) -> Opt {
     Opt {
         short: None,
         long: None,
-        value_name: "",
         kind,
         repeat: Repeat::Once,
         env: None,
@@ -175,11 +190,11 @@ const fn opt(kind: Kind, help: &'static str, apply: Apply) -> Opt {
     }
 }
 
-/// tini's one-letter options.
-const fn short(c: char, kind: Kind, repeat: Repeat, help: &'static str, apply: Apply) -> Opt {
+/// tini's one-letter options: a later use replaces an earlier one.
+const fn short(c: char, kind: Kind, help: &'static str, apply: Apply) -> Opt {
     Opt {
         short: Some(c),
-        repeat,
+        repeat: Repeat::Replace,
         ..opt(kind, help, apply)
     }
 }
@@ -187,7 +202,6 @@ const fn short(c: char, kind: Kind, repeat: Repeat, help: &'static str, apply: A
 /// vigil's long options, each with its `VIGIL_*` variable.
 const fn long(
     name: &'static str,
-    value_name: &'static str,
     kind: Kind,
     env: &'static str,
     help: &'static str,
@@ -195,7 +209,6 @@ const fn long(
 ) -> Opt {
     Opt {
         long: Some(name),
-        value_name,
         env: Some(env),
         ..opt(kind, help, apply)
     }
@@ -212,7 +225,6 @@ pub const PRE_STOP_TIMEOUT: Opt = Opt {
     default: Default::HalfGrace(Duration::from_secs(5)),
     ..long(
         "pre-stop-timeout",
-        "DUR",
         Kind::Duration,
         "VIGIL_PRE_STOP_TIMEOUT",
         "A pre-stop hook still running then is killed, and the stop signal forwarded",
@@ -228,7 +240,6 @@ pub const GRACE_PERIOD: Opt = Opt {
     default: Default::AfterTimeout(Duration::from_secs(10)),
     ..long(
         "grace-period",
-        "DUR",
         Kind::Duration,
         "VIGIL_GRACE_PERIOD",
         "After the first stop signal, time until everything left gets SIGKILL",
@@ -243,7 +254,6 @@ pub const TERMINATION_LOG: Opt = Opt {
     default: Default::IfExists("/dev/termination-log"),
     ..long(
         "termination-log",
-        "PATH",
         Kind::Path,
         "VIGIL_TERMINATION_LOG",
         "Where the exit report is written; empty disables",
@@ -260,28 +270,23 @@ pub const OPTIONS: &[Opt] = &[
         ..short(
             's',
             Kind::Switch,
-            Repeat::Replace,
             "Register as a child subreaper (automatic when not PID 1)",
             apply!(|c, v| c.subreaper = v.switch()),
         )
     },
-    Opt {
-        value_name: "SIGNAL",
-        ..short(
-            'p',
-            Kind::Signal,
-            Repeat::Replace,
-            "Have the kernel send SIGNAL to vigil when vigil's parent dies",
-            apply!(|c, v| c.parent_death_signal = v.signal()),
-        )
-    },
+    short(
+        'p',
+        Kind::Signal,
+        "Have the kernel send SIGNAL to vigil when vigil's parent dies",
+        apply!(|c, v| c.parent_death_signal = v.signal()),
+    ),
     Opt {
         env: Some("VIGIL_VERBOSITY"),
         tini_env: Some("TINI_VERBOSITY"),
+        repeat: Repeat::Append,
         ..short(
             'v',
             Kind::Level,
-            Repeat::Append,
             "More output: 1 is the default (warnings, errors, the exit report when due), -v 2 (the lifecycle, signals and their senders), -vv 3 (each reaped process), -vvv 4 (everything); the variables take the level, 0-4",
             apply!(|c, v| c.verbosity = v.level()),
         )
@@ -289,7 +294,6 @@ pub const OPTIONS: &[Opt] = &[
     short(
         'w',
         Kind::Switch,
-        Repeat::Replace,
         "Warn about each orphaned zombie reaped",
         apply!(|c, v| c.warn_on_reap = v.switch()),
     ),
@@ -299,17 +303,15 @@ pub const OPTIONS: &[Opt] = &[
         ..short(
             'g',
             Kind::Switch,
-            Repeat::Replace,
             "Send forwarded signals to the child's whole process group",
             apply!(|c, v| c.signal_group = v.switch()),
         )
     },
     Opt {
-        value_name: "CODE",
+        repeat: Repeat::Append,
         ..short(
             'e',
             Kind::ExitCode,
-            Repeat::Append,
             "Exit with 0 when the child exits with CODE; repeatable",
             apply!(|c, v| c.expected_codes.extend(v.exit_code())),
         )
@@ -317,7 +319,6 @@ pub const OPTIONS: &[Opt] = &[
     short(
         'l',
         Kind::PrintLicense,
-        Repeat::Replace,
         "Print the license and exit",
         PRINTS,
     ),
@@ -329,13 +330,11 @@ pub const OPTIONS: &[Opt] = &[
     short(
         'P',
         Kind::Pause,
-        Repeat::Replace,
         "Pause: run no command; reap whatever is reparented to vigil, and exit 0 on a stop signal (a pod's infra process)",
         apply!(|c, v| c.pause = v.switch()),
     ),
     Opt {
         long: Some("install"),
-        value_name: "DIR",
         ..opt(
             Kind::Install,
             "Copy this vigil to DIR/vigil (mode 0755, atomically), say what was written, and exit",
@@ -344,7 +343,6 @@ pub const OPTIONS: &[Opt] = &[
     },
     Opt {
         long: Some("probe"),
-        value_name: "URL",
         ..opt(
             Kind::Url,
             "Check URL once and exit: 0 healthy (HTTP 2xx/3xx, or a connection), 1 not, with one line saying why",
@@ -355,7 +353,6 @@ pub const OPTIONS: &[Opt] = &[
         default: Default::Value("2s"),
         ..long(
             "probe-timeout",
-            "DUR",
             Kind::Duration,
             "VIGIL_PROBE_TIMEOUT",
             "How long one probe may take (--probe, and each of --ready-when's)",
@@ -366,7 +363,6 @@ pub const OPTIONS: &[Opt] = &[
         repeat: Repeat::Append,
         ..long(
             "rewrite",
-            "FROM:TO",
             Kind::Rewrite,
             "VIGIL_REWRITE",
             "Forward signal FROM as TO (TO 0 drops it); repeatable; the variable takes a comma-separated list",
@@ -377,7 +373,6 @@ pub const OPTIONS: &[Opt] = &[
     },
     long(
         "post-start",
-        "CMD",
         Kind::Command,
         "VIGIL_POST_START",
         "Run CMD right after the child starts",
@@ -385,7 +380,6 @@ pub const OPTIONS: &[Opt] = &[
     ),
     long(
         "post-start-timeout",
-        "DUR",
         Kind::Duration,
         "VIGIL_POST_START_TIMEOUT",
         "A post-start hook still running then has failed",
@@ -393,7 +387,6 @@ pub const OPTIONS: &[Opt] = &[
     ),
     long(
         "pre-stop",
-        "CMD",
         Kind::Command,
         "VIGIL_PRE_STOP",
         "Run CMD when a stop signal arrives, before forwarding it",
@@ -404,7 +397,6 @@ pub const OPTIONS: &[Opt] = &[
         default: Default::Value("0"),
         ..long(
             "pre-stop-sleep",
-            "DUR",
             Kind::Duration,
             "VIGIL_PRE_STOP_SLEEP",
             "Wait this long after pre-stop before forwarding the stop signal",
@@ -415,7 +407,6 @@ pub const OPTIONS: &[Opt] = &[
         default: Default::Value("TERM,INT"),
         ..long(
             "stop-signals",
-            "SIG[,SIG]",
             Kind::StopSignals,
             "VIGIL_STOP_SIGNALS",
             "The signals that start the stop sequence (pre-stop, grace period); others are forwarded at once",
@@ -427,7 +418,6 @@ pub const OPTIONS: &[Opt] = &[
         default: Default::Value("2s"),
         ..long(
             "drain-timeout",
-            "DUR",
             Kind::Duration,
             "VIGIL_DRAIN_TIMEOUT",
             "After the child exits, time the others get between SIGTERM and SIGKILL",
@@ -436,7 +426,6 @@ pub const OPTIONS: &[Opt] = &[
     },
     long(
         "timeout",
-        "DUR",
         Kind::Duration,
         "VIGIL_TIMEOUT",
         "After DUR, stop the command as if SIGTERM (the first of --stop-signals) had arrived, and exit 124 (0: no timeout)",
@@ -444,7 +433,6 @@ pub const OPTIONS: &[Opt] = &[
     ),
     long(
         "ready-when",
-        "URL",
         Kind::Url,
         "VIGIL_READY_WHEN",
         "Probe URL (as --probe) until it first succeeds: then READY=1 to $NOTIFY_SOCKET; STOPPING=1 when the stop begins",
@@ -454,7 +442,6 @@ pub const OPTIONS: &[Opt] = &[
         default: Default::Value("1s"),
         ..long(
             "ready-interval",
-            "DUR",
             Kind::Duration,
             "VIGIL_READY_INTERVAL",
             "The longest wait between two --ready-when probes (the first comes after 50ms, and each failure doubles the wait)",
@@ -463,7 +450,6 @@ pub const OPTIONS: &[Opt] = &[
     },
     long(
         "ready-timeout",
-        "DUR",
         Kind::Duration,
         "VIGIL_READY_TIMEOUT",
         "Not ready DUR after the start: stop as if SIGTERM (the first of --stop-signals) had arrived, and never exit 0 (0: no timeout)",
@@ -472,7 +458,6 @@ pub const OPTIONS: &[Opt] = &[
     TERMINATION_LOG,
     long(
         "user",
-        "USER[:GROUP]",
         Kind::User,
         "VIGIL_USER",
         "Run the child and the hooks as USER (name or uid), with GROUP, else USER's groups",
@@ -480,7 +465,6 @@ pub const OPTIONS: &[Opt] = &[
     ),
     long(
         "caps",
-        "CAP[,CAP]",
         Kind::Caps,
         "VIGIL_CAPS",
         "The child and the hooks hold exactly these capabilities (with or without --user); vigil keeps its own",
@@ -490,7 +474,6 @@ pub const OPTIONS: &[Opt] = &[
         default: Default::Value("text"),
         ..long(
             "log-format",
-            "FORMAT",
             Kind::LogFormat,
             "VIGIL_LOG_FORMAT",
             "text, json or logfmt: the form of each line vigil writes and of the termination log",

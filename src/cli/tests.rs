@@ -48,7 +48,6 @@ fn every_name_is_one_option() {
     for o in OPTIONS {
         let shown = flag_name(o);
         assert!(o.short.is_some() || o.long.is_some(), "{o:?}");
-        assert_eq!(o.kind.takes_value(), !o.value_name.is_empty(), "{shown}");
         for name in [o.short.map(String::from), o.long.map(String::from)]
             .into_iter()
             .flatten()
