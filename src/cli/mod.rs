@@ -174,27 +174,21 @@ pub struct UsageError(pub String);
 /// at. The environment is read where the C library keeps it and only these
 /// are copied: a container's environment may hold dozens of others.
 pub fn own_variables() -> Vec<(OsString, OsString)> {
-    let ours = |bytes: &[u8]| {
+    let ours = |name: &[u8]| {
         [&b"VIGIL_"[..], b"TINI_"].iter().any(|prefix| {
-            bytes
-                .get(..prefix.len())
+            name.get(..prefix.len())
                 .is_some_and(|start| start.eq_ignore_ascii_case(prefix))
         })
     };
-    let mut vars = Vec::new();
-    for entry in crate::sys::env::entries() {
-        let bytes = entry.to_bytes();
-        if ours(bytes)
-            && let Some(eq) = bytes.iter().position(|&b| b == b'=')
-        {
-            let (name, value) = bytes.split_at(eq);
-            vars.push((
-                OsStr::from_bytes(name).to_os_string(),
-                OsStr::from_bytes(value.get(1..).unwrap_or_default()).to_os_string(),
-            ));
-        }
-    }
-    vars
+    let variable = |entry: &[u8]| {
+        let eq = entry.iter().position(|&b| b == b'=')?;
+        let (name, value) = (entry.get(..eq)?, entry.get(eq + 1..)?);
+        let os = |bytes| OsStr::from_bytes(bytes).to_os_string();
+        ours(name).then(|| (os(name), os(value)))
+    };
+    crate::sys::env::entries()
+        .filter_map(|entry| variable(entry.to_bytes()))
+        .collect()
 }
 
 /// The `VIGIL_*` variables of the option table: the ones vigil reads.
@@ -235,7 +229,7 @@ pub fn parse(
         return build_probe(given, &env).map(|config| Action::Probe(Box::new(config)));
     }
     check_mode(&given)?;
-    let mut config = build(given, &env)?;
+    let mut config = apply_rows(given, &env, false)?;
     config.warnings = unknown;
     Ok(Action::Run(Box::new(config)))
 }
@@ -278,13 +272,14 @@ fn build_probe(given: Given, env: &Env) -> Result<Config, UsageError> {
             flag_name(opt)
         )));
     }
-    apply_rows(&given, env, true)
+    apply_rows(given, env, true)
 }
 
-/// The `Config` of every row (of those that go with `--probe` when
-/// `probing`), each row's effect applied to its values; the durations
-/// checked.
-fn apply_rows(given: &Given, env: &Env, probing: bool) -> Result<Config, UsageError> {
+/// The `Config`: the command, and every row's effect (of the rows that
+/// go with `--probe` when `probing`) applied to its values, in the
+/// table's order (so a usage error names the first bad variable in the
+/// order `--help` lists them); the durations checked.
+fn apply_rows(given: Given, env: &Env, probing: bool) -> Result<Config, UsageError> {
     let mut config = Config::default();
     for (at, opt) in OPTIONS.iter().enumerate() {
         if !probing || goes_with_probe(opt) {
@@ -294,21 +289,19 @@ fn apply_rows(given: &Given, env: &Env, probing: bool) -> Result<Config, UsageEr
         }
     }
     check_durations(&config, probing)?;
+    config.command = given.command;
     Ok(config)
 }
 
 /// A probe with no time to answer always fails; probing without a pause
 /// would never let the loop rest.
 fn check_durations(config: &Config, probing: bool) -> Result<(), UsageError> {
+    let zero = |what: &str| Err(usage(format!("{what} must be more than 0")));
     if config.probe_timeout.is_zero() {
-        return Err(usage(
-            "--probe-timeout (VIGIL_PROBE_TIMEOUT) must be more than 0".to_string(),
-        ));
+        return zero("--probe-timeout (VIGIL_PROBE_TIMEOUT)");
     }
     if !probing && config.ready_interval.is_zero() {
-        return Err(usage(
-            "--ready-interval (VIGIL_READY_INTERVAL) must be more than 0".to_string(),
-        ));
+        return zero("--ready-interval (VIGIL_READY_INTERVAL)");
     }
     Ok(())
 }
@@ -530,28 +523,32 @@ impl Scan<'_> {
 
     /// Whether `--probe` is among the options.
     fn asks_probe(&self) -> bool {
-        self.words.iter().any(|word| {
-            let (Word::Opt(at, _) | Word::Mistake(Some(at), _)) = word else {
-                return false;
-            };
-            OPTIONS.get(*at).is_some_and(|o| o.long == Some("probe"))
-        })
+        let probe = |opt: &Opt| opt.long == Some("probe");
+        self.words.iter().any(|word| word.opt().is_some_and(probe))
     }
 
     /// The value of the first `--LONG` among the options before any
     /// mistake: after one, which word is what cannot be told for sure (the
     /// word after a `--termination-log` might be the program to run).
     fn first_value(&self, long: &str) -> Option<&OsStr> {
-        for word in &self.words {
-            match word {
-                Word::Mistake(..) => return None,
-                Word::Opt(at, value) if OPTIONS.get(*at).is_some_and(|o| o.long == Some(long)) => {
-                    return *value;
-                }
-                Word::Opt(..) => {}
-            }
+        self.words
+            .iter()
+            .map_while(|word| match word {
+                Word::Opt(_, value) => Some((word.opt(), *value)),
+                Word::Mistake(..) => None,
+            })
+            .find(|(opt, _)| opt.is_some_and(|o| o.long == Some(long)))
+            .and_then(|(_, value)| value)
+    }
+}
+
+impl Word<'_> {
+    /// The option's row, when vigil knows the option.
+    fn opt(&self) -> Option<&'static Opt> {
+        match self {
+            Word::Opt(at, _) | Word::Mistake(Some(at), _) => OPTIONS.get(*at),
+            Word::Mistake(None, _) => None,
         }
-        None
     }
 }
 
@@ -651,20 +648,14 @@ impl Env {
                 continue;
             }
             let upper = text.to_ascii_uppercase();
-            if upper.starts_with("VIGIL_") && !HOOK_VARIABLES.contains(&text) {
-                let meant = nearest(&upper, OPTIONS.iter().filter_map(|o| o.env));
-                unknown.push(UnknownVariable {
-                    name: text.to_string(),
-                    meant,
-                });
-            } else if upper.starts_with("TINI_") {
-                let meant = nearest(&upper, OPTIONS.iter().filter_map(|o| o.tini_env));
-                if meant.is_some() {
-                    unknown.push(UnknownVariable {
-                        name: text.to_string(),
-                        meant,
-                    });
-                }
+            let vigil_name = upper.starts_with("VIGIL_") && !HOOK_VARIABLES.contains(&text);
+            let names = OPTIONS
+                .iter()
+                .filter_map(|o| if vigil_name { o.env } else { o.tini_env });
+            let meant = nearest(&upper, names);
+            if vigil_name || (upper.starts_with("TINI_") && meant.is_some()) {
+                let name = text.to_string();
+                unknown.push(UnknownVariable { name, meant });
             }
         }
         (Env(known), unknown)
@@ -720,24 +711,17 @@ fn distance(a: &str, b: &str) -> usize {
     if a.len() > prefix && (b.starts_with(a) || a.starts_with(b)) {
         return 0;
     }
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
+    // Row by row, the distances from the letters of `a` read so far to
+    // each start of `b`.
+    let mut row: Vec<usize> = (0..=b.chars().count()).collect();
     for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = i;
         let mut left = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let up = row.get(j + 1).copied().unwrap_or(usize::MAX);
-            let cost = if ca == *cb { diagonal } else { diagonal + 1 };
-            let here = cost.min(up + 1).min(left + 1);
-            diagonal = up;
-            if let Some(cell) = row.get_mut(j) {
-                *cell = left;
-            }
-            left = here;
+        let mut next = vec![left];
+        for ((cb, diagonal), up) in b.chars().zip(&row).zip(row.iter().skip(1)) {
+            left = (diagonal + usize::from(ca != cb)).min(up + 1).min(left + 1);
+            next.push(left);
         }
-        if let Some(last) = row.last_mut() {
-            *last = left;
-        }
+        row = next;
     }
     row.last().copied().unwrap_or(usize::MAX)
 }
@@ -780,15 +764,6 @@ fn check_mode(given: &Given) -> Result<(), UsageError> {
         }
     }
     Ok(())
-}
-
-/// The `Config`: every option's effect applied to its values, in the
-/// table's order (so a usage error names the first bad variable in the
-/// order `--help` lists them).
-fn build(given: Given, env: &Env) -> Result<Config, UsageError> {
-    let mut config = apply_rows(&given, env, false)?;
-    config.command = given.command;
-    Ok(config)
 }
 
 #[cfg(test)]

@@ -4,12 +4,13 @@
 //!
 //! Everything else about the command line is derived from this table: the
 //! parser (`cli::scan`), the environment precedence (`cli::Given`), the
-//! `Config` (`cli::build` applies every row's effect), `--help` and so the
-//! man page, and the integration tests' fuzz grammar and flag/environment
-//! pairs. A default that depends on something else (`Default::HalfGrace`,
-//! `AfterTimeout`, `IfExists`) is data too: the code reads it from its row
-//! (`cli::NO_GRACE_WAIT`, `cli::TIMEOUT_GRACE`), and `--help` says it. The
-//! option table of docs/options.md is checked against it by a test.
+//! `Config` (`cli::apply_rows` applies every row's effect), `--help` and so
+//! the man page, and the integration tests' fuzz grammar and
+//! flag/environment pairs. A default that depends on something else
+//! (`Default::HalfGrace`, `AfterTimeout`, `IfExists`) is data too: the code
+//! reads it from its row (`cli::NO_GRACE_WAIT`, `cli::TIMEOUT_GRACE`), and
+//! `--help` says it. The option table of docs/options.md is checked against
+//! it by a test.
 //!
 //! The tests include this very file, without the rest of vigil, so that
 //! what they generate and check is what the binary reads. All of it but the
@@ -165,9 +166,9 @@ pub struct Opt {
     pub empty_env_is_value: bool,
     pub default: Default,
     pub help: &'static str,
-    /// What the option does to the `Config`: called by `cli::build` once
-    /// for each use on the command line, in order (a level once, with the
-    /// uses counted), else once with the value of its variable or its
+    /// What the option does to the `Config`: called by `cli::apply_rows`
+    /// once for each use on the command line, in order (a level once, with
+    /// the uses counted), else once with the value of its variable or its
     /// default, else with `Value::Unset`. So an option given twice is
     /// applied twice: an effect that sets its field keeps the last value, one
     /// that adds to it (`-e`, `--rewrite`) keeps them all.
