@@ -39,7 +39,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use options::{Default, Kind, OPTIONS, Opt, Repeat};
+use options::{DEFAULT_TERMINATION_LOG, Default, Kind, OPTIONS, Opt, Repeat};
+pub use options::{NO_GRACE_WAIT, TIMEOUT_GRACE};
 use values::{From, Value};
 
 use crate::log::facts::signal::Rewrites;
@@ -54,33 +55,6 @@ const BUILD: &str = concat!(
     ", built for ",
     env!("VIGIL_TARGET")
 );
-
-// The defaults that depend on something else, read from their rows when
-// vigil is built: a row that no longer holds such a default fails the
-// build here, so these are never a second place for the numbers.
-
-/// `--pre-stop-timeout`'s default without a grace period, which is also
-/// when the line saying what still runs comes.
-#[allow(clippy::panic)] // evaluated at compile time: a build error
-pub const NO_GRACE_WAIT: Duration = match options::PRE_STOP_TIMEOUT.default {
-    Default::HalfGrace(otherwise) => otherwise,
-    _ => panic!("--pre-stop-timeout's row has no half-grace default"),
-};
-
-/// The grace period of a stop that `--timeout` started, without
-/// `--grace-period`.
-#[allow(clippy::panic)] // evaluated at compile time: a build error
-pub const TIMEOUT_GRACE: Duration = match options::GRACE_PERIOD.default {
-    Default::AfterTimeout(period) => period,
-    _ => panic!("--grace-period's row has no default after --timeout"),
-};
-
-/// Where the exit report goes by default, when the file exists.
-#[allow(clippy::panic)] // evaluated at compile time: a build error
-const DEFAULT_TERMINATION_LOG: &str = match options::TERMINATION_LOG.default {
-    Default::IfExists(path) => path,
-    _ => panic!("--termination-log's row has no default file"),
-};
 
 /// Everything vigil needs to run. What the default leaves in a field does
 /// not matter: every option's effect sets its field, given or not.
@@ -224,12 +198,12 @@ pub fn parse(
     if given.asks(Kind::PrintLicense) && !probing {
         return Ok(Action::Print(include_str!("../../LICENSE").to_string()));
     }
+    check_mode(&given, probing)?;
     let (env, unknown) = Env::keep_known(vars);
+    let mut config = apply_rows(given, &env, probing)?;
     if probing {
-        return build_probe(given, &env).map(|config| Action::Probe(Box::new(config)));
+        return Ok(Action::Probe(Box::new(config)));
     }
-    check_mode(&given)?;
-    let mut config = apply_rows(given, &env, false)?;
     config.warnings = unknown;
     Ok(Action::Run(Box::new(config)))
 }
@@ -245,34 +219,12 @@ pub fn probe_asked(args: &[OsString]) -> bool {
 }
 
 /// The options a `--probe` command line may hold besides `--probe`
-/// itself: the timeout and how the line is said.
+/// itself: the timeout and how the line is said. Of the variables, too,
+/// a probe reads only theirs: an image's `ENV` configures the vigil that
+/// runs the container, and the probe runs beside it with the same
+/// variables.
 fn goes_with_probe(opt: &Opt) -> bool {
     matches!(opt.long, Some("probe" | "probe-timeout" | "log-format")) || opt.short == Some('v')
-}
-
-/// The `Config` of a `--probe`: only the options that go with it are read,
-/// from the command line and the environment (an image's `ENV` configures
-/// the vigil that runs the container, and the probe runs beside it with
-/// the same variables); any other option, or a command, is a usage error.
-fn build_probe(given: Given, env: &Env) -> Result<Config, UsageError> {
-    if let Some(word) = given.command.first() {
-        return Err(usage(format!(
-            "--probe checks once and exits: it runs no command, but was given '{}'",
-            word.to_string_lossy()
-        )));
-    }
-    if let Some(opt) = given
-        .values
-        .iter()
-        .filter_map(|(at, _)| OPTIONS.get(*at))
-        .find(|o| !goes_with_probe(o))
-    {
-        return Err(usage(format!(
-            "{} does not go with --probe, which checks once and exits (it takes --probe-timeout, -v and --log-format)",
-            flag_name(opt)
-        )));
-    }
-    apply_rows(given, env, true)
 }
 
 /// The `Config`: the command, and every row's effect (of the rows that
@@ -508,14 +460,23 @@ impl Scan<'_> {
     fn given(self) -> Result<Option<Given>, UsageError> {
         let mut given = Given::default();
         for word in self.words {
-            match word {
-                Word::Opt(at, raw) => {
-                    if given.take(at, raw)? {
-                        return Ok(None);
-                    }
-                }
+            let (at, raw) = match word {
+                Word::Opt(at, raw) => (at, raw),
                 Word::Mistake(_, error) => return Err(error),
+            };
+            let Some(opt) = OPTIONS.get(at) else {
+                continue;
+            };
+            if opt.kind == Kind::PrintHelp {
+                return Ok(None);
             }
+            if opt.repeat == Repeat::Once && given.all(at).next().is_some() {
+                let twice = format!("{} is given twice: give it once", flag_name(opt));
+                return Err(usage(twice));
+            }
+            let value = values::read(opt.kind, raw.unwrap_or_default(), From::CommandLine)
+                .map_err(|why| usage(format!("{}: {why}", flag_name(opt))))?;
+            given.values.push((at, value));
         }
         given.command = self.command.to_vec();
         Ok(Some(given))
@@ -553,27 +514,6 @@ impl Word<'_> {
 }
 
 impl Given {
-    /// Records one use of the row at `at` in `OPTIONS`, its value
-    /// checked; `true` when it asks for the help.
-    fn take(&mut self, at: usize, raw: Option<&OsStr>) -> Result<bool, UsageError> {
-        let Some(opt) = OPTIONS.get(at) else {
-            return Ok(false);
-        };
-        if opt.kind == Kind::PrintHelp {
-            return Ok(true);
-        }
-        if opt.repeat == Repeat::Once && self.all(at).next().is_some() {
-            return Err(usage(format!(
-                "{} is given twice: give it once",
-                flag_name(opt)
-            )));
-        }
-        let value = values::read(opt.kind, raw.unwrap_or_default(), From::CommandLine)
-            .map_err(|why| usage(format!("{}: {why}", flag_name(opt))))?;
-        self.values.push((at, value));
-        Ok(false)
-    }
-
     /// Whether an option of `kind` was given (`--version`, `-l`).
     fn asks(&self, kind: Kind) -> bool {
         self.values
@@ -611,10 +551,7 @@ impl Given {
                 .map(|value| vec![value])
                 .map_err(|why| UsageError(format!("the default of {}: {why}", flag_name(opt)))),
             // The others are worked out where what they depend on is known.
-            Default::None
-            | Default::HalfGrace(_)
-            | Default::AfterTimeout(_)
-            | Default::IfExists(_) => Ok(vec![Value::Unset]),
+            _ => Ok(vec![Value::Unset]),
         }
     }
 }
@@ -674,16 +611,13 @@ impl Env {
     /// else tini's, which counts when set at all and is read as tini reads
     /// it (never a usage error: tini accepts anything there).
     fn value(&self, opt: &Opt) -> Result<Option<Value>, UsageError> {
-        if let Some(name) = opt.env {
-            match self.get(name) {
-                Some(raw) if raw.is_empty() && !opt.empty_env_is_value => {}
-                Some(raw) => {
-                    return values::read(opt.kind, raw, From::Vigil)
-                        .map(Some)
-                        .map_err(|why| UsageError(format!("{name}: {why}")));
-                }
-                None => {}
-            }
+        if let Some(name) = opt.env
+            && let Some(raw) = self.get(name)
+            && (!raw.is_empty() || opt.empty_env_is_value)
+        {
+            return values::read(opt.kind, raw, From::Vigil)
+                .map(Some)
+                .map_err(|why| UsageError(format!("{name}: {why}")));
         }
         let tini = opt.tini_env.and_then(|name| self.get(name));
         Ok(tini.and_then(|raw| {
@@ -732,11 +666,15 @@ const PAUSE_READS: &[&str] = &["-s", "-p", "-v", "-w", "--stop-signals", "--log-
 /// The options `--install` reads besides itself.
 const INSTALL_READS: &[&str] = &["-v", "--log-format"];
 
-/// A command, or one of the two modes that run none (`-P`, `--install`),
-/// with only the options that mode reads. Only the command line is held
-/// to that: a `VIGIL_*` variable an image sets for its command must not
-/// keep the same image from serving as a pause or an install.
-fn check_mode(given: &Given) -> Result<(), UsageError> {
+/// A command, or one of the three modes that run none (`--probe`, `-P`,
+/// `--install`), with only the options that mode reads. Only the command
+/// line is held to that: a `VIGIL_*` variable an image sets for its
+/// command must not keep the same image from serving as a probe, a pause
+/// or an install.
+fn check_mode(given: &Given, probing: bool) -> Result<(), UsageError> {
+    if probing {
+        return check_probe(given);
+    }
     let (mode, reads) = match (given.asks(Kind::Pause), given.asks(Kind::Install)) {
         (true, true) => return Err(usage("-P and --install are two modes: give one".into())),
         (true, false) => ("-P", PAUSE_READS),
@@ -762,6 +700,29 @@ fn check_mode(given: &Given) -> Result<(), UsageError> {
                 reads.join(", ")
             )));
         }
+    }
+    Ok(())
+}
+
+/// A `--probe` runs no command and takes only the options that go with
+/// it.
+fn check_probe(given: &Given) -> Result<(), UsageError> {
+    if let Some(word) = given.command.first() {
+        return Err(usage(format!(
+            "--probe checks once and exits: it runs no command, but was given '{}'",
+            word.to_string_lossy()
+        )));
+    }
+    if let Some(opt) = given
+        .values
+        .iter()
+        .filter_map(|(at, _)| OPTIONS.get(*at))
+        .find(|o| !goes_with_probe(o))
+    {
+        return Err(usage(format!(
+            "{} does not go with --probe, which checks once and exits (it takes --probe-timeout, -v and --log-format)",
+            flag_name(opt)
+        )));
     }
     Ok(())
 }

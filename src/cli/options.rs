@@ -7,10 +7,11 @@
 //! `Config` (`cli::apply_rows` applies every row's effect), `--help` and so
 //! the man page, and the integration tests' fuzz grammar and
 //! flag/environment pairs. A default that depends on something else
-//! (`Default::HalfGrace`, `AfterTimeout`, `IfExists`) is data too: the code
-//! reads it from its row (`cli::NO_GRACE_WAIT`, `cli::TIMEOUT_GRACE`), and
-//! `--help` says it. The option table of docs/options.md is checked against
-//! it by a test.
+//! (`Default::HalfGrace`, `AfterTimeout`, `IfExists`) is data too: its row
+//! gives it by a constant of this file (`NO_GRACE_WAIT`, `TIMEOUT_GRACE`,
+//! `DEFAULT_TERMINATION_LOG`), which the code that works it out reads too,
+//! and `--help` says it in words. The option table of docs/options.md is
+//! checked against it by a test.
 //!
 //! The tests include this very file, without the rest of vigil, so that
 //! what they generate and check is what the binary reads. All of it but the
@@ -218,49 +219,24 @@ const fn long(
 /// The effect of the options that print and exit: they set nothing.
 const PRINTS: Apply = apply!(|_, _| {});
 
-/// `--pre-stop-timeout`, a row of its own for its default: without a
-/// grace period, 5 s, half of `docker stop`'s default wait, so that the
-/// hook is killed before its SIGKILL. (The line saying what still runs
-/// comes at the same time, and reads it too.)
-pub const PRE_STOP_TIMEOUT: Opt = Opt {
-    default: Default::HalfGrace(Duration::from_secs(5)),
-    ..long(
-        "pre-stop-timeout",
-        Kind::Duration,
-        "VIGIL_PRE_STOP_TIMEOUT",
-        "A pre-stop hook still running then is killed, and the stop signal forwarded",
-        apply!(|c, v| c.pre_stop_timeout = v.duration()),
-    )
-};
+// The defaults that depend on something else: their rows give them, and
+// the code that works them out reads them here.
 
-/// `--grace-period`, a row of its own for its default: a stop that
-/// `--timeout` or `--ready-timeout` started gets `docker stop`'s default
-/// wait, so that a job that ignores SIGTERM still ends; a stop signal from
-/// outside gets none (the runtime that sent it has its own deadline).
-pub const GRACE_PERIOD: Opt = Opt {
-    default: Default::AfterTimeout(Duration::from_secs(10)),
-    ..long(
-        "grace-period",
-        Kind::Duration,
-        "VIGIL_GRACE_PERIOD",
-        "After the first stop signal, time until everything left gets SIGKILL",
-        apply!(|c, v| c.grace_period = v.duration()),
-    )
-};
+/// `--pre-stop-timeout`'s default without a grace period: 5 s, half of
+/// `docker stop`'s default wait, so that the hook is killed before its
+/// SIGKILL. (The line saying what still runs comes at the same time, and
+/// reads it too.)
+pub const NO_GRACE_WAIT: Duration = Duration::from_secs(5);
 
-/// `--termination-log`, a row of its own for its default: Kubernetes'
-/// file, which it creates and shows as the termination message.
-pub const TERMINATION_LOG: Opt = Opt {
-    empty_env_is_value: true,
-    default: Default::IfExists("/dev/termination-log"),
-    ..long(
-        "termination-log",
-        Kind::Path,
-        "VIGIL_TERMINATION_LOG",
-        "Where the exit report is written; empty disables",
-        apply!(|c, v| c.termination_log = super::termination_log(v.path())),
-    )
-};
+/// `--grace-period`'s default for a stop that `--timeout` or
+/// `--ready-timeout` started: `docker stop`'s default wait, so that a job
+/// that ignores SIGTERM still ends; a stop signal from outside gets none
+/// (the runtime that sent it has its own deadline).
+pub const TIMEOUT_GRACE: Duration = Duration::from_secs(10);
+
+/// `--termination-log`'s default when it exists: Kubernetes' file, which
+/// it creates and shows as the termination message.
+pub const DEFAULT_TERMINATION_LOG: &str = "/dev/termination-log";
 
 /// Every option, in the order `--help` lists them, which is also the order
 /// their values are read in, and so which of two bad ones is named.
@@ -393,7 +369,16 @@ pub const OPTIONS: &[Opt] = &[
         "Run CMD when a stop signal arrives, before forwarding it",
         apply!(|c, v| c.pre_stop = v.command()),
     ),
-    PRE_STOP_TIMEOUT,
+    Opt {
+        default: Default::HalfGrace(NO_GRACE_WAIT),
+        ..long(
+            "pre-stop-timeout",
+            Kind::Duration,
+            "VIGIL_PRE_STOP_TIMEOUT",
+            "A pre-stop hook still running then is killed, and the stop signal forwarded",
+            apply!(|c, v| c.pre_stop_timeout = v.duration()),
+        )
+    },
     Opt {
         default: Default::Value("0"),
         ..long(
@@ -414,7 +399,16 @@ pub const OPTIONS: &[Opt] = &[
             apply!(|c, v| c.stop_signals = v.stop_signals()),
         )
     },
-    GRACE_PERIOD,
+    Opt {
+        default: Default::AfterTimeout(TIMEOUT_GRACE),
+        ..long(
+            "grace-period",
+            Kind::Duration,
+            "VIGIL_GRACE_PERIOD",
+            "After the first stop signal, time until everything left gets SIGKILL",
+            apply!(|c, v| c.grace_period = v.duration()),
+        )
+    },
     Opt {
         default: Default::Value("2s"),
         ..long(
@@ -456,7 +450,17 @@ pub const OPTIONS: &[Opt] = &[
         "Not ready DUR after the start: stop as if SIGTERM (the first of --stop-signals) had arrived, and never exit 0 (0: no timeout)",
         apply!(|c, v| c.ready_timeout = v.duration().filter(|d| !d.is_zero())),
     ),
-    TERMINATION_LOG,
+    Opt {
+        empty_env_is_value: true,
+        default: Default::IfExists(DEFAULT_TERMINATION_LOG),
+        ..long(
+            "termination-log",
+            Kind::Path,
+            "VIGIL_TERMINATION_LOG",
+            "Where the exit report is written; empty disables",
+            apply!(|c, v| c.termination_log = super::termination_log(v.path())),
+        )
+    },
     long(
         "user",
         Kind::User,

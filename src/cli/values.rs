@@ -119,38 +119,35 @@ pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
             )
         })?,
     };
-    Ok(match kind {
-        Kind::Path => Value::Path(raw.to_owned()),
-        Kind::Install if raw.is_empty() => {
+    Ok(match (kind, from) {
+        (Kind::Path, _) => Value::Path(raw.to_owned()),
+        (Kind::Install, _) if raw.is_empty() => {
             return Err("an empty directory: give the directory to copy vigil into".into());
         }
-        Kind::Install => Value::Path(raw.to_owned()),
+        (Kind::Install, _) => Value::Path(raw.to_owned()),
         // Only the shape here: the files are read before the fork.
-        Kind::User => Value::User(user::parse_spec(raw).map_err(|e| e.to_string())?),
-        Kind::Switch => match from {
-            // On the command line a switch has no value; tini's variables
-            // switch on by being set at all.
-            From::CommandLine | From::Tini => Value::Switch(true),
-            From::Vigil => Value::Switch(parse_bool(text)?),
-        },
-        Kind::Level => match from {
-            From::CommandLine => Value::Level(1),
-            From::Vigil => Value::Level(parse_verbosity(text)?),
-            From::Tini => Value::Level(atoi(text)),
-        },
-        Kind::Signal => Value::Signal(signal::parse(text)?),
-        Kind::StopSignals => Value::StopSignals(parse_stop_signals(text)?),
-        Kind::ExitCode => Value::ExitCode(parse_exit_code(text)?),
-        Kind::Duration => Value::Duration(parse_duration(text)?),
-        Kind::Command => Value::Command(text::parse_command(text)?),
-        Kind::LogFormat => Value::LogFormat(Format::parse(text)?),
-        Kind::Caps => Value::Caps(caps::parse(text)?),
-        Kind::Url => Value::Url(Url::parse(text)?),
-        Kind::Rewrite => match from {
-            From::CommandLine => Value::Rewrite(vec![Rewrites::parse_rule(text)?]),
-            From::Vigil | From::Tini => Value::Rewrite(list(text, Rewrites::parse_rule)?),
-        },
-        Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense | Kind::Pause => {
+        (Kind::User, _) => Value::User(user::parse_spec(raw).map_err(|e| e.to_string())?),
+        // On the command line a switch has no value; tini's variables
+        // switch on by being set at all.
+        (Kind::Switch, From::CommandLine | From::Tini) => Value::Switch(true),
+        (Kind::Switch, From::Vigil) => Value::Switch(parse_bool(text)?),
+        (Kind::Level, From::CommandLine) => Value::Level(1),
+        (Kind::Level, From::Vigil) => Value::Level(parse_verbosity(text)?),
+        (Kind::Level, From::Tini) => Value::Level(atoi(text)),
+        (Kind::Signal, _) => Value::Signal(signal::parse(text)?),
+        (Kind::StopSignals, _) => Value::StopSignals(parse_stop_signals(text)?),
+        (Kind::ExitCode, _) => Value::ExitCode(parse_exit_code(text)?),
+        (Kind::Duration, _) => Value::Duration(parse_duration(text)?),
+        (Kind::Command, _) => Value::Command(text::parse_command(text)?),
+        (Kind::LogFormat, _) => Value::LogFormat(Format::parse(text)?),
+        (Kind::Caps, _) => Value::Caps(caps::parse(text)?),
+        (Kind::Url, _) => Value::Url(Url::parse(text)?),
+        // On the command line one rule; in a variable, a list.
+        (Kind::Rewrite, From::CommandLine) => Value::Rewrite(vec![Rewrites::parse_rule(text)?]),
+        (Kind::Rewrite, From::Vigil | From::Tini) => {
+            Value::Rewrite(list(text, Rewrites::parse_rule)?)
+        }
+        (Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense | Kind::Pause, _) => {
             Value::Switch(true)
         }
     })
