@@ -3,8 +3,8 @@
 //!
 //! Every option is declared once, in one row of `options::OPTIONS`, with
 //! its effect on the `Config`; this module reads the command line and the
-//! variables by that table, and `build` makes the `Config` by applying
-//! every row to the values it was given. Parsing is getopt's,
+//! variables by that table, and `apply_rows` makes the `Config` by
+//! applying every row to the values it was given. Parsing is getopt's,
 //! as tini's is, except that it stops at the first word that is not an
 //! option: short options cluster (`-sgv`), a short option's value may be
 //! attached (`-pTERM`, `-e3`, `-e=3`) and, as in getopt, may be any word,
@@ -264,10 +264,7 @@ fn check_durations(config: &Config, probing: bool) -> Result<(), UsageError> {
 /// `VIGIL_TERMINATION_LOG`, the default), so that Kubernetes can show why
 /// the container never started.
 pub fn termination_log_after(args: &[OsString], var: Option<OsString>) -> Option<PathBuf> {
-    let given = scan(args)
-        .first_value("termination-log")
-        .map(OsStr::to_os_string);
-    termination_log(given.or(var))
+    termination_log(scan(args).first_value("termination-log").or(var))
 }
 
 /// The log format for what is said before the command line is read (a
@@ -276,13 +273,10 @@ pub fn termination_log_after(args: &[OsString], var: Option<OsString>) -> Option
 /// value that is itself wrong gives text, in which that mistake is then
 /// reported.
 pub fn log_format_before(args: &[OsString], var: Option<OsString>) -> Format {
-    let given = scan(args)
-        .first_value("log-format")
-        .map(OsStr::to_os_string);
-    given
-        .or(var.filter(|v| !v.is_empty()))
-        .and_then(|value| Format::parse(value.to_str()?).ok())
-        .unwrap_or_default()
+    let value = scan(args).first_value("log-format");
+    let value = value.or(var.filter(|v| !v.is_empty()));
+    let format = value.and_then(|value| Format::parse(value.to_str()?).ok());
+    format.unwrap_or_default()
 }
 
 /// The termination log's file, given `--termination-log`'s value: none
@@ -491,7 +485,7 @@ impl Scan<'_> {
     /// The value of the first `--LONG` among the options before any
     /// mistake: after one, which word is what cannot be told for sure (the
     /// word after a `--termination-log` might be the program to run).
-    fn first_value(&self, long: &str) -> Option<&OsStr> {
+    fn first_value(&self, long: &str) -> Option<OsString> {
         self.words
             .iter()
             .map_while(|word| match word {
@@ -500,6 +494,7 @@ impl Scan<'_> {
             })
             .find(|(opt, _)| opt.is_some_and(|o| o.long == Some(long)))
             .and_then(|(_, value)| value)
+            .map(OsStr::to_os_string)
     }
 }
 
