@@ -2,7 +2,7 @@
 //! which tests/it/man.rs renders from it) lists every option with its
 //! variables and default.
 
-use super::options::{Default, OPTIONS, Opt};
+use super::options::{Default, Kind, OPTIONS, Opt};
 use crate::text::duration;
 
 const ABOUT: &str = "A small PID 1 for containers: forwards signals, reaps zombies, runs lifecycle hooks, drains gracefully.";
@@ -20,22 +20,18 @@ CMD is split into words by shell quoting rules and run without a shell.";
 
 /// The option's left column: `-p <SIGNAL>`, `    --timeout <DUR>`, `-v...`.
 fn left(opt: &Opt) -> String {
-    let value = if opt.value_name.is_empty() {
-        String::new()
-    } else {
-        format!(" <{}>", opt.value_name)
-    };
-    let repeat = if opt.kind == super::options::Kind::Level {
-        "..."
-    } else {
-        ""
-    };
-    match (opt.short, opt.long) {
-        (Some(s), Some(l)) => format!("-{s}, --{l}{value}{repeat}"),
-        (Some(s), None) => format!("-{s}{value}{repeat}"),
-        (None, Some(l)) => format!("    --{l}{value}{repeat}"),
+    let names = match (opt.short, opt.long) {
+        (Some(s), Some(l)) => format!("-{s}, --{l}"),
+        (Some(s), None) => format!("-{s}"),
+        (None, Some(l)) => format!("    --{l}"),
         (None, None) => String::new(),
-    }
+    };
+    let value = match opt.kind.value_name() {
+        "" => String::new(),
+        name => format!(" <{name}>"),
+    };
+    let repeat = if opt.kind == Kind::Level { "..." } else { "" };
+    format!("{names}{value}{repeat}")
 }
 
 /// The option's description, with its default and its variables.
@@ -68,8 +64,6 @@ pub fn render() -> String {
     for (l, r) in rows {
         out.push_str(&format!("  {l:width$}  {r}\n"));
     }
-    out.push('\n');
-    out.push_str(AFTER);
-    out.push('\n');
+    out.push_str(&format!("\n{AFTER}\n"));
     out
 }

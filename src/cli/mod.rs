@@ -3,8 +3,8 @@
 //!
 //! Every option is declared once, in one row of `options::OPTIONS`, with
 //! its effect on the `Config`; this module reads the command line and the
-//! variables by that table, and `build` makes the `Config` by applying
-//! every row to the values it was given. Parsing is getopt's,
+//! variables by that table, and `apply_rows` makes the `Config` by
+//! applying every row to the values it was given. Parsing is getopt's,
 //! as tini's is, except that it stops at the first word that is not an
 //! option: short options cluster (`-sgv`), a short option's value may be
 //! attached (`-pTERM`, `-e3`, `-e=3`) and, as in getopt, may be any word,
@@ -39,7 +39,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use options::{Default, Kind, OPTIONS, Opt, Repeat};
+use options::{DEFAULT_TERMINATION_LOG, Default, Kind, OPTIONS, Opt, Repeat};
+pub use options::{NO_GRACE_WAIT, TIMEOUT_GRACE};
 use values::{From, Value};
 
 use crate::log::facts::signal::Rewrites;
@@ -54,33 +55,6 @@ const BUILD: &str = concat!(
     ", built for ",
     env!("VIGIL_TARGET")
 );
-
-// The defaults that depend on something else, read from their rows when
-// vigil is built: a row that no longer holds such a default fails the
-// build here, so these are never a second place for the numbers.
-
-/// `--pre-stop-timeout`'s default without a grace period, which is also
-/// when the line saying what still runs comes.
-#[allow(clippy::panic)] // evaluated at compile time: a build error
-pub const NO_GRACE_WAIT: Duration = match options::PRE_STOP_TIMEOUT.default {
-    Default::HalfGrace(otherwise) => otherwise,
-    _ => panic!("--pre-stop-timeout's row has no half-grace default"),
-};
-
-/// The grace period of a stop that `--timeout` started, without
-/// `--grace-period`.
-#[allow(clippy::panic)] // evaluated at compile time: a build error
-pub const TIMEOUT_GRACE: Duration = match options::GRACE_PERIOD.default {
-    Default::AfterTimeout(period) => period,
-    _ => panic!("--grace-period's row has no default after --timeout"),
-};
-
-/// Where the exit report goes by default, when the file exists.
-#[allow(clippy::panic)] // evaluated at compile time: a build error
-const DEFAULT_TERMINATION_LOG: &str = match options::TERMINATION_LOG.default {
-    Default::IfExists(path) => path,
-    _ => panic!("--termination-log's row has no default file"),
-};
 
 /// Everything vigil needs to run. What the default leaves in a field does
 /// not matter: every option's effect sets its field, given or not.
@@ -185,27 +159,21 @@ pub struct UsageError(pub String);
 /// at. The environment is read where the C library keeps it and only these
 /// are copied: a container's environment may hold dozens of others.
 pub fn own_variables() -> Vec<(OsString, OsString)> {
-    let ours = |bytes: &[u8]| {
+    let ours = |name: &[u8]| {
         [&b"VIGIL_"[..], b"TINI_"].iter().any(|prefix| {
-            bytes
-                .get(..prefix.len())
+            name.get(..prefix.len())
                 .is_some_and(|start| start.eq_ignore_ascii_case(prefix))
         })
     };
-    let mut vars = Vec::new();
-    for entry in crate::sys::env::entries() {
-        let bytes = entry.to_bytes();
-        if ours(bytes)
-            && let Some(eq) = bytes.iter().position(|&b| b == b'=')
-        {
-            let (name, value) = bytes.split_at(eq);
-            vars.push((
-                OsStr::from_bytes(name).to_os_string(),
-                OsStr::from_bytes(value.get(1..).unwrap_or_default()).to_os_string(),
-            ));
-        }
-    }
-    vars
+    let variable = |entry: &[u8]| {
+        let eq = entry.iter().position(|&b| b == b'=')?;
+        let (name, value) = (entry.get(..eq)?, entry.get(eq + 1..)?);
+        let os = |bytes| OsStr::from_bytes(bytes).to_os_string();
+        ours(name).then(|| (os(name), os(value)))
+    };
+    crate::sys::env::entries()
+        .filter_map(|entry| variable(entry.to_bytes()))
+        .collect()
 }
 
 /// The `VIGIL_*` variables of the option table: the ones vigil reads.
@@ -223,11 +191,11 @@ pub fn parse(
         .first()
         .and_then(|a| Path::new(a).file_name())
         .is_some_and(|name| name == "docker-init");
-    let given = match scan(args.get(1..).unwrap_or_default())? {
-        Scanned::Help => return Ok(Action::Print(help::render())),
-        Scanned::Given(given) => given,
+    let scan = scan(args);
+    let probing = scan.asks_probe();
+    let Some(given) = scan.given()? else {
+        return Ok(Action::Print(help::render()));
     };
-    let probing = given.asks_probe();
     if given.asks(Kind::PrintVersion) && !probing {
         return Ok(Action::Print(if invoked_as_docker_init {
             // The form `docker info` parses for its init version.
@@ -241,84 +209,40 @@ pub fn parse(
     if given.asks(Kind::PrintLicense) && !probing {
         return Ok(Action::Print(include_str!("../../LICENSE").to_string()));
     }
+    check_mode(&given, probing)?;
     let (env, unknown) = Env::keep_known(vars);
+    let mut config = apply_rows(given, &env, probing)?;
     if probing {
-        return build_probe(given, &env).map(|config| Action::Probe(Box::new(config)));
+        return Ok(Action::Probe(Box::new(config)));
     }
-    check_mode(&given)?;
-    let mut config = build(given, &env)?;
     config.warnings = unknown;
     Ok(Action::Run(Box::new(config)))
 }
 
-/// Whether the command line asks for `--probe`, read leniently: a
-/// `--probe` or `--probe=...` among the options, up to `--` or the first
-/// word that is neither an option nor an option's value. A usage error
-/// of such a command line exits 1, never 2 (which Docker's `HEALTHCHECK`
-/// reserves), and writes no termination log (a probe runs beside the
-/// container's vigil, whose termination log it is).
+/// Whether the command line asks for `--probe`: a `--probe` among its
+/// options, as the parser reads them, even after a mistake or with one in
+/// its own words. A usage error of such a command line exits 1, never 2
+/// (which Docker's `HEALTHCHECK` reserves), and writes no termination log
+/// (a probe runs beside the container's vigil, whose termination log it
+/// is).
 pub fn probe_asked(args: &[OsString]) -> bool {
-    let mut words = args
-        .get(1..)
-        .unwrap_or_default()
-        .iter()
-        .map(|a| a.as_bytes());
-    while let Some(word) = words.next() {
-        if word == b"--probe" || word.starts_with(b"--probe=") {
-            return true;
-        }
-        if word == b"--" || !word.starts_with(b"-") || word == b"-" {
-            return false;
-        }
-        // A known option whose value is the next word: skip that word.
-        let value_next = match word.strip_prefix(b"--") {
-            Some(long) => OPTIONS
-                .iter()
-                .any(|o| o.kind.takes_value() && o.long.is_some_and(|l| l.as_bytes() == long)),
-            None => takes_next_word(word),
-        };
-        if value_next {
-            words.next();
-        }
-    }
-    false
+    scan(args).asks_probe()
 }
 
 /// The options a `--probe` command line may hold besides `--probe`
-/// itself: the timeout and how the line is said.
+/// itself: the timeout and how the line is said. Of the variables, too,
+/// a probe reads only theirs: an image's `ENV` configures the vigil that
+/// runs the container, and the probe runs beside it with the same
+/// variables.
 fn goes_with_probe(opt: &Opt) -> bool {
     matches!(opt.long, Some("probe" | "probe-timeout" | "log-format")) || opt.short == Some('v')
 }
 
-/// The `Config` of a `--probe`: only the options that go with it are read,
-/// from the command line and the environment (an image's `ENV` configures
-/// the vigil that runs the container, and the probe runs beside it with
-/// the same variables); any other option, or a command, is a usage error.
-fn build_probe(given: Given, env: &Env) -> Result<Config, UsageError> {
-    if let Some(word) = given.command.first() {
-        return Err(usage(format!(
-            "--probe checks once and exits: it runs no command, but was given '{}'",
-            word.to_string_lossy()
-        )));
-    }
-    if let Some(opt) = given
-        .values
-        .iter()
-        .filter_map(|(at, _)| OPTIONS.get(*at))
-        .find(|o| !goes_with_probe(o))
-    {
-        return Err(usage(format!(
-            "{} does not go with --probe, which checks once and exits (it takes --probe-timeout, -v and --log-format)",
-            flag_name(opt)
-        )));
-    }
-    apply_rows(&given, env, true)
-}
-
-/// The `Config` of every row (of those that go with `--probe` when
-/// `probing`), each row's effect applied to its values; the durations
-/// checked.
-fn apply_rows(given: &Given, env: &Env, probing: bool) -> Result<Config, UsageError> {
+/// The `Config`: the command, and every row's effect (of the rows that
+/// go with `--probe` when `probing`) applied to its values, in the
+/// table's order (so a usage error names the first bad variable in the
+/// order `--help` lists them); the durations checked.
+fn apply_rows(given: Given, env: &Env, probing: bool) -> Result<Config, UsageError> {
     let mut config = Config::default();
     for (at, opt) in OPTIONS.iter().enumerate() {
         if !probing || goes_with_probe(opt) {
@@ -328,114 +252,42 @@ fn apply_rows(given: &Given, env: &Env, probing: bool) -> Result<Config, UsageEr
         }
     }
     check_durations(&config, probing)?;
+    config.command = given.command;
     Ok(config)
 }
 
 /// A probe with no time to answer always fails; probing without a pause
 /// would never let the loop rest.
 fn check_durations(config: &Config, probing: bool) -> Result<(), UsageError> {
+    let zero = |what: &str| Err(usage(format!("{what} must be more than 0")));
     if config.probe_timeout.is_zero() {
-        return Err(usage(
-            "--probe-timeout (VIGIL_PROBE_TIMEOUT) must be more than 0".to_string(),
-        ));
+        return zero("--probe-timeout (VIGIL_PROBE_TIMEOUT)");
     }
     if !probing && config.ready_interval.is_zero() {
-        return Err(usage(
-            "--ready-interval (VIGIL_READY_INTERVAL) must be more than 0".to_string(),
-        ));
+        return zero("--ready-interval (VIGIL_READY_INTERVAL)");
     }
     Ok(())
 }
 
 /// Where the termination log goes when the command line or the
 /// environment could not be read: the same precedence, read leniently (the
-/// first `--termination-log` among the options, `VIGIL_TERMINATION_LOG`,
-/// the default), so that Kubernetes can show why the container never
-/// started.
+/// first `--termination-log` among the options before any mistake,
+/// `VIGIL_TERMINATION_LOG`, the default), so that Kubernetes can show why
+/// the container never started.
 pub fn termination_log_after(args: &[OsString], var: Option<OsString>) -> Option<PathBuf> {
-    let given = lenient_value(args, "termination-log").map(OsStr::to_os_string);
-    termination_log(given.or(var))
+    termination_log(scan(args).first_value("termination-log").or(var))
 }
 
 /// The log format for what is said before the command line is read (a
-/// usage error, a start-up failure): `--log-format` among the options,
-/// else `VIGIL_LOG_FORMAT`, read leniently. A value that is itself wrong
-/// gives text, in which that mistake is then reported.
+/// usage error, a start-up failure): the first `--log-format` among the
+/// options before any mistake, else `VIGIL_LOG_FORMAT`, read leniently. A
+/// value that is itself wrong gives text, in which that mistake is then
+/// reported.
 pub fn log_format_before(args: &[OsString], var: Option<OsString>) -> Format {
-    let given = lenient_value(args, "log-format").map(OsStr::to_os_string);
-    given
-        .or(var.filter(|v| !v.is_empty()))
-        .and_then(|value| Format::parse(value.to_str()?).ok())
-        .unwrap_or_default()
-}
-
-/// The value of the first `--NAME VALUE` or `--NAME=VALUE` among the
-/// options (up to `--` or the command), without checking anything else.
-fn lenient_value<'a>(args: &'a [OsString], name: &str) -> Option<&'a OsStr> {
-    let mut words = args
-        .get(1..)
-        .unwrap_or_default()
-        .iter()
-        .map(|a| a.as_bytes());
-    while let Some(word) = words.next() {
-        if let Some(long) = word.strip_prefix(b"--") {
-            if long == name.as_bytes() {
-                // As `scan` reads it: a word that looks like an option is
-                // no value.
-                return words
-                    .next()
-                    .filter(|value| !value.starts_with(b"-"))
-                    .map(OsStr::from_bytes);
-            }
-            if let Some(value) = long
-                .strip_prefix(name.as_bytes())
-                .and_then(|rest| rest.strip_prefix(b"="))
-            {
-                return Some(OsStr::from_bytes(value));
-            }
-        }
-        if word == b"--" || !word.starts_with(b"-") || word == b"-" {
-            return None;
-        }
-        // The options up to the first one that is no option at all: after
-        // that, which word is what cannot be told, and the word after a
-        // `--termination-log` might be the program to run.
-        let known = |o: &&Opt, name: &[u8]| match name.strip_prefix(b"--") {
-            Some(long) => o.long.is_some_and(|l| {
-                l.as_bytes() == long.split(|&b| b == b'=').next().unwrap_or_default()
-            }),
-            None => name.get(1).is_some_and(|&c| o.short == Some(char::from(c))),
-        };
-        let Some(opt) = OPTIONS.iter().find(|o| known(o, word)) else {
-            break;
-        };
-        // An option whose value is the next word: skip that word too.
-        let next = if word.starts_with(b"--") {
-            opt.kind.takes_value() && !word.contains(&b'=')
-        } else {
-            takes_next_word(word)
-        };
-        if next {
-            words.next();
-        }
-    }
-    None
-}
-
-/// Whether a word of short options (`-p`, `-sp`, but not `-pTERM`) takes
-/// the next word as a value, as `scan` reads it: the first of its letters
-/// that takes a value is its last.
-fn takes_next_word(word: &[u8]) -> bool {
-    let letters = word.get(1..).unwrap_or_default();
-    let takes = |c: &u8| {
-        OPTIONS
-            .iter()
-            .any(|o| o.kind.takes_value() && o.short == Some(char::from(*c)))
-    };
-    letters
-        .iter()
-        .position(takes)
-        .is_some_and(|at| at + 1 == letters.len())
+    let value = scan(args).first_value("log-format");
+    let value = value.or(var.filter(|v| !v.is_empty()));
+    let format = value.and_then(|value| Format::parse(value.to_str()?).ok());
+    format.unwrap_or_default()
 }
 
 /// The termination log's file, given `--termination-log`'s value: none
@@ -457,12 +309,6 @@ struct Given {
     command: Vec<OsString>,
 }
 
-enum Scanned {
-    Given(Given),
-    /// `-h` or `--help` came before anything wrong.
-    Help,
-}
-
 /// How the command line calls an option in messages: `-p` or `--timeout`.
 fn flag_name(opt: &Opt) -> String {
     match (opt.long, opt.short) {
@@ -477,10 +323,31 @@ fn usage(message: String) -> UsageError {
     UsageError(format!("{message} (see vigil --help)"))
 }
 
-/// Reads the options, up to `--` or the first word that is not one.
-fn scan(args: &[OsString]) -> Result<Scanned, UsageError> {
-    let mut given = Given::default();
-    let mut rest = args;
+/// One option of the command line, as `scan` reads it.
+enum Word<'a> {
+    /// The row at this place in `OPTIONS`, with its value as written.
+    Opt(usize, Option<&'a OsStr>),
+    /// A mistake in the words themselves: an option vigil does not know,
+    /// or one whose value is missing or not taken (with its row).
+    Mistake(Option<usize>, UsageError),
+}
+
+/// The command line read once: its options in the order given, and the
+/// command. The parser and the lenient readers (what a usage error needs
+/// to know) all read this one reading, so they cannot disagree on which
+/// word is what.
+struct Scan<'a> {
+    words: Vec<Word<'a>>,
+    command: &'a [OsString],
+}
+
+/// Reads the options of `args` (the program's name first), up to `--` or
+/// the first word that is not one. A mistake does not end the reading:
+/// the words after it are read as they would be without it, for a probe
+/// to be recognised beyond it.
+fn scan(args: &[OsString]) -> Scan<'_> {
+    let mut words = Vec::new();
+    let mut rest = args.get(1..).unwrap_or_default();
     while let Some((arg, after)) = rest.split_first() {
         let bytes = arg.as_bytes();
         if bytes == b"--" {
@@ -489,126 +356,170 @@ fn scan(args: &[OsString]) -> Result<Scanned, UsageError> {
         }
         if let Some(long) = bytes.strip_prefix(b"--") {
             rest = after;
-            let (name, inline) = match long.iter().position(|&b| b == b'=') {
-                Some(eq) => (long.get(..eq).unwrap_or_default(), long.get(eq + 1..)),
-                None => (long, None),
-            };
-            let (at, opt) = OPTIONS
-                .iter()
-                .enumerate()
-                .find(|(_, o)| o.long.is_some_and(|l| l.as_bytes() == name))
-                .ok_or_else(|| usage(format!("unknown option '{}'", arg.to_string_lossy())))?;
-            let value = match (opt.kind.takes_value(), inline) {
-                (true, Some(value)) => Some(OsStr::from_bytes(value)),
-                (true, None) => Some(next_long_value(opt, &mut rest)?),
-                (false, Some(value)) => {
-                    return Err(usage(format!(
-                        "{} takes no value, but was given '{}'",
-                        flag_name(opt),
-                        OsStr::from_bytes(value).to_string_lossy()
-                    )));
-                }
-                (false, None) => None,
-            };
-            if given.take(at, opt, value)? {
-                return Ok(Scanned::Help);
-            }
+            words.push(long_option(arg, long, &mut rest));
         } else if let Some(cluster) = bytes.strip_prefix(b"-").filter(|c| !c.is_empty()) {
             rest = after;
-            let mut letters = cluster;
-            while let Some((&letter, after)) = letters.split_first() {
-                letters = after;
-                let (at, opt) = OPTIONS
-                    .iter()
-                    .enumerate()
-                    .find(|(_, o)| letter.is_ascii() && o.short == Some(char::from(letter)))
-                    .ok_or_else(|| {
-                        let shown = if letter.is_ascii() {
-                            char::from(letter).to_string()
-                        } else {
-                            String::from_utf8_lossy(letters).into_owned()
-                        };
-                        usage(format!("unknown option '-{shown}'"))
-                    })?;
-                let value = if !opt.kind.takes_value() {
-                    None
-                } else if letters.is_empty() {
-                    Some(next_value(opt, &mut rest)?)
-                } else {
-                    // `-pTERM`, and `-e=3` as `-e 3`.
-                    let attached = letters.strip_prefix(b"=").unwrap_or(letters);
-                    letters = &[];
-                    Some(OsStr::from_bytes(attached))
-                };
-                if given.take(at, opt, value)? {
-                    return Ok(Scanned::Help);
-                }
-            }
+            short_options(cluster, &mut rest, &mut words);
         } else {
             // The first word that is not an option: the command starts here.
             break;
         }
     }
-    given.command = rest.to_vec();
-    Ok(Scanned::Given(given))
-}
-
-/// The value of an option given as the next word (`-p TERM`, `--timeout
-/// 5s`); whatever that word is, even one that starts with `-`.
-fn next_value<'a>(opt: &Opt, rest: &mut &'a [OsString]) -> Result<&'a OsStr, UsageError> {
-    let (value, after) = rest.split_first().ok_or_else(|| {
-        usage(format!(
-            "{} needs a value: {}",
-            flag_name(opt),
-            opt.value_name
-        ))
-    })?;
-    *rest = after;
-    Ok(value)
-}
-
-/// The value of a long option given as the next word, which must not look
-/// like an option: a missing value is then named, not filled with `--` or
-/// the next option.
-fn next_long_value<'a>(opt: &Opt, rest: &mut &'a [OsString]) -> Result<&'a OsStr, UsageError> {
-    let value = next_value(opt, rest)?;
-    if value.as_bytes().starts_with(b"-") {
-        let name = flag_name(opt);
-        return Err(usage(format!(
-            "{name} needs a value ({}), but the next word is '{}': for a value that starts with '-', write {name}=VALUE",
-            opt.value_name,
-            value.to_string_lossy()
-        )));
+    Scan {
+        words,
+        command: rest,
     }
-    Ok(value)
+}
+
+/// The row of the option `is` picks, with its place in `OPTIONS`.
+fn row(is: impl Fn(&Opt) -> bool) -> Option<(usize, &'static Opt)> {
+    OPTIONS.iter().enumerate().find(|(_, o)| is(o))
+}
+
+/// `--NAME`, `--NAME=VALUE` or `--NAME VALUE`, `rest` the words after it.
+/// A VALUE word that looks like an option is no value: the mistake names
+/// the option, and that word is read as what it looks like.
+fn long_option<'a>(arg: &OsStr, long: &'a [u8], rest: &mut &'a [OsString]) -> Word<'a> {
+    let (name, inline) = match long.iter().position(|&b| b == b'=') {
+        Some(eq) => (long.get(..eq).unwrap_or_default(), long.get(eq + 1..)),
+        None => (long, None),
+    };
+    let Some((at, opt)) = row(|o| o.long.is_some_and(|l| l.as_bytes() == name)) else {
+        let unknown = format!("unknown option '{}'", arg.to_string_lossy());
+        return Word::Mistake(None, usage(unknown));
+    };
+    let mistake = |message| Word::Mistake(Some(at), usage(message));
+    match (opt.kind.takes_value(), inline, rest.split_first()) {
+        (true, Some(value), _) => Word::Opt(at, Some(OsStr::from_bytes(value))),
+        (true, None, None) => mistake(needs_value(opt)),
+        (true, None, Some((word, _))) if word.as_bytes().starts_with(b"-") => {
+            let name = flag_name(opt);
+            mistake(format!(
+                "{name} needs a value ({}), but the next word is '{}': for a value that starts with '-', write {name}=VALUE",
+                opt.kind.value_name(),
+                word.to_string_lossy()
+            ))
+        }
+        (true, None, Some((value, after))) => {
+            *rest = after;
+            Word::Opt(at, Some(value))
+        }
+        (false, Some(value), _) => mistake(format!(
+            "{} takes no value, but was given '{}'",
+            flag_name(opt),
+            OsStr::from_bytes(value).to_string_lossy()
+        )),
+        (false, None, _) => Word::Opt(at, None),
+    }
+}
+
+/// A word of short options (`-s`, `-sgv`), `rest` the words after it. As
+/// in getopt, the first that takes a value takes the rest of the word
+/// (`-pTERM`, and `-e=3` as `-e 3`), else the next word, whatever it is.
+fn short_options<'a>(cluster: &'a [u8], rest: &mut &'a [OsString], words: &mut Vec<Word<'a>>) {
+    let mut letters = cluster;
+    while let Some((&letter, after)) = letters.split_first() {
+        letters = after;
+        let Some((at, opt)) = row(|o| letter.is_ascii() && o.short == Some(char::from(letter)))
+        else {
+            let shown = if letter.is_ascii() {
+                char::from(letter).to_string()
+            } else {
+                String::from_utf8_lossy(letters).into_owned()
+            };
+            let unknown = usage(format!("unknown option '-{shown}'"));
+            words.push(Word::Mistake(None, unknown));
+            continue;
+        };
+        if !opt.kind.takes_value() {
+            words.push(Word::Opt(at, None));
+            continue;
+        }
+        let value = if letters.is_empty() {
+            let Some((value, after)) = rest.split_first() else {
+                words.push(Word::Mistake(Some(at), usage(needs_value(opt))));
+                return;
+            };
+            *rest = after;
+            value.as_os_str()
+        } else {
+            OsStr::from_bytes(letters.strip_prefix(b"=").unwrap_or(letters))
+        };
+        words.push(Word::Opt(at, Some(value)));
+        return;
+    }
+}
+
+/// An option given without the value it takes.
+fn needs_value(opt: &Opt) -> String {
+    format!(
+        "{} needs a value: {}",
+        flag_name(opt),
+        opt.kind.value_name()
+    )
+}
+
+impl Scan<'_> {
+    /// What the options said, each value checked, in order; none when the
+    /// help is asked for before any mistake.
+    fn given(self) -> Result<Option<Given>, UsageError> {
+        let mut given = Given::default();
+        for word in self.words {
+            let (at, raw) = match word {
+                Word::Opt(at, raw) => (at, raw),
+                Word::Mistake(_, error) => return Err(error),
+            };
+            let Some(opt) = OPTIONS.get(at) else {
+                continue;
+            };
+            if opt.kind == Kind::PrintHelp {
+                return Ok(None);
+            }
+            if opt.repeat == Repeat::Once && given.all(at).next().is_some() {
+                let twice = format!("{} is given twice: give it once", flag_name(opt));
+                return Err(usage(twice));
+            }
+            let value = values::read(opt.kind, raw.unwrap_or_default(), From::CommandLine)
+                .map_err(|why| usage(format!("{}: {why}", flag_name(opt))))?;
+            given.values.push((at, value));
+        }
+        given.command = self.command.to_vec();
+        Ok(Some(given))
+    }
+
+    /// Whether `--probe` is among the options.
+    fn asks_probe(&self) -> bool {
+        let probe = |opt: &Opt| opt.long == Some("probe");
+        self.words.iter().any(|word| word.opt().is_some_and(probe))
+    }
+
+    /// The value of the first `--LONG` among the options before any
+    /// mistake: after one, which word is what cannot be told for sure (the
+    /// word after a `--termination-log` might be the program to run).
+    fn first_value(&self, long: &str) -> Option<OsString> {
+        self.words
+            .iter()
+            .map_while(|word| match word {
+                Word::Opt(_, value) => Some((word.opt(), *value)),
+                Word::Mistake(..) => None,
+            })
+            .find(|(opt, _)| opt.is_some_and(|o| o.long == Some(long)))
+            .and_then(|(_, value)| value)
+            .map(OsStr::to_os_string)
+    }
+}
+
+impl Word<'_> {
+    /// The option's row, when vigil knows the option.
+    fn opt(&self) -> Option<&'static Opt> {
+        match self {
+            Word::Opt(at, _) | Word::Mistake(Some(at), _) => OPTIONS.get(*at),
+            Word::Mistake(None, _) => None,
+        }
+    }
 }
 
 impl Given {
-    /// Records one use of `opt`, the row at `at` in `OPTIONS`, its value
-    /// checked; `true` when it asks for the help.
-    fn take(&mut self, at: usize, opt: &Opt, raw: Option<&OsStr>) -> Result<bool, UsageError> {
-        if opt.kind == Kind::PrintHelp {
-            return Ok(true);
-        }
-        if opt.repeat == Repeat::Once && self.all(at).next().is_some() {
-            return Err(usage(format!(
-                "{} is given twice: give it once",
-                flag_name(opt)
-            )));
-        }
-        let value = values::read(opt.kind, raw.unwrap_or_default(), From::CommandLine)
-            .map_err(|why| usage(format!("{}: {why}", flag_name(opt))))?;
-        self.values.push((at, value));
-        Ok(false)
-    }
-
-    /// Whether `--probe` was given.
-    fn asks_probe(&self) -> bool {
-        self.values
-            .iter()
-            .any(|(at, _)| OPTIONS.get(*at).is_some_and(|o| o.long == Some("probe")))
-    }
-
     /// Whether an option of `kind` was given (`--version`, `-l`).
     fn asks(&self, kind: Kind) -> bool {
         self.values
@@ -646,10 +557,7 @@ impl Given {
                 .map(|value| vec![value])
                 .map_err(|why| UsageError(format!("the default of {}: {why}", flag_name(opt)))),
             // The others are worked out where what they depend on is known.
-            Default::None
-            | Default::HalfGrace(_)
-            | Default::AfterTimeout(_)
-            | Default::IfExists(_) => Ok(vec![Value::Unset]),
+            _ => Ok(vec![Value::Unset]),
         }
     }
 }
@@ -683,20 +591,14 @@ impl Env {
                 continue;
             }
             let upper = text.to_ascii_uppercase();
-            if upper.starts_with("VIGIL_") && !HOOK_VARIABLES.contains(&text) {
-                let meant = nearest(&upper, OPTIONS.iter().filter_map(|o| o.env));
-                unknown.push(UnknownVariable {
-                    name: text.to_string(),
-                    meant,
-                });
-            } else if upper.starts_with("TINI_") {
-                let meant = nearest(&upper, OPTIONS.iter().filter_map(|o| o.tini_env));
-                if meant.is_some() {
-                    unknown.push(UnknownVariable {
-                        name: text.to_string(),
-                        meant,
-                    });
-                }
+            let vigil_name = upper.starts_with("VIGIL_") && !HOOK_VARIABLES.contains(&text);
+            let names = OPTIONS
+                .iter()
+                .filter_map(|o| if vigil_name { o.env } else { o.tini_env });
+            let meant = nearest(&upper, names);
+            if vigil_name || (upper.starts_with("TINI_") && meant.is_some()) {
+                let name = text.to_string();
+                unknown.push(UnknownVariable { name, meant });
             }
         }
         (Env(known), unknown)
@@ -715,16 +617,13 @@ impl Env {
     /// else tini's, which counts when set at all and is read as tini reads
     /// it (never a usage error: tini accepts anything there).
     fn value(&self, opt: &Opt) -> Result<Option<Value>, UsageError> {
-        if let Some(name) = opt.env {
-            match self.get(name) {
-                Some(raw) if raw.is_empty() && !opt.empty_env_is_value => {}
-                Some(raw) => {
-                    return values::read(opt.kind, raw, From::Vigil)
-                        .map(Some)
-                        .map_err(|why| UsageError(format!("{name}: {why}")));
-                }
-                None => {}
-            }
+        if let Some(name) = opt.env
+            && let Some(raw) = self.get(name)
+            && (!raw.is_empty() || opt.empty_env_is_value)
+        {
+            return values::read(opt.kind, raw, From::Vigil)
+                .map(Some)
+                .map_err(|why| UsageError(format!("{name}: {why}")));
         }
         let tini = opt.tini_env.and_then(|name| self.get(name));
         Ok(tini.and_then(|raw| {
@@ -752,24 +651,17 @@ fn distance(a: &str, b: &str) -> usize {
     if a.len() > prefix && (b.starts_with(a) || a.starts_with(b)) {
         return 0;
     }
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
+    // Row by row, the distances from the letters of `a` read so far to
+    // each start of `b`.
+    let mut row: Vec<usize> = (0..=b.chars().count()).collect();
     for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = i;
         let mut left = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let up = row.get(j + 1).copied().unwrap_or(usize::MAX);
-            let cost = if ca == *cb { diagonal } else { diagonal + 1 };
-            let here = cost.min(up + 1).min(left + 1);
-            diagonal = up;
-            if let Some(cell) = row.get_mut(j) {
-                *cell = left;
-            }
-            left = here;
+        let mut next = vec![left];
+        for ((cb, diagonal), up) in b.chars().zip(&row).zip(row.iter().skip(1)) {
+            left = (diagonal + usize::from(ca != cb)).min(up + 1).min(left + 1);
+            next.push(left);
         }
-        if let Some(last) = row.last_mut() {
-            *last = left;
-        }
+        row = next;
     }
     row.last().copied().unwrap_or(usize::MAX)
 }
@@ -780,11 +672,15 @@ const PAUSE_READS: &[&str] = &["-s", "-p", "-v", "-w", "--stop-signals", "--log-
 /// The options `--install` reads besides itself.
 const INSTALL_READS: &[&str] = &["-v", "--log-format"];
 
-/// A command, or one of the two modes that run none (`-P`, `--install`),
-/// with only the options that mode reads. Only the command line is held
-/// to that: a `VIGIL_*` variable an image sets for its command must not
-/// keep the same image from serving as a pause or an install.
-fn check_mode(given: &Given) -> Result<(), UsageError> {
+/// A command, or one of the three modes that run none (`--probe`, `-P`,
+/// `--install`), with only the options that mode reads. Only the command
+/// line is held to that: a `VIGIL_*` variable an image sets for its
+/// command must not keep the same image from serving as a probe, a pause
+/// or an install.
+fn check_mode(given: &Given, probing: bool) -> Result<(), UsageError> {
+    if probing {
+        return check_probe(given);
+    }
     let (mode, reads) = match (given.asks(Kind::Pause), given.asks(Kind::Install)) {
         (true, true) => return Err(usage("-P and --install are two modes: give one".into())),
         (true, false) => ("-P", PAUSE_READS),
@@ -814,13 +710,27 @@ fn check_mode(given: &Given) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// The `Config`: every option's effect applied to its values, in the
-/// table's order (so a usage error names the first bad variable in the
-/// order `--help` lists them).
-fn build(given: Given, env: &Env) -> Result<Config, UsageError> {
-    let mut config = apply_rows(&given, env, false)?;
-    config.command = given.command;
-    Ok(config)
+/// A `--probe` runs no command and takes only the options that go with
+/// it.
+fn check_probe(given: &Given) -> Result<(), UsageError> {
+    if let Some(word) = given.command.first() {
+        return Err(usage(format!(
+            "--probe checks once and exits: it runs no command, but was given '{}'",
+            word.to_string_lossy()
+        )));
+    }
+    if let Some(opt) = given
+        .values
+        .iter()
+        .filter_map(|(at, _)| OPTIONS.get(*at))
+        .find(|o| !goes_with_probe(o))
+    {
+        return Err(usage(format!(
+            "{} does not go with --probe, which checks once and exits (it takes --probe-timeout, -v and --log-format)",
+            flag_name(opt)
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -4,12 +4,14 @@
 //!
 //! Everything else about the command line is derived from this table: the
 //! parser (`cli::scan`), the environment precedence (`cli::Given`), the
-//! `Config` (`cli::build` applies every row's effect), `--help` and so the
-//! man page, and the integration tests' fuzz grammar and flag/environment
-//! pairs. A default that depends on something else (`Default::HalfGrace`,
-//! `AfterTimeout`, `IfExists`) is data too: the code reads it from its row
-//! (`cli::NO_GRACE_WAIT`, `cli::TIMEOUT_GRACE`), and `--help` says it. The
-//! option table of docs/options.md is checked against it by a test.
+//! `Config` (`cli::apply_rows` applies every row's effect), `--help` and so
+//! the man page, and the integration tests' fuzz grammar and
+//! flag/environment pairs. A default that depends on something else
+//! (`Default::HalfGrace`, `AfterTimeout`, `IfExists`) is data too: its row
+//! gives it by a constant of this file (`NO_GRACE_WAIT`, `TIMEOUT_GRACE`,
+//! `DEFAULT_TERMINATION_LOG`), which the code that works it out reads too,
+//! and `--help` says it in words. The option table of docs/options.md is
+//! checked against it by a test.
 //!
 //! The tests include this very file, without the rest of vigil, so that
 //! what they generate and check is what the binary reads. All of it but the
@@ -22,7 +24,8 @@
 //!
 //! Adding an option of a kind the table already has: a row here, the
 //! `Config` field its effect sets, the behaviour that reads that field, its
-//! tests, and its row in docs/options.md's option table. A new kind: a `Kind` (and whether it takes a value), how
+//! tests, and its row in docs/options.md's option table. A new kind: a
+//! `Kind` and what `--help` calls its value (`Kind::value_name`), how
 //! `values::read` reads it into a new `Value` and the accessor effects use,
 //! a sample value in cli/tests.rs and its generator in the fuzz grammar
 //! (tests/it/cli_fuzz.rs).
@@ -83,17 +86,34 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// What `--help` calls a value of this kind (`DUR`); empty for a kind
+    /// that takes none.
+    pub const fn value_name(self) -> &'static str {
+        match self {
+            Kind::Signal => "SIGNAL",
+            Kind::StopSignals => "SIG[,SIG]",
+            Kind::ExitCode => "CODE",
+            Kind::Duration => "DUR",
+            Kind::Command => "CMD",
+            Kind::Path => "PATH",
+            Kind::Rewrite => "FROM:TO",
+            Kind::User => "USER[:GROUP]",
+            Kind::LogFormat => "FORMAT",
+            Kind::Caps => "CAP[,CAP]",
+            Kind::Url => "URL",
+            Kind::Install => "DIR",
+            Kind::Switch
+            | Kind::Level
+            | Kind::PrintHelp
+            | Kind::PrintVersion
+            | Kind::PrintLicense
+            | Kind::Pause => "",
+        }
+    }
+
     /// Whether the option takes a value.
     pub const fn takes_value(self) -> bool {
-        !matches!(
-            self,
-            Kind::Switch
-                | Kind::Level
-                | Kind::PrintHelp
-                | Kind::PrintVersion
-                | Kind::PrintLicense
-                | Kind::Pause
-        )
+        !self.value_name().is_empty()
     }
 }
 
@@ -135,8 +155,6 @@ pub struct Opt {
     pub short: Option<char>,
     /// Without the leading `--`.
     pub long: Option<&'static str>,
-    /// What `--help` calls the value (`DUR`); empty for an option without one.
-    pub value_name: &'static str,
     pub kind: Kind,
     pub repeat: Repeat,
     /// vigil's own variable.
@@ -149,9 +167,9 @@ pub struct Opt {
     pub empty_env_is_value: bool,
     pub default: Default,
     pub help: &'static str,
-    /// What the option does to the `Config`: called by `cli::build` once
-    /// for each use on the command line, in order (a level once, with the
-    /// uses counted), else once with the value of its variable or its
+    /// What the option does to the `Config`: called by `cli::apply_rows`
+    /// once for each use on the command line, in order (a level once, with
+    /// the uses counted), else once with the value of its variable or its
     /// default, else with `Value::Unset`. So an option given twice is
     /// applied twice: an effect that sets its field keeps the last value, one
     /// that adds to it (`-e`, `--rewrite`) keeps them all.
@@ -163,7 +181,6 @@ const fn opt(kind: Kind, help: &'static str, apply: Apply) -> Opt {
     Opt {
         short: None,
         long: None,
-        value_name: "",
         kind,
         repeat: Repeat::Once,
         env: None,
@@ -175,11 +192,11 @@ const fn opt(kind: Kind, help: &'static str, apply: Apply) -> Opt {
     }
 }
 
-/// tini's one-letter options.
-const fn short(c: char, kind: Kind, repeat: Repeat, help: &'static str, apply: Apply) -> Opt {
+/// tini's one-letter options: a later use replaces an earlier one.
+const fn short(c: char, kind: Kind, help: &'static str, apply: Apply) -> Opt {
     Opt {
         short: Some(c),
-        repeat,
+        repeat: Repeat::Replace,
         ..opt(kind, help, apply)
     }
 }
@@ -187,7 +204,6 @@ const fn short(c: char, kind: Kind, repeat: Repeat, help: &'static str, apply: A
 /// vigil's long options, each with its `VIGIL_*` variable.
 const fn long(
     name: &'static str,
-    value_name: &'static str,
     kind: Kind,
     env: &'static str,
     help: &'static str,
@@ -195,7 +211,6 @@ const fn long(
 ) -> Opt {
     Opt {
         long: Some(name),
-        value_name,
         env: Some(env),
         ..opt(kind, help, apply)
     }
@@ -204,52 +219,24 @@ const fn long(
 /// The effect of the options that print and exit: they set nothing.
 const PRINTS: Apply = apply!(|_, _| {});
 
-/// `--pre-stop-timeout`, a row of its own for its default: without a
-/// grace period, 5 s, half of `docker stop`'s default wait, so that the
-/// hook is killed before its SIGKILL. (The line saying what still runs
-/// comes at the same time, and reads it too.)
-pub const PRE_STOP_TIMEOUT: Opt = Opt {
-    default: Default::HalfGrace(Duration::from_secs(5)),
-    ..long(
-        "pre-stop-timeout",
-        "DUR",
-        Kind::Duration,
-        "VIGIL_PRE_STOP_TIMEOUT",
-        "A pre-stop hook still running then is killed, and the stop signal forwarded",
-        apply!(|c, v| c.pre_stop_timeout = v.duration()),
-    )
-};
+// The defaults that depend on something else: their rows give them, and
+// the code that works them out reads them here.
 
-/// `--grace-period`, a row of its own for its default: a stop that
-/// `--timeout` or `--ready-timeout` started gets `docker stop`'s default
-/// wait, so that a job that ignores SIGTERM still ends; a stop signal from
-/// outside gets none (the runtime that sent it has its own deadline).
-pub const GRACE_PERIOD: Opt = Opt {
-    default: Default::AfterTimeout(Duration::from_secs(10)),
-    ..long(
-        "grace-period",
-        "DUR",
-        Kind::Duration,
-        "VIGIL_GRACE_PERIOD",
-        "After the first stop signal, time until everything left gets SIGKILL",
-        apply!(|c, v| c.grace_period = v.duration()),
-    )
-};
+/// `--pre-stop-timeout`'s default without a grace period: 5 s, half of
+/// `docker stop`'s default wait, so that the hook is killed before its
+/// SIGKILL. (The line saying what still runs comes at the same time, and
+/// reads it too.)
+pub const NO_GRACE_WAIT: Duration = Duration::from_secs(5);
 
-/// `--termination-log`, a row of its own for its default: Kubernetes'
-/// file, which it creates and shows as the termination message.
-pub const TERMINATION_LOG: Opt = Opt {
-    empty_env_is_value: true,
-    default: Default::IfExists("/dev/termination-log"),
-    ..long(
-        "termination-log",
-        "PATH",
-        Kind::Path,
-        "VIGIL_TERMINATION_LOG",
-        "Where the exit report is written; empty disables",
-        apply!(|c, v| c.termination_log = super::termination_log(v.path())),
-    )
-};
+/// `--grace-period`'s default for a stop that `--timeout` or
+/// `--ready-timeout` started: `docker stop`'s default wait, so that a job
+/// that ignores SIGTERM still ends; a stop signal from outside gets none
+/// (the runtime that sent it has its own deadline).
+pub const TIMEOUT_GRACE: Duration = Duration::from_secs(10);
+
+/// `--termination-log`'s default when it exists: Kubernetes' file, which
+/// it creates and shows as the termination message.
+pub const DEFAULT_TERMINATION_LOG: &str = "/dev/termination-log";
 
 /// Every option, in the order `--help` lists them, which is also the order
 /// their values are read in, and so which of two bad ones is named.
@@ -260,28 +247,23 @@ pub const OPTIONS: &[Opt] = &[
         ..short(
             's',
             Kind::Switch,
-            Repeat::Replace,
             "Register as a child subreaper (automatic when not PID 1)",
             apply!(|c, v| c.subreaper = v.switch()),
         )
     },
-    Opt {
-        value_name: "SIGNAL",
-        ..short(
-            'p',
-            Kind::Signal,
-            Repeat::Replace,
-            "Have the kernel send SIGNAL to vigil when vigil's parent dies",
-            apply!(|c, v| c.parent_death_signal = v.signal()),
-        )
-    },
+    short(
+        'p',
+        Kind::Signal,
+        "Have the kernel send SIGNAL to vigil when vigil's parent dies",
+        apply!(|c, v| c.parent_death_signal = v.signal()),
+    ),
     Opt {
         env: Some("VIGIL_VERBOSITY"),
         tini_env: Some("TINI_VERBOSITY"),
+        repeat: Repeat::Append,
         ..short(
             'v',
             Kind::Level,
-            Repeat::Append,
             "More output: 1 is the default (warnings, errors, the exit report when due), -v 2 (the lifecycle, signals and their senders), -vv 3 (each reaped process), -vvv 4 (everything); the variables take the level, 0-4",
             apply!(|c, v| c.verbosity = v.level()),
         )
@@ -289,7 +271,6 @@ pub const OPTIONS: &[Opt] = &[
     short(
         'w',
         Kind::Switch,
-        Repeat::Replace,
         "Warn about each orphaned zombie reaped",
         apply!(|c, v| c.warn_on_reap = v.switch()),
     ),
@@ -299,17 +280,15 @@ pub const OPTIONS: &[Opt] = &[
         ..short(
             'g',
             Kind::Switch,
-            Repeat::Replace,
             "Send forwarded signals to the child's whole process group",
             apply!(|c, v| c.signal_group = v.switch()),
         )
     },
     Opt {
-        value_name: "CODE",
+        repeat: Repeat::Append,
         ..short(
             'e',
             Kind::ExitCode,
-            Repeat::Append,
             "Exit with 0 when the child exits with CODE; repeatable",
             apply!(|c, v| c.expected_codes.extend(v.exit_code())),
         )
@@ -317,7 +296,6 @@ pub const OPTIONS: &[Opt] = &[
     short(
         'l',
         Kind::PrintLicense,
-        Repeat::Replace,
         "Print the license and exit",
         PRINTS,
     ),
@@ -329,13 +307,11 @@ pub const OPTIONS: &[Opt] = &[
     short(
         'P',
         Kind::Pause,
-        Repeat::Replace,
         "Pause: run no command; reap whatever is reparented to vigil, and exit 0 on a stop signal (a pod's infra process)",
         apply!(|c, v| c.pause = v.switch()),
     ),
     Opt {
         long: Some("install"),
-        value_name: "DIR",
         ..opt(
             Kind::Install,
             "Copy this vigil to DIR/vigil (mode 0755, atomically), say what was written, and exit",
@@ -344,7 +320,6 @@ pub const OPTIONS: &[Opt] = &[
     },
     Opt {
         long: Some("probe"),
-        value_name: "URL",
         ..opt(
             Kind::Url,
             "Check URL once and exit: 0 healthy (HTTP 2xx/3xx, or a connection), 1 not, with one line saying why",
@@ -355,7 +330,6 @@ pub const OPTIONS: &[Opt] = &[
         default: Default::Value("2s"),
         ..long(
             "probe-timeout",
-            "DUR",
             Kind::Duration,
             "VIGIL_PROBE_TIMEOUT",
             "How long one probe may take (--probe, and each of --ready-when's)",
@@ -366,7 +340,6 @@ pub const OPTIONS: &[Opt] = &[
         repeat: Repeat::Append,
         ..long(
             "rewrite",
-            "FROM:TO",
             Kind::Rewrite,
             "VIGIL_REWRITE",
             "Forward signal FROM as TO (TO 0 drops it); repeatable; the variable takes a comma-separated list",
@@ -377,7 +350,6 @@ pub const OPTIONS: &[Opt] = &[
     },
     long(
         "post-start",
-        "CMD",
         Kind::Command,
         "VIGIL_POST_START",
         "Run CMD right after the child starts",
@@ -385,7 +357,6 @@ pub const OPTIONS: &[Opt] = &[
     ),
     long(
         "post-start-timeout",
-        "DUR",
         Kind::Duration,
         "VIGIL_POST_START_TIMEOUT",
         "A post-start hook still running then has failed",
@@ -393,18 +364,25 @@ pub const OPTIONS: &[Opt] = &[
     ),
     long(
         "pre-stop",
-        "CMD",
         Kind::Command,
         "VIGIL_PRE_STOP",
         "Run CMD when a stop signal arrives, before forwarding it",
         apply!(|c, v| c.pre_stop = v.command()),
     ),
-    PRE_STOP_TIMEOUT,
+    Opt {
+        default: Default::HalfGrace(NO_GRACE_WAIT),
+        ..long(
+            "pre-stop-timeout",
+            Kind::Duration,
+            "VIGIL_PRE_STOP_TIMEOUT",
+            "A pre-stop hook still running then is killed, and the stop signal forwarded",
+            apply!(|c, v| c.pre_stop_timeout = v.duration()),
+        )
+    },
     Opt {
         default: Default::Value("0"),
         ..long(
             "pre-stop-sleep",
-            "DUR",
             Kind::Duration,
             "VIGIL_PRE_STOP_SLEEP",
             "Wait this long after pre-stop before forwarding the stop signal",
@@ -415,19 +393,26 @@ pub const OPTIONS: &[Opt] = &[
         default: Default::Value("TERM,INT"),
         ..long(
             "stop-signals",
-            "SIG[,SIG]",
             Kind::StopSignals,
             "VIGIL_STOP_SIGNALS",
             "The signals that start the stop sequence (pre-stop, grace period); others are forwarded at once",
             apply!(|c, v| c.stop_signals = v.stop_signals()),
         )
     },
-    GRACE_PERIOD,
+    Opt {
+        default: Default::AfterTimeout(TIMEOUT_GRACE),
+        ..long(
+            "grace-period",
+            Kind::Duration,
+            "VIGIL_GRACE_PERIOD",
+            "After the first stop signal, time until everything left gets SIGKILL",
+            apply!(|c, v| c.grace_period = v.duration()),
+        )
+    },
     Opt {
         default: Default::Value("2s"),
         ..long(
             "drain-timeout",
-            "DUR",
             Kind::Duration,
             "VIGIL_DRAIN_TIMEOUT",
             "After the child exits, time the others get between SIGTERM and SIGKILL",
@@ -436,7 +421,6 @@ pub const OPTIONS: &[Opt] = &[
     },
     long(
         "timeout",
-        "DUR",
         Kind::Duration,
         "VIGIL_TIMEOUT",
         "After DUR, stop the command as if SIGTERM (the first of --stop-signals) had arrived, and exit 124 (0: no timeout)",
@@ -444,7 +428,6 @@ pub const OPTIONS: &[Opt] = &[
     ),
     long(
         "ready-when",
-        "URL",
         Kind::Url,
         "VIGIL_READY_WHEN",
         "Probe URL (as --probe) until it first succeeds: then READY=1 to $NOTIFY_SOCKET; STOPPING=1 when the stop begins",
@@ -454,7 +437,6 @@ pub const OPTIONS: &[Opt] = &[
         default: Default::Value("1s"),
         ..long(
             "ready-interval",
-            "DUR",
             Kind::Duration,
             "VIGIL_READY_INTERVAL",
             "The longest wait between two --ready-when probes (the first comes after 50ms, and each failure doubles the wait)",
@@ -463,16 +445,24 @@ pub const OPTIONS: &[Opt] = &[
     },
     long(
         "ready-timeout",
-        "DUR",
         Kind::Duration,
         "VIGIL_READY_TIMEOUT",
         "Not ready DUR after the start: stop as if SIGTERM (the first of --stop-signals) had arrived, and never exit 0 (0: no timeout)",
         apply!(|c, v| c.ready_timeout = v.duration().filter(|d| !d.is_zero())),
     ),
-    TERMINATION_LOG,
+    Opt {
+        empty_env_is_value: true,
+        default: Default::IfExists(DEFAULT_TERMINATION_LOG),
+        ..long(
+            "termination-log",
+            Kind::Path,
+            "VIGIL_TERMINATION_LOG",
+            "Where the exit report is written; empty disables",
+            apply!(|c, v| c.termination_log = super::termination_log(v.path())),
+        )
+    },
     long(
         "user",
-        "USER[:GROUP]",
         Kind::User,
         "VIGIL_USER",
         "Run the child and the hooks as USER (name or uid), with GROUP, else USER's groups",
@@ -480,7 +470,6 @@ pub const OPTIONS: &[Opt] = &[
     ),
     long(
         "caps",
-        "CAP[,CAP]",
         Kind::Caps,
         "VIGIL_CAPS",
         "The child and the hooks hold exactly these capabilities (with or without --user); vigil keeps its own",
@@ -490,7 +479,6 @@ pub const OPTIONS: &[Opt] = &[
         default: Default::Value("text"),
         ..long(
             "log-format",
-            "FORMAT",
             Kind::LogFormat,
             "VIGIL_LOG_FORMAT",
             "text, json or logfmt: the form of each line vigil writes and of the termination log",

@@ -48,7 +48,6 @@ fn every_name_is_one_option() {
     for o in OPTIONS {
         let shown = flag_name(o);
         assert!(o.short.is_some() || o.long.is_some(), "{o:?}");
-        assert_eq!(o.kind.takes_value(), !o.value_name.is_empty(), "{shown}");
         for name in [o.short.map(String::from), o.long.map(String::from)]
             .into_iter()
             .flatten()
@@ -337,6 +336,24 @@ fn usage_errors_name_the_value() {
         (&["cmd"], &[("VIGIL_VERBOSITY", "9")], "VIGIL_VERBOSITY"),
         (&["cmd"], &[("VIGIL_GRACE_PERIOD", "soon")], "soon"),
         (&["cmd"], &[("VIGIL_REWRITE", "TERM")], "VIGIL_REWRITE"),
+        // An empty item of a list, as in every list.
+        (
+            &["cmd"],
+            &[("VIGIL_REWRITE", "TERM:QUIT,,")],
+            "VIGIL_REWRITE: '' is not FROM:TO",
+        ),
+        (
+            &["cmd"],
+            &[("VIGIL_REWRITE", ",")],
+            "VIGIL_REWRITE: '' is not FROM:TO",
+        ),
+        (&["--rewrite", "TERM:QUIT,", "cmd"], &[], "'TERM:QUIT,'"),
+        (
+            &["--stop-signals", "TERM,", "cmd"],
+            &[],
+            "in 'TERM,': '' is not a signal",
+        ),
+        (&["cmd"], &[("VIGIL_CAPS", "NET_RAW,")], "an empty name"),
     ];
     for (args, vars, needle) in cases {
         let err = run(args, vars).expect_err(needle);
@@ -421,6 +438,14 @@ fn the_termination_log_of_a_usage_error() {
     assert_eq!(
         at(&["-se", "3", "--termination-log", "/t/a", "cmd"], None),
         Some(PathBuf::from("/t/a"))
+    );
+    // `--` is no option's value: it ends the options.
+    assert_eq!(
+        at(
+            &["--post-start-timeout", "--", "--termination-log", "/t/a"],
+            Some("/t/b")
+        ),
+        Some(PathBuf::from("/t/b"))
     );
 }
 
@@ -583,7 +608,10 @@ fn a_probe_is_recognised_before_the_command_line_is_read() {
     assert!(!asked(&["--probe-timeout", "2s", "x", "--probe", "y"]));
     assert!(!asked(&["--", "--probe", "x"]));
     assert!(!asked(&["sh", "--probe", "x"]));
-    assert!(!asked(&["--post-start", "--probe", "sh"]));
+    // As the parser reads them: a long option's value never looks like an
+    // option, so `--probe` is one, and `--` ends the options.
+    assert!(asked(&["--post-start", "--probe", "sh"]));
+    assert!(!asked(&["--post-start-timeout", "--", "--probe", "x"]));
     // A word of short options whose last takes the next word as its value.
     assert!(asked(&["-se", "3", "--probe", "x"]));
     assert!(!asked(&["-sp", "--probe", "x"]));

@@ -42,11 +42,35 @@ pub enum Value {
     Unset,
 }
 
+/// `pub fn NAME(self) -> Option<TYPE>`: the value of the variant, or none.
+macro_rules! optional {
+    ($($name:ident: $variant:ident($ty:ty),)*) => {$(
+        pub fn $name(self) -> Option<$ty> {
+            match self {
+                Value::$variant(value) => Some(value),
+                _ => None,
+            }
+        }
+    )*};
+}
+
 /// The value as the type of its kind, for the options' effects. An unset
 /// value gives what the option means when it is not given (off, no
 /// signal, tini's verbosity, nothing); so would a value of another kind,
 /// which the table's kinds rule out.
 impl Value {
+    optional! {
+        signal: Signal(i32),
+        exit_code: ExitCode(i32),
+        duration: Duration(Duration),
+        command: Command(Vec<OsString>),
+        path: Path(OsString),
+        user: User(user::Spec),
+        log_format: LogFormat(Format),
+        caps: Caps(caps::Set),
+        url: Url(Url),
+    }
+
     pub fn switch(self) -> bool {
         self == Value::Switch(true)
     }
@@ -58,13 +82,6 @@ impl Value {
         }
     }
 
-    pub fn signal(self) -> Option<i32> {
-        match self {
-            Value::Signal(signal) => Some(signal),
-            _ => None,
-        }
-    }
-
     pub fn stop_signals(self) -> Vec<i32> {
         match self {
             Value::StopSignals(signals) => signals,
@@ -72,66 +89,10 @@ impl Value {
         }
     }
 
-    pub fn exit_code(self) -> Option<i32> {
-        match self {
-            Value::ExitCode(code) => Some(code),
-            _ => None,
-        }
-    }
-
-    pub fn duration(self) -> Option<Duration> {
-        match self {
-            Value::Duration(duration) => Some(duration),
-            _ => None,
-        }
-    }
-
-    pub fn command(self) -> Option<Vec<OsString>> {
-        match self {
-            Value::Command(words) => Some(words),
-            _ => None,
-        }
-    }
-
-    pub fn path(self) -> Option<OsString> {
-        match self {
-            Value::Path(path) => Some(path),
-            _ => None,
-        }
-    }
-
     pub fn rewrites(self) -> Vec<(i32, i32)> {
         match self {
             Value::Rewrite(rules) => rules,
             _ => Vec::new(),
-        }
-    }
-
-    pub fn user(self) -> Option<user::Spec> {
-        match self {
-            Value::User(spec) => Some(spec),
-            _ => None,
-        }
-    }
-
-    pub fn log_format(self) -> Option<Format> {
-        match self {
-            Value::LogFormat(format) => Some(format),
-            _ => None,
-        }
-    }
-
-    pub fn caps(self) -> Option<caps::Set> {
-        match self {
-            Value::Caps(set) => Some(set),
-            _ => None,
-        }
-    }
-
-    pub fn url(self) -> Option<Url> {
-        match self {
-            Value::Url(target) => Some(target),
-            _ => None,
         }
     }
 }
@@ -149,94 +110,90 @@ pub enum From {
 /// Reads `raw` as a value of `kind`. Only a path and a user may be any
 /// bytes; every other value must be UTF-8.
 pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
-    match kind {
-        Kind::Path => return Ok(Value::Path(raw.to_owned())),
-        Kind::Install if raw.is_empty() => {
+    let text = match kind {
+        Kind::Path | Kind::Install | Kind::User => "",
+        _ => raw.to_str().ok_or_else(|| {
+            format!(
+                "'{}' is not valid UTF-8 (the bad bytes shown as U+FFFD)",
+                raw.to_string_lossy()
+            )
+        })?,
+    };
+    Ok(match (kind, from) {
+        (Kind::Path, _) => Value::Path(raw.to_owned()),
+        (Kind::Install, _) if raw.is_empty() => {
             return Err("an empty directory: give the directory to copy vigil into".into());
         }
-        Kind::Install => return Ok(Value::Path(raw.to_owned())),
+        (Kind::Install, _) => Value::Path(raw.to_owned()),
         // Only the shape here: the files are read before the fork.
-        Kind::User => {
-            return user::parse_spec(raw)
-                .map(Value::User)
-                .map_err(|e| e.to_string());
+        (Kind::User, _) => Value::User(user::parse_spec(raw).map_err(|e| e.to_string())?),
+        // On the command line a switch has no value; tini's variables
+        // switch on by being set at all.
+        (Kind::Switch, From::CommandLine | From::Tini) => Value::Switch(true),
+        (Kind::Switch, From::Vigil) => Value::Switch(parse_bool(text)?),
+        (Kind::Level, From::CommandLine) => Value::Level(1),
+        (Kind::Level, From::Vigil) => Value::Level(parse_verbosity(text)?),
+        (Kind::Level, From::Tini) => Value::Level(atoi(text)),
+        (Kind::Signal, _) => Value::Signal(signal::parse(text)?),
+        (Kind::StopSignals, _) => Value::StopSignals(parse_stop_signals(text)?),
+        (Kind::ExitCode, _) => Value::ExitCode(parse_exit_code(text)?),
+        (Kind::Duration, _) => Value::Duration(parse_duration(text)?),
+        (Kind::Command, _) => Value::Command(text::parse_command(text)?),
+        (Kind::LogFormat, _) => Value::LogFormat(Format::parse(text)?),
+        (Kind::Caps, _) => Value::Caps(caps::parse(text)?),
+        (Kind::Url, _) => Value::Url(Url::parse(text)?),
+        // On the command line one rule; in a variable, a list.
+        (Kind::Rewrite, From::CommandLine) => Value::Rewrite(vec![Rewrites::parse_rule(text)?]),
+        (Kind::Rewrite, From::Vigil | From::Tini) => {
+            Value::Rewrite(list(text, Rewrites::parse_rule)?)
         }
-        _ => {}
-    }
-    let text = raw.to_str().ok_or_else(|| {
-        format!(
-            "'{}' is not valid UTF-8 (the bad bytes shown as U+FFFD)",
-            raw.to_string_lossy()
-        )
-    })?;
-    Ok(match kind {
-        Kind::Switch => match from {
-            // On the command line a switch has no value; tini's variables
-            // switch on by being set at all.
-            From::CommandLine | From::Tini => Value::Switch(true),
-            From::Vigil => Value::Switch(parse_bool(text)?),
-        },
-        Kind::Level => match from {
-            From::CommandLine => Value::Level(1),
-            From::Vigil => Value::Level(parse_verbosity(text)?),
-            From::Tini => Value::Level(atoi(text)),
-        },
-        Kind::Signal => Value::Signal(signal::parse(text)?),
-        Kind::StopSignals => Value::StopSignals(parse_stop_signals(text)?),
-        Kind::ExitCode => Value::ExitCode(parse_exit_code(text)?),
-        Kind::Duration => Value::Duration(parse_duration(text)?),
-        Kind::Command => Value::Command(text::parse_command(text)?),
-        Kind::Path | Kind::Install => Value::Path(raw.to_owned()),
-        Kind::User => Value::User(user::parse_spec(raw).map_err(|e| e.to_string())?),
-        Kind::LogFormat => Value::LogFormat(Format::parse(text)?),
-        Kind::Caps => Value::Caps(caps::parse(text)?),
-        Kind::Url => Value::Url(Url::parse(text)?),
-        Kind::Rewrite => match from {
-            From::CommandLine => Value::Rewrite(vec![Rewrites::parse_rule(text)?]),
-            From::Vigil | From::Tini => Value::Rewrite(
-                text.split(',')
-                    .map(str::trim)
-                    .filter(|rule| !rule.is_empty())
-                    .map(Rewrites::parse_rule)
-                    .collect::<Result<_, _>>()?,
-            ),
-        },
-        Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense | Kind::Pause => {
+        (Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense | Kind::Pause, _) => {
             Value::Switch(true)
         }
     })
+}
+
+/// The items of a comma-separated list (`TERM,INT`, `TERM:QUIT, USR1:0`),
+/// blanks around each trimmed, each read by `item`. Every list vigil reads
+/// is read here: an empty item (`TERM,`, `,`) is read like any other, and
+/// so is a mistake, never skipped (it may as well be a forgotten value as
+/// a stray comma).
+fn list<T>(text: &str, item: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
+    text.split(',').map(str::trim).map(item).collect()
 }
 
 /// A list of stop signals, `TERM,QUIT`: each one a signal vigil reads and
 /// forwards (not KILL or STOP, which no one can catch, nor CHLD, TTIN and
 /// TTOU, which vigil keeps or ignores), each once, at least one.
 pub fn parse_stop_signals(text: &str) -> Result<Vec<i32>, String> {
-    let mut list = Vec::new();
-    for word in text.split(',').map(str::trim) {
+    let read = |word: &str| {
         let signal = signal::parse(word).map_err(|why| format!("in '{text}': {why}"))?;
-        if let Some(never) = signal::never_forwarded(signal) {
-            return Err(format!(
+        match signal::never_forwarded(signal) {
+            Some(never) => Err(format!(
                 "in '{text}': {} cannot be a stop signal: {never}",
                 signal::name(signal)
-            ));
+            )),
+            None => Ok(signal),
         }
-        if !list.contains(&signal) {
-            list.push(signal);
+    };
+    let mut once = Vec::new();
+    for signal in list(text, read)? {
+        if !once.contains(&signal) {
+            once.push(signal);
         }
     }
-    Ok(list)
+    Ok(once)
 }
 
 /// C's `atoi`, which tini uses for `TINI_VERBOSITY`: leading digits, else 0.
 fn atoi(text: &str) -> u8 {
-    let digits = text
+    let digits: String = text
         .trim_start()
-        .bytes()
-        .take_while(u8::is_ascii_digit)
-        .count();
-    text.trim_start()
-        .get(..digits)
-        .and_then(|d| d.parse::<u32>().ok())
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits
+        .parse::<u32>()
         .map_or(0, |n| n.min(u32::from(MAX_VERBOSITY)) as u8)
 }
 
@@ -374,9 +331,27 @@ mod tests {
     #[test]
     fn rewrites_from_a_variable_are_a_list() {
         assert_eq!(
-            read(Kind::Rewrite, OsStr::new("TERM:QUIT, USR1:0,"), From::Vigil),
+            read(Kind::Rewrite, OsStr::new("TERM:QUIT, USR1:0"), From::Vigil),
             Ok(Value::Rewrite(vec![(15, 3), (10, 0)]))
         );
         assert!(read(Kind::Rewrite, OsStr::new("TERM"), From::Vigil).is_err());
+    }
+
+    /// Every list reads an empty item as a mistake, as `--stop-signals`
+    /// always did.
+    #[test]
+    fn an_empty_item_is_a_mistake_in_every_list() {
+        for (kind, text) in [
+            (Kind::Rewrite, "TERM:QUIT,,"),
+            (Kind::Rewrite, "TERM:QUIT,"),
+            (Kind::Rewrite, ","),
+            (Kind::Rewrite, " "),
+            (Kind::StopSignals, "TERM,"),
+            (Kind::StopSignals, ",TERM"),
+            (Kind::Caps, "NET_RAW,"),
+        ] {
+            let read = read(kind, OsStr::new(text), From::Vigil);
+            assert!(read.is_err(), "{kind:?} {text:?}: {read:?}");
+        }
     }
 }

@@ -423,6 +423,13 @@ fn bad_values_exit_2_and_never_start_the_child() {
             &[("VIGIL_REWRITE", "HUP:HUP,99:1")],
             &["VIGIL_REWRITE", "99"],
         ),
+        // An empty item, as in every list.
+        (
+            &[],
+            &[("VIGIL_REWRITE", "TERM:QUIT,,")],
+            &["VIGIL_REWRITE", "''"],
+        ),
+        (&[], &[("VIGIL_REWRITE", ",")], &["VIGIL_REWRITE", "''"]),
         (
             &[],
             &[("VIGIL_PRE_STOP", "sh -c 'oops")],

@@ -144,12 +144,12 @@ fn the_option_table_gives_each_option_its_value_and_default() {
             if o.kind.takes_value() {
                 let shown = spellings(o)
                     .iter()
-                    .any(|s| cell.contains(&format!("`{s} {}`", o.value_name)));
+                    .any(|s| cell.contains(&format!("`{s} {}`", o.kind.value_name())));
                 assert!(
                     shown,
                     "{TABLE_PAGE}: the row {cell} does not write {:?} with {}",
                     spellings(o),
-                    o.value_name
+                    o.kind.value_name()
                 );
             }
             let line = help
