@@ -266,6 +266,15 @@ fn check_durations(config: &Config, probing: bool) -> Result<(), UsageError> {
     if !probing && config.ready_interval.is_zero() {
         return zero("--ready-interval (VIGIL_READY_INTERVAL)");
     }
+    if !probing && config.live_interval.is_zero() {
+        return zero("--live-interval (VIGIL_LIVE_INTERVAL)");
+    }
+    if let Some(cause) = config.exit_codes.given_twice() {
+        return Err(usage(format!(
+            "--exit-code (VIGIL_EXIT_CODES) gives {} twice",
+            cause.word()
+        )));
+    }
     Ok(())
 }
 

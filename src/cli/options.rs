@@ -68,8 +68,13 @@ pub enum Kind {
     /// `cap_net_raw`), at least one.
     Caps,
     /// A probe's URL: `http://HOST[:PORT][/PATH]`, `tcp://HOST:PORT`,
-    /// `unix:/PATH`, `http+unix://%2FPATH[/PATH]`.
+    /// `unix:/PATH`, `http+unix://%2FPATH[/PATH]`, `file:/PATH`.
     Url,
+    /// A whole number, at least 1.
+    Count,
+    /// `CAUSE=STATUS`: the exit status of a cause of vigil's ending; in
+    /// the environment, comma separated.
+    ExitCodes,
     /// Prints something and exits 0: help at once, where it is met (as
     /// getopt-style tools do); the version and the license after the whole
     /// command line has been read.
@@ -101,6 +106,8 @@ impl Kind {
             Kind::LogFormat => "FORMAT",
             Kind::Caps => "CAP[,CAP]",
             Kind::Url => "URL",
+            Kind::Count => "N",
+            Kind::ExitCodes => "CAUSE=STATUS",
             Kind::Install => "DIR",
             Kind::Switch
             | Kind::Level
@@ -450,6 +457,55 @@ pub const OPTIONS: &[Opt] = &[
         "Not ready DUR after the start: stop as if SIGTERM (the first of --stop-signals) had arrived, and never exit 0 (0: no timeout)",
         apply!(|c, v| c.ready_timeout = v.duration().filter(|d| !d.is_zero())),
     ),
+    long(
+        "live-when",
+        Kind::Url,
+        "VIGIL_LIVE_WHEN",
+        "Probe URL (as --probe) every --live-interval for the child's whole life (from readiness, with --ready-when); after --live-failures failures in a row, stop as if SIGTERM (the first of --stop-signals) had arrived, and exit with the unhealthy status",
+        apply!(|c, v| c.live_when = v.url()),
+    ),
+    Opt {
+        default: Default::Value("10s"),
+        ..long(
+            "live-interval",
+            Kind::Duration,
+            "VIGIL_LIVE_INTERVAL",
+            "The wait between two --live-when probes, from the end of one to the start of the next",
+            apply!(|c, v| c.live_interval = v.duration().unwrap_or_default()),
+        )
+    },
+    Opt {
+        default: Default::Value("3"),
+        ..long(
+            "live-failures",
+            Kind::Count,
+            "VIGIL_LIVE_FAILURES",
+            "How many --live-when probes must fail in a row to stop the container",
+            apply!(|c, v| c.live_failures = v.count().unwrap_or(1)),
+        )
+    },
+    Opt {
+        default: Default::Value("0s"),
+        ..long(
+            "live-start",
+            Kind::Duration,
+            "VIGIL_LIVE_START",
+            "The wait before the first --live-when probe, without --ready-when (with it, probing starts one interval after readiness)",
+            apply!(|c, v| c.live_start = v.duration().unwrap_or_default()),
+        )
+    },
+    Opt {
+        repeat: Repeat::Append,
+        ..long(
+            "exit-code",
+            Kind::ExitCodes,
+            "VIGIL_EXIT_CODES",
+            "Exit with STATUS when the container ends of CAUSE: stopped, grace, timeout, unhealthy, not-ready, post-start or oom (a child's own exit code stands); repeatable; the variable takes a comma-separated list",
+            apply!(|c, v| for rule in v.exit_codes() {
+                c.exit_codes.add(rule)
+            }),
+        )
+    },
     Opt {
         empty_env_is_value: true,
         default: Default::IfExists(DEFAULT_TERMINATION_LOG),

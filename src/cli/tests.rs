@@ -105,6 +105,8 @@ fn every_option_sets_a_field_of_its_own() {
         Kind::LogFormat => "json",
         Kind::Caps => "NET_RAW",
         Kind::Url => "http://127.0.0.1:8080/ready",
+        Kind::Count => "2",
+        Kind::ExitCodes => "stopped=0",
         Kind::Switch
         | Kind::Level
         | Kind::PrintHelp

@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::options::Kind;
 use crate::caps;
 use crate::log::facts::signal::{self, Rewrites};
+use crate::log::facts::stop::EndCause;
 use crate::log::format::Format;
 use crate::probe::Url;
 use crate::text;
@@ -38,6 +39,8 @@ pub enum Value {
     LogFormat(Format),
     Caps(caps::Set),
     Url(Url),
+    Count(u32),
+    ExitCodes(Vec<(EndCause, i32)>),
     /// Given nowhere, and no default: what an option's effect gets then.
     Unset,
 }
@@ -69,6 +72,7 @@ impl Value {
         log_format: LogFormat(Format),
         caps: Caps(caps::Set),
         url: Url(Url),
+        count: Count(u32),
     }
 
     pub fn switch(self) -> bool {
@@ -92,6 +96,13 @@ impl Value {
     pub fn rewrites(self) -> Vec<(i32, i32)> {
         match self {
             Value::Rewrite(rules) => rules,
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn exit_codes(self) -> Vec<(EndCause, i32)> {
+        match self {
+            Value::ExitCodes(rules) => rules,
             _ => Vec::new(),
         }
     }
@@ -147,6 +158,11 @@ pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
         (Kind::Rewrite, From::Vigil | From::Tini) => {
             Value::Rewrite(list(text, Rewrites::parse_rule)?)
         }
+        (Kind::Count, _) => Value::Count(parse_count(text)?),
+        (Kind::ExitCodes, From::CommandLine) => Value::ExitCodes(vec![exit_code_rule(text)?]),
+        (Kind::ExitCodes, From::Vigil | From::Tini) => {
+            Value::ExitCodes(list(text, exit_code_rule)?)
+        }
         (Kind::PrintHelp | Kind::PrintVersion | Kind::PrintLicense | Kind::Pause, _) => {
             Value::Switch(true)
         }
@@ -183,6 +199,21 @@ pub fn parse_stop_signals(text: &str) -> Result<Vec<i32>, String> {
         }
     }
     Ok(once)
+}
+
+/// A whole number, at least 1: `3`.
+fn parse_count(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<u32>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!(
+            "'{text}' is not a count: use a whole number, at least 1"
+        )),
+    }
+}
+
+/// `CAUSE=STATUS`, the status read as `-e` reads an exit code.
+fn exit_code_rule(text: &str) -> Result<(EndCause, i32), String> {
+    EndCause::parse_rule(text, parse_exit_code)
 }
 
 /// C's `atoi`, which tini uses for `TINI_VERBOSITY`: leading digits, else 0.

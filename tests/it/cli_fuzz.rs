@@ -235,6 +235,43 @@ fn exit_code(r: &mut Rng) -> String {
     }
 }
 
+/// `--live-failures`: a count, or what is not one.
+fn count(r: &mut Rng) -> String {
+    if r.tame {
+        return r.pick(&["1", "2", "3"]).to_string();
+    }
+    r.pick(&["1", "3", "0", "-1", "x", "", " 2", "4294967296"])
+        .to_string()
+}
+
+/// The causes `--exit-code` names.
+const CAUSES: [&str; 7] = [
+    "stopped",
+    "grace",
+    "timeout",
+    "unhealthy",
+    "not-ready",
+    "post-start",
+    "oom",
+];
+
+/// `--exit-code CAUSE=STATUS`, or a rule it refuses.
+fn exit_code_rule(r: &mut Rng) -> String {
+    if r.tame || r.chance(2) {
+        return format!("{}={}", r.pick(&CAUSES), r.pick(&["0", "3", "77", "200"]));
+    }
+    r.pick(&[
+        "stopped",
+        "=3",
+        "nope=1",
+        "stopped=256",
+        "stopped=3=4",
+        "STOPPED=0",
+        "",
+    ])
+    .to_string()
+}
+
 fn rewrite(r: &mut Rng) -> String {
     if r.tame {
         return match r.below(4) {
@@ -450,6 +487,8 @@ fn value_of(r: &mut Rng, kind: Kind, hook_marker: &Path) -> String {
         Kind::LogFormat => log_format(r),
         Kind::Caps => caps(r),
         Kind::Url => url(r),
+        Kind::Count => count(r),
+        Kind::ExitCodes => exit_code_rule(r),
         // They take no value: `valued` leaves them out. `-P` is never
         // generated: without a command it pauses until a stop signal
         // (tests/pause.rs); the fixed cases hold its usage errors.
@@ -854,6 +893,18 @@ fn judge(
         || text.contains("ready_timeout");
     // A short --timeout may pass before the child's own exit.
     let timeout_possible = text.contains("timeout");
+    // --live-when probes what never answers: failures enough in a row may
+    // come before the child's own exit, and stop it as a failed post-start
+    // hook does, with the unhealthy status (69).
+    let unhealthy_possible = text.contains("live-when") || text.contains("LIVE_WHEN");
+    let post_start_possible = post_start_possible || unhealthy_possible;
+    // --exit-code may give any of its statuses to the ending it names.
+    let remapped: Vec<i32> = text
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter_map(|word| word.split_once('='))
+        .filter(|(cause, _)| CAUSES.contains(cause))
+        .filter_map(|(_, status)| status.parse().ok())
+        .collect();
     // That stop, when --stop-signals or --rewrite chose it, may be 33 or
     // 34, which the musl child unblocks (module doc): it then races the
     // child's own exit, and either may win.
@@ -883,12 +934,17 @@ fn judge(
         if post_start_possible && all.contains(&0) {
             all.push(1);
         }
+        if unhealthy_possible {
+            all.push(69);
+        }
+        all.extend(&remapped);
         all
     };
 
     if marker.exists() {
         let ok_status = statuses(&[&[case.code][..], &killed].concat()).contains(&status)
-            || (status == 124 && timeout_possible);
+            || (status == 124 && timeout_possible)
+            || remapped.contains(&status);
         if !ok_status {
             return Err(format!(
                 "the child ran (code {}) but vigil exited {status}",
@@ -943,6 +999,7 @@ fn judge(
         // A --timeout that passed before the child wrote its marker (1ns,
         // with a grace period that SIGKILLs at once).
         124 if text.contains("timeout") => Ok("timed out before it wrote its marker"),
+        s if remapped.contains(&s) => Ok("ended with a status --exit-code gave"),
         // A --user that names no user or group, or --caps naming a
         // capability vigil does not hold: found before anything starts, one
         // error line, exit 1. The termination log is still written, so a

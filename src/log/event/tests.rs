@@ -187,7 +187,7 @@ fn every_event_writes_what_the_schema_says() {
     };
     let ledger = full_ledger(now);
     let mut codes = ExitCodes::default();
-    codes.set((EndCause::Grace, 137)).expect("set once");
+    codes.add((EndCause::Grace, 137));
     let exit = ledger.exit(&codes, &[], 1).expect("the child ended");
     let command = Command::new(vec!["app".into()]);
     let provisional = Provisional {

@@ -229,16 +229,22 @@ impl EndCause {
 pub struct ExitCodes(Vec<(EndCause, i32)>);
 
 impl ExitCodes {
-    /// Sets a cause's status; a cause given twice is an error, naming it.
-    pub fn set(&mut self, (cause, status): (EndCause, i32)) -> Result<(), String> {
-        if self.get(cause).is_some() {
-            return Err(format!("--exit-code {} is given twice", cause.word()));
-        }
-        self.0.push((cause, status));
-        Ok(())
+    pub fn add(&mut self, rule: (EndCause, i32)) {
+        self.0.push(rule);
     }
 
     pub fn get(&self, cause: EndCause) -> Option<i32> {
         self.0.iter().find(|(c, _)| *c == cause).map(|(_, s)| *s)
+    }
+
+    /// A cause given more than once, which would leave one of its statuses
+    /// silently unused.
+    pub fn given_twice(&self) -> Option<EndCause> {
+        let mut seen = Vec::new();
+        self.0.iter().map(|(cause, _)| *cause).find(|cause| {
+            let twice = seen.contains(cause);
+            seen.push(*cause);
+            twice
+        })
     }
 }

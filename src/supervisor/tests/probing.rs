@@ -240,3 +240,118 @@ fn a_notification_that_fails_is_a_warning_and_changes_nothing_else() {
         ["vigil: warning: cannot send READY=1 to /run/notify/notify.sock: Connection refused\n"]
     );
 }
+
+const LIVE: &str = "tcp://127.0.0.1:8080";
+
+/// A supervisor probing `LIVE` for liveness.
+fn living(args: &[&str]) -> Supervisor<Fake> {
+    let mut all = vec!["--live-when", LIVE];
+    all.extend(args);
+    supervisor(&all)
+}
+
+#[test]
+fn liveness_probes_every_interval_and_nothing_between() {
+    let mut s = living(&["--live-interval", "2s", "--live-start", "5s"]);
+    assert_eq!(s.next_probe_in(), Some(Duration::from_secs(5)));
+    s.sys.probe_starts = std::iter::repeat_with(healthy).take(5).collect();
+    for _ in 0..5 {
+        s.next_deadline_passes();
+        assert_eq!(s.next_probe_in(), Some(Duration::from_secs(2)));
+    }
+    assert_eq!(s.sys.probes.len(), 5);
+    assert!(s.sys.probes.iter().all(|u| u == LIVE));
+    assert_eq!(s.state, State::Running);
+    // Between two probes the one deadline is the next probe's.
+    assert_eq!(s.deadlines.next(), s.deadlines.get(Deadline::Probe));
+}
+
+#[test]
+fn failures_in_a_row_stop_the_container_with_the_unhealthy_status() {
+    let mut s = living(&["--live-failures", "3", "--live-interval", "1s"]);
+    // Two failures, a success, then three failures in a row.
+    s.sys.probe_starts = [
+        refused(),
+        refused(),
+        healthy(),
+        refused(),
+        refused(),
+        refused(),
+    ]
+    .into();
+    for _ in 0..5 {
+        s.next_deadline_passes();
+        assert_eq!(s.state, State::Running);
+    }
+    s.next_deadline_passes();
+    assert_eq!(s.stop_cause(), Some("unhealthy"));
+    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+    assert!(s.probing.is_none(), "no probe once stopping");
+    let grace = s.ledger.grace().unwrap();
+    assert_eq!(
+        (grace.period, grace.by_default),
+        (Duration::from_secs(10), true)
+    );
+    s.ended(CHILD, killed(libc::SIGTERM));
+    assert_eq!(s.state, State::Exit(69));
+}
+
+#[test]
+fn liveness_starts_one_interval_after_readiness() {
+    let mut s = probing(&["--live-when", LIVE, "--live-interval", "7s"]);
+    s.sys.probe_starts = [healthy()].into();
+    s.next_deadline_passes();
+    assert_eq!(s.sys.notified.len(), 1, "READY=1");
+    assert_eq!(s.next_probe_in(), Some(Duration::from_secs(7)));
+    assert!(matches!(
+        s.probing.as_ref().map(|p| p.purpose),
+        Some(crate::probe::Purpose::Live { failures: 3 })
+    ));
+}
+
+/// Each cause's exit status: the default, and `--exit-code`'s; the
+/// child's own exit code stands.
+#[test]
+fn each_cause_has_its_status() {
+    let unhealthy = |args: &[&str], ending| {
+        let mut all = vec!["--live-failures", "1"];
+        all.extend(args);
+        let mut s = living(&all);
+        s.sys.probe_starts = [refused()].into();
+        s.next_deadline_passes();
+        s.ended(CHILD, ending);
+        s.state
+    };
+    assert_eq!(unhealthy(&[], killed(libc::SIGTERM)), State::Exit(69));
+    assert_eq!(unhealthy(&[], exited(143)), State::Exit(69));
+    assert_eq!(unhealthy(&[], exited(0)), State::Exit(69));
+    assert_eq!(unhealthy(&[], exited(3)), State::Exit(3), "its own code");
+    assert_eq!(
+        unhealthy(&["--exit-code", "unhealthy=42"], killed(libc::SIGTERM)),
+        State::Exit(42)
+    );
+    let stopped = |args: &[&str], ending| {
+        let mut s = supervisor(args);
+        s.signal(from_outside(libc::SIGTERM));
+        s.ended(CHILD, ending);
+        s.state
+    };
+    assert_eq!(stopped(&[], killed(libc::SIGTERM)), State::Exit(143));
+    let zero = ["--exit-code", "stopped=0"];
+    assert_eq!(stopped(&zero, killed(libc::SIGTERM)), State::Exit(0));
+    assert_eq!(stopped(&zero, exited(143)), State::Exit(0));
+    assert_eq!(stopped(&zero, exited(3)), State::Exit(3), "its own code");
+    let timeout = |args: &[&str], ending| {
+        let mut all = vec!["--timeout", "5s"];
+        all.extend(args);
+        let mut s = supervisor(&all);
+        s.passes(Deadline::Timeout);
+        s.ended(CHILD, ending);
+        s.state
+    };
+    assert_eq!(timeout(&[], exited(3)), State::Exit(124));
+    assert_eq!(
+        timeout(&["--exit-code", "timeout=9"], killed(libc::SIGTERM)),
+        State::Exit(9)
+    );
+}
