@@ -78,7 +78,7 @@ pub fn counter_file(cgroups: &str, mountinfo: &str) -> Option<PathBuf> {
 }
 
 pub fn duration(text: &str) -> Result<Duration, String> {
-    values::parse_duration(text)
+    text::parse_duration(text)
 }
 
 /// A duration as vigil writes one that was chosen.

@@ -477,7 +477,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("vigil-title-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let program = dir.join("two\nlines");
-        std::fs::copy("/bin/sleep", &program).unwrap();
+        // A link, not a copy: a copy's write descriptor, inherited by a
+        // process another test forks meanwhile, would make its exec fail
+        // with ETXTBSY.
+        let _ = std::fs::remove_file(&program);
+        std::os::unix::fs::symlink("/bin/sleep", &program).unwrap();
         // sleep adds up its arguments: forty more seconds make it long.
         let mut child = std::process::Command::new(&program)
             .arg("1000")

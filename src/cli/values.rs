@@ -19,10 +19,6 @@ use crate::user;
 pub const DEFAULT_VERBOSITY: u8 = 1;
 pub const MAX_VERBOSITY: u8 = 4;
 
-/// The longest duration vigil takes: longer ones mean nothing for a
-/// container, and deadlines far beyond it would overflow the clock.
-const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
-
 /// One value, read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Value {
@@ -148,7 +144,7 @@ pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
         (Kind::Signal, _) => Value::Signal(signal::parse(text)?),
         (Kind::StopSignals, _) => Value::StopSignals(parse_stop_signals(text)?),
         (Kind::ExitCode, _) => Value::ExitCode(parse_exit_code(text)?),
-        (Kind::Duration, _) => Value::Duration(parse_duration(text)?),
+        (Kind::Duration, _) => Value::Duration(text::parse_duration(text)?),
         (Kind::Command, _) => Value::Command(text::parse_command(text)?),
         (Kind::LogFormat, _) => Value::LogFormat(Format::parse(text)?),
         (Kind::Caps, _) => Value::Caps(caps::parse(text)?),
@@ -262,50 +258,6 @@ pub fn parse_verbosity(text: &str) -> Result<u8, String> {
     }
 }
 
-/// Parses a duration: `500ms`, `5s`, `1.5s`, `2m`, `1h`; a bare number is
-/// seconds. Integer arithmetic only: floats would bring the float
-/// formatting and parsing code into the binary.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = || {
-        format!(
-            "'{text}' is not a duration: use a number with a unit ms, s, m or h (500ms, 5s, 2m); a bare number means seconds"
-        )
-    };
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let nanos_per_unit: u128 = match unit {
-        "" | "s" => 1_000_000_000,
-        "ms" => 1_000_000,
-        "m" => 60_000_000_000,
-        "h" => 3_600_000_000_000,
-        _ => return Err(bad()),
-    };
-    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
-    if whole.is_empty() || (number.contains('.') && fraction.is_empty()) || fraction.len() > 9 {
-        return Err(bad());
-    }
-    let digits = |s: &str| -> Result<u128, String> {
-        if s.is_empty() {
-            return Ok(0);
-        }
-        s.parse::<u128>().map_err(|_| bad())
-    };
-    let scale = 10u128.pow(fraction.len() as u32);
-    let fraction_nanos = digits(fraction)? * nanos_per_unit / scale;
-    let nanos = digits(whole)?
-        .checked_mul(nanos_per_unit)
-        .and_then(|n| n.checked_add(fraction_nanos))
-        .ok_or_else(bad)?;
-    if nanos > MAX_DURATION.as_nanos() {
-        return Err(format!("'{text}' is too long: at most 8760h (a year)"));
-    }
-    let secs = u64::try_from(nanos / 1_000_000_000).map_err(|_| bad())?;
-    Ok(Duration::new(secs, (nanos % 1_000_000_000) as u32))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -324,29 +276,6 @@ mod tests {
         }
         for text in ["", "3 ", "0x3", "256", "-1", "3a", "1e2", "99999999999"] {
             assert!(parse_exit_code(text).is_err(), "{text:?}");
-        }
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
-        assert_eq!(parse_duration("5").unwrap(), Duration::from_secs(5));
-        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
-        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
-        assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
-        assert_eq!(parse_duration("0.25m").unwrap(), Duration::from_secs(15));
-        for bad in [
-            "",
-            "5x",
-            "s",
-            "-1s",
-            "1.s",
-            ".5",
-            "1e3",
-            "1.2.3s",
-            "99999999999999999999999h",
-        ] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
         }
     }
 

@@ -11,7 +11,7 @@
 
 use std::net::SocketAddr;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use nix::errno::Errno;
 use nix::poll::PollFlags;
@@ -139,6 +139,7 @@ impl Attempt {
                 self.stage = Stage::Connect;
                 return None;
             }
+            Endpoint::File { path, max_age } => return Some(look_at(path, *max_age)),
             Endpoint::Inet { host, port } => (host, *port),
         };
         let ips = match host {
@@ -206,6 +207,7 @@ impl Attempt {
             return Some(Ok(Healthy {
                 address: self.address(),
                 status: None,
+                age: None,
             }));
         }
         self.stage = Stage::Sending;
@@ -260,6 +262,7 @@ impl Attempt {
             Head::Status(code, reason) if http::healthy(code) => Some(Ok(Healthy {
                 address,
                 status: Some((code, reason)),
+                age: None,
             })),
             Head::Status(code, reason) => Some(Err(Unhealthy::Status { code, reason })),
             Head::NotHttp(start) => Some(Err(Unhealthy::NotHttp { address, start })),
@@ -295,7 +298,7 @@ fn open(address: &Address) -> Result<(OwnedFd, bool), Errno> {
     let family = match address {
         Address::Inet(SocketAddr::V4(_)) => AddressFamily::Inet,
         Address::Inet(SocketAddr::V6(_)) => AddressFamily::Inet6,
-        Address::Unix(_) | Address::Unknown => AddressFamily::Unix,
+        Address::Unix(_) | Address::File(_) | Address::Unknown => AddressFamily::Unix,
     };
     let socket = socket::socket(
         family,
@@ -314,12 +317,80 @@ fn open(address: &Address) -> Result<(OwnedFd, bool), Errno> {
             };
             socket::connect(fd, &to)
         }
-        Address::Unknown => Err(Errno::EADDRNOTAVAIL),
+        Address::File(_) | Address::Unknown => Err(Errno::EADDRNOTAVAIL),
     };
     match result {
         Ok(()) => Ok((socket, true)),
         // Interrupted, a non-blocking connect goes on by itself.
         Err(Errno::EINPROGRESS | Errno::EINTR) => Ok((socket, false)),
         Err(e) => Err(e),
+    }
+}
+
+/// A `file:` probe: `path` exists, and with `max_age`, was modified within
+/// it. One `stat`, which needs no waiting; a modification time ahead of
+/// the clock counts as just now.
+fn look_at(path: &str, max_age: Option<Duration>) -> Outcome {
+    let modified = match std::fs::metadata(path) {
+        Ok(meta) => meta.modified().ok(),
+        Err(e) => {
+            let error = Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO));
+            let path = path.to_string();
+            return Err(Unhealthy::NoFile { path, error });
+        }
+    };
+    let age = max_age.map(|_| {
+        modified
+            .and_then(|m| SystemTime::now().duration_since(m).ok())
+            .unwrap_or_default()
+    });
+    match (age, max_age) {
+        (Some(age), Some(max_age)) if age > max_age => Err(Unhealthy::Stale {
+            path: path.to_string(),
+            age,
+            max_age,
+        }),
+        _ => Ok(Healthy {
+            address: Address::File(path.to_string()),
+            status: None,
+            age,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_exists_or_is_fresh_enough() {
+        let dir = std::env::temp_dir().join(format!("vigil-file-probe-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("hb");
+        std::fs::write(&file, "").unwrap();
+        let path = file.to_str().unwrap();
+        let healthy = look_at(path, None).unwrap();
+        assert_eq!(healthy.to_string(), format!("{path} exists"));
+        let fresh = look_at(path, Some(Duration::from_secs(60))).unwrap();
+        assert!(fresh.age.is_some_and(|age| age < Duration::from_secs(60)));
+        let old = SystemTime::now() - Duration::from_secs(120);
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let stale = look_at(path, Some(Duration::from_secs(60))).unwrap_err();
+        assert!(matches!(stale, Unhealthy::Stale { .. }), "{stale}");
+        assert!(
+            stale.to_string().contains("more than 60s (max-age)"),
+            "{stale}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        let missing = look_at(path, None).unwrap_err();
+        assert_eq!(
+            missing.to_string(),
+            format!("{path}: No such file or directory")
+        );
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use nix::errno::Errno;
 
 use crate::log::format::{Fields, Obj};
-use crate::text::duration;
+use crate::text::{duration, secs};
 
 /// How a probe went.
 pub type Outcome = Result<Healthy, Unhealthy>;
@@ -18,6 +18,8 @@ pub type Outcome = Result<Healthy, Unhealthy>;
 pub enum Address {
     Inet(SocketAddr),
     Unix(String),
+    /// A file a `file:` probe looks at.
+    File(String),
     /// No address to try (kept so that no path can panic).
     Unknown,
 }
@@ -26,17 +28,19 @@ impl fmt::Display for Address {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Address::Inet(a) => write!(f, "{a}"),
-            Address::Unix(path) => f.write_str(path),
+            Address::Unix(path) | Address::File(path) => f.write_str(path),
             Address::Unknown => f.write_str("no address"),
         }
     }
 }
 
-/// A probe that succeeded: where, and the HTTP status if it was a GET.
+/// A probe that succeeded: where, the HTTP status if it was a GET, and a
+/// heartbeat file's age if its freshness was asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Healthy {
     pub address: Address,
     pub status: Option<(u16, String)>,
+    pub age: Option<Duration>,
 }
 
 impl fmt::Display for Healthy {
@@ -49,17 +53,25 @@ impl fmt::Display for Healthy {
                 }
                 write!(f, " from {}", self.address)
             }
-            None => write!(f, "connected to {}", self.address),
+            None => match (&self.address, self.age) {
+                (Address::File(path), Some(age)) => {
+                    write!(f, "{path} was modified {} ago", secs(age))
+                }
+                (Address::File(path), None) => write!(f, "{path} exists"),
+                (address, _) => write!(f, "connected to {address}"),
+            },
         }
     }
 }
 
 impl Fields for Healthy {
     fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
-        o.field("address", self.address.to_string()).opt(
-            "http_status",
-            self.status.as_ref().map(|(code, _)| u32::from(*code)),
-        );
+        o.field("address", self.address.to_string())
+            .opt(
+                "http_status",
+                self.status.as_ref().map(|(code, _)| u32::from(*code)),
+            )
+            .opt("age", self.age);
     }
 }
 
@@ -105,6 +117,17 @@ pub enum Unhealthy {
     Unresolved {
         name: String,
     },
+    /// A `file:` probe's file is not there (or cannot be looked at).
+    NoFile {
+        path: String,
+        error: Errno,
+    },
+    /// A heartbeat file was last modified longer ago than its `max-age`.
+    Stale {
+        path: String,
+        age: Duration,
+        max_age: Duration,
+    },
     TimedOut {
         after: Duration,
         waited: Waited,
@@ -123,6 +146,8 @@ impl Unhealthy {
             Unhealthy::NotHttp { .. } => "not_http",
             Unhealthy::TooLong { .. } => "too_long",
             Unhealthy::Unresolved { .. } => "unresolved",
+            Unhealthy::NoFile { .. } => "no_file",
+            Unhealthy::Stale { .. } => "stale",
             Unhealthy::TimedOut { .. } => "timed_out",
         }
     }
@@ -182,6 +207,13 @@ impl fmt::Display for Unhealthy {
                 f,
                 "cannot resolve '{name}': not localhost and not in /etc/hosts (vigil does not ask DNS)"
             ),
+            Unhealthy::NoFile { path, error } => write!(f, "{path}: {}", error.desc()),
+            Unhealthy::Stale { path, age, max_age } => write!(
+                f,
+                "{path} was last modified {} ago, more than {} (max-age)",
+                secs(*age),
+                duration(*max_age)
+            ),
             Unhealthy::TimedOut { after, waited } => {
                 let after = duration(*after);
                 match waited {
@@ -209,6 +241,15 @@ impl Fields for Unhealthy {
             }
             Unhealthy::Connect { error, .. } | Unhealthy::Io { error, .. } => {
                 o.field("error", error.desc());
+            }
+            Unhealthy::NoFile { path, error } => {
+                o.field("address", path.as_str())
+                    .field("error", error.desc());
+            }
+            Unhealthy::Stale { path, age, max_age } => {
+                o.field("address", path.as_str())
+                    .field("age", *age)
+                    .field("max_age", *max_age);
             }
             Unhealthy::NotHttp { start, .. } => {
                 o.field("error", format!("answered \"{start}\""));

@@ -155,6 +155,7 @@ mod tests {
         Ok(Healthy {
             address: Address::Unknown,
             status: None,
+            age: None,
         })
     }
 

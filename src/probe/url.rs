@@ -7,10 +7,10 @@
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::time::Duration;
 
 /// The forms a probe URL takes, for the messages that reject one.
-const FORMS: &str =
-    "use http://HOST[:PORT][/PATH], tcp://HOST:PORT, unix:/PATH or http+unix://%2FPATH[/PATH]";
+const FORMS: &str = "use http://HOST[:PORT][/PATH], tcp://HOST:PORT, unix:/PATH, http+unix://%2FPATH[/PATH] or file:/PATH[?max-age=DUR]";
 
 /// The longest Unix socket path the kernel takes (`sun_path`, less its
 /// terminating NUL).
@@ -44,6 +44,12 @@ pub enum Endpoint {
     },
     /// A Unix socket: a path, or an abstract name written `@NAME`.
     Unix(String),
+    /// A file that must exist, and with `max_age`, have been modified
+    /// within it (a heartbeat the application touches).
+    File {
+        path: String,
+        max_age: Option<Duration>,
+    },
 }
 
 /// A probe's URL, read.
@@ -70,6 +76,15 @@ impl Url {
         // A fragment is the client's alone: never sent.
         let url = text.split('#').next().unwrap_or_default();
         let lower = url.to_ascii_lowercase();
+        if lower.starts_with("file:") {
+            let rest = url.get(5..).unwrap_or("");
+            let endpoint = file(rest.strip_prefix("//").unwrap_or(rest)).map_err(bad)?;
+            return Ok(Url {
+                text: text.to_string(),
+                endpoint,
+                path: None,
+            });
+        }
         if let Some(rest) = lower
             .strip_prefix("unix:")
             .map(|_| url.get(5..).unwrap_or(""))
@@ -132,9 +147,34 @@ impl Url {
         match &self.endpoint {
             Endpoint::Inet { host, port: 80 } => host.to_string(),
             Endpoint::Inet { host, port } => format!("{host}:{port}"),
-            Endpoint::Unix(_) => "localhost".to_string(),
+            Endpoint::Unix(_) | Endpoint::File { .. } => "localhost".to_string(),
         }
     }
+}
+
+/// `/PATH[?max-age=DUR]`: a file, and how fresh it must be.
+fn file(text: &str) -> Result<Endpoint, String> {
+    let (path, query) = match text.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (text, None),
+    };
+    if !path.starts_with('/') || path.len() < 2 {
+        return Err(format!(
+            "'{path}' is not a file's path: it must be absolute (file:/run/ready)"
+        ));
+    }
+    let max_age = match query.map(|q| q.split_once('=')) {
+        None => None,
+        Some(Some(("max-age", age))) => Some(crate::text::parse_duration(age)?),
+        Some(_) => {
+            return Err(format!(
+                "'?{}' is not ?max-age=DUR (file:/run/heartbeat?max-age=30s)",
+                query.unwrap_or_default()
+            ));
+        }
+    };
+    let path = path.to_string();
+    Ok(Endpoint::File { path, max_age })
 }
 
 /// `HOST[:PORT]`: a name, an IPv4 address or an IPv6 one in brackets; the
@@ -352,6 +392,35 @@ mod tests {
         let t = Url::parse("http+unix://%2fa.sock").unwrap();
         assert_eq!(t.endpoint, Endpoint::Unix("/a.sock".into()));
         assert_eq!(t.path.as_deref(), Some("/"));
+    }
+
+    #[test]
+    fn files_and_heartbeats() {
+        for (url, path, max_age) in [
+            ("file:/run/ready", "/run/ready", None),
+            ("file:///run/ready", "/run/ready", None),
+            (
+                "FILE:/tmp/hb?max-age=30s",
+                "/tmp/hb",
+                Some(std::time::Duration::from_secs(30)),
+            ),
+        ] {
+            let t = Url::parse(url).unwrap_or_else(|e| panic!("{url}: {e}"));
+            let file = Endpoint::File {
+                path: path.into(),
+                max_age,
+            };
+            assert_eq!((t.endpoint, t.path), (file, None), "{url}");
+        }
+        for (url, why) in [
+            ("file:", "not a file's path"),
+            ("file:run/ready", "must be absolute"),
+            ("file:/tmp/hb?age=30s", "is not ?max-age=DUR"),
+            ("file:/tmp/hb?max-age=soon", "'soon' is not a duration"),
+        ] {
+            let e = Url::parse(url).expect_err(url);
+            assert!(e.contains(why), "{url}: {e}");
+        }
     }
 
     #[test]

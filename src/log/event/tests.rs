@@ -319,6 +319,7 @@ fn every_event_writes_what_the_schema_says() {
     let healthy = Healthy {
         address: address(),
         status: Some((200, "OK".into())),
+        age: None,
     };
     let status = Unhealthy::Status {
         code: 503,
@@ -329,6 +330,20 @@ fn every_event_writes_what_the_schema_says() {
         error: nix::errno::Errno::ENOENT,
     };
     let unresolved = Unhealthy::Unresolved { name: "db".into() };
+    let no_file = Unhealthy::NoFile {
+        path: "/run/ready".into(),
+        error: nix::errno::Errno::ENOENT,
+    };
+    let stale = Unhealthy::Stale {
+        path: "/run/heartbeat".into(),
+        age: Duration::from_secs(45),
+        max_age: Duration::from_secs(30),
+    };
+    let fresh = Healthy {
+        address: Address::File("/run/heartbeat".into()),
+        status: None,
+        age: Some(Duration::from_millis(1500)),
+    };
     let too_long = Unhealthy::TooLong {
         address: address(),
         bytes: 2048,
@@ -610,6 +625,44 @@ fn every_event_writes_what_the_schema_says() {
         Event::ProbeUnhealthy {
             url,
             why: &too_long,
+        },
+        Event::ProbeUnhealthy { url, why: &no_file },
+        Event::ProbeUnhealthy { url, why: &stale },
+        Event::NotReady {
+            url,
+            why: &stale,
+            next: Duration::from_millis(100),
+        },
+        Event::LiveProbeFailed {
+            url,
+            why: &stale,
+            failed: 1,
+            failures: 3,
+            next: Duration::from_secs(10),
+        },
+        Event::ReadyTimeoutPassed {
+            timeout: Duration::from_secs(30),
+            url,
+            probes: 33,
+            last: Some(&stale),
+            signal: libc::SIGTERM,
+        },
+        Event::ProbeHealthy {
+            url,
+            healthy: &fresh,
+            took: Duration::from_millis(1),
+        },
+        Event::Ready {
+            url,
+            after: Duration::from_millis(3204),
+            healthy: &fresh,
+            probes: 7,
+            notified: None,
+        },
+        Event::Unhealthy {
+            url,
+            failed: &[&stale, &no_file],
+            signal: libc::SIGTERM,
         },
         Event::NotReady {
             url,

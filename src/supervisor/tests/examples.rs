@@ -426,6 +426,7 @@ fn ok() -> crate::probe::Healthy {
     crate::probe::Healthy {
         address: address(),
         status: Some((200, "OK".into())),
+        age: None,
     }
 }
 

@@ -21,6 +21,7 @@ fn healthy() -> Option<Outcome> {
     Some(Ok(Healthy {
         address: Address::Inet("127.0.0.1:8080".parse().unwrap()),
         status: Some((200, "OK".into())),
+        age: None,
     }))
 }
 
