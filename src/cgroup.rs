@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use crate::log;
 use crate::log::event::Event;
 use crate::log::facts::MemoryEvents;
-use crate::procs::{Role, read_text};
+use crate::procs::{Role, read_bytes};
 
 /// The counts in `text`; a key that is not there counts 0.
 pub fn parse_events(text: &[u8]) -> MemoryEvents {
@@ -165,6 +165,12 @@ pub fn own_cgroup(cgroups: &str) -> Option<(String, bool)> {
     v2
 }
 
+/// A file that is text by construction (a cgroup's path, a limit, a list
+/// of pids), read with `procs::read_bytes`: `None` when it is not UTF-8.
+fn read_text(path: impl AsRef<Path>) -> Option<String> {
+    String::from_utf8(read_bytes(path)?).ok()
+}
+
 /// Whether the cgroup directory lists vigil among its processes.
 fn holds_this_process(dir: &Path) -> bool {
     let me = std::process::id().to_string();
@@ -287,6 +293,18 @@ mod tests {
     fn counter_file_of(cgroups: &str, mountinfo: &str) -> Option<PathBuf> {
         let (path, v1) = own_cgroup(cgroups)?;
         counter_file(&path, v1, mountinfo)
+    }
+
+    #[test]
+    fn text_files_are_utf8_or_nothing() {
+        let dir = std::env::temp_dir().join(format!("vigil-cgroup-text-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("good"), "max\n").unwrap();
+        fs::write(dir.join("bad"), b"caf\xe9").unwrap();
+        assert_eq!(read_text(dir.join("good")).as_deref(), Some("max\n"));
+        assert_eq!(read_text(dir.join("bad")), None, "not UTF-8");
+        assert_eq!(read_text(dir.join("missing")), None);
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

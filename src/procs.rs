@@ -39,6 +39,12 @@ impl Role {
 /// there: they are read a page at a time instead, into a buffer on the
 /// stack, and only the content's own length is allocated. A longer file (a
 /// host's mountinfo) is read on into a growing buffer.
+///
+/// It lives here, with the files of /proc it was made for: what counts as
+/// gone (ENOENT, ESRCH) and what is tried again are /proc's rules, where a
+/// missing file is a process that ended. `cgroup`, a floor above, reads
+/// its few files (/proc/self/cgroup, mountinfo, cgroupfs) with it rather
+/// than with a second reader of the same kind of file.
 pub fn read_bytes(path: impl AsRef<std::path::Path>) -> Option<Vec<u8>> {
     let path = path.as_ref();
     // A failure that says nothing of the file (short of memory or of
@@ -71,12 +77,6 @@ fn read_once(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
         }
     }
     Ok(page.get(..len).unwrap_or_default().to_vec())
-}
-
-/// `read_bytes` for a file that is text by construction (a cgroup path, a
-/// counter): `None` when it is not UTF-8.
-pub fn read_text(path: impl AsRef<std::path::Path>) -> Option<String> {
-    String::from_utf8(read_bytes(path)?).ok()
 }
 
 /// A process's name for the log, if it still exists: its title (`title`).
@@ -408,17 +408,16 @@ mod tests {
             let path = dir.join(format!("f{len}"));
             std::fs::write(&path, &text).unwrap();
             assert_eq!(
-                read_text(&path).as_deref(),
-                Some(text.as_str()),
+                read_bytes(&path).as_deref(),
+                Some(text.as_bytes()),
                 "{len} bytes"
             );
         }
         std::fs::write(dir.join("bad"), b"caf\xe9").unwrap();
-        assert_eq!(read_text(dir.join("bad")), None, "not UTF-8");
         assert_eq!(read_bytes(dir.join("bad")), Some(b"caf\xe9".to_vec()));
-        assert_eq!(read_text(dir.join("missing")), None);
+        assert_eq!(read_bytes(dir.join("missing")), None);
         // A kernel-made file, which says its size is 0.
-        let stat = read_text("/proc/self/stat").unwrap();
+        let stat = String::from_utf8(read_bytes("/proc/self/stat").unwrap()).unwrap();
         assert!(
             stat.starts_with(&format!("{} (", std::process::id())),
             "{stat}"
