@@ -181,19 +181,9 @@ fn holds_this_process(dir: &Path) -> bool {
 /// makes the text afresh for each read from offset 0).
 fn read_events(file: &File) -> Option<MemoryEvents> {
     // The kernel makes the whole text in one read when the buffer can hold
-    // it (these files are under a hundred bytes): a read that comes back
-    // short is the end, with no second read to find out.
+    // it, and these files are under a hundred bytes: one read is all of it.
     let mut buffer = [0u8; 512];
-    let mut len = 0;
-    loop {
-        let room = buffer.get_mut(len..)?;
-        let wanted = room.len();
-        let n = file.read_at(room, len as u64).ok()?;
-        len += n;
-        if n == 0 || n < wanted {
-            break;
-        }
-    }
+    let len = file.read_at(&mut buffer, 0).ok()?;
     let text = buffer.get(..len)?;
     // A counter file without `oom_kill` is of a kernel too old to count.
     count(text, b"oom_kill")?;
@@ -266,11 +256,7 @@ fn unescape(text: &str) -> String {
 /// `memory.oom_control` in v1's memory hierarchy, `memory.events` in v2's.
 /// Made with one allocation: it runs at every start.
 fn cgroup_file(mount: &str, root: &str, path: &str, v1: bool) -> PathBuf {
-    let relative = if root == "/" {
-        path
-    } else {
-        path.strip_prefix(root).unwrap_or(path)
-    };
+    let relative = path.strip_prefix(root).unwrap_or(path);
     let relative = relative.trim_start_matches('/');
     let name = if v1 {
         "memory.oom_control"
