@@ -193,21 +193,13 @@ fn read_events(file: &File) -> Option<MemoryEvents> {
 /// The number on the `KEY N` line of a counter file's text (v1's
 /// `oom_kill_disable` line is another key than `oom_kill`).
 pub fn count(text: &[u8], key: &[u8]) -> Option<u64> {
-    let mut rest = text;
-    loop {
-        if let Some(value) = rest
-            .strip_prefix(key)
-            .and_then(|after| after.strip_prefix(b" "))
-        {
-            let len = value.iter().take_while(|b| b.is_ascii_digit()).count();
-            let digits = value.get(..len).filter(|d| !d.is_empty())?;
-            return digits.iter().try_fold(0u64, |n, &digit| {
-                n.checked_mul(10)?.checked_add(u64::from(digit - b'0'))
-            });
-        }
-        let end = rest.iter().position(|&b| b == b'\n')?;
-        rest = rest.get(end + 1..)?;
-    }
+    let value = text
+        .split(|&b| b == b'\n')
+        .find_map(|line| line.strip_prefix(key)?.strip_prefix(b" "))?;
+    let len = value.iter().take_while(|b| b.is_ascii_digit()).count();
+    let digits = value.get(..len)?;
+    // Digits alone: a number too large for u64 is no count either.
+    std::str::from_utf8(digits).ok()?.parse().ok()
 }
 
 /// Works out the counter file of vigil's cgroup (`path`, in v1's memory
