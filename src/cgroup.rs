@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use crate::log;
 use crate::log::event::Event;
 use crate::log::facts::MemoryEvents;
-use crate::procs::{Role, read_text};
+use crate::procs::{Role, read_bytes};
 
 /// The counts in `text`; a key that is not there counts 0.
 pub fn parse_events(text: &[u8]) -> MemoryEvents {
@@ -165,6 +165,12 @@ pub fn own_cgroup(cgroups: &str) -> Option<(String, bool)> {
     v2
 }
 
+/// A file that is text by construction (a cgroup's path, a limit, a list
+/// of pids), read with `procs::read_bytes`: `None` when it is not UTF-8.
+fn read_text(path: impl AsRef<Path>) -> Option<String> {
+    String::from_utf8(read_bytes(path)?).ok()
+}
+
 /// Whether the cgroup directory lists vigil among its processes.
 fn holds_this_process(dir: &Path) -> bool {
     let me = std::process::id().to_string();
@@ -175,19 +181,9 @@ fn holds_this_process(dir: &Path) -> bool {
 /// makes the text afresh for each read from offset 0).
 fn read_events(file: &File) -> Option<MemoryEvents> {
     // The kernel makes the whole text in one read when the buffer can hold
-    // it (these files are under a hundred bytes): a read that comes back
-    // short is the end, with no second read to find out.
+    // it, and these files are under a hundred bytes: one read is all of it.
     let mut buffer = [0u8; 512];
-    let mut len = 0;
-    loop {
-        let room = buffer.get_mut(len..)?;
-        let wanted = room.len();
-        let n = file.read_at(room, len as u64).ok()?;
-        len += n;
-        if n == 0 || n < wanted {
-            break;
-        }
-    }
+    let len = file.read_at(&mut buffer, 0).ok()?;
     let text = buffer.get(..len)?;
     // A counter file without `oom_kill` is of a kernel too old to count.
     count(text, b"oom_kill")?;
@@ -197,21 +193,13 @@ fn read_events(file: &File) -> Option<MemoryEvents> {
 /// The number on the `KEY N` line of a counter file's text (v1's
 /// `oom_kill_disable` line is another key than `oom_kill`).
 pub fn count(text: &[u8], key: &[u8]) -> Option<u64> {
-    let mut rest = text;
-    loop {
-        if let Some(value) = rest
-            .strip_prefix(key)
-            .and_then(|after| after.strip_prefix(b" "))
-        {
-            let len = value.iter().take_while(|b| b.is_ascii_digit()).count();
-            let digits = value.get(..len).filter(|d| !d.is_empty())?;
-            return digits.iter().try_fold(0u64, |n, &digit| {
-                n.checked_mul(10)?.checked_add(u64::from(digit - b'0'))
-            });
-        }
-        let end = rest.iter().position(|&b| b == b'\n')?;
-        rest = rest.get(end + 1..)?;
-    }
+    let value = text
+        .split(|&b| b == b'\n')
+        .find_map(|line| line.strip_prefix(key)?.strip_prefix(b" "))?;
+    let len = value.iter().take_while(|b| b.is_ascii_digit()).count();
+    let digits = value.get(..len)?;
+    // Digits alone: a number too large for u64 is no count either.
+    std::str::from_utf8(digits).ok()?.parse().ok()
 }
 
 /// Works out the counter file of vigil's cgroup (`path`, in v1's memory
@@ -260,11 +248,7 @@ fn unescape(text: &str) -> String {
 /// `memory.oom_control` in v1's memory hierarchy, `memory.events` in v2's.
 /// Made with one allocation: it runs at every start.
 fn cgroup_file(mount: &str, root: &str, path: &str, v1: bool) -> PathBuf {
-    let relative = if root == "/" {
-        path
-    } else {
-        path.strip_prefix(root).unwrap_or(path)
-    };
+    let relative = path.strip_prefix(root).unwrap_or(path);
     let relative = relative.trim_start_matches('/');
     let name = if v1 {
         "memory.oom_control"
@@ -287,6 +271,18 @@ mod tests {
     fn counter_file_of(cgroups: &str, mountinfo: &str) -> Option<PathBuf> {
         let (path, v1) = own_cgroup(cgroups)?;
         counter_file(&path, v1, mountinfo)
+    }
+
+    #[test]
+    fn text_files_are_utf8_or_nothing() {
+        let dir = std::env::temp_dir().join(format!("vigil-cgroup-text-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("good"), "max\n").unwrap();
+        fs::write(dir.join("bad"), b"caf\xe9").unwrap();
+        assert_eq!(read_text(dir.join("good")).as_deref(), Some("max\n"));
+        assert_eq!(read_text(dir.join("bad")), None, "not UTF-8");
+        assert_eq!(read_text(dir.join("missing")), None);
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -129,29 +129,24 @@ fn failed<'p>(step: &'static str, path: &'p Path) -> impl FnOnce(io::Error) -> F
 fn install(dir: &Path) -> Result<Copy, Failed> {
     let (mut source, source_path) = open_own_program()?;
     let (temporary, mut file) = create_temporary(dir)?;
-    let written = write_copy(&mut source, &source_path, &mut file, &temporary);
-    let copy = written.and_then(|(bytes, sha256)| {
-        let path = dir.join(NAME);
-        fs::rename(&temporary, &path).map_err(failed("renaming it to", &path))?;
-        Ok(Copy {
-            path,
-            bytes,
-            sha256,
-            source: source_path,
+    let path = dir.join(NAME);
+    let (bytes, sha256) = write_copy(&mut source, &source_path, &mut file, &temporary)
+        .and_then(|written| {
+            fs::rename(&temporary, &path).map_err(failed("renaming it to", &path))?;
+            Ok(written)
         })
-    });
-    match copy {
-        Ok(copy) => {
-            sync_directory(dir)?;
-            Ok(copy)
-        }
-        Err(e) => {
+        .inspect_err(|_| {
             // The copy is not in place; the partial file goes, as far as it
-            // can (if it cannot, the error above is still the one to tell).
+            // can (if it cannot, the error is still the one to tell).
             let _ = fs::remove_file(&temporary);
-            Err(e)
-        }
-    }
+        })?;
+    sync_directory(dir)?;
+    Ok(Copy {
+        path,
+        bytes,
+        sha256,
+        source: source_path,
+    })
 }
 
 /// vigil's own program, open for reading, and the path it was opened by.
@@ -162,15 +157,15 @@ fn open_own_program() -> Result<(File, PathBuf), Failed> {
         Err(e) => e,
     };
     // No /proc (or not this process's): the file vigil was executed by.
-    let Some(executed) = crate::sys::env::exec_path() else {
-        return Err(failed("opening", &own)(error));
-    };
-    let executed = PathBuf::from(OsStr::from_bytes(executed.to_bytes()));
-    match File::open(&executed) {
-        Ok(file) => Ok((file, executed)),
-        // The first error is the one that says why: /proc is missing.
-        Err(_) => Err(failed("opening", &own)(error)),
+    let executed =
+        crate::sys::env::exec_path().map(|p| PathBuf::from(OsStr::from_bytes(p.to_bytes())));
+    if let Some(path) = executed
+        && let Ok(file) = File::open(&path)
+    {
+        return Ok((file, path));
     }
+    // The first error is the one that says why: /proc is missing.
+    Err(failed("opening", &own)(error))
 }
 
 /// A new file in `dir`, under a name of its own, readable and writable

@@ -39,6 +39,12 @@ impl Role {
 /// there: they are read a page at a time instead, into a buffer on the
 /// stack, and only the content's own length is allocated. A longer file (a
 /// host's mountinfo) is read on into a growing buffer.
+///
+/// It lives here, with the files of /proc it was made for: what counts as
+/// gone (ENOENT, ESRCH) and what is tried again are /proc's rules, where a
+/// missing file is a process that ended. `cgroup`, a floor above, reads
+/// its few files (/proc/self/cgroup, mountinfo, cgroupfs) with it rather
+/// than with a second reader of the same kind of file.
 pub fn read_bytes(path: impl AsRef<std::path::Path>) -> Option<Vec<u8>> {
     let path = path.as_ref();
     // A failure that says nothing of the file (short of memory or of
@@ -56,27 +62,19 @@ fn read_once(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     let mut file = fs::File::open(path)?;
     let mut page = [0u8; 4096];
     let mut len = 0;
-    loop {
-        let Some(free) = page.get_mut(len..).filter(|free| !free.is_empty()) else {
-            let mut bytes = Vec::with_capacity(2 * page.len());
-            bytes.extend_from_slice(&page);
-            file.read_to_end(&mut bytes)?;
-            return Ok(bytes);
-        };
+    while let Some(free) = page.get_mut(len..).filter(|free| !free.is_empty()) {
         match file.read(free) {
-            Ok(0) => break,
+            Ok(0) => return Ok(page.get(..len).unwrap_or_default().to_vec()),
             Ok(n) => len += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
-    Ok(page.get(..len).unwrap_or_default().to_vec())
-}
-
-/// `read_bytes` for a file that is text by construction (a cgroup path, a
-/// counter): `None` when it is not UTF-8.
-pub fn read_text(path: impl AsRef<std::path::Path>) -> Option<String> {
-    String::from_utf8(read_bytes(path)?).ok()
+    // The page is full: the rest goes on into a growing buffer.
+    let mut bytes = Vec::with_capacity(2 * page.len());
+    bytes.extend_from_slice(&page);
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// A process's name for the log, if it still exists: its title (`title`).
@@ -108,10 +106,7 @@ fn title(pid: i32, comm: &[u8]) -> String {
 
 /// `title`, from the bytes of `/proc/PID/cmdline` and the process's comm.
 pub fn title_of(cmdline: &[u8], comm: &[u8]) -> String {
-    let mut words = cmdline
-        .split(|&b| b == 0)
-        .filter(|w| !w.is_empty())
-        .peekable();
+    let mut words = cmdline.split(|&b| b == 0).filter(|w| !w.is_empty());
     let Some(first) = words.next() else {
         return crate::text::escape_bytes(comm);
     };
@@ -124,19 +119,16 @@ pub fn title_of(cmdline: &[u8], comm: &[u8]) -> String {
         }
         _ => first,
     };
-    let mut title = program.to_vec();
-    for word in words {
-        title.push(b' ');
-        title.extend_from_slice(word);
-    }
+    let title = std::iter::once(program)
+        .chain(words)
+        .collect::<Vec<_>>()
+        .join(&b' ');
     let title = title.trim_ascii_end();
     if title.len() <= TITLE_MAX {
         return crate::text::escape_bytes(title);
     }
     let cut = crate::text::char_start(title, TITLE_MAX - 3);
-    let mut shown = crate::text::escape_bytes(title.get(..cut).unwrap_or(title));
-    shown.push_str("...");
-    shown
+    crate::text::escape_bytes(title.get(..cut).unwrap_or(title)) + "..."
 }
 
 /// vigil's pid when it runs under another vigil, for its log lines to say
@@ -165,24 +157,18 @@ const VIGIL: &str = "vigil";
 /// (`under_vigil`). `program` is argv[0]; nothing is done when its name
 /// says `vigil` already.
 pub fn name_self(program: &std::ffi::OsStr) {
-    let base = std::path::Path::new(program)
-        .file_name()
-        .unwrap_or_default();
-    if base == std::ffi::OsStr::new(VIGIL) {
-        return;
+    if std::path::Path::new(program).file_name() != Some(std::ffi::OsStr::new(VIGIL)) {
+        let _ = nix::sys::prctl::set_name(c"vigil");
     }
-    let _ = nix::sys::prctl::set_name(c"vigil");
 }
 
 /// Whether /proc is mounted and belongs to vigil's own PID namespace. Under
 /// `unshare --pid` without `--mount-proc`, /proc still shows the host's
 /// processes, and acting on it would mean acting on strangers.
 pub fn available() -> bool {
-    let Some(stat) = read_bytes("/proc/self/stat") else {
-        return false;
-    };
-    let pid = stat.split(|&b| b == b' ').next().unwrap_or_default();
-    pid == std::process::id().to_string().as_bytes()
+    let me = std::process::id().to_string();
+    read_bytes("/proc/self/stat")
+        .is_some_and(|stat| stat.split(|&b| b == b' ').next() == Some(me.as_bytes()))
 }
 
 /// A process as `/proc/PID/stat` shows it.
@@ -255,20 +241,17 @@ pub fn parse_stat(pid: i32, stat: &[u8]) -> Option<Stat> {
 /// `readdir` takes a failed `getdents64` with ENOENT for the end).
 fn all_pids() -> Vec<i32> {
     let me = std::process::id() as i32;
-    let list = || -> std::io::Result<Vec<i32>> {
+    let list = || -> Option<Vec<i32>> {
         let mut pids = Vec::new();
-        for entry in fs::read_dir("/proc")? {
-            if let Some(pid) = entry?.file_name().to_str().and_then(|n| n.parse().ok()) {
+        for entry in fs::read_dir("/proc").ok()? {
+            let name = entry.ok()?.file_name();
+            if let Some(pid) = name.to_str().and_then(|n| n.parse().ok()) {
                 pids.push(pid);
             }
         }
-        if pids.contains(&me) {
-            Ok(pids)
-        } else {
-            Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof))
-        }
+        pids.contains(&me).then_some(pids)
     };
-    (0..3).find_map(|_| list().ok()).unwrap_or_default()
+    (0..3).find_map(|_| list()).unwrap_or_default()
 }
 
 /// The processes vigil is answerable for, itself excluded, as /proc
@@ -293,8 +276,7 @@ pub fn answerable(role: Role) -> Vec<Stat> {
     while grew {
         grew = false;
         for entry in &table {
-            if found.contains(&entry.ppid) && !found.contains(&entry.pid) {
-                found.insert(entry.pid);
+            if found.contains(&entry.ppid) && found.insert(entry.pid) {
                 result.push(entry.clone());
                 grew = true;
             }
@@ -408,17 +390,16 @@ mod tests {
             let path = dir.join(format!("f{len}"));
             std::fs::write(&path, &text).unwrap();
             assert_eq!(
-                read_text(&path).as_deref(),
-                Some(text.as_str()),
+                read_bytes(&path).as_deref(),
+                Some(text.as_bytes()),
                 "{len} bytes"
             );
         }
         std::fs::write(dir.join("bad"), b"caf\xe9").unwrap();
-        assert_eq!(read_text(dir.join("bad")), None, "not UTF-8");
         assert_eq!(read_bytes(dir.join("bad")), Some(b"caf\xe9".to_vec()));
-        assert_eq!(read_text(dir.join("missing")), None);
+        assert_eq!(read_bytes(dir.join("missing")), None);
         // A kernel-made file, which says its size is 0.
-        let stat = read_text("/proc/self/stat").unwrap();
+        let stat = String::from_utf8(read_bytes("/proc/self/stat").unwrap()).unwrap();
         assert!(
             stat.starts_with(&format!("{} (", std::process::id())),
             "{stat}"

@@ -66,19 +66,14 @@ impl Inherited {
     /// runtime never touched SIGPIPE and vigil knows what its parent gave
     /// it.
     pub fn for_child(&self) -> exec::Signals {
-        let mut signals = exec::Signals {
+        let changed = VIGIL_DISPOSITIONS
+            .iter()
+            .fold(SigMask::default(), |set, &(signal, _)| set.with(signal));
+        exec::Signals {
             mask: self.mask.0,
-            ..exec::Signals::default()
-        };
-        for (signal, _) in VIGIL_DISPOSITIONS {
-            let bit = SigMask::default().with(signal).0;
-            if self.ignored.contains(signal) {
-                signals.ignore |= bit;
-            } else {
-                signals.default |= bit;
-            }
+            default: changed.0 & !self.ignored.0,
+            ignore: changed.0 & self.ignored.0,
         }
-        signals
     }
 
     /// Puts back, in vigil itself, the mask and the dispositions it was
@@ -231,26 +226,25 @@ pub fn send(target: Target, signal: i32) -> bool {
         // Never broadcast by accident: 0 and -1 mean "my group" and "everyone".
         return false;
     }
-    let mut tries = 0;
-    let err = loop {
-        let Err(err) = sys::kill(pid, signal) else {
-            return true;
-        };
-        tries += 1;
-        if err == Errno::ESRCH {
-            return true;
+    // A failure other than ESRCH is tried once more.
+    let mut sent = sys::kill(pid, signal);
+    if let Err(err) = sent
+        && err != Errno::ESRCH
+    {
+        sent = sys::kill(pid, signal);
+    }
+    match sent {
+        Ok(()) | Err(Errno::ESRCH) => true,
+        Err(err) => {
+            let error = crate::text::os_error(&err.into());
+            log::emit(Event::SendFailed {
+                signal,
+                target,
+                error: &error,
+            });
+            false
         }
-        if tries == 2 {
-            break io::Error::from(err);
-        }
-    };
-    let error = crate::text::os_error(&err);
-    log::emit(Event::SendFailed {
-        signal,
-        target,
-        error: &error,
-    });
-    false
+    }
 }
 
 #[cfg(test)]

@@ -1,9 +1,10 @@
 //! How vigil writes facts into its one-line messages: durations, OS
 //! errors, and text from outside (a command, a process name) with its
 //! control characters escaped. Shared by the modules that describe things
-//! (`hooks`, `procs`, `report`, `spawn`, `user`) and by `logging`, which
+//! (`hooks`, `procs`, `report`, `spawn`, `user`) and by `log`, which
 //! depends on none of them.
 
+use std::borrow::Cow;
 use std::ffi::OsString;
 use std::fmt;
 use std::fmt::Write as _;
@@ -54,9 +55,7 @@ pub fn os_error(error: &io::Error) -> String {
 /// Escapes control characters (a newline in a command's argument, say), so
 /// that every message stays one line starting `vigil:`.
 pub fn one_line(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    one_line_pieces(text, |piece| out.push_str(piece));
-    out
+    escape_bytes(text.as_bytes())
 }
 
 /// `one_line` piece by piece, for a writer that copies the pieces where
@@ -157,7 +156,7 @@ fn needs_quotes(word: &[u8], first: bool) -> bool {
     let Some(&start) = word.first() else {
         return true;
     };
-    let special = |b: &u8| SPECIAL.get(usize::from(*b)).copied().unwrap_or(true);
+    let special = |b: &u8| b.is_ascii_control() || SPECIAL.contains(b);
     if start == b'#' || start == b'~' || word.iter().any(special) {
         return true;
     }
@@ -167,27 +166,11 @@ fn needs_quotes(word: &[u8], first: bool) -> bool {
     braces || (first && is_assignment(word))
 }
 
-/// The bytes that make a shell read a word otherwise wherever they are:
-/// its operators (`|&;<>()`), `$`, the back quote, the backslash, both
-/// quotes, a space, the globs (`*?[`), bash's `!`, and the control
-/// characters.
-// Built at compile time, where an index out of bounds would not build.
-#[allow(clippy::indexing_slicing)]
-const SPECIAL: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        table[b] = b < 0x20 || b == 0x7f;
-        b += 1;
-    }
-    let bytes = b"|&;<>()$`\\\"' *?[!";
-    let mut i = 0;
-    while i < bytes.len() {
-        table[bytes[i] as usize] = true;
-        i += 1;
-    }
-    table
-};
+/// The bytes that make a shell read a word otherwise wherever they are,
+/// besides the control characters: its operators (`|&;<>()`), `$`, the
+/// back quote, the backslash, both quotes, a space, the globs (`*?[`) and
+/// bash's `!`.
+const SPECIAL: &[u8] = b"|&;<>()$`\\\"' *?[!";
 
 /// `NAME=...`, with NAME a shell variable name: what a shell takes for an
 /// assignment in a command's first word.
@@ -219,14 +202,11 @@ pub fn parse_command(text: &str) -> Result<Vec<OsString>, String> {
 pub fn display_command_exact(argv: &[OsString]) -> (String, bool) {
     let mut joined = Vec::new();
     shell_join(argv, &mut joined);
-    match String::from_utf8(joined) {
-        Ok(text) => {
-            let shown = one_line(&text);
-            let exact = shown.len() == text.len();
-            (shown, exact)
-        }
-        Err(e) => (one_line(&String::from_utf8_lossy(e.as_bytes())), false),
-    }
+    let text = String::from_utf8_lossy(&joined);
+    let shown = one_line(&text);
+    // Borrowed: the bytes were UTF-8, nothing replaced.
+    let exact = matches!(text, Cow::Borrowed(_)) && shown.len() == text.len();
+    (shown, exact)
 }
 
 /// `1 time`, `3 processes`: a count and the word for one or for many.

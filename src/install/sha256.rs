@@ -42,17 +42,13 @@ impl Sha256 {
         }
     }
 
-    pub fn update(&mut self, mut bytes: &[u8]) {
+    pub fn update(&mut self, bytes: &[u8]) {
         self.length = self.length.wrapping_add(bytes.len() as u64);
-        while !bytes.is_empty() {
-            let room = self.block.get_mut(self.filled..).unwrap_or_default();
-            let take = room.len().min(bytes.len());
-            let (now, later) = bytes.split_at(take);
-            if let Some(free) = room.get_mut(..take) {
-                free.copy_from_slice(now);
+        for &byte in bytes {
+            if let Some(slot) = self.block.get_mut(self.filled) {
+                *slot = byte;
             }
-            self.filled += take;
-            bytes = later;
+            self.filled += 1;
             if self.filled == 64 {
                 compress(&mut self.state, &self.block);
                 self.filled = 0;
