@@ -12,6 +12,15 @@
 //! has one, but nothing here relies on it, and the unit tests, which run
 //! in threads, call it as vigil does.
 //!
+//! Where nix's safe wrapper is that bare call and nothing more (no
+//! allocation, no lock: `setsid`, `setpgid`, `tcsetpgrp`, `getpid`,
+//! `fcntl(F_SETFD)`, `dup2_stdin`, `write`), the new process calls nix's.
+//! The rest stay raw: nix's `fork` is an `unsafe fn` like the C library's,
+//! nix has no `_exit`, its `execve` builds its pointer arrays on the heap,
+//! its set*id calls are the C library's, which broadcast the change to
+//! every thread (`sys::user`), and it wraps neither the kernel's full
+//! signal set (`sys::signal`) nor the capability calls (`sys::caps`).
+//!
 //! The new process's steps, in order (`run_steps`), each tagged with the
 //! [`Step`] that the exec-error pipe names when it fails:
 //!
@@ -44,11 +53,13 @@
 use std::cell::UnsafeCell;
 use std::ffi::{CStr, CString};
 use std::marker::PhantomData;
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::raw::c_char;
 
 use libc::{gid_t, uid_t};
 use nix::errno::Errno;
+use nix::fcntl::{F_SETFD, FdFlag, fcntl};
+use nix::unistd::{Pid, dup2_stdin, getpid, setpgid, setsid, tcsetpgrp};
 
 use super::caps::Narrow;
 use super::signal::{Disposition, set_disposition, set_mask};
@@ -292,7 +303,7 @@ pub fn spawn(plan: &Plan<'_>) -> Result<Started, NotForked> {
             call: "fork",
             error: Errno::last(),
         }),
-        0 => in_child(plan, report_write.as_raw_fd()),
+        0 => in_child(plan, report_write.as_fd()),
         pid => {
             // The write end must be closed here, or the read end would
             // never see the end of the pipe that exec brings.
@@ -325,7 +336,7 @@ fn encode(failed: Failed) -> [u8; MESSAGE] {
 
 /// The new process: each step, then exec; on a failure, the message to
 /// the parent on `report` and `_exit` with the status of that failure.
-fn in_child(plan: &Plan<'_>, report: RawFd) -> ! {
+fn in_child(plan: &Plan<'_>, report: BorrowedFd<'_>) -> ! {
     let failed = match run_steps(plan) {
         Err(failed) => failed,
         Ok(()) => Failed::at(Step::Exec)(exec(plan)),
@@ -333,27 +344,10 @@ fn in_child(plan: &Plan<'_>, report: RawFd) -> ! {
     let message = encode(failed);
     // If the message cannot be written, the exit status still says what
     // happened.
-    loop {
-        // SAFETY: write reads MESSAGE bytes from `message`, which is live;
-        // `report` is the pipe's write end, open in this process.
-        let written = unsafe { libc::write(report, message.as_ptr().cast(), MESSAGE) };
-        if written >= 0 || Errno::last() != Errno::EINTR {
-            break;
-        }
-    }
+    while nix::unistd::write(report, &message) == Err(Errno::EINTR) {}
     // SAFETY: _exit takes an integer and ends the process at once, without
     // running exit handlers or flushing the stdio buffers the fork copied.
     unsafe { libc::_exit(failed.step.status(failed.errno)) }
-}
-
-/// The result of a C library call that returns -1 and sets errno when it
-/// fails.
-fn checked(result: libc::c_int) -> Result<(), Errno> {
-    if result == -1 {
-        Err(Errno::last())
-    } else {
-        Ok(())
-    }
 }
 
 /// The steps before exec, in order; the one that failed, with its error.
@@ -362,20 +356,16 @@ fn run_steps(plan: &Plan<'_>) -> Result<(), Failed> {
     if let Some(stdin) = plan.stdin {
         make_stdin(stdin).map_err(failed(Step::Stdin))?;
     }
-    let (step, grouped) = match plan.group {
-        // SAFETY: setsid takes no arguments.
-        Group::Session => (Step::Session, checked(unsafe { libc::setsid() })),
-        // SAFETY: setpgid takes two integers.
-        Group::Own => (Step::Group, checked(unsafe { libc::setpgid(0, 0) })),
-    };
-    grouped.map_err(failed(step))?;
+    match plan.group {
+        Group::Session => setsid().map(drop).map_err(failed(Step::Session))?,
+        Group::Own => setpgid(Pid::from_raw(0), Pid::from_raw(0)).map_err(failed(Step::Group))?,
+    }
     if let Some(terminal) = plan.terminal {
         // Not a step that can fail: ENOTTY and ENXIO are fine, there often
         // is no terminal. SIGTTOU, which a background group's tcsetpgrp
         // raises, is still blocked and ignored here (vigil's own state,
         // until the signals are put back below).
-        // SAFETY: getpid and tcsetpgrp take integers; `terminal` is open.
-        let _ = unsafe { libc::tcsetpgrp(terminal.as_raw_fd(), libc::getpid()) };
+        let _ = tcsetpgrp(terminal, getpid());
     }
     restore_signals(plan.signals).map_err(failed(Step::Signals))?;
     if let Some(caps) = plan.caps {
@@ -390,8 +380,7 @@ fn run_steps(plan: &Plan<'_>) -> Result<(), Failed> {
         caps.after_switch()?;
     }
     if let Some(own) = plan.own_pid {
-        // SAFETY: getpid takes nothing and cannot fail.
-        own.fill(unsafe { libc::getpid() });
+        own.fill(getpid().as_raw());
     }
     Ok(())
 }
@@ -403,12 +392,10 @@ fn run_steps(plan: &Plan<'_>) -> Result<(), Failed> {
 /// instead.
 fn make_stdin(fd: BorrowedFd<'_>) -> Result<(), Errno> {
     if fd.as_raw_fd() == libc::STDIN_FILENO {
-        // SAFETY: F_SETFD takes a descriptor number and an integer.
-        return checked(unsafe { libc::fcntl(libc::STDIN_FILENO, libc::F_SETFD, 0) });
+        return fcntl(fd, F_SETFD(FdFlag::empty())).map(drop);
     }
     loop {
-        // SAFETY: dup2 takes two descriptor numbers; `fd` is open.
-        match checked(unsafe { libc::dup2(fd.as_raw_fd(), libc::STDIN_FILENO) }) {
+        match dup2_stdin(fd) {
             Err(Errno::EINTR) => {}
             done => return done,
         }
