@@ -405,18 +405,17 @@ fn make_stdin(fd: BorrowedFd<'_>) -> Result<(), Errno> {
 /// Puts back the dispositions, then the mask: while they change, every
 /// signal is still blocked.
 fn restore_signals(signals: Signals) -> Result<(), Errno> {
-    let errno = |e: std::io::Error| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EINVAL));
     for (disposition, set) in [
         (Disposition::Default, signals.default),
         (Disposition::Ignore, signals.ignore),
     ] {
         for signal in 1..=64 {
             if set & 1 << (signal - 1) != 0 {
-                set_disposition(signal, disposition).map_err(errno)?;
+                set_disposition(signal, disposition)?;
             }
         }
     }
-    set_mask(signals.mask).map(|_| ()).map_err(errno)
+    set_mask(signals.mask).map(drop)
 }
 
 /// `execve(path, argv, env)`; returns only when it failed, with the error.

@@ -112,9 +112,7 @@ pub fn queued(fd: BorrowedFd<'_>, queue: Queue) -> Result<usize, Errno> {
     };
     let mut n: libc::c_int = 0;
     // SAFETY: FIONREAD and TIOCOUTQ write one int into `n`, which is live.
-    if unsafe { libc::ioctl(fd.as_raw_fd(), request, &mut n) } != 0 {
-        return Err(Errno::last());
-    }
+    Errno::result(unsafe { libc::ioctl(fd.as_raw_fd(), request, &mut n) })?;
     Ok(usize::try_from(n).unwrap_or(0))
 }
 

@@ -35,10 +35,7 @@ pub fn wait_any() -> Result<Option<Change>, Errno> {
     let mut status: libc::c_int = 0;
     // SAFETY: waitpid writes one c_int into `status`, which is live.
     let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG | libc::WUNTRACED) };
-    if pid < 0 {
-        return Err(Errno::last());
-    }
-    if pid == 0 {
+    if Errno::result(pid)? == 0 {
         return Ok(None);
     }
     Ok(Some(if libc::WIFSTOPPED(status) {
@@ -66,5 +63,5 @@ pub fn wait_any() -> Result<Option<Change>, Errno> {
 pub fn set_parent_death_signal(signal: i32) -> Result<(), Errno> {
     // SAFETY: prctl with integer arguments only.
     let r = unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong, 0, 0, 0) };
-    if r == 0 { Ok(()) } else { Err(Errno::last()) }
+    Errno::result(r).map(drop)
 }

@@ -54,10 +54,10 @@ pub(super) fn may_signal_others() -> bool {
 /// Whether all of `caps` are in vigil's effective set. When capget
 /// itself fails, being uid 0 is the answer.
 fn has_capabilities(caps: &[u32]) -> bool {
-    match crate::sys::user::effective_capabilities() {
-        Ok(effective) => caps
+    match crate::sys::caps::get() {
+        Ok(sets) => caps
             .iter()
-            .all(|&cap| cap < 64 && effective & 1 << cap != 0),
+            .all(|&cap| cap < 64 && sets.effective & 1 << cap != 0),
         Err(_) => nix::unistd::geteuid().is_root(),
     }
 }
