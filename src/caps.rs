@@ -411,18 +411,14 @@ impl Narrowing {
     /// failure of one of the steps the plan's `caps` made (which, about
     /// which capability, and why); none for another step.
     pub fn failure(&self, failed: Failed) -> Option<CapsFailure> {
-        let call = match failed.step {
-            Step::Bounding => Call::Bounding,
-            Step::KeepCaps => Call::KeepCaps,
-            Step::Capset => Call::Capset,
-            Step::Ambient => Call::Ambient,
-            Step::CapsCheck => Call::Check,
-            _ => return None,
-        };
+        let ours = matches!(
+            failed.step,
+            Step::Bounding | Step::KeepCaps | Step::Capset | Step::Ambient | Step::CapsCheck
+        );
         let (cap, which) = sys::parse_detail(failed.detail);
-        Some(CapsFailure {
+        ours.then_some(CapsFailure {
             set: self.set,
-            call,
+            step: failed.step,
             errno: failed.errno,
             cap,
             which,
@@ -471,22 +467,12 @@ impl fmt::Display for Narrowing {
     }
 }
 
-/// A step of the new process's, of those `--caps` adds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Call {
-    Bounding,
-    KeepCaps,
-    Capset,
-    Ambient,
-    /// The sets read back before exec.
-    Check,
-}
-
 /// A `--caps` step that failed in the new process: nothing was executed.
 #[derive(Debug)]
 pub struct CapsFailure {
     set: Set,
-    call: Call,
+    /// One of the steps `--caps` adds.
+    step: Step,
     errno: Errno,
     /// The capability the step was about.
     cap: Option<u32>,
@@ -498,17 +484,6 @@ impl CapsFailure {
     /// The OS error of the step (none for a set found wrong).
     pub fn os_error(&self) -> io::Error {
         io::Error::from_raw_os_error(self.errno as i32)
-    }
-
-    /// The call that failed, as records name it.
-    fn call(&self) -> &'static str {
-        match self.call {
-            Call::Bounding => "PR_CAPBSET_DROP",
-            Call::KeepCaps => "PR_SET_KEEPCAPS",
-            Call::Capset => "capset",
-            Call::Ambient => "PR_CAP_AMBIENT_RAISE",
-            Call::Check => "verify",
-        }
     }
 
     fn which(&self) -> Option<&'static str> {
@@ -530,7 +505,7 @@ impl Fields for CapsFailure {
     fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
         let error = self.which.is_none().then(|| self.errno.desc());
         o.field("caps", self.set.list())
-            .word("call", self.call())
+            .word("call", self.step.call())
             .opt("cap", self.cap_name())
             .opt("set", self.which())
             .opt("error", error);
@@ -545,8 +520,8 @@ impl fmt::Display for CapsFailure {
         write!(f, "with capabilities {}: ", self.set)?;
         let cap = self.cap_name().map(|n| format!("CAP_{n}"));
         let error = self.errno.desc();
-        match (self.call, cap, self.which()) {
-            (Call::Check, Some(cap), Some(set)) => {
+        match (self.step, cap, self.which()) {
+            (Step::CapsCheck, Some(cap), Some(set)) => {
                 let given = self.cap.is_some_and(|c| self.set.0 & 1 << c != 0);
                 if given {
                     write!(f, "{cap} is not in its {set} set after it was given")
@@ -554,13 +529,13 @@ impl fmt::Display for CapsFailure {
                     write!(f, "{cap} is in its {set} set, which it was not given")
                 }
             }
-            (Call::Check, _, _) => write!(f, "reading its capabilities back failed: {error}"),
-            (Call::Capset, _, _) => write!(f, "capset failed: {error}"),
-            (Call::KeepCaps, _, _) => write!(f, "prctl(PR_SET_KEEPCAPS) failed: {error}"),
-            (_, cap, _) => write!(
+            (Step::CapsCheck, _, _) => write!(f, "reading its capabilities back failed: {error}"),
+            (Step::Capset, _, _) => write!(f, "capset failed: {error}"),
+            (Step::KeepCaps, _, _) => write!(f, "prctl(PR_SET_KEEPCAPS) failed: {error}"),
+            (step, cap, _) => write!(
                 f,
                 "prctl({}, {}) failed: {error}",
-                self.call(),
+                step.call(),
                 cap.unwrap_or_default()
             ),
         }

@@ -14,7 +14,7 @@ use nix::sys::stat::Mode;
 
 use super::{Identity, Ids, quote};
 use crate::log::format::{Fields, Obj};
-use crate::sys::exec;
+use crate::sys::exec::{self, Step};
 use crate::text::os_error;
 
 /// What the spawn path needs to start a process as the spec's identity,
@@ -138,14 +138,9 @@ impl Switch {
     /// failure of the switch (EPERM: the privilege went missing; EINVAL:
     /// an id that the user namespace does not map), for the steps that
     /// set the ids; none for another step.
-    pub fn failure(&self, step: exec::Step, errno: Errno) -> Option<SwitchFailure> {
-        let step = match step {
-            exec::Step::Groups => Step::Groups,
-            exec::Step::Gid => Step::Gid,
-            exec::Step::Uid => Step::Uid,
-            _ => return None,
-        };
-        Some(SwitchFailure {
+    pub fn failure(&self, step: Step, errno: Errno) -> Option<SwitchFailure> {
+        let ours = matches!(step, Step::Groups | Step::Gid | Step::Uid);
+        ours.then(|| SwitchFailure {
             spec: self.spec.clone(),
             step,
             uid: self.identity.uid,
@@ -195,14 +190,6 @@ impl fmt::Display for Switch {
     }
 }
 
-/// A step of the switch, in the order it is made.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Step {
-    Groups = 1,
-    Gid = 2,
-    Uid = 3,
-}
-
 /// A switch that failed in the child, after the fork: nothing was
 /// executed. (Rare: `prepare` checked the privilege. EINVAL is an id the
 /// user namespace does not map, as in a rootless container; EPERM a
@@ -210,6 +197,7 @@ pub enum Step {
 #[derive(Debug)]
 pub struct SwitchFailure {
     spec: OsString,
+    /// `Groups`, `Gid` or `Uid`.
     pub step: Step,
     uid: uid_t,
     gid: gid_t,
@@ -220,13 +208,8 @@ pub struct SwitchFailure {
 /// The facts of the `user_switch_failed` record.
 impl Fields for SwitchFailure {
     fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
-        let call = match self.step {
-            Step::Groups => "setgroups",
-            Step::Gid => "setgid",
-            Step::Uid => "setuid",
-        };
         o.field("user", self.spec.as_os_str())
-            .word("call", call)
+            .word("call", self.step.call())
             .field("error", os_error(&self.error));
     }
 }
@@ -239,7 +222,8 @@ impl fmt::Display for SwitchFailure {
         match self.step {
             Step::Groups => write!(f, "setgroups ({} groups)", self.groups)?,
             Step::Gid => write!(f, "setgid({})", self.gid)?,
-            Step::Uid => write!(f, "setuid({})", self.uid)?,
+            // Uid, the switch's last step.
+            _ => write!(f, "setuid({})", self.uid)?,
         }
         write!(f, " failed: {}", os_error(&self.error))?;
         if self.error.raw_os_error() == Some(libc::EINVAL) && self.step != Step::Groups {
