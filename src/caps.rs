@@ -27,7 +27,6 @@
 //!    back as [`Narrowing::failure`].
 
 use std::fmt;
-use std::io;
 
 use nix::errno::Errno;
 
@@ -481,11 +480,6 @@ pub struct CapsFailure {
 }
 
 impl CapsFailure {
-    /// The OS error of the step (none for a set found wrong).
-    pub fn os_error(&self) -> io::Error {
-        io::Error::from_raw_os_error(self.errno as i32)
-    }
-
     fn which(&self) -> Option<&'static str> {
         self.which.map(|which| match which {
             Which::Effective => "effective",

@@ -31,11 +31,11 @@ use crate::log;
 use crate::log::event::Event;
 use crate::log::format::{Fields, Obj};
 use crate::signals::Inherited;
-use crate::sys::exec::{self, CStrings, Environment, Group, NotForked, OwnPid, Plan, Step};
+use crate::sys::exec::{self, CStrings, Environment, Group, NotStarted, OwnPid, Plan, Step};
 use crate::sys::fd::stdin;
 use crate::text::os_error;
 use crate::user::{Switch, SwitchFailure};
-use forkexec::{Failure, Outcome};
+use forkexec::Outcome;
 
 /// How to start one process.
 pub struct Spawn<'a> {
@@ -113,18 +113,17 @@ impl fmt::Display for SwitchFailed {
     }
 }
 
-impl SwitchFailed {
-    fn os_error(&self) -> io::Error {
-        match self {
-            SwitchFailed::User(failure) => {
-                io::Error::from_raw_os_error(failure.error.raw_os_error().unwrap_or(0))
-            }
-            SwitchFailed::Caps(failure) => failure.os_error(),
+impl SpawnError {
+    /// `program` could not run, for `error`.
+    fn new(program: &OsStr, error: io::Error) -> SpawnError {
+        SpawnError {
+            program: program.to_string_lossy().into_owned(),
+            error,
+            shell_error: None,
+            switch_failed: None,
         }
     }
-}
 
-impl SpawnError {
     /// Whether vigil could not start the process at all: a call of its own
     /// before the program ran failed (the pipe, /dev/null, `fork`, a step
     /// of the forked process before exec), or the fork or the exec ran out
@@ -156,35 +155,18 @@ impl SpawnError {
             _ => 126,
         }
     }
-}
 
-impl SpawnError {
     /// What vigil says of it, with `status`, its exit status: the exec
     /// failed, no process could be made (or a call of vigil's own failed
     /// before the program ran), or the `--user` switch or a `--caps` step
     /// failed in the forked child.
     pub fn event(&self, status: i32) -> Event<'_> {
-        if let Some(failed) = &self.switch_failed {
-            match failed {
-                SwitchFailed::User(_) => Event::UserSwitchFailed {
-                    failure: self,
-                    status,
-                },
-                SwitchFailed::Caps(_) => Event::CapsSwitchFailed {
-                    failure: self,
-                    status,
-                },
-            }
-        } else if self.is_fork_failure() {
-            Event::ForkFailed {
-                failure: self,
-                status,
-            }
-        } else {
-            Event::ExecFailed {
-                failure: self,
-                status,
-            }
+        let failure = self;
+        match &self.switch_failed {
+            Some(SwitchFailed::User(_)) => Event::UserSwitchFailed { failure, status },
+            Some(SwitchFailed::Caps(_)) => Event::CapsSwitchFailed { failure, status },
+            None if self.is_fork_failure() => Event::ForkFailed { failure, status },
+            None => Event::ExecFailed { failure, status },
         }
     }
 }
@@ -220,7 +202,7 @@ impl fmt::Display for SpawnError {
                 os_error(&self.error)
             )?;
             let errno = match self.not_started() {
-                Some(failed) if failed.call == FORK => Some(failed.errno),
+                Some(failed) if failed.call == FORK => Some(failed.error as i32),
                 Some(_) => None,
                 None => self.error.raw_os_error(),
             };
@@ -249,33 +231,25 @@ impl fmt::Display for SpawnError {
     }
 }
 
-/// A call of vigil's own that failed before the program could run: no
+/// A call of vigil's own that failed before the program could run (no
 /// pipe for the exec's outcome, no /dev/null, no fork, or a step of the
-/// forked process before exec (its process group, its signals).
-#[derive(Debug)]
-struct NotStarted {
-    call: &'static str,
-    errno: i32,
+/// forked process before exec: its process group, its signals), as the
+/// spawn's error, which `SpawnError::not_started` finds again.
+fn not_started(call: &'static str, error: Errno) -> io::Error {
+    io::Error::new(io::Error::from(error).kind(), NotStarted { call, error })
 }
 
 /// The call named by `NotStarted` for a failed fork.
 const FORK: &str = "fork";
-
-impl NotStarted {
-    fn error(call: &'static str, errno: i32) -> io::Error {
-        let kind = io::Error::from_raw_os_error(errno).kind();
-        io::Error::new(kind, NotStarted { call, errno })
-    }
-}
 
 /// `setpgid: Operation not permitted`. A fork that ran out of processes
 /// or memory is the OS's words alone, as it always was: the message around
 /// it says that no process could be made.
 impl fmt::Display for NotStarted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let text = os_error(&io::Error::from_raw_os_error(self.errno));
-        if self.call == FORK && matches!(self.errno, libc::EAGAIN | libc::ENOMEM) {
-            f.write_str(&text)
+        let text = self.error.desc();
+        if self.call == FORK && matches!(self.error, Errno::EAGAIN | Errno::ENOMEM) {
+            f.write_str(text)
         } else {
             write!(f, "{}: {text}", self.call)
         }
@@ -310,73 +284,34 @@ pub fn spawn(
     caps: Option<&Narrowing>,
 ) -> Result<i32, SpawnError> {
     let Some((program, args)) = spec.argv.split_first() else {
-        return Err(SpawnError {
-            program: String::new(),
-            error: io::Error::from_raw_os_error(libc::ENOENT),
-            shell_error: None,
-            switch_failed: None,
-        });
+        let error = io::Error::from_raw_os_error(libc::ENOENT);
+        return Err(SpawnError::new(OsStr::new(""), error));
     };
     let start =
         |program: &OsStr, args: &[OsString]| start(&spec, program, args, inherited, user, caps);
-    match start(program.as_os_str(), args) {
-        Err(Failed::Error(e)) if e.raw_os_error() == Some(libc::ENOEXEC) => {
-            let path = std::env::var_os("PATH");
-            let script = script_path(program, path.as_deref()).unwrap_or_else(|| program.clone());
-            let mut shell_args = vec![script];
-            shell_args.extend(args.iter().cloned());
-            match start(OsStr::new(SHELL), &shell_args) {
-                Ok(pid) => Ok(pid),
-                // vigil could not start the shell: that is the story, not
-                // the file's format.
-                Err(Failed::Error(shell_error)) if is_not_started(&shell_error) => {
-                    Err(spawn_error(program, Failed::Error(shell_error), None))
-                }
-                Err(Failed::Error(shell_error)) => {
-                    Err(spawn_error(program, Failed::Error(e), Some(shell_error)))
-                }
-                Err(switch) => Err(spawn_error(program, switch, None)),
-            }
+    let e = match start(program, args) {
+        Err(e) if e.switch_failed.is_none() && e.error.raw_os_error() == Some(libc::ENOEXEC) => e,
+        result => return result,
+    };
+    let path = std::env::var_os("PATH");
+    let script = script_path(program, path.as_deref()).unwrap_or_else(|| program.clone());
+    let mut shell_args = vec![script];
+    shell_args.extend(args.iter().cloned());
+    match start(OsStr::new(SHELL), &shell_args) {
+        Ok(pid) => Ok(pid),
+        // vigil could not start the shell, or the switch failed before
+        // its exec: that is the story, not the file's format.
+        Err(shell) if shell.switch_failed.is_some() || shell.not_started().is_some() => {
+            Err(SpawnError {
+                program: e.program,
+                ..shell
+            })
         }
-        result => result.map_err(|failed| spawn_error(program, failed, None)),
+        Err(shell) => Err(SpawnError {
+            shell_error: Some(shell.error),
+            ..e
+        }),
     }
-}
-
-/// Why one fork + exec did not run its program.
-enum Failed {
-    /// The exec's OS error, a `NotStarted`, or a word that cannot be
-    /// passed to a program.
-    Error(io::Error),
-    /// The `--user` switch or a `--caps` step failed in the new process:
-    /// nothing was executed.
-    Switch(SwitchFailed),
-}
-
-/// The spawn's error for `program`; `shell_error`: why the `/bin/sh`
-/// fallback failed too.
-fn spawn_error(program: &OsStr, failed: Failed, shell_error: Option<io::Error>) -> SpawnError {
-    let program = program.to_string_lossy().into_owned();
-    match failed {
-        // The switch runs before exec: if it failed, that is the story.
-        Failed::Switch(failure) => SpawnError {
-            program,
-            error: failure.os_error(),
-            shell_error: None,
-            switch_failed: Some(failure),
-        },
-        Failed::Error(error) => SpawnError {
-            program,
-            error,
-            shell_error,
-            switch_failed: None,
-        },
-    }
-}
-
-fn is_not_started(error: &io::Error) -> bool {
-    error
-        .get_ref()
-        .is_some_and(|inner| inner.is::<NotStarted>())
 }
 
 fn is_executable_file(file: &Path) -> bool {
@@ -433,19 +368,20 @@ fn start(
     inherited: Inherited,
     user: Option<&Switch>,
     caps: Option<&Narrowing>,
-) -> Result<i32, Failed> {
-    let program_c = c_string(program.as_bytes()).map_err(Failed::Error)?;
+) -> Result<i32, SpawnError> {
+    let fail = |error| SpawnError::new(program, error);
+    let program_c = c_string(program.as_bytes()).map_err(fail)?;
     let words = args
         .iter()
         .map(|arg| c_string(arg.as_bytes()))
         .collect::<io::Result<Vec<CString>>>()
-        .map_err(Failed::Error)?;
+        .map_err(fail)?;
     let argv = CStrings::new(
         std::iter::once(program_c.as_c_str()).chain(words.iter().map(CString::as_c_str)),
     );
     let own_pid = match spec.own_pid {
         Some(name) => Some(OwnPid::new(name).ok_or_else(|| {
-            Failed::Error(io::Error::new(
+            fail(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "no room for the variable's name",
             ))
@@ -457,7 +393,7 @@ fn start(
         // Holds the variable's place, for the entry the process fills in.
         extra.push((name.as_bytes(), b""));
     }
-    let environment = environment(&extra, spec.unset).map_err(Failed::Error)?;
+    let environment = environment(&extra, spec.unset).map_err(fail)?;
     let envp = environment.as_ref().map(|entries| {
         let entries = entries.iter().map(CString::as_c_str);
         match &own_pid {
@@ -466,7 +402,7 @@ fn start(
         }
     });
     let null = if spec.null_stdin {
-        Some(open_null().map_err(Failed::Error)?)
+        Some(open_null().map_err(fail)?)
     } else {
         None
     };
@@ -477,8 +413,7 @@ fn start(
     };
     let mut candidates = Vec::new();
     let plan = Plan {
-        program: exec_program(&program_c, &search_path(&extra), &mut candidates)
-            .map_err(Failed::Error)?,
+        program: exec_program(&program_c, &search_path(&extra), &mut candidates).map_err(fail)?,
         argv: &argv,
         env: envp.as_ref().map_or(Environment::Own, Environment::Given),
         stdin: null.as_ref().map(File::as_fd),
@@ -574,8 +509,10 @@ const CANDIDATE_MAX: usize = 4096 + NAME_MAX + 2;
 
 /// /dev/null, for a hook's stdin.
 fn open_null() -> io::Result<File> {
-    File::open("/dev/null")
-        .map_err(|e| NotStarted::error("open /dev/null", e.raw_os_error().unwrap_or(libc::EIO)))
+    File::open("/dev/null").map_err(|e| {
+        let error = Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO));
+        not_started("open /dev/null", error)
+    })
 }
 
 /// Runs `plan` and reads how it went: the pid, or why `program` did not
@@ -585,33 +522,31 @@ fn run(
     program: &OsStr,
     user: Option<&Switch>,
     caps: Option<&Narrowing>,
-) -> Result<i32, Failed> {
-    match forkexec::spawn(plan) {
-        Ok(Outcome::Started(pid)) => Ok(pid),
-        Ok(Outcome::Unknown { pid, error }) => {
+) -> Result<i32, SpawnError> {
+    let fail = |error| SpawnError::new(program, error);
+    let started = exec::spawn(plan).map_err(|e| fail(not_started(e.call, e.error)))?;
+    let failed = match forkexec::outcome(started) {
+        Outcome::Started(pid) => return Ok(pid),
+        Outcome::Unknown { pid, error } => {
             unconfirmed(program, pid, &error);
-            Ok(pid)
+            return Ok(pid);
         }
-        Err(Failure::Parent(NotForked { call, error })) => {
-            Err(Failed::Error(NotStarted::error(call, error as i32)))
-        }
-        Err(Failure::Child(failed)) if failed.step == Step::Exec => {
-            Err(Failed::Error(io::Error::from(failed.errno)))
-        }
-        Err(Failure::Child(failed)) => {
-            let switch = user
-                .and_then(|u| u.failure(failed.step, failed.errno))
-                .map(SwitchFailed::User)
-                .or_else(|| caps.and_then(|c| c.failure(failed).map(SwitchFailed::Caps)));
-            match switch {
-                Some(failure) => Err(Failed::Switch(failure)),
-                None => Err(Failed::Error(NotStarted::error(
-                    failed.step.call(),
-                    failed.errno as i32,
-                ))),
-            }
-        }
-    }
+        Outcome::Failed(failed) => failed,
+    };
+    // The switch runs before exec: if it failed, that is the story.
+    let switch_failed = user
+        .and_then(|u| u.failure(failed.step, failed.errno))
+        .map(SwitchFailed::User)
+        .or_else(|| caps.and_then(|c| c.failure(failed).map(SwitchFailed::Caps)));
+    let error = if failed.step == Step::Exec || switch_failed.is_some() {
+        io::Error::from(failed.errno)
+    } else {
+        not_started(failed.step.call(), failed.errno)
+    };
+    Err(SpawnError {
+        switch_failed,
+        ..fail(error)
+    })
 }
 
 /// The process was made, but whether it runs the program could not be

@@ -279,18 +279,19 @@ pub struct Started {
     pub report: OwnedFd,
 }
 
-/// A new process could not be made: the call of vigil's own that failed
-/// (`pipe2`, `fork`), and its error.
+/// A call of vigil's own that failed before the program could run, and
+/// its error: here `pipe2` or `fork`, no new process made; `spawn` says
+/// a step of the new process before exec the same way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NotForked {
+pub struct NotStarted {
     pub call: &'static str,
     pub error: Errno,
 }
 
 /// Runs `plan` in a new process.
-pub fn spawn(plan: &Plan<'_>) -> Result<Started, NotForked> {
+pub fn spawn(plan: &Plan<'_>) -> Result<Started, NotStarted> {
     let (report_read, report_write) =
-        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|error| NotForked {
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|error| NotStarted {
             call: "pipe2",
             error,
         })?;
@@ -299,7 +300,7 @@ pub fn spawn(plan: &Plan<'_>) -> Result<Started, NotForked> {
     // (see the module's documentation) and ends in exec or _exit; so it is
     // sound whatever the threads of the calling process held at the fork.
     match unsafe { libc::fork() } {
-        -1 => Err(NotForked {
+        -1 => Err(NotStarted {
             call: "fork",
             error: Errno::last(),
         }),
