@@ -22,8 +22,6 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
 use nix::errno::Errno;
-use nix::fcntl::OFlag;
-use nix::sys::stat::Mode;
 use nix::unistd::{AccessFlags, Pid, getpgrp, isatty, tcgetpgrp, tcsetpgrp};
 
 use crate::caps::{CapsFailure, Narrowing};
@@ -628,10 +626,7 @@ pub fn owns_terminal() -> bool {
 
 /// Whether vigil has a controlling terminal: `/dev/tty` opens only then.
 pub fn has_terminal() -> bool {
-    // O_NOCTTY: never acquire a terminal by this. The descriptor, if any,
-    // is closed at once.
-    let flags = OFlag::O_RDONLY | OFlag::O_NOCTTY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
-    nix::fcntl::open(c"/dev/tty", flags, Mode::empty()).is_ok()
+    crate::sys::fd::controlling_terminal().is_ok()
 }
 
 /// Hands the terminal to a process group, if vigil holds it right now.

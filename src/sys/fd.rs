@@ -1,5 +1,5 @@
-//! Descriptors: the standard ones, and how much a pipe or a terminal has
-//! yet to pass on.
+//! Descriptors: the standard ones, how much a pipe or a terminal has yet
+//! to pass on, and whether vigil has a controlling terminal.
 //!
 //! vigil may be started with any of descriptors 0-2 closed (`2>&-`, a
 //! minimal runtime). A closed one stays closed for the processes vigil
@@ -89,6 +89,16 @@ fn borrow_standard(fd: libc::c_int) -> BorrowedFd<'static> {
     // closes, replaces or owns descriptors 0-2 (the dup2 onto a new
     // process's stdin is made in that process).
     unsafe { BorrowedFd::borrow_raw(fd) }
+}
+
+/// Whether vigil has a controlling terminal, as an open of `/dev/tty`
+/// (which names the caller's own) answers: Ok when it has one, ENXIO when
+/// it has none, another error when that cannot be told (no /dev/tty in
+/// the image). O_NOCTTY: opening it changes nothing; the descriptor is
+/// closed at once.
+pub fn controlling_terminal() -> Result<(), Errno> {
+    let flags = OFlag::O_RDONLY | OFlag::O_NOCTTY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+    open(c"/dev/tty", flags, Mode::empty()).map(drop)
 }
 
 /// What `queued` asks about.

@@ -9,8 +9,6 @@ use std::os::unix::ffi::OsStrExt;
 
 use libc::{gid_t, uid_t};
 use nix::errno::Errno;
-use nix::fcntl::OFlag;
-use nix::sys::stat::Mode;
 
 use super::{Identity, Ids, quote};
 use crate::log::format::{Fields, Obj};
@@ -238,19 +236,12 @@ pub(super) fn other_user(identity: &Identity, change: bool, current: Ids) -> boo
     change && identity.uid != current.uid
 }
 
-/// Whether vigil has a controlling terminal: /dev/tty opens (it names the
-/// caller's controlling terminal) or fails with ENXIO (there is none).
-/// Any other failure (no /dev/tty in the image) cannot tell, and counts as
-/// a terminal: the rule then errs on the safe side, and a new session
-/// without a terminal changes nothing the child can see.
+/// Whether vigil has a controlling terminal. A failure that cannot tell
+/// (no /dev/tty in the image) counts as a terminal: the rule then errs on
+/// the safe side, and a new session without a terminal changes nothing
+/// the child can see.
 fn has_controlling_terminal() -> bool {
-    // O_NOCTTY: opening it must not change anything. The descriptor, if
-    // any, is closed at once.
-    let flags = OFlag::O_RDONLY | OFlag::O_NOCTTY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
-    match nix::fcntl::open(c"/dev/tty", flags, Mode::empty()) {
-        Ok(_) => true,
-        Err(e) => e != Errno::ENXIO,
-    }
+    crate::sys::fd::controlling_terminal() != Err(Errno::ENXIO)
 }
 
 /// vigil installed setuid or setgid: its real and effective ids differ.
