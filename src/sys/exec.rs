@@ -76,7 +76,11 @@ pub struct CStrings<'a> {
 
 impl<'a> CStrings<'a> {
     pub fn new(strings: impl IntoIterator<Item = &'a CStr>) -> CStrings<'a> {
-        let mut pointers: Vec<*const c_char> = strings.into_iter().map(CStr::as_ptr).collect();
+        CStrings::ended(strings.into_iter().map(CStr::as_ptr).collect())
+    }
+
+    /// `pointers`, to strings that live as long as `'a`, and the NULL.
+    fn ended(mut pointers: Vec<*const c_char>) -> CStrings<'a> {
         pointers.push(std::ptr::null());
         CStrings {
             pointers,
@@ -91,24 +95,17 @@ impl<'a> CStrings<'a> {
         strings: impl IntoIterator<Item = &'a CStr>,
         own: &'a OwnPid,
     ) -> CStrings<'a> {
-        let mut pointers = Vec::new();
         let mut placed = false;
+        let mut pointers = Vec::new();
         for string in strings {
-            if !placed && own.names(string) {
-                pointers.push(own.as_ptr());
-                placed = true;
-            } else {
-                pointers.push(string.as_ptr());
-            }
+            let ours = !placed && own.names(string);
+            placed |= ours;
+            pointers.push(if ours { own.as_ptr() } else { string.as_ptr() });
         }
         if !placed {
             pointers.push(own.as_ptr());
         }
-        pointers.push(std::ptr::null());
-        CStrings {
-            pointers,
-            strings: PhantomData,
-        }
+        CStrings::ended(pointers)
     }
 }
 
@@ -165,27 +162,16 @@ impl OwnPid {
 
     /// In the new process: writes `pid` after `NAME=`, then the NUL.
     fn fill(&self, pid: libc::pid_t) {
-        let mut digits = [0u8; 20];
         let mut n = u64::try_from(pid).unwrap_or(0);
-        let mut len = 0;
-        loop {
-            if let Some(d) = digits.get_mut(len) {
-                *d = b'0' + (n % 10) as u8;
-            }
-            len += 1;
-            n /= 10;
-            if n == 0 || len == digits.len() {
-                break;
-            }
-        }
+        let len = n.checked_ilog10().unwrap_or(0) as usize + 1;
         let entry = self.entry.get().cast::<u8>();
-        for i in 0..len {
-            let digit = digits.get(len - 1 - i).copied().unwrap_or(b'0');
+        for i in (0..len).rev() {
             // SAFETY: `at + len` is at most the name, `=` and 20 digits,
             // which `new` made sure leave room for the NUL in the entry;
             // the new process writes its own copy, and no reference to the
             // bytes is alive (see `entry`).
-            unsafe { entry.add(self.at + i).write(digit) };
+            unsafe { entry.add(self.at + i).write(b'0' + (n % 10) as u8) };
+            n /= 10;
         }
         // SAFETY: as above, one past the last digit.
         unsafe { entry.add(self.at + len).write(0) };

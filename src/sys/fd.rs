@@ -77,18 +77,15 @@ pub fn stderr() -> Option<BorrowedFd<'static>> {
     standard(2)
 }
 
+/// Descriptor `fd` (0-2), borrowed for as long as vigil runs, if vigil
+/// was started with it open.
 fn standard(fd: libc::c_int) -> Option<BorrowedFd<'static>> {
     let open = open_at_start().get(fd as usize).copied().unwrap_or(false);
-    open.then(|| borrow_standard(fd))
-}
-
-/// Borrows descriptor `fd` (0-2) for as long as vigil runs.
-fn borrow_standard(fd: libc::c_int) -> BorrowedFd<'static> {
-    // SAFETY: called only for a standard descriptor vigil was started
-    // with open, which stays open as long as vigil runs: nothing in vigil
-    // closes, replaces or owns descriptors 0-2 (the dup2 onto a new
-    // process's stdin is made in that process).
-    unsafe { BorrowedFd::borrow_raw(fd) }
+    // SAFETY: only for a standard descriptor vigil was started with open,
+    // which stays open as long as vigil runs: nothing in vigil closes,
+    // replaces or owns descriptors 0-2 (the dup2 onto a new process's
+    // stdin is made in that process).
+    open.then(|| unsafe { BorrowedFd::borrow_raw(fd) })
 }
 
 /// Whether vigil has a controlling terminal, as an open of `/dev/tty`
