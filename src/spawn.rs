@@ -328,14 +328,18 @@ fn script_path(program: &OsStr, path: Option<&OsStr>) -> Option<OsString> {
     }
     let path = path.unwrap_or(OsStr::new(DEFAULT_PATH));
     path.as_bytes().split(|&b| b == b':').find_map(|dir| {
-        // An empty entry is the working directory, as execvp reads it.
-        let mut candidate = OsStr::from_bytes(dir).to_owned();
-        if !dir.is_empty() {
-            candidate.push("/");
-        }
-        candidate.push(program);
+        let candidate = OsString::from_vec(in_dir(dir, program.as_bytes()));
         is_executable_file(Path::new(&candidate)).then_some(candidate)
     })
+}
+
+/// The file `name` in the directory `dir` of a PATH, an empty entry being
+/// the working directory, as execvp reads it.
+fn in_dir(dir: &[u8], name: &[u8]) -> Vec<u8> {
+    match dir {
+        b"" => name.to_vec(),
+        _ => [dir, b"/", name].concat(),
+    }
 }
 
 /// Why `program` cannot be run as things stand, if it cannot: checked at
@@ -386,11 +390,7 @@ fn start(
         })?),
         None => None,
     };
-    let mut extra = variables(spec, user);
-    if let Some(name) = spec.own_pid {
-        // Holds the variable's place, for the entry the process fills in.
-        extra.push((name.as_bytes(), b""));
-    }
+    let extra = variables(spec, user);
     let environment = environment(&extra, spec.unset).map_err(fail)?;
     let envp = environment.as_ref().map(|entries| {
         let entries = entries.iter().map(CString::as_c_str);
@@ -429,7 +429,8 @@ fn start(
 }
 
 /// The variables the process gets on top of vigil's own: the spawn's,
-/// then `--user`'s HOME.
+/// then `--user`'s HOME, then the place of the entry the process fills in
+/// with its own pid.
 fn variables<'s>(spec: &'s Spawn<'_>, user: Option<&'s Switch>) -> Vec<(&'s [u8], &'s [u8])> {
     let mut extra: Vec<(&[u8], &[u8])> = spec
         .env
@@ -439,6 +440,7 @@ fn variables<'s>(spec: &'s Spawn<'_>, user: Option<&'s Switch>) -> Vec<(&'s [u8]
     if let Some(user) = user {
         extra.push((b"HOME", user.home().as_bytes()));
     }
+    extra.extend(spec.own_pid.map(|name| (name.as_bytes(), &b""[..])));
     extra
 }
 
@@ -484,12 +486,7 @@ fn exec_program<'c>(
         return Ok(exec::Program::Fails(Errno::ENAMETOOLONG));
     }
     for dir in path.split(|&b| b == b':') {
-        let mut file = Vec::with_capacity(dir.len() + 1 + name.len());
-        file.extend_from_slice(dir);
-        if !dir.is_empty() {
-            file.push(b'/');
-        }
-        file.extend_from_slice(name);
+        let file = in_dir(dir, name);
         if file.len() < CANDIDATE_MAX {
             candidates.push(c_string(&file)?);
         }
@@ -525,8 +522,16 @@ fn run(
     let started = exec::spawn(plan).map_err(|e| fail(not_started(e.call, e.error)))?;
     let failed = match forkexec::outcome(started) {
         Outcome::Started(pid) => return Ok(pid),
+        // The process was made, but whether it runs the program could not
+        // be read: said once, as a warning. The status it ends with is the
+        // one vigil would have given for a failed exec, and the report's.
         Outcome::Unknown { pid, error } => {
-            unconfirmed(program, pid, &error);
+            let error = os_error(&error);
+            log::emit(Event::ExecUnconfirmed {
+                program,
+                pid,
+                error: &error,
+            });
             return Ok(pid);
         }
         Outcome::Failed(failed) => failed,
@@ -545,19 +550,6 @@ fn run(
         switch_failed,
         ..fail(error)
     })
-}
-
-/// The process was made, but whether it runs the program could not be
-/// read: said once, as a warning. The status it ends with is what the
-/// report gives, and it is the one vigil would have given for a failed
-/// exec (`forkexec::Outcome::Unknown`).
-fn unconfirmed(program: &OsStr, pid: i32, error: &io::Error) {
-    let error = os_error(error);
-    log::emit(Event::ExecUnconfirmed {
-        program,
-        pid,
-        error: &error,
-    });
 }
 
 /// `bytes` as a C string; a NUL inside cannot be passed to exec.
@@ -579,41 +571,33 @@ fn has_any(names: &[&str]) -> bool {
 /// out: a variable vigil has keeps its place with the new value, a new one
 /// is added at the end, as `setenv` would do it.
 fn with_variables(extra: &[(&[u8], &[u8])], unset: &[&str]) -> io::Result<Vec<CString>> {
-    let entry = |name: &[u8], value: &[u8]| {
-        let mut bytes = Vec::with_capacity(name.len() + value.len() + 1);
-        bytes.extend_from_slice(name);
-        bytes.push(b'=');
-        bytes.extend_from_slice(value);
-        c_string(&bytes)
-    };
-    let mut set = vec![false; extra.len()];
+    let entry = |(name, value): (&[u8], &[u8])| c_string(&[name, b"=", value].concat());
+    // Each name once, with its last value, in the order of those values.
+    let mut pending: Vec<(&[u8], &[u8])> = Vec::new();
+    for &(name, value) in extra {
+        pending.retain(|(n, _)| *n != name);
+        pending.push((name, value));
+    }
     let mut entries = Vec::new();
     for text in crate::sys::env::entries() {
-        let bytes = text.to_bytes();
-        let name = bytes.split(|&b| b == b'=').next().unwrap_or_default();
+        let name = text
+            .to_bytes()
+            .split(|&b| b == b'=')
+            .next()
+            .unwrap_or_default();
         if unset.iter().any(|u| u.as_bytes() == name) {
             continue;
         }
-        match extra.iter().rposition(|(n, _)| *n == name) {
-            // A second entry of the same name is dropped: the new value
-            // stands once.
-            Some(i) if set.get(i).copied().unwrap_or(true) => {}
-            Some(i) => {
-                if let (Some((n, v)), Some(done)) = (extra.get(i), set.get_mut(i)) {
-                    entries.push(entry(n, v)?);
-                    *done = true;
-                }
-            }
+        match pending.iter().position(|(n, _)| *n == name) {
+            Some(at) => entries.push(entry(pending.remove(at))?),
+            // A second entry of a name given a new value is dropped: the
+            // new value stands once.
+            None if extra.iter().any(|(n, _)| *n == name) => {}
             None => entries.push(text.to_owned()),
         }
     }
-    for (i, (name, value)) in extra.iter().enumerate() {
-        let shadowed = extra
-            .get(i + 1..)
-            .is_some_and(|later| later.iter().any(|(n, _)| n == name));
-        if !set.get(i).copied().unwrap_or(true) && !shadowed {
-            entries.push(entry(name, value)?);
-        }
+    for variable in pending {
+        entries.push(entry(variable)?);
     }
     Ok(entries)
 }
