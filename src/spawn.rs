@@ -29,7 +29,7 @@ use crate::log;
 use crate::log::event::Event;
 use crate::log::format::{Fields, Obj};
 use crate::signals::Inherited;
-use crate::sys::exec::{self, CStrings, Environment, Group, NotStarted, OwnPid, Plan, Step};
+use crate::sys::exec::{self, CStrings, Group, NotStarted, OwnPid, Plan, Step};
 use crate::sys::fd::stdin;
 use crate::text::os_error;
 use crate::user::{Switch, SwitchFailure};
@@ -391,14 +391,12 @@ fn start(
         None => None,
     };
     let extra = variables(spec, user);
-    let environment = environment(&extra, spec.unset).map_err(fail)?;
-    let envp = environment.as_ref().map(|entries| {
-        let entries = entries.iter().map(CString::as_c_str);
-        match &own_pid {
-            Some(own) => CStrings::with_own_pid(entries, own),
-            None => CStrings::new(entries),
-        }
-    });
+    let environment = with_variables(&extra, spec.unset).map_err(fail)?;
+    let entries = environment.iter().map(CString::as_c_str);
+    let envp = match &own_pid {
+        Some(own) => CStrings::with_own_pid(entries, own),
+        None => CStrings::new(entries),
+    };
     let null = if spec.null_stdin {
         Some(open_null().map_err(fail)?)
     } else {
@@ -413,7 +411,7 @@ fn start(
     let plan = Plan {
         program: exec_program(&program_c, &search_path(&extra), &mut candidates).map_err(fail)?,
         argv: &argv,
-        env: envp.as_ref().map_or(Environment::Own, Environment::Given),
+        env: &envp,
         stdin: null.as_ref().map(File::as_fd),
         group,
         // Never hand the terminal to a process in another session.
@@ -442,15 +440,6 @@ fn variables<'s>(spec: &'s Spawn<'_>, user: Option<&'s Switch>) -> Vec<(&'s [u8]
     }
     extra.extend(spec.own_pid.map(|name| (name.as_bytes(), &b""[..])));
     extra
-}
-
-/// The process's environment: `None` for vigil's own as it is, in its
-/// order (nothing copied), when nothing is added or removed.
-fn environment(extra: &[(&[u8], &[u8])], unset: &[&str]) -> io::Result<Option<Vec<CString>>> {
-    if extra.is_empty() && !has_any(unset) {
-        return Ok(None);
-    }
-    with_variables(extra, unset).map(Some)
 }
 
 /// Where the process's exec looks for a program named without a slash:
@@ -560,11 +549,6 @@ fn c_string(bytes: &[u8]) -> io::Result<CString> {
             "a NUL byte cannot be passed to a program",
         )
     })
-}
-
-/// Whether vigil's environment has any of the variables `names`.
-fn has_any(names: &[&str]) -> bool {
-    !names.is_empty() && names.iter().any(|name| std::env::var_os(name).is_some())
 }
 
 /// vigil's environment with `extra` (`NAME`, `VALUE`) set and `unset` left

@@ -43,19 +43,13 @@ extern "C" fn main(argc: libc::c_int, argv: *const *const c_char) -> libc::c_int
     crate::run(args)
 }
 
-/// The C library's `environ`, for execve.
-pub(super) fn own_environment() -> *const *const c_char {
-    // SAFETY: reads the pointer itself, which nothing changes (see the
-    // module's documentation): it stays what it was at start.
-    unsafe { environ }
-}
-
 /// vigil's environment, each entry as the C library has it (normally
 /// `NAME=VALUE`), in its order.
 pub fn entries() -> Entries {
-    Entries {
-        next: own_environment(),
-    }
+    // SAFETY: reads the pointer itself, which nothing changes (see the
+    // module's documentation): it stays what it was at start.
+    let next = unsafe { environ };
+    Entries { next }
 }
 
 /// An iterator over the environment's entries (`entries`).

@@ -178,14 +178,6 @@ impl OwnPid {
     }
 }
 
-/// The environment a program is executed with.
-#[derive(Clone, Copy)]
-pub enum Environment<'a> {
-    /// vigil's own, as it is (`environ`).
-    Own,
-    Given(&'a CStrings<'a>),
-}
-
 /// Where the new process stands among process groups.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Group {
@@ -237,8 +229,8 @@ pub enum Program<'a> {
 pub struct Plan<'a> {
     pub program: Program<'a>,
     pub argv: &'a CStrings<'a>,
-    /// vigil's own environment, or a copy with additions.
-    pub env: Environment<'a>,
+    /// A copy of vigil's own environment, with additions and removals.
+    pub env: &'a CStrings<'a>,
     /// Made the process's stdin (hooks: /dev/null).
     pub stdin: Option<BorrowedFd<'a>>,
     pub group: Group,
@@ -408,16 +400,12 @@ fn restore_signals(signals: Signals) -> Result<(), Errno> {
 /// `execve(path, argv, env)`; returns only when it failed, with the error.
 ///
 /// Raw, not nix's `execve`, which builds its pointer arrays on the heap.
-fn execve(path: &CStr, argv: &CStrings<'_>, env: Environment<'_>) -> Errno {
-    let envp = match env {
-        Environment::Own => super::env::own_environment(),
-        Environment::Given(entries) => entries.pointers.as_ptr(),
-    };
-    // SAFETY: `path` is a NUL-terminated string; argv and envp are
+fn execve(path: &CStr, argv: &CStrings<'_>, env: &CStrings<'_>) -> Errno {
+    // SAFETY: `path` is a NUL-terminated string; argv and env are
     // NULL-terminated arrays of NUL-terminated strings (`CStrings`, whose
-    // strings it borrows, or the C library's `environ`), all alive here.
-    // execve returns only when it failed, and then changed nothing.
-    unsafe { libc::execve(path.as_ptr(), argv.pointers.as_ptr(), envp) };
+    // strings they borrow), all alive here. execve returns only when it
+    // failed, and then changed nothing.
+    unsafe { libc::execve(path.as_ptr(), argv.pointers.as_ptr(), env.pointers.as_ptr()) };
     Errno::last()
 }
 
