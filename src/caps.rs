@@ -99,19 +99,18 @@ impl Set {
     pub fn list(self) -> String {
         self.names().collect::<Vec<_>>().join(",")
     }
+
+    /// Each capability's name with `CAP_`, lowest number first.
+    fn full_names(self) -> impl Iterator<Item = String> {
+        self.names().map(|name| format!("CAP_{name}"))
+    }
 }
 
 /// `CAP_NET_BIND_SERVICE, CAP_NET_RAW`, as the kernel's documentation
 /// names them.
 impl fmt::Display for Set {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, name) in self.names().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            write!(f, "CAP_{name}")?;
-        }
-        Ok(())
+        f.write_str(&self.full_names().collect::<Vec<_>>().join(", "))
     }
 }
 
@@ -317,11 +316,7 @@ fn shown(set: Set) -> String {
     if count <= MANY {
         return set.to_string();
     }
-    let first: Vec<String> = set
-        .names()
-        .take(MANY - 1)
-        .map(|n| format!("CAP_{n}"))
-        .collect();
+    let first: Vec<String> = set.full_names().take(MANY - 1).collect();
     format!("{count} capabilities ({}, ...)", first.join(", "))
 }
 

@@ -26,7 +26,7 @@ use nix::unistd::{AccessFlags, Pid, getpgrp, isatty, tcgetpgrp, tcsetpgrp};
 
 use crate::caps::{CapsFailure, Narrowing};
 use crate::log;
-use crate::log::event::Event;
+use crate::log::event::{Event, Fact};
 use crate::log::format::{Fields, Obj};
 use crate::signals::Inherited;
 use crate::sys::exec::{self, CStrings, Group, NotStarted, OwnPid, Plan, Step};
@@ -100,13 +100,14 @@ pub enum SwitchFailed {
     Caps(CapsFailure),
 }
 
-impl fmt::Display for SwitchFailed {
-    /// `as user "app": setuid(1000) failed: ...`, `with capabilities
-    /// CAP_NET_RAW: capset failed: ...`, to follow `cannot run "PROG"`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl SwitchFailed {
+    /// The failure's words and fields: `as user "app": setuid(1000)
+    /// failed: ...`, `with capabilities CAP_NET_RAW: capset failed: ...`,
+    /// to follow `cannot run "PROG"`.
+    fn fact(&self) -> &dyn Fact {
         match self {
-            SwitchFailed::User(failure) => failure.fmt(f),
-            SwitchFailed::Caps(failure) => failure.fmt(f),
+            SwitchFailed::User(failure) => failure,
+            SwitchFailed::Caps(failure) => failure,
         }
     }
 }
@@ -148,10 +149,7 @@ impl SpawnError {
         if self.is_fork_failure() || self.switch_failed.is_some() {
             return 1;
         }
-        match self.error.raw_os_error() {
-            Some(libc::ENOENT) | Some(libc::ENOTDIR) => 127,
-            _ => 126,
-        }
+        Step::Exec.status(Errno::from_raw(self.error.raw_os_error().unwrap_or(0)))
     }
 
     /// What vigil says of it, with `status`, its exit status: the exec
@@ -174,10 +172,8 @@ impl SpawnError {
 impl Fields for SpawnError {
     fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
         o.field("program", self.program.as_str());
-        match &self.switch_failed {
-            Some(SwitchFailed::User(failure)) => return failure.fields(o),
-            Some(SwitchFailed::Caps(failure)) => return failure.fields(o),
-            None => {}
+        if let Some(failure) = &self.switch_failed {
+            return failure.fact().fields(o);
         }
         o.field("error", os_error(&self.error))
             .opt("shell_error", self.shell_error.as_ref().map(os_error));
@@ -190,7 +186,7 @@ impl fmt::Display for SpawnError {
     /// newline in it cannot blur where it ends), then the C library's text.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(failure) = &self.switch_failed {
-            return write!(f, "cannot run {:?} {failure}", self.program);
+            return write!(f, "cannot run {:?} {}", self.program, failure.fact());
         }
         if self.is_fork_failure() {
             write!(
