@@ -348,11 +348,8 @@ fn check(set: Set, user: bool) -> Result<Narrowing, CapsError> {
         return Err(CapsError::AmbientLocked);
     }
     let (bounding, last) = sys::bounding().map_err(CapsError::Unreadable)?;
-    let unknown = if last < 63 {
-        set.0 & !((1u64 << (last + 1)) - 1)
-    } else {
-        0
-    };
+    // Those above `last`; none when the kernel knows all 64.
+    let unknown = set.0 & u64::MAX.checked_shl(last + 1).unwrap_or(0);
     if unknown != 0 {
         return Err(CapsError::UnknownToKernel {
             caps: Set(unknown),

@@ -37,7 +37,7 @@ pub struct Switch {
 pub(super) fn may_switch() -> bool {
     const CAP_SETGID: u32 = 6;
     const CAP_SETUID: u32 = 7;
-    has_capabilities(&[CAP_SETUID, CAP_SETGID])
+    has_capabilities(1 << CAP_SETUID | 1 << CAP_SETGID)
 }
 
 /// Whether vigil holds CAP_KILL, without which it cannot signal a process
@@ -46,16 +46,14 @@ pub(super) fn may_switch() -> bool {
 /// with only SETUID and SETGID added back).
 pub(super) fn may_signal_others() -> bool {
     const CAP_KILL: u32 = 5;
-    has_capabilities(&[CAP_KILL])
+    has_capabilities(1 << CAP_KILL)
 }
 
-/// Whether all of `caps` are in vigil's effective set. When capget
-/// itself fails, being uid 0 is the answer.
-fn has_capabilities(caps: &[u32]) -> bool {
+/// Whether all of `caps` (bit N for capability N) are in vigil's
+/// effective set. When capget itself fails, being uid 0 is the answer.
+fn has_capabilities(caps: u64) -> bool {
     match crate::sys::caps::get() {
-        Ok(sets) => caps
-            .iter()
-            .all(|&cap| cap < 64 && sets.effective & 1 << cap != 0),
+        Ok(sets) => sets.effective & caps == caps,
         Err(_) => nix::unistd::geteuid().is_root(),
     }
 }
