@@ -443,16 +443,16 @@ impl fmt::Display for Narrowing {
             "exactly {} (permitted, effective, inheritable and ambient)",
             self.set
         )?;
-        if self.kept_in_bounding == 0 {
+        let kept = Set(self.kept_in_bounding);
+        if kept.0 == 0 {
             write!(f, ", the bounding set cut to {}", them(self.set))
         } else {
+            let pronoun = them(kept);
             write!(
                 f,
-                "; their bounding set also keeps {}: vigil lacks CAP_SETPCAP to drop {}, and \
-                 no-new-privileges keeps {} out of reach",
-                shown(Set(self.kept_in_bounding)),
-                them(Set(self.kept_in_bounding)),
-                them(Set(self.kept_in_bounding))
+                "; their bounding set also keeps {}: vigil lacks CAP_SETPCAP to drop {pronoun}, \
+                 and no-new-privileges keeps {pronoun} out of reach",
+                shown(kept)
             )
         }
     }

@@ -67,12 +67,9 @@ pub const LISTEN_VARIABLES: [&str; 3] = ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDN
 pub fn socket_activated() -> bool {
     // Read where the C library keeps the environment, without a copy:
     // every start asks.
-    let Some(value) =
-        crate::sys::env::entries().find_map(|entry| entry.to_bytes().strip_prefix(b"LISTEN_PID="))
-    else {
-        return false;
-    };
-    listen_pid(value) == Some(std::process::id())
+    let value =
+        crate::sys::env::entries().find_map(|entry| entry.to_bytes().strip_prefix(b"LISTEN_PID="));
+    value.and_then(listen_pid) == Some(std::process::id())
 }
 
 /// The pid a `LISTEN_PID` value names, if it is one.
@@ -393,11 +390,7 @@ fn start(
         Some(own) => CStrings::with_own_pid(entries, own),
         None => CStrings::new(entries),
     };
-    let null = if spec.null_stdin {
-        Some(open_null().map_err(fail)?)
-    } else {
-        None
-    };
+    let null = spec.null_stdin.then(open_null).transpose().map_err(fail)?;
     let group = if user.is_some_and(Switch::new_session) {
         Group::Session
     } else {

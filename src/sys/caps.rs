@@ -154,15 +154,6 @@ pub enum Which {
     Ambient = 4,
 }
 
-impl Which {
-    const ALL: [Which; 4] = [
-        Which::Effective,
-        Which::Permitted,
-        Which::Inheritable,
-        Which::Ambient,
-    ];
-}
-
 /// What a failed step was about, in the exec-error message's detail: the
 /// capability plus one in bits 0-7 (0: none), the set a read-back found
 /// wrong in bits 8-15 (0: none).
@@ -173,9 +164,13 @@ pub fn detail(cap: Option<u32>, which: Option<Which>) -> u32 {
 /// The capability and the set a detail names.
 pub fn parse_detail(detail: u32) -> (Option<u32>, Option<Which>) {
     let cap = (detail & 0xff).checked_sub(1);
-    let which = Which::ALL
-        .into_iter()
-        .find(|w| *w as u32 == (detail >> 8) & 0xff);
+    let which = match (detail >> 8) & 0xff {
+        1 => Some(Which::Effective),
+        2 => Some(Which::Permitted),
+        3 => Some(Which::Inheritable),
+        4 => Some(Which::Ambient),
+        _ => None,
+    };
     (cap, which)
 }
 
