@@ -90,9 +90,7 @@ impl Set {
     /// Each capability's name, without `CAP_`, lowest number first (the
     /// number, for one newer than vigil's table).
     pub fn names(self) -> impl Iterator<Item = String> {
-        (0..64u32)
-            .filter(move |cap| self.0 & 1 << cap != 0)
-            .map(name)
+        sys::each(self.0).map(name)
     }
 
     /// As `--caps` takes it: `NET_BIND_SERVICE,NET_RAW` (for records).

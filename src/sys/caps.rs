@@ -184,7 +184,7 @@ fn failed(step: Step, cap: Option<u32>) -> impl Fn(Errno) -> Failed {
 }
 
 /// The capabilities in `set`, lowest first.
-fn each(set: u64) -> impl Iterator<Item = u32> {
+pub fn each(set: u64) -> impl Iterator<Item = u32> {
     (0..64).filter(move |cap| set & 1 << cap != 0)
 }
 
