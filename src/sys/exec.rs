@@ -14,12 +14,15 @@
 //!
 //! Where nix's safe wrapper is that bare call and nothing more (no
 //! allocation, no lock: `setsid`, `setpgid`, `tcsetpgrp`, `getpid`,
-//! `fcntl(F_SETFD)`, `dup2_stdin`, `write`), the new process calls nix's.
-//! The rest stay raw: nix's `fork` is an `unsafe fn` like the C library's,
-//! nix has no `_exit`, its `execve` builds its pointer arrays on the heap,
-//! its set*id calls are the C library's, which broadcast the change to
-//! every thread (`sys::user`), and it wraps neither the kernel's full
-//! signal set (`sys::signal`) nor the capability calls (`sys::caps`).
+//! `fcntl(F_SETFD)`, `dup2_stdin`), the new process calls nix's. The rest
+//! stay raw: nix's `fork` is an `unsafe fn` like the C library's, nix has
+//! no `_exit`, its `execve` builds its pointer arrays on the heap, its
+//! set*id calls are the C library's, which broadcast the change to every
+//! thread (`sys::user`), and it wraps neither the kernel's full signal set
+//! (`sys::signal`) nor the capability calls (`sys::caps`). The failure's
+//! `write` is the C library's too: with a second caller here, the
+//! size-optimised build stops inlining nix's `write` into the logger's,
+//! whose every line pays for the call.
 //!
 //! The new process's steps, in order (`run_steps`), each tagged with the
 //! [`Step`] that the exec-error pipe names when it fails:
@@ -323,7 +326,14 @@ fn in_child(plan: &Plan<'_>, report: BorrowedFd<'_>) -> ! {
     let message = encode(failed);
     // If the message cannot be written, the exit status still says what
     // happened.
-    while nix::unistd::write(report, &message) == Err(Errno::EINTR) {}
+    loop {
+        // SAFETY: write reads MESSAGE bytes from `message`, which is live;
+        // `report` is the pipe's write end, open in this process.
+        let written = unsafe { libc::write(report.as_raw_fd(), message.as_ptr().cast(), MESSAGE) };
+        if written >= 0 || Errno::last() != Errno::EINTR {
+            break;
+        }
+    }
     // SAFETY: _exit takes an integer and ends the process at once, without
     // running exit handlers or flushing the stdio buffers the fork copied.
     unsafe { libc::_exit(failed.step.status(failed.errno)) }
