@@ -182,35 +182,26 @@ impl fmt::Display for SpawnError {
     /// double quotes (escaped as Rust escapes a string, so a quote or a
     /// newline in it cannot blur where it ends), then the C library's text.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let program = &self.program;
         if let Some(failure) = &self.switch_failed {
-            return write!(f, "cannot run {:?} {}", self.program, failure.fact());
+            return write!(f, "cannot run {program:?} {}", failure.fact());
         }
+        let error = os_error(&self.error);
         if self.is_fork_failure() {
-            write!(
-                f,
-                "could not start {:?}: {}",
-                self.program,
-                os_error(&self.error)
-            )?;
+            write!(f, "could not start {program:?}: {error}")?;
             let errno = match self.not_started() {
                 Some(failed) if failed.call == FORK => Some(failed.error as i32),
                 Some(_) => None,
                 None => self.error.raw_os_error(),
             };
             if matches!(errno, Some(libc::EAGAIN | libc::ENOMEM)) {
-                write!(
-                    f,
-                    " (no new process could be made: the container's process limit, or its memory, may be used up)"
+                f.write_str(
+                    " (no new process could be made: the container's process limit, or its memory, may be used up)",
                 )?;
             }
             return Ok(());
         }
-        write!(
-            f,
-            "cannot run {:?}: {}",
-            self.program,
-            os_error(&self.error)
-        )?;
+        write!(f, "cannot run {program:?}: {error}")?;
         if let Some(e) = &self.shell_error {
             write!(
                 f,

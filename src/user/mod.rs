@@ -114,10 +114,7 @@ impl fmt::Display for SpecError {
             SpecProblem::ExtraColon => write!(f, "more than one ':'")?,
             SpecProblem::OutOfRange(n) => write!(f, "{n} is not an id from 0 to {MAX_SPEC_ID}")?,
         }
-        write!(
-            f,
-            " (accepted: USER, USER:GROUP or :GROUP, each a name or a number)"
-        )
+        f.write_str(" (accepted: USER, USER:GROUP or :GROUP, each a name or a number)")
     }
 }
 
