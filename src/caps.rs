@@ -27,7 +27,6 @@
 //!    back as [`Narrowing::failure`].
 
 use std::fmt;
-use std::io;
 
 use nix::errno::Errno;
 
@@ -91,14 +90,17 @@ impl Set {
     /// Each capability's name, without `CAP_`, lowest number first (the
     /// number, for one newer than vigil's table).
     pub fn names(self) -> impl Iterator<Item = String> {
-        (0..64u32)
-            .filter(move |cap| self.0 & 1 << cap != 0)
-            .map(name)
+        sys::each(self.0).map(name)
     }
 
     /// As `--caps` takes it: `NET_BIND_SERVICE,NET_RAW` (for records).
     pub fn list(self) -> String {
         self.names().collect::<Vec<_>>().join(",")
+    }
+
+    /// Each capability's name with `CAP_`, lowest number first.
+    fn full_names(self) -> impl Iterator<Item = String> {
+        self.names().map(|name| format!("CAP_{name}"))
     }
 }
 
@@ -106,13 +108,7 @@ impl Set {
 /// names them.
 impl fmt::Display for Set {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, name) in self.names().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            write!(f, "CAP_{name}")?;
-        }
-        Ok(())
+        f.write_str(&self.full_names().collect::<Vec<_>>().join(", "))
     }
 }
 
@@ -318,11 +314,7 @@ fn shown(set: Set) -> String {
     if count <= MANY {
         return set.to_string();
     }
-    let first: Vec<String> = set
-        .names()
-        .take(MANY - 1)
-        .map(|n| format!("CAP_{n}"))
-        .collect();
+    let first: Vec<String> = set.full_names().take(MANY - 1).collect();
     format!("{count} capabilities ({}, ...)", first.join(", "))
 }
 
@@ -354,11 +346,8 @@ fn check(set: Set, user: bool) -> Result<Narrowing, CapsError> {
         return Err(CapsError::AmbientLocked);
     }
     let (bounding, last) = sys::bounding().map_err(CapsError::Unreadable)?;
-    let unknown = if last < 63 {
-        set.0 & !((1u64 << (last + 1)) - 1)
-    } else {
-        0
-    };
+    // Those above `last`; none when the kernel knows all 64.
+    let unknown = set.0 & u64::MAX.checked_shl(last + 1).unwrap_or(0);
     if unknown != 0 {
         return Err(CapsError::UnknownToKernel {
             caps: Set(unknown),
@@ -411,18 +400,14 @@ impl Narrowing {
     /// failure of one of the steps the plan's `caps` made (which, about
     /// which capability, and why); none for another step.
     pub fn failure(&self, failed: Failed) -> Option<CapsFailure> {
-        let call = match failed.step {
-            Step::Bounding => Call::Bounding,
-            Step::KeepCaps => Call::KeepCaps,
-            Step::Capset => Call::Capset,
-            Step::Ambient => Call::Ambient,
-            Step::CapsCheck => Call::Check,
-            _ => return None,
-        };
+        let ours = matches!(
+            failed.step,
+            Step::Bounding | Step::KeepCaps | Step::Capset | Step::Ambient | Step::CapsCheck
+        );
         let (cap, which) = sys::parse_detail(failed.detail);
-        Some(CapsFailure {
+        ours.then_some(CapsFailure {
             set: self.set,
-            call,
+            step: failed.step,
             errno: failed.errno,
             cap,
             which,
@@ -456,37 +441,27 @@ impl fmt::Display for Narrowing {
             "exactly {} (permitted, effective, inheritable and ambient)",
             self.set
         )?;
-        if self.kept_in_bounding == 0 {
+        let kept = Set(self.kept_in_bounding);
+        if kept.0 == 0 {
             write!(f, ", the bounding set cut to {}", them(self.set))
         } else {
+            let pronoun = them(kept);
             write!(
                 f,
-                "; their bounding set also keeps {}: vigil lacks CAP_SETPCAP to drop {}, and \
-                 no-new-privileges keeps {} out of reach",
-                shown(Set(self.kept_in_bounding)),
-                them(Set(self.kept_in_bounding)),
-                them(Set(self.kept_in_bounding))
+                "; their bounding set also keeps {}: vigil lacks CAP_SETPCAP to drop {pronoun}, \
+                 and no-new-privileges keeps {pronoun} out of reach",
+                shown(kept)
             )
         }
     }
-}
-
-/// A step of the new process's, of those `--caps` adds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Call {
-    Bounding,
-    KeepCaps,
-    Capset,
-    Ambient,
-    /// The sets read back before exec.
-    Check,
 }
 
 /// A `--caps` step that failed in the new process: nothing was executed.
 #[derive(Debug)]
 pub struct CapsFailure {
     set: Set,
-    call: Call,
+    /// One of the steps `--caps` adds.
+    step: Step,
     errno: Errno,
     /// The capability the step was about.
     cap: Option<u32>,
@@ -495,22 +470,6 @@ pub struct CapsFailure {
 }
 
 impl CapsFailure {
-    /// The OS error of the step (none for a set found wrong).
-    pub fn os_error(&self) -> io::Error {
-        io::Error::from_raw_os_error(self.errno as i32)
-    }
-
-    /// The call that failed, as records name it.
-    fn call(&self) -> &'static str {
-        match self.call {
-            Call::Bounding => "PR_CAPBSET_DROP",
-            Call::KeepCaps => "PR_SET_KEEPCAPS",
-            Call::Capset => "capset",
-            Call::Ambient => "PR_CAP_AMBIENT_RAISE",
-            Call::Check => "verify",
-        }
-    }
-
     fn which(&self) -> Option<&'static str> {
         self.which.map(|which| match which {
             Which::Effective => "effective",
@@ -530,7 +489,7 @@ impl Fields for CapsFailure {
     fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
         let error = self.which.is_none().then(|| self.errno.desc());
         o.field("caps", self.set.list())
-            .word("call", self.call())
+            .word("call", self.step.call())
             .opt("cap", self.cap_name())
             .opt("set", self.which())
             .opt("error", error);
@@ -545,8 +504,8 @@ impl fmt::Display for CapsFailure {
         write!(f, "with capabilities {}: ", self.set)?;
         let cap = self.cap_name().map(|n| format!("CAP_{n}"));
         let error = self.errno.desc();
-        match (self.call, cap, self.which()) {
-            (Call::Check, Some(cap), Some(set)) => {
+        match (self.step, cap, self.which()) {
+            (Step::CapsCheck, Some(cap), Some(set)) => {
                 let given = self.cap.is_some_and(|c| self.set.0 & 1 << c != 0);
                 if given {
                     write!(f, "{cap} is not in its {set} set after it was given")
@@ -554,13 +513,13 @@ impl fmt::Display for CapsFailure {
                     write!(f, "{cap} is in its {set} set, which it was not given")
                 }
             }
-            (Call::Check, _, _) => write!(f, "reading its capabilities back failed: {error}"),
-            (Call::Capset, _, _) => write!(f, "capset failed: {error}"),
-            (Call::KeepCaps, _, _) => write!(f, "prctl(PR_SET_KEEPCAPS) failed: {error}"),
-            (_, cap, _) => write!(
+            (Step::CapsCheck, _, _) => write!(f, "reading its capabilities back failed: {error}"),
+            (Step::Capset, _, _) => write!(f, "capset failed: {error}"),
+            (Step::KeepCaps, _, _) => write!(f, "prctl(PR_SET_KEEPCAPS) failed: {error}"),
+            (step, cap, _) => write!(
                 f,
                 "prctl({}, {}) failed: {error}",
-                self.call(),
+                step.call(),
                 cap.unwrap_or_default()
             ),
         }

@@ -46,7 +46,7 @@ impl SigMask {
 /// Sets the calling thread's signal mask and returns the previous one
 /// (all 64 signals).
 fn set_mask(mask: SigMask) -> io::Result<SigMask> {
-    sys::set_mask(mask.0).map(SigMask)
+    Ok(SigMask(sys::set_mask(mask.0)?))
 }
 
 /// What vigil was started with, so that its child can be given the same.

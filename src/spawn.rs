@@ -22,20 +22,18 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
 use nix::errno::Errno;
-use nix::fcntl::OFlag;
-use nix::sys::stat::Mode;
 use nix::unistd::{AccessFlags, Pid, getpgrp, isatty, tcgetpgrp, tcsetpgrp};
 
 use crate::caps::{CapsFailure, Narrowing};
 use crate::log;
-use crate::log::event::Event;
+use crate::log::event::{Event, Fact};
 use crate::log::format::{Fields, Obj};
 use crate::signals::Inherited;
-use crate::sys::exec::{self, CStrings, Environment, Group, NotForked, OwnPid, Plan, Step};
+use crate::sys::exec::{self, CStrings, Group, NotStarted, OwnPid, Plan, Step};
 use crate::sys::fd::stdin;
 use crate::text::os_error;
 use crate::user::{Switch, SwitchFailure};
-use forkexec::{Failure, Outcome};
+use forkexec::Outcome;
 
 /// How to start one process.
 pub struct Spawn<'a> {
@@ -69,12 +67,9 @@ pub const LISTEN_VARIABLES: [&str; 3] = ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDN
 pub fn socket_activated() -> bool {
     // Read where the C library keeps the environment, without a copy:
     // every start asks.
-    let Some(value) =
-        crate::sys::env::entries().find_map(|entry| entry.to_bytes().strip_prefix(b"LISTEN_PID="))
-    else {
-        return false;
-    };
-    listen_pid(value) == Some(std::process::id())
+    let value =
+        crate::sys::env::entries().find_map(|entry| entry.to_bytes().strip_prefix(b"LISTEN_PID="));
+    value.and_then(listen_pid) == Some(std::process::id())
 }
 
 /// The pid a `LISTEN_PID` value names, if it is one.
@@ -102,29 +97,29 @@ pub enum SwitchFailed {
     Caps(CapsFailure),
 }
 
-impl fmt::Display for SwitchFailed {
-    /// `as user "app": setuid(1000) failed: ...`, `with capabilities
-    /// CAP_NET_RAW: capset failed: ...`, to follow `cannot run "PROG"`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SwitchFailed::User(failure) => failure.fmt(f),
-            SwitchFailed::Caps(failure) => failure.fmt(f),
-        }
-    }
-}
-
 impl SwitchFailed {
-    fn os_error(&self) -> io::Error {
+    /// The failure's words and fields: `as user "app": setuid(1000)
+    /// failed: ...`, `with capabilities CAP_NET_RAW: capset failed: ...`,
+    /// to follow `cannot run "PROG"`.
+    fn fact(&self) -> &dyn Fact {
         match self {
-            SwitchFailed::User(failure) => {
-                io::Error::from_raw_os_error(failure.error.raw_os_error().unwrap_or(0))
-            }
-            SwitchFailed::Caps(failure) => failure.os_error(),
+            SwitchFailed::User(failure) => failure,
+            SwitchFailed::Caps(failure) => failure,
         }
     }
 }
 
 impl SpawnError {
+    /// `program` could not run, for `error`.
+    fn new(program: &OsStr, error: io::Error) -> SpawnError {
+        SpawnError {
+            program: program.to_string_lossy().into_owned(),
+            error,
+            shell_error: None,
+            switch_failed: None,
+        }
+    }
+
     /// Whether vigil could not start the process at all: a call of its own
     /// before the program ran failed (the pipe, /dev/null, `fork`, a step
     /// of the forked process before exec), or the fork or the exec ran out
@@ -151,40 +146,20 @@ impl SpawnError {
         if self.is_fork_failure() || self.switch_failed.is_some() {
             return 1;
         }
-        match self.error.raw_os_error() {
-            Some(libc::ENOENT) | Some(libc::ENOTDIR) => 127,
-            _ => 126,
-        }
+        Step::Exec.status(Errno::from_raw(self.error.raw_os_error().unwrap_or(0)))
     }
-}
 
-impl SpawnError {
     /// What vigil says of it, with `status`, its exit status: the exec
     /// failed, no process could be made (or a call of vigil's own failed
     /// before the program ran), or the `--user` switch or a `--caps` step
     /// failed in the forked child.
     pub fn event(&self, status: i32) -> Event<'_> {
-        if let Some(failed) = &self.switch_failed {
-            match failed {
-                SwitchFailed::User(_) => Event::UserSwitchFailed {
-                    failure: self,
-                    status,
-                },
-                SwitchFailed::Caps(_) => Event::CapsSwitchFailed {
-                    failure: self,
-                    status,
-                },
-            }
-        } else if self.is_fork_failure() {
-            Event::ForkFailed {
-                failure: self,
-                status,
-            }
-        } else {
-            Event::ExecFailed {
-                failure: self,
-                status,
-            }
+        let failure = self;
+        match &self.switch_failed {
+            Some(SwitchFailed::User(_)) => Event::UserSwitchFailed { failure, status },
+            Some(SwitchFailed::Caps(_)) => Event::CapsSwitchFailed { failure, status },
+            None if self.is_fork_failure() => Event::ForkFailed { failure, status },
+            None => Event::ExecFailed { failure, status },
         }
     }
 }
@@ -194,10 +169,8 @@ impl SpawnError {
 impl Fields for SpawnError {
     fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
         o.field("program", self.program.as_str());
-        match &self.switch_failed {
-            Some(SwitchFailed::User(failure)) => return failure.fields(o),
-            Some(SwitchFailed::Caps(failure)) => return failure.fields(o),
-            None => {}
+        if let Some(failure) = &self.switch_failed {
+            return failure.fact().fields(o);
         }
         o.field("error", os_error(&self.error))
             .opt("shell_error", self.shell_error.as_ref().map(os_error));
@@ -209,35 +182,26 @@ impl fmt::Display for SpawnError {
     /// double quotes (escaped as Rust escapes a string, so a quote or a
     /// newline in it cannot blur where it ends), then the C library's text.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let program = &self.program;
         if let Some(failure) = &self.switch_failed {
-            return write!(f, "cannot run {:?} {failure}", self.program);
+            return write!(f, "cannot run {program:?} {}", failure.fact());
         }
+        let error = os_error(&self.error);
         if self.is_fork_failure() {
-            write!(
-                f,
-                "could not start {:?}: {}",
-                self.program,
-                os_error(&self.error)
-            )?;
+            write!(f, "could not start {program:?}: {error}")?;
             let errno = match self.not_started() {
-                Some(failed) if failed.call == FORK => Some(failed.errno),
+                Some(failed) if failed.call == FORK => Some(failed.error as i32),
                 Some(_) => None,
                 None => self.error.raw_os_error(),
             };
             if matches!(errno, Some(libc::EAGAIN | libc::ENOMEM)) {
-                write!(
-                    f,
-                    " (no new process could be made: the container's process limit, or its memory, may be used up)"
+                f.write_str(
+                    " (no new process could be made: the container's process limit, or its memory, may be used up)",
                 )?;
             }
             return Ok(());
         }
-        write!(
-            f,
-            "cannot run {:?}: {}",
-            self.program,
-            os_error(&self.error)
-        )?;
+        write!(f, "cannot run {program:?}: {error}")?;
         if let Some(e) = &self.shell_error {
             write!(
                 f,
@@ -249,33 +213,25 @@ impl fmt::Display for SpawnError {
     }
 }
 
-/// A call of vigil's own that failed before the program could run: no
+/// A call of vigil's own that failed before the program could run (no
 /// pipe for the exec's outcome, no /dev/null, no fork, or a step of the
-/// forked process before exec (its process group, its signals).
-#[derive(Debug)]
-struct NotStarted {
-    call: &'static str,
-    errno: i32,
+/// forked process before exec: its process group, its signals), as the
+/// spawn's error, which `SpawnError::not_started` finds again.
+fn not_started(call: &'static str, error: Errno) -> io::Error {
+    io::Error::new(io::Error::from(error).kind(), NotStarted { call, error })
 }
 
 /// The call named by `NotStarted` for a failed fork.
 const FORK: &str = "fork";
-
-impl NotStarted {
-    fn error(call: &'static str, errno: i32) -> io::Error {
-        let kind = io::Error::from_raw_os_error(errno).kind();
-        io::Error::new(kind, NotStarted { call, errno })
-    }
-}
 
 /// `setpgid: Operation not permitted`. A fork that ran out of processes
 /// or memory is the OS's words alone, as it always was: the message around
 /// it says that no process could be made.
 impl fmt::Display for NotStarted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let text = os_error(&io::Error::from_raw_os_error(self.errno));
-        if self.call == FORK && matches!(self.errno, libc::EAGAIN | libc::ENOMEM) {
-            f.write_str(&text)
+        let text = self.error.desc();
+        if self.call == FORK && matches!(self.error, Errno::EAGAIN | Errno::ENOMEM) {
+            f.write_str(text)
         } else {
             write!(f, "{}: {text}", self.call)
         }
@@ -310,73 +266,34 @@ pub fn spawn(
     caps: Option<&Narrowing>,
 ) -> Result<i32, SpawnError> {
     let Some((program, args)) = spec.argv.split_first() else {
-        return Err(SpawnError {
-            program: String::new(),
-            error: io::Error::from_raw_os_error(libc::ENOENT),
-            shell_error: None,
-            switch_failed: None,
-        });
+        let error = io::Error::from_raw_os_error(libc::ENOENT);
+        return Err(SpawnError::new(OsStr::new(""), error));
     };
     let start =
         |program: &OsStr, args: &[OsString]| start(&spec, program, args, inherited, user, caps);
-    match start(program.as_os_str(), args) {
-        Err(Failed::Error(e)) if e.raw_os_error() == Some(libc::ENOEXEC) => {
-            let path = std::env::var_os("PATH");
-            let script = script_path(program, path.as_deref()).unwrap_or_else(|| program.clone());
-            let mut shell_args = vec![script];
-            shell_args.extend(args.iter().cloned());
-            match start(OsStr::new(SHELL), &shell_args) {
-                Ok(pid) => Ok(pid),
-                // vigil could not start the shell: that is the story, not
-                // the file's format.
-                Err(Failed::Error(shell_error)) if is_not_started(&shell_error) => {
-                    Err(spawn_error(program, Failed::Error(shell_error), None))
-                }
-                Err(Failed::Error(shell_error)) => {
-                    Err(spawn_error(program, Failed::Error(e), Some(shell_error)))
-                }
-                Err(switch) => Err(spawn_error(program, switch, None)),
-            }
+    let e = match start(program, args) {
+        Err(e) if e.switch_failed.is_none() && e.error.raw_os_error() == Some(libc::ENOEXEC) => e,
+        result => return result,
+    };
+    let path = std::env::var_os("PATH");
+    let script = script_path(program, path.as_deref()).unwrap_or_else(|| program.clone());
+    let mut shell_args = vec![script];
+    shell_args.extend(args.iter().cloned());
+    match start(OsStr::new(SHELL), &shell_args) {
+        Ok(pid) => Ok(pid),
+        // vigil could not start the shell, or the switch failed before
+        // its exec: that is the story, not the file's format.
+        Err(shell) if shell.switch_failed.is_some() || shell.not_started().is_some() => {
+            Err(SpawnError {
+                program: e.program,
+                ..shell
+            })
         }
-        result => result.map_err(|failed| spawn_error(program, failed, None)),
+        Err(shell) => Err(SpawnError {
+            shell_error: Some(shell.error),
+            ..e
+        }),
     }
-}
-
-/// Why one fork + exec did not run its program.
-enum Failed {
-    /// The exec's OS error, a `NotStarted`, or a word that cannot be
-    /// passed to a program.
-    Error(io::Error),
-    /// The `--user` switch or a `--caps` step failed in the new process:
-    /// nothing was executed.
-    Switch(SwitchFailed),
-}
-
-/// The spawn's error for `program`; `shell_error`: why the `/bin/sh`
-/// fallback failed too.
-fn spawn_error(program: &OsStr, failed: Failed, shell_error: Option<io::Error>) -> SpawnError {
-    let program = program.to_string_lossy().into_owned();
-    match failed {
-        // The switch runs before exec: if it failed, that is the story.
-        Failed::Switch(failure) => SpawnError {
-            program,
-            error: failure.os_error(),
-            shell_error: None,
-            switch_failed: Some(failure),
-        },
-        Failed::Error(error) => SpawnError {
-            program,
-            error,
-            shell_error,
-            switch_failed: None,
-        },
-    }
-}
-
-fn is_not_started(error: &io::Error) -> bool {
-    error
-        .get_ref()
-        .is_some_and(|inner| inner.is::<NotStarted>())
 }
 
 fn is_executable_file(file: &Path) -> bool {
@@ -395,14 +312,18 @@ fn script_path(program: &OsStr, path: Option<&OsStr>) -> Option<OsString> {
     }
     let path = path.unwrap_or(OsStr::new(DEFAULT_PATH));
     path.as_bytes().split(|&b| b == b':').find_map(|dir| {
-        // An empty entry is the working directory, as execvp reads it.
-        let mut candidate = OsStr::from_bytes(dir).to_owned();
-        if !dir.is_empty() {
-            candidate.push("/");
-        }
-        candidate.push(program);
+        let candidate = OsString::from_vec(in_dir(dir, program.as_bytes()));
         is_executable_file(Path::new(&candidate)).then_some(candidate)
     })
+}
+
+/// The file `name` in the directory `dir` of a PATH, an empty entry being
+/// the working directory, as execvp reads it.
+fn in_dir(dir: &[u8], name: &[u8]) -> Vec<u8> {
+    match dir {
+        b"" => name.to_vec(),
+        _ => [dir, b"/", name].concat(),
+    }
 }
 
 /// Why `program` cannot be run as things stand, if it cannot: checked at
@@ -433,43 +354,34 @@ fn start(
     inherited: Inherited,
     user: Option<&Switch>,
     caps: Option<&Narrowing>,
-) -> Result<i32, Failed> {
-    let program_c = c_string(program.as_bytes()).map_err(Failed::Error)?;
+) -> Result<i32, SpawnError> {
+    let fail = |error| SpawnError::new(program, error);
+    let program_c = c_string(program.as_bytes()).map_err(fail)?;
     let words = args
         .iter()
         .map(|arg| c_string(arg.as_bytes()))
         .collect::<io::Result<Vec<CString>>>()
-        .map_err(Failed::Error)?;
+        .map_err(fail)?;
     let argv = CStrings::new(
         std::iter::once(program_c.as_c_str()).chain(words.iter().map(CString::as_c_str)),
     );
     let own_pid = match spec.own_pid {
         Some(name) => Some(OwnPid::new(name).ok_or_else(|| {
-            Failed::Error(io::Error::new(
+            fail(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "no room for the variable's name",
             ))
         })?),
         None => None,
     };
-    let mut extra = variables(spec, user);
-    if let Some(name) = spec.own_pid {
-        // Holds the variable's place, for the entry the process fills in.
-        extra.push((name.as_bytes(), b""));
-    }
-    let environment = environment(&extra, spec.unset).map_err(Failed::Error)?;
-    let envp = environment.as_ref().map(|entries| {
-        let entries = entries.iter().map(CString::as_c_str);
-        match &own_pid {
-            Some(own) => CStrings::with_own_pid(entries, own),
-            None => CStrings::new(entries),
-        }
-    });
-    let null = if spec.null_stdin {
-        Some(open_null().map_err(Failed::Error)?)
-    } else {
-        None
+    let extra = variables(spec, user);
+    let environment = with_variables(&extra, spec.unset).map_err(fail)?;
+    let entries = environment.iter().map(CString::as_c_str);
+    let envp = match &own_pid {
+        Some(own) => CStrings::with_own_pid(entries, own),
+        None => CStrings::new(entries),
     };
+    let null = spec.null_stdin.then(open_null).transpose().map_err(fail)?;
     let group = if user.is_some_and(Switch::new_session) {
         Group::Session
     } else {
@@ -477,10 +389,9 @@ fn start(
     };
     let mut candidates = Vec::new();
     let plan = Plan {
-        program: exec_program(&program_c, &search_path(&extra), &mut candidates)
-            .map_err(Failed::Error)?,
+        program: exec_program(&program_c, &search_path(&extra), &mut candidates).map_err(fail)?,
         argv: &argv,
-        env: envp.as_ref().map_or(Environment::Own, Environment::Given),
+        env: &envp,
         stdin: null.as_ref().map(File::as_fd),
         group,
         // Never hand the terminal to a process in another session.
@@ -496,7 +407,8 @@ fn start(
 }
 
 /// The variables the process gets on top of vigil's own: the spawn's,
-/// then `--user`'s HOME.
+/// then `--user`'s HOME, then the place of the entry the process fills in
+/// with its own pid.
 fn variables<'s>(spec: &'s Spawn<'_>, user: Option<&'s Switch>) -> Vec<(&'s [u8], &'s [u8])> {
     let mut extra: Vec<(&[u8], &[u8])> = spec
         .env
@@ -506,16 +418,8 @@ fn variables<'s>(spec: &'s Spawn<'_>, user: Option<&'s Switch>) -> Vec<(&'s [u8]
     if let Some(user) = user {
         extra.push((b"HOME", user.home().as_bytes()));
     }
+    extra.extend(spec.own_pid.map(|name| (name.as_bytes(), &b""[..])));
     extra
-}
-
-/// The process's environment: `None` for vigil's own as it is, in its
-/// order (nothing copied), when nothing is added or removed.
-fn environment(extra: &[(&[u8], &[u8])], unset: &[&str]) -> io::Result<Option<Vec<CString>>> {
-    if extra.is_empty() && !has_any(unset) {
-        return Ok(None);
-    }
-    with_variables(extra, unset).map(Some)
 }
 
 /// Where the process's exec looks for a program named without a slash:
@@ -551,12 +455,7 @@ fn exec_program<'c>(
         return Ok(exec::Program::Fails(Errno::ENAMETOOLONG));
     }
     for dir in path.split(|&b| b == b':') {
-        let mut file = Vec::with_capacity(dir.len() + 1 + name.len());
-        file.extend_from_slice(dir);
-        if !dir.is_empty() {
-            file.push(b'/');
-        }
-        file.extend_from_slice(name);
+        let file = in_dir(dir, name);
         if file.len() < CANDIDATE_MAX {
             candidates.push(c_string(&file)?);
         }
@@ -574,8 +473,10 @@ const CANDIDATE_MAX: usize = 4096 + NAME_MAX + 2;
 
 /// /dev/null, for a hook's stdin.
 fn open_null() -> io::Result<File> {
-    File::open("/dev/null")
-        .map_err(|e| NotStarted::error("open /dev/null", e.raw_os_error().unwrap_or(libc::EIO)))
+    File::open("/dev/null").map_err(|e| {
+        let error = Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO));
+        not_started("open /dev/null", error)
+    })
 }
 
 /// Runs `plan` and reads how it went: the pid, or why `program` did not
@@ -585,46 +486,39 @@ fn run(
     program: &OsStr,
     user: Option<&Switch>,
     caps: Option<&Narrowing>,
-) -> Result<i32, Failed> {
-    match forkexec::spawn(plan) {
-        Ok(Outcome::Started(pid)) => Ok(pid),
-        Ok(Outcome::Unknown { pid, error }) => {
-            unconfirmed(program, pid, &error);
-            Ok(pid)
+) -> Result<i32, SpawnError> {
+    let fail = |error| SpawnError::new(program, error);
+    let started = exec::spawn(plan).map_err(|e| fail(not_started(e.call, e.error)))?;
+    let failed = match forkexec::outcome(started) {
+        Outcome::Started(pid) => return Ok(pid),
+        // The process was made, but whether it runs the program could not
+        // be read: said once, as a warning. The status it ends with is the
+        // one vigil would have given for a failed exec, and the report's.
+        Outcome::Unknown { pid, error } => {
+            let error = os_error(&error);
+            log::emit(Event::ExecUnconfirmed {
+                program,
+                pid,
+                error: &error,
+            });
+            return Ok(pid);
         }
-        Err(Failure::Parent(NotForked { call, error })) => {
-            Err(Failed::Error(NotStarted::error(call, error as i32)))
-        }
-        Err(Failure::Child(failed)) if failed.step == Step::Exec => {
-            Err(Failed::Error(io::Error::from(failed.errno)))
-        }
-        Err(Failure::Child(failed)) => {
-            let switch = user
-                .and_then(|u| u.failure(failed.step, failed.errno))
-                .map(SwitchFailed::User)
-                .or_else(|| caps.and_then(|c| c.failure(failed).map(SwitchFailed::Caps)));
-            match switch {
-                Some(failure) => Err(Failed::Switch(failure)),
-                None => Err(Failed::Error(NotStarted::error(
-                    failed.step.call(),
-                    failed.errno as i32,
-                ))),
-            }
-        }
-    }
-}
-
-/// The process was made, but whether it runs the program could not be
-/// read: said once, as a warning. The status it ends with is what the
-/// report gives, and it is the one vigil would have given for a failed
-/// exec (`forkexec::Outcome::Unknown`).
-fn unconfirmed(program: &OsStr, pid: i32, error: &io::Error) {
-    let error = os_error(error);
-    log::emit(Event::ExecUnconfirmed {
-        program,
-        pid,
-        error: &error,
-    });
+        Outcome::Failed(failed) => failed,
+    };
+    // The switch runs before exec: if it failed, that is the story.
+    let switch_failed = user
+        .and_then(|u| u.failure(failed.step, failed.errno))
+        .map(SwitchFailed::User)
+        .or_else(|| caps.and_then(|c| c.failure(failed).map(SwitchFailed::Caps)));
+    let error = if failed.step == Step::Exec || switch_failed.is_some() {
+        io::Error::from(failed.errno)
+    } else {
+        not_started(failed.step.call(), failed.errno)
+    };
+    Err(SpawnError {
+        switch_failed,
+        ..fail(error)
+    })
 }
 
 /// `bytes` as a C string; a NUL inside cannot be passed to exec.
@@ -637,50 +531,37 @@ fn c_string(bytes: &[u8]) -> io::Result<CString> {
     })
 }
 
-/// Whether vigil's environment has any of the variables `names`.
-fn has_any(names: &[&str]) -> bool {
-    !names.is_empty() && names.iter().any(|name| std::env::var_os(name).is_some())
-}
-
 /// vigil's environment with `extra` (`NAME`, `VALUE`) set and `unset` left
 /// out: a variable vigil has keeps its place with the new value, a new one
 /// is added at the end, as `setenv` would do it.
 fn with_variables(extra: &[(&[u8], &[u8])], unset: &[&str]) -> io::Result<Vec<CString>> {
-    let entry = |name: &[u8], value: &[u8]| {
-        let mut bytes = Vec::with_capacity(name.len() + value.len() + 1);
-        bytes.extend_from_slice(name);
-        bytes.push(b'=');
-        bytes.extend_from_slice(value);
-        c_string(&bytes)
-    };
-    let mut set = vec![false; extra.len()];
+    let entry = |(name, value): (&[u8], &[u8])| c_string(&[name, b"=", value].concat());
+    // Each name once, with its last value, in the order of those values.
+    let mut pending: Vec<(&[u8], &[u8])> = Vec::new();
+    for &(name, value) in extra {
+        pending.retain(|(n, _)| *n != name);
+        pending.push((name, value));
+    }
     let mut entries = Vec::new();
     for text in crate::sys::env::entries() {
-        let bytes = text.to_bytes();
-        let name = bytes.split(|&b| b == b'=').next().unwrap_or_default();
+        let name = text
+            .to_bytes()
+            .split(|&b| b == b'=')
+            .next()
+            .unwrap_or_default();
         if unset.iter().any(|u| u.as_bytes() == name) {
             continue;
         }
-        match extra.iter().rposition(|(n, _)| *n == name) {
-            // A second entry of the same name is dropped: the new value
-            // stands once.
-            Some(i) if set.get(i).copied().unwrap_or(true) => {}
-            Some(i) => {
-                if let (Some((n, v)), Some(done)) = (extra.get(i), set.get_mut(i)) {
-                    entries.push(entry(n, v)?);
-                    *done = true;
-                }
-            }
+        match pending.iter().position(|(n, _)| *n == name) {
+            Some(at) => entries.push(entry(pending.remove(at))?),
+            // A second entry of a name given a new value is dropped: the
+            // new value stands once.
+            None if extra.iter().any(|(n, _)| *n == name) => {}
             None => entries.push(text.to_owned()),
         }
     }
-    for (i, (name, value)) in extra.iter().enumerate() {
-        let shadowed = extra
-            .get(i + 1..)
-            .is_some_and(|later| later.iter().any(|(n, _)| n == name));
-        if !set.get(i).copied().unwrap_or(true) && !shadowed {
-            entries.push(entry(name, value)?);
-        }
+    for variable in pending {
+        entries.push(entry(variable)?);
     }
     Ok(entries)
 }
@@ -693,10 +574,7 @@ pub fn owns_terminal() -> bool {
 
 /// Whether vigil has a controlling terminal: `/dev/tty` opens only then.
 pub fn has_terminal() -> bool {
-    // O_NOCTTY: never acquire a terminal by this. The descriptor, if any,
-    // is closed at once.
-    let flags = OFlag::O_RDONLY | OFlag::O_NOCTTY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
-    nix::fcntl::open(c"/dev/tty", flags, Mode::empty()).is_ok()
+    crate::sys::fd::controlling_terminal().is_ok()
 }
 
 /// Hands the terminal to a process group, if vigil holds it right now.

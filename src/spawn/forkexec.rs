@@ -4,36 +4,28 @@
 //! std's `Command::spawn` reads its own such pipe and panics when that read
 //! fails with anything but EINTR ("the CLOEXEC pipe failed"): an I/O error
 //! or a shortage of memory at the wrong moment would end PID 1, and with
-//! it the container. Here every failure has an answer: a call vigil makes
-//! before the fork fails the spawn as vigil's own failure; a step of the
-//! new process fails it with the step's error; a read of the pipe that
+//! it the container. Here every failure has an answer: a step of the new
+//! process fails the spawn with the step's error; a read of the pipe that
 //! fails is tried again, and if it keeps failing the process is taken as
 //! started, since it exits with the status vigil would have given for it if
 //! it did not (see [`Outcome::Unknown`]).
 
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
 
 use nix::errno::Errno;
 use nix::sys::wait::waitpid;
 use nix::unistd::Pid;
 
-use crate::sys::exec::{self as sys, Failed, MESSAGE, NotForked, Plan, Started};
-
-/// Why a process could not be started.
-#[derive(Debug)]
-pub enum Failure {
-    /// vigil's own call before or at the fork: no process ran anything.
-    Parent(NotForked),
-    /// A step of the new process failed; it has exited and been reaped.
-    Child(Failed),
-}
+use crate::sys::exec::{self as sys, Failed, MESSAGE, Started};
 
 /// How a spawn went, as far as vigil could learn.
 #[derive(Debug)]
 pub enum Outcome {
     /// The program runs (the pipe closed with exec, and nothing came).
     Started(i32),
+    /// A step of the new process failed; it has exited and been reaped.
+    Failed(Failed),
     /// The process was made, but whether its exec succeeded could not be
     /// read (the pipe's read kept failing, or the process died in the
     /// middle of its message).
@@ -48,15 +40,10 @@ pub enum Outcome {
 /// or injected call): a read that fails this often will not succeed.
 const READ_ATTEMPTS: u32 = 8;
 
-/// Runs `plan` in a new process, and reads how its exec went.
-pub fn spawn(plan: &Plan<'_>) -> Result<Outcome, Failure> {
-    let Started { pid, report } = sys::spawn(plan).map_err(Failure::Parent)?;
-    outcome(report, Pid::from_raw(pid))
-}
-
 /// Reads what the new process said: nothing (it exec'd) or why it could
 /// not.
-fn outcome(report: OwnedFd, child: Pid) -> Result<Outcome, Failure> {
+pub fn outcome(started: Started) -> Outcome {
+    let Started { pid, report } = started;
     let mut message = [0u8; MESSAGE];
     let mut got = 0;
     let mut failures = 0;
@@ -65,14 +52,14 @@ fn outcome(report: OwnedFd, child: Pid) -> Result<Outcome, Failure> {
             break io::Error::from(io::ErrorKind::InvalidData);
         };
         match nix::unistd::read(report.as_fd(), free) {
-            Ok(0) if got == 0 => return Ok(Outcome::Started(child.as_raw())),
+            Ok(0) if got == 0 => return Outcome::Started(pid),
             // A message cut short: the process died while writing it.
             Ok(0) => break io::Error::from(io::ErrorKind::UnexpectedEof),
             Ok(n) => {
                 got += n;
                 if got == MESSAGE {
-                    reap(child);
-                    return Err(Failure::Child(sys::decode(&message)));
+                    reap(Pid::from_raw(pid));
+                    return Outcome::Failed(sys::decode(&message));
                 }
             }
             Err(Errno::EINTR) => {}
@@ -84,10 +71,7 @@ fn outcome(report: OwnedFd, child: Pid) -> Result<Outcome, Failure> {
             }
         }
     };
-    Ok(Outcome::Unknown {
-        pid: child.as_raw(),
-        error,
-    })
+    Outcome::Unknown { pid, error }
 }
 
 /// Reaps a process that failed before exec, so that vigil's reaping loop

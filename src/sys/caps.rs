@@ -24,6 +24,14 @@ struct Header {
     pid: c_int,
 }
 
+/// The header of every call here: version 3, the calling thread.
+fn header() -> Header {
+    Header {
+        version: VERSION_3,
+        pid: 0,
+    }
+}
+
 /// The kernel's `__user_cap_data_struct`: three u32, the same on every
 /// architecture.
 #[repr(C)]
@@ -44,17 +52,12 @@ pub struct Sets {
 
 /// The calling thread's sets (`capget`).
 pub fn get() -> Result<Sets, Errno> {
-    let mut header = Header {
-        version: VERSION_3,
-        pid: 0,
-    };
     let mut data = [Data::default(); 2];
-    // SAFETY: capget reads `header` and, for version 3, writes two `Data`
-    // records into `data`, which has room for them.
-    let r = unsafe { libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()) };
-    if r != 0 {
-        return Err(Errno::last());
-    }
+    // SAFETY: capget reads the header (and may write its version) and,
+    // for version 3, writes two `Data` records into `data`, which has room
+    // for them.
+    let r = unsafe { libc::syscall(libc::SYS_capget, &mut header(), data.as_mut_ptr()) };
+    Errno::result(r)?;
     let [low, high] = data;
     let join = |l: u32, h: u32| u64::from(l) | u64::from(h) << 32;
     Ok(Sets {
@@ -64,37 +67,22 @@ pub fn get() -> Result<Sets, Errno> {
     })
 }
 
-/// Sets the calling thread's sets (`capset`). No allocation, no lock: it
-/// may be called in the forked child.
-pub fn set(sets: Sets) -> Result<(), Errno> {
-    let mut header = Header {
-        version: VERSION_3,
-        pid: 0,
+/// Sets the calling thread's effective, permitted and inheritable sets,
+/// all three to `caps` (`capset`). No allocation, no lock: it may be
+/// called in the forked child.
+fn set_all(caps: u64) -> Result<(), Errno> {
+    let half = |bits| Data {
+        effective: bits,
+        permitted: bits,
+        inheritable: bits,
     };
-    // The low and high 32 bits of each set: the truncations are the split.
-    let split = |s: u64| (s as u32, (s >> 32) as u32);
-    let (e0, e1) = split(sets.effective);
-    let (p0, p1) = split(sets.permitted);
-    let (i0, i1) = split(sets.inheritable);
-    let data = [
-        Data {
-            effective: e0,
-            permitted: p0,
-            inheritable: i0,
-        },
-        Data {
-            effective: e1,
-            permitted: p1,
-            inheritable: i1,
-        },
-    ];
-    // SAFETY: capset reads `header` and, for version 3, two `Data`
-    // records from `data`; both live for the call.
-    let r = unsafe { libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()) };
-    if r != 0 {
-        return Err(Errno::last());
-    }
-    Ok(())
+    // The low and high 32 bits: the truncations are the split.
+    let data = [half(caps as u32), half((caps >> 32) as u32)];
+    // SAFETY: capset reads the header (and may write its version) and,
+    // for version 3, two `Data` records from `data`; both live for the
+    // call.
+    let r = unsafe { libc::syscall(libc::SYS_capset, &mut header(), data.as_ptr()) };
+    Errno::result(r).map(drop)
 }
 
 /// `prctl(option, arg2, arg3, 0, 0)`, its non-negative result.
@@ -103,17 +91,7 @@ fn prctl(option: c_int, arg2: c_ulong, arg3: c_ulong) -> Result<c_int, Errno> {
     // SAFETY: the options used here (the bounding set, the ambient set,
     // the securebits, keep-caps) take integers only and write no memory of the
     // caller's; unused arguments are passed as 0, as the kernel requires.
-    let r = unsafe { libc::prctl(option, arg2, arg3, zero, zero) };
-    if r < 0 {
-        return Err(Errno::last());
-    }
-    Ok(r)
-}
-
-/// Whether capability `cap` is in the bounding set; EINVAL: the kernel
-/// does not know `cap`.
-pub fn bounding_has(cap: u32) -> Result<bool, Errno> {
-    prctl(libc::PR_CAPBSET_READ, c_ulong::from(cap), 0).map(|r| r == 1)
+    Errno::result(unsafe { libc::prctl(option, arg2, arg3, zero, zero) })
 }
 
 /// The bounding set, and the highest capability the kernel knows (the
@@ -121,9 +99,9 @@ pub fn bounding_has(cap: u32) -> Result<bool, Errno> {
 pub fn bounding() -> Result<(u64, u32), Errno> {
     let mut set = 0;
     for cap in 0..64 {
-        match bounding_has(cap) {
-            Ok(true) => set |= 1 << cap,
-            Ok(false) => {}
+        match prctl(libc::PR_CAPBSET_READ, c_ulong::from(cap), 0) {
+            Ok(1) => set |= 1 << cap,
+            Ok(_) => {}
             Err(Errno::EINVAL) if cap > 0 => return Ok((set, cap - 1)),
             Err(e) => return Err(e),
         }
@@ -176,15 +154,6 @@ pub enum Which {
     Ambient = 4,
 }
 
-impl Which {
-    const ALL: [Which; 4] = [
-        Which::Effective,
-        Which::Permitted,
-        Which::Inheritable,
-        Which::Ambient,
-    ];
-}
-
 /// What a failed step was about, in the exec-error message's detail: the
 /// capability plus one in bits 0-7 (0: none), the set a read-back found
 /// wrong in bits 8-15 (0: none).
@@ -195,9 +164,13 @@ pub fn detail(cap: Option<u32>, which: Option<Which>) -> u32 {
 /// The capability and the set a detail names.
 pub fn parse_detail(detail: u32) -> (Option<u32>, Option<Which>) {
     let cap = (detail & 0xff).checked_sub(1);
-    let which = Which::ALL
-        .into_iter()
-        .find(|w| *w as u32 == (detail >> 8) & 0xff);
+    let which = match (detail >> 8) & 0xff {
+        1 => Some(Which::Effective),
+        2 => Some(Which::Permitted),
+        3 => Some(Which::Inheritable),
+        4 => Some(Which::Ambient),
+        _ => None,
+    };
     (cap, which)
 }
 
@@ -211,7 +184,7 @@ fn failed(step: Step, cap: Option<u32>) -> impl Fn(Errno) -> Failed {
 }
 
 /// The capabilities in `set`, lowest first.
-fn each(set: u64) -> impl Iterator<Item = u32> {
+pub fn each(set: u64) -> impl Iterator<Item = u32> {
     (0..64).filter(move |cap| set & 1 << cap != 0)
 }
 
@@ -240,12 +213,7 @@ impl Narrow {
     ///
     /// For the new process only, between fork and exec (`sys::exec`).
     pub fn after_switch(&self) -> Result<(), Failed> {
-        let sets = Sets {
-            effective: self.keep,
-            permitted: self.keep,
-            inheritable: self.keep,
-        };
-        set(sets).map_err(failed(Step::Capset, None))?;
+        set_all(self.keep).map_err(failed(Step::Capset, None))?;
         for cap in each(self.keep) {
             prctl(
                 libc::PR_CAP_AMBIENT,

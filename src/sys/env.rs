@@ -43,46 +43,28 @@ extern "C" fn main(argc: libc::c_int, argv: *const *const c_char) -> libc::c_int
     crate::run(args)
 }
 
-/// The C library's `environ`, for execve.
-pub(super) fn own_environment() -> *const *const c_char {
+/// vigil's environment, each entry as the C library has it (normally
+/// `NAME=VALUE`), in its order. The entries live as long as the process:
+/// nothing changes the environment (see the module's documentation), so
+/// the C library never replaces or frees them.
+pub fn entries() -> impl Iterator<Item = &'static CStr> {
     // SAFETY: reads the pointer itself, which nothing changes (see the
     // module's documentation): it stays what it was at start.
-    unsafe { environ }
-}
-
-/// vigil's environment, each entry as the C library has it (normally
-/// `NAME=VALUE`), in its order.
-pub fn entries() -> Entries {
-    Entries {
-        next: own_environment(),
-    }
-}
-
-/// An iterator over the environment's entries (`entries`).
-pub struct Entries {
-    next: *const *const c_char,
-}
-
-impl Iterator for Entries {
-    /// The entries live as long as the process: nothing changes the
-    /// environment (see the module's documentation), so the C library
-    /// never replaces or frees them.
-    type Item = &'static CStr;
-
-    fn next(&mut self) -> Option<&'static CStr> {
+    let mut next: *const *const c_char = unsafe { environ };
+    std::iter::from_fn(move || {
         // SAFETY: `next` is null (no environment at all) or points into
         // the NULL-terminated `environ` array, at or before its end, which
         // stays as it is (nothing changes the environment).
-        let text = *unsafe { self.next.as_ref() }?;
+        let text = *unsafe { next.as_ref() }?;
         if text.is_null() {
             return None;
         }
         // SAFETY: this entry was not the NULL end, so the next one exists.
-        self.next = unsafe { self.next.add(1) };
+        next = unsafe { next.add(1) };
         // SAFETY: each entry is a NUL-terminated string that lives, unchanged,
         // as long as the process.
         Some(unsafe { CStr::from_ptr(text) })
-    }
+    })
 }
 
 /// The path vigil's own program was executed by (`AT_EXECFN`, which the

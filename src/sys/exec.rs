@@ -12,6 +12,18 @@
 //! has one, but nothing here relies on it, and the unit tests, which run
 //! in threads, call it as vigil does.
 //!
+//! Where nix's safe wrapper is that bare call and nothing more (no
+//! allocation, no lock: `setsid`, `setpgid`, `tcsetpgrp`, `getpid`,
+//! `fcntl(F_SETFD)`, `dup2_stdin`), the new process calls nix's. The rest
+//! stay raw: nix's `fork` is an `unsafe fn` like the C library's, nix has
+//! no `_exit`, its `execve` builds its pointer arrays on the heap, its
+//! set*id calls are the C library's, which broadcast the change to every
+//! thread (`sys::user`), and it wraps neither the kernel's full signal set
+//! (`sys::signal`) nor the capability calls (`sys::caps`). The failure's
+//! `write` is the C library's too: with a second caller here, the
+//! size-optimised build stops inlining nix's `write` into the logger's,
+//! whose every line pays for the call.
+//!
 //! The new process's steps, in order (`run_steps`), each tagged with the
 //! [`Step`] that the exec-error pipe names when it fails:
 //!
@@ -44,11 +56,13 @@
 use std::cell::UnsafeCell;
 use std::ffi::{CStr, CString};
 use std::marker::PhantomData;
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::raw::c_char;
 
 use libc::{gid_t, uid_t};
 use nix::errno::Errno;
+use nix::fcntl::{F_SETFD, FdFlag, fcntl};
+use nix::unistd::{Pid, dup2_stdin, getpid, setpgid, setsid, tcsetpgrp};
 
 use super::caps::Narrow;
 use super::signal::{Disposition, set_disposition, set_mask};
@@ -65,7 +79,11 @@ pub struct CStrings<'a> {
 
 impl<'a> CStrings<'a> {
     pub fn new(strings: impl IntoIterator<Item = &'a CStr>) -> CStrings<'a> {
-        let mut pointers: Vec<*const c_char> = strings.into_iter().map(CStr::as_ptr).collect();
+        CStrings::ended(strings.into_iter().map(CStr::as_ptr).collect())
+    }
+
+    /// `pointers`, to strings that live as long as `'a`, and the NULL.
+    fn ended(mut pointers: Vec<*const c_char>) -> CStrings<'a> {
         pointers.push(std::ptr::null());
         CStrings {
             pointers,
@@ -80,24 +98,17 @@ impl<'a> CStrings<'a> {
         strings: impl IntoIterator<Item = &'a CStr>,
         own: &'a OwnPid,
     ) -> CStrings<'a> {
-        let mut pointers = Vec::new();
         let mut placed = false;
+        let mut pointers = Vec::new();
         for string in strings {
-            if !placed && own.names(string) {
-                pointers.push(own.as_ptr());
-                placed = true;
-            } else {
-                pointers.push(string.as_ptr());
-            }
+            let ours = !placed && own.names(string);
+            placed |= ours;
+            pointers.push(if ours { own.as_ptr() } else { string.as_ptr() });
         }
         if !placed {
             pointers.push(own.as_ptr());
         }
-        pointers.push(std::ptr::null());
-        CStrings {
-            pointers,
-            strings: PhantomData,
-        }
+        CStrings::ended(pointers)
     }
 }
 
@@ -154,39 +165,20 @@ impl OwnPid {
 
     /// In the new process: writes `pid` after `NAME=`, then the NUL.
     fn fill(&self, pid: libc::pid_t) {
-        let mut digits = [0u8; 20];
         let mut n = u64::try_from(pid).unwrap_or(0);
-        let mut len = 0;
-        loop {
-            if let Some(d) = digits.get_mut(len) {
-                *d = b'0' + (n % 10) as u8;
-            }
-            len += 1;
-            n /= 10;
-            if n == 0 || len == digits.len() {
-                break;
-            }
-        }
+        let len = n.checked_ilog10().unwrap_or(0) as usize + 1;
         let entry = self.entry.get().cast::<u8>();
-        for i in 0..len {
-            let digit = digits.get(len - 1 - i).copied().unwrap_or(b'0');
+        for i in (0..len).rev() {
             // SAFETY: `at + len` is at most the name, `=` and 20 digits,
             // which `new` made sure leave room for the NUL in the entry;
             // the new process writes its own copy, and no reference to the
             // bytes is alive (see `entry`).
-            unsafe { entry.add(self.at + i).write(digit) };
+            unsafe { entry.add(self.at + i).write(b'0' + (n % 10) as u8) };
+            n /= 10;
         }
         // SAFETY: as above, one past the last digit.
         unsafe { entry.add(self.at + len).write(0) };
     }
-}
-
-/// The environment a program is executed with.
-#[derive(Clone, Copy)]
-pub enum Environment<'a> {
-    /// vigil's own, as it is (`environ`).
-    Own,
-    Given(&'a CStrings<'a>),
 }
 
 /// Where the new process stands among process groups.
@@ -240,8 +232,8 @@ pub enum Program<'a> {
 pub struct Plan<'a> {
     pub program: Program<'a>,
     pub argv: &'a CStrings<'a>,
-    /// vigil's own environment, or a copy with additions.
-    pub env: Environment<'a>,
+    /// A copy of vigil's own environment, with additions and removals.
+    pub env: &'a CStrings<'a>,
     /// Made the process's stdin (hooks: /dev/null).
     pub stdin: Option<BorrowedFd<'a>>,
     pub group: Group,
@@ -268,18 +260,19 @@ pub struct Started {
     pub report: OwnedFd,
 }
 
-/// A new process could not be made: the call of vigil's own that failed
-/// (`pipe2`, `fork`), and its error.
+/// A call of vigil's own that failed before the program could run, and
+/// its error: here `pipe2` or `fork`, no new process made; `spawn` says
+/// a step of the new process before exec the same way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NotForked {
+pub struct NotStarted {
     pub call: &'static str,
     pub error: Errno,
 }
 
 /// Runs `plan` in a new process.
-pub fn spawn(plan: &Plan<'_>) -> Result<Started, NotForked> {
+pub fn spawn(plan: &Plan<'_>) -> Result<Started, NotStarted> {
     let (report_read, report_write) =
-        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|error| NotForked {
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|error| NotStarted {
             call: "pipe2",
             error,
         })?;
@@ -288,11 +281,11 @@ pub fn spawn(plan: &Plan<'_>) -> Result<Started, NotForked> {
     // (see the module's documentation) and ends in exec or _exit; so it is
     // sound whatever the threads of the calling process held at the fork.
     match unsafe { libc::fork() } {
-        -1 => Err(NotForked {
+        -1 => Err(NotStarted {
             call: "fork",
             error: Errno::last(),
         }),
-        0 => in_child(plan, report_write.as_raw_fd()),
+        0 => in_child(plan, report_write.as_fd()),
         pid => {
             // The write end must be closed here, or the read end would
             // never see the end of the pipe that exec brings.
@@ -325,7 +318,7 @@ fn encode(failed: Failed) -> [u8; MESSAGE] {
 
 /// The new process: each step, then exec; on a failure, the message to
 /// the parent on `report` and `_exit` with the status of that failure.
-fn in_child(plan: &Plan<'_>, report: RawFd) -> ! {
+fn in_child(plan: &Plan<'_>, report: BorrowedFd<'_>) -> ! {
     let failed = match run_steps(plan) {
         Err(failed) => failed,
         Ok(()) => Failed::at(Step::Exec)(exec(plan)),
@@ -336,7 +329,7 @@ fn in_child(plan: &Plan<'_>, report: RawFd) -> ! {
     loop {
         // SAFETY: write reads MESSAGE bytes from `message`, which is live;
         // `report` is the pipe's write end, open in this process.
-        let written = unsafe { libc::write(report, message.as_ptr().cast(), MESSAGE) };
+        let written = unsafe { libc::write(report.as_raw_fd(), message.as_ptr().cast(), MESSAGE) };
         if written >= 0 || Errno::last() != Errno::EINTR {
             break;
         }
@@ -346,36 +339,22 @@ fn in_child(plan: &Plan<'_>, report: RawFd) -> ! {
     unsafe { libc::_exit(failed.step.status(failed.errno)) }
 }
 
-/// The result of a C library call that returns -1 and sets errno when it
-/// fails.
-fn checked(result: libc::c_int) -> Result<(), Errno> {
-    if result == -1 {
-        Err(Errno::last())
-    } else {
-        Ok(())
-    }
-}
-
 /// The steps before exec, in order; the one that failed, with its error.
 fn run_steps(plan: &Plan<'_>) -> Result<(), Failed> {
     let failed = Failed::at;
     if let Some(stdin) = plan.stdin {
         make_stdin(stdin).map_err(failed(Step::Stdin))?;
     }
-    let (step, grouped) = match plan.group {
-        // SAFETY: setsid takes no arguments.
-        Group::Session => (Step::Session, checked(unsafe { libc::setsid() })),
-        // SAFETY: setpgid takes two integers.
-        Group::Own => (Step::Group, checked(unsafe { libc::setpgid(0, 0) })),
-    };
-    grouped.map_err(failed(step))?;
+    match plan.group {
+        Group::Session => setsid().map(drop).map_err(failed(Step::Session))?,
+        Group::Own => setpgid(Pid::from_raw(0), Pid::from_raw(0)).map_err(failed(Step::Group))?,
+    }
     if let Some(terminal) = plan.terminal {
         // Not a step that can fail: ENOTTY and ENXIO are fine, there often
         // is no terminal. SIGTTOU, which a background group's tcsetpgrp
         // raises, is still blocked and ignored here (vigil's own state,
         // until the signals are put back below).
-        // SAFETY: getpid and tcsetpgrp take integers; `terminal` is open.
-        let _ = unsafe { libc::tcsetpgrp(terminal.as_raw_fd(), libc::getpid()) };
+        let _ = tcsetpgrp(terminal, getpid());
     }
     restore_signals(plan.signals).map_err(failed(Step::Signals))?;
     if let Some(caps) = plan.caps {
@@ -390,8 +369,7 @@ fn run_steps(plan: &Plan<'_>) -> Result<(), Failed> {
         caps.after_switch()?;
     }
     if let Some(own) = plan.own_pid {
-        // SAFETY: getpid takes nothing and cannot fail.
-        own.fill(unsafe { libc::getpid() });
+        own.fill(getpid().as_raw());
     }
     Ok(())
 }
@@ -403,12 +381,10 @@ fn run_steps(plan: &Plan<'_>) -> Result<(), Failed> {
 /// instead.
 fn make_stdin(fd: BorrowedFd<'_>) -> Result<(), Errno> {
     if fd.as_raw_fd() == libc::STDIN_FILENO {
-        // SAFETY: F_SETFD takes a descriptor number and an integer.
-        return checked(unsafe { libc::fcntl(libc::STDIN_FILENO, libc::F_SETFD, 0) });
+        return fcntl(fd, F_SETFD(FdFlag::empty())).map(drop);
     }
     loop {
-        // SAFETY: dup2 takes two descriptor numbers; `fd` is open.
-        match checked(unsafe { libc::dup2(fd.as_raw_fd(), libc::STDIN_FILENO) }) {
+        match dup2_stdin(fd) {
             Err(Errno::EINTR) => {}
             done => return done,
         }
@@ -418,33 +394,28 @@ fn make_stdin(fd: BorrowedFd<'_>) -> Result<(), Errno> {
 /// Puts back the dispositions, then the mask: while they change, every
 /// signal is still blocked.
 fn restore_signals(signals: Signals) -> Result<(), Errno> {
-    let errno = |e: std::io::Error| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EINVAL));
     for (disposition, set) in [
         (Disposition::Default, signals.default),
         (Disposition::Ignore, signals.ignore),
     ] {
         for signal in 1..=64 {
             if set & 1 << (signal - 1) != 0 {
-                set_disposition(signal, disposition).map_err(errno)?;
+                set_disposition(signal, disposition)?;
             }
         }
     }
-    set_mask(signals.mask).map(|_| ()).map_err(errno)
+    set_mask(signals.mask).map(drop)
 }
 
 /// `execve(path, argv, env)`; returns only when it failed, with the error.
 ///
 /// Raw, not nix's `execve`, which builds its pointer arrays on the heap.
-fn execve(path: &CStr, argv: &CStrings<'_>, env: Environment<'_>) -> Errno {
-    let envp = match env {
-        Environment::Own => super::env::own_environment(),
-        Environment::Given(entries) => entries.pointers.as_ptr(),
-    };
-    // SAFETY: `path` is a NUL-terminated string; argv and envp are
+fn execve(path: &CStr, argv: &CStrings<'_>, env: &CStrings<'_>) -> Errno {
+    // SAFETY: `path` is a NUL-terminated string; argv and env are
     // NULL-terminated arrays of NUL-terminated strings (`CStrings`, whose
-    // strings it borrows, or the C library's `environ`), all alive here.
-    // execve returns only when it failed, and then changed nothing.
-    unsafe { libc::execve(path.as_ptr(), argv.pointers.as_ptr(), envp) };
+    // strings they borrow), all alive here. execve returns only when it
+    // failed, and then changed nothing.
+    unsafe { libc::execve(path.as_ptr(), argv.pointers.as_ptr(), env.pointers.as_ptr()) };
     Errno::last()
 }
 

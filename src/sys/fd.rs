@@ -1,5 +1,5 @@
-//! Descriptors: the standard ones, and how much a pipe or a terminal has
-//! yet to pass on.
+//! Descriptors: the standard ones, how much a pipe or a terminal has yet
+//! to pass on, and whether vigil has a controlling terminal.
 //!
 //! vigil may be started with any of descriptors 0-2 closed (`2>&-`, a
 //! minimal runtime). A closed one stays closed for the processes vigil
@@ -77,18 +77,25 @@ pub fn stderr() -> Option<BorrowedFd<'static>> {
     standard(2)
 }
 
+/// Descriptor `fd` (0-2), borrowed for as long as vigil runs, if vigil
+/// was started with it open.
 fn standard(fd: libc::c_int) -> Option<BorrowedFd<'static>> {
     let open = open_at_start().get(fd as usize).copied().unwrap_or(false);
-    open.then(|| borrow_standard(fd))
+    // SAFETY: only for a standard descriptor vigil was started with open,
+    // which stays open as long as vigil runs: nothing in vigil closes,
+    // replaces or owns descriptors 0-2 (the dup2 onto a new process's
+    // stdin is made in that process).
+    open.then(|| unsafe { BorrowedFd::borrow_raw(fd) })
 }
 
-/// Borrows descriptor `fd` (0-2) for as long as vigil runs.
-fn borrow_standard(fd: libc::c_int) -> BorrowedFd<'static> {
-    // SAFETY: called only for a standard descriptor vigil was started
-    // with open, which stays open as long as vigil runs: nothing in vigil
-    // closes, replaces or owns descriptors 0-2 (the dup2 onto a new
-    // process's stdin is made in that process).
-    unsafe { BorrowedFd::borrow_raw(fd) }
+/// Whether vigil has a controlling terminal, as an open of `/dev/tty`
+/// (which names the caller's own) answers: Ok when it has one, ENXIO when
+/// it has none, another error when that cannot be told (no /dev/tty in
+/// the image). O_NOCTTY: opening it changes nothing; the descriptor is
+/// closed at once.
+pub fn controlling_terminal() -> Result<(), Errno> {
+    let flags = OFlag::O_RDONLY | OFlag::O_NOCTTY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+    open(c"/dev/tty", flags, Mode::empty()).map(drop)
 }
 
 /// What `queued` asks about.
@@ -112,9 +119,7 @@ pub fn queued(fd: BorrowedFd<'_>, queue: Queue) -> Result<usize, Errno> {
     };
     let mut n: libc::c_int = 0;
     // SAFETY: FIONREAD and TIOCOUTQ write one int into `n`, which is live.
-    if unsafe { libc::ioctl(fd.as_raw_fd(), request, &mut n) } != 0 {
-        return Err(Errno::last());
-    }
+    Errno::result(unsafe { libc::ioctl(fd.as_raw_fd(), request, &mut n) })?;
     Ok(usize::try_from(n).unwrap_or(0))
 }
 

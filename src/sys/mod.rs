@@ -23,7 +23,9 @@
 //!   those steps, and how one failed, as the exec-error pipe carries it.
 //! - `fd`: the standard descriptors, looked at once at start, the closed
 //!   ones held so that no file of vigil's takes their number, the open
-//!   ones borrowed; and the `FIONREAD` and `TIOCOUTQ` ioctls.
+//!   ones borrowed; the `FIONREAD` and `TIOCOUTQ` ioctls; and whether
+//!   vigil has a controlling terminal (an open of /dev/tty, through nix,
+//!   which `spawn` and `user` read each their own way).
 //! - `user`: the raw 32-bit `setgroups`, `setgid`, `setuid`.
 //! - `caps`: `capget` and `capset` (nix wraps neither), the bounding and
 //!   ambient sets and the securebits (`prctl`), and the new process's

@@ -7,7 +7,6 @@
 //! realtime signals. The sets are the kernel's own (`arch`). None of these
 //! allocates, so they may be made between fork and exec.
 
-use std::io;
 use std::mem::{offset_of, size_of};
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
@@ -17,7 +16,7 @@ use super::arch::{KernelSigaction, KernelSigset, SIGSET_SIZE};
 
 /// Sets the calling thread's signal mask to `bits` (bit N-1 for signal N)
 /// and returns the one it had.
-pub fn set_mask(bits: u64) -> io::Result<u64> {
+pub fn set_mask(bits: u64) -> Result<u64, Errno> {
     let new = KernelSigset::from_bits(bits);
     let mut old = KernelSigset::default();
     // SAFETY: rt_sigprocmask reads SIGSET_SIZE bytes from `new` and writes
@@ -31,11 +30,7 @@ pub fn set_mask(bits: u64) -> io::Result<u64> {
             SIGSET_SIZE,
         )
     };
-    if r == 0 {
-        Ok(old.bits())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    Errno::result(r).map(|_| old.bits())
 }
 
 /// A signal disposition vigil sets: the default action or ignored.
@@ -47,7 +42,7 @@ pub enum Disposition {
 
 /// Sets `signal` to SIG_DFL or SIG_IGN, 32-34 included (the C library's
 /// `sigaction` refuses those), and tells whether it was ignored before.
-pub fn set_disposition(signal: i32, disposition: Disposition) -> io::Result<Disposition> {
+pub fn set_disposition(signal: i32, disposition: Disposition) -> Result<Disposition, Errno> {
     let action = KernelSigaction {
         handler: match disposition {
             Disposition::Default => libc::SIG_DFL,
@@ -68,9 +63,7 @@ pub fn set_disposition(signal: i32, disposition: Disposition) -> io::Result<Disp
             SIGSET_SIZE,
         )
     };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    Errno::result(r)?;
     Ok(if old.handler == libc::SIG_IGN {
         Disposition::Ignore
     } else {
@@ -79,7 +72,7 @@ pub fn set_disposition(signal: i32, disposition: Disposition) -> io::Result<Disp
 }
 
 /// A new (blocking, close-on-exec) signalfd for the signals in `bits`.
-pub fn signalfd(bits: u64) -> io::Result<OwnedFd> {
+pub fn signalfd(bits: u64) -> Result<OwnedFd, Errno> {
     let mask = KernelSigset::from_bits(bits);
     // SAFETY: signalfd4 reads SIGSET_SIZE bytes from `mask`, a live kernel
     // sigset; -1 asks for a new descriptor.
@@ -92,9 +85,7 @@ pub fn signalfd(bits: u64) -> io::Result<OwnedFd> {
             libc::SFD_CLOEXEC,
         )
     };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let fd = Errno::result(fd)?;
     // SAFETY: `fd` is a fresh descriptor the kernel just made, owned by
     // nobody else.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
@@ -138,6 +129,10 @@ impl SignalInfo {
 /// `kill(pid, signal)` with any signal number, the realtime ones
 /// included. The pid is passed as it is: -1 and negative group ids mean
 /// what they mean to the kernel.
+///
+/// Every forwarded signal is one of these: the error check is written out,
+/// as the size-optimised build calls nix's `Errno::result` rather than
+/// inlining it.
 pub fn kill(pid: i32, signal: i32) -> Result<(), Errno> {
     // SAFETY: kill has no memory arguments; any pid and signal number is
     // safe to pass (a bad one is EINVAL or ESRCH).

@@ -60,18 +60,19 @@ impl Step {
         Step::ALL.into_iter().find(|step| *step as u32 == code)
     }
 
-    /// The call that failed, for messages.
+    /// The call that failed, as messages and records name it: a `prctl`
+    /// by its option, the read-back of the capability sets as `verify`.
     pub fn call(self) -> &'static str {
         match self {
             Step::Stdin => "dup2",
             Step::Group => "setpgid",
             Step::Session => "setsid",
             Step::Signals => "rt_sigaction/rt_sigprocmask",
-            Step::Bounding => "prctl(PR_CAPBSET_DROP)",
-            Step::KeepCaps => "prctl(PR_SET_KEEPCAPS)",
+            Step::Bounding => "PR_CAPBSET_DROP",
+            Step::KeepCaps => "PR_SET_KEEPCAPS",
             Step::Capset => "capset",
-            Step::Ambient => "prctl(PR_CAP_AMBIENT_RAISE)",
-            Step::CapsCheck => "capget",
+            Step::Ambient => "PR_CAP_AMBIENT_RAISE",
+            Step::CapsCheck => "verify",
             Step::Groups => "setgroups",
             Step::Gid => "setgid",
             Step::Uid => "setuid",

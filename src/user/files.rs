@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use libc::{gid_t, uid_t};
 
-use super::{Id, Identity, Ids, Spec, quote};
+use super::{Id, Identity, Ids, Spec, decimal, quote};
 use crate::text::os_error;
 
 /// The longest line read from /etc/passwd or /etc/group. A group with
@@ -92,20 +92,11 @@ fn unknown(
     file: &Path,
     exists: bool,
 ) -> fmt::Result {
+    write!(f, "there is no {what} {}", quote(name))?;
     if exists {
-        write!(
-            f,
-            "there is no {what} {} in {}",
-            quote(name),
-            file.display()
-        )
+        write!(f, " in {}", file.display())
     } else {
-        write!(
-            f,
-            "there is no {what} {}: {} does not exist",
-            quote(name),
-            file.display()
-        )
+        write!(f, ": {} does not exist", file.display())
     }
 }
 
@@ -128,47 +119,30 @@ pub fn resolve(spec: &Spec, root: &Path, current: Ids) -> Result<Identity, Looku
     Ok(identity)
 }
 
-/// The passwd entry a spec's user matched, copied out of its line.
-struct Found {
-    name: Vec<u8>,
-    uid: uid_t,
-    gid: gid_t,
-    home: Vec<u8>,
-}
-
 /// The spec's user, from `passwd`: the identity without its groups, and
 /// the entry's name (empty when no entry matched, which is fine for a uid
 /// or for vigil's own).
 fn user(spec: &Spec, passwd: PathBuf, current: Ids) -> Result<(Identity, Vec<u8>), LookupError> {
-    let mut found = None;
-    let passwd_exists = scan(&passwd, |line| {
-        let Some(entry) = PasswdEntry::parse(line) else {
-            return ControlFlow::Continue(());
-        };
-        let hit = match &spec.user {
-            None => entry.uid == current.uid,
-            Some(Id::Number(n)) => entry.uid == *n,
-            Some(Id::Name(name)) => entry.name == name.as_slice(),
-        };
-        if !hit {
-            return ControlFlow::Continue(());
-        }
-        found = Some(Found {
-            name: entry.name.to_vec(),
-            uid: entry.uid,
-            gid: entry.gid,
-            home: entry.home.to_vec(),
-        });
-        ControlFlow::Break(())
-    })?;
     let identity = |uid, gid, home| Identity {
         uid,
         gid,
         groups: Vec::new(),
         home,
     };
+    let (found, passwd_exists) = first(&passwd, |line| {
+        let entry = PasswdEntry::parse(line)?;
+        let hit = match &spec.user {
+            None => entry.uid == current.uid,
+            Some(Id::Number(n)) => entry.uid == *n,
+            Some(Id::Name(name)) => entry.name == name.as_slice(),
+        };
+        hit.then(|| {
+            let home = home_or_root(entry.home);
+            (identity(entry.uid, entry.gid, home), entry.name.to_vec())
+        })
+    })?;
     match (found, &spec.user) {
-        (Some(f), _) => Ok((identity(f.uid, f.gid, home_or_root(f.home)), f.name)),
+        (Some(found), _) => Ok(found),
         (None, Some(Id::Name(name))) => Err(LookupError::UnknownUser {
             name: name.clone(),
             file: passwd,
@@ -187,20 +161,13 @@ fn user(spec: &Spec, passwd: PathBuf, current: Ids) -> Result<(Identity, Vec<u8>
 /// The gid of an explicit group, from `group`: a name must be there, a
 /// number need not.
 fn group_id(wanted: &Id, group: PathBuf) -> Result<gid_t, LookupError> {
-    let mut gid = None;
-    let group_exists = scan(&group, |line| {
-        let Some(entry) = GroupEntry::parse(line) else {
-            return ControlFlow::Continue(());
-        };
+    let (gid, group_exists) = first(&group, |line| {
+        let entry = GroupEntry::parse(line)?;
         let hit = match wanted {
             Id::Number(n) => entry.gid == *n,
             Id::Name(name) => entry.name == name.as_slice(),
         };
-        if !hit {
-            return ControlFlow::Continue(());
-        }
-        gid = Some(entry.gid);
-        ControlFlow::Break(())
+        hit.then_some(entry.gid)
     })?;
     match (gid, wanted) {
         (Some(gid), _) => Ok(gid),
@@ -237,11 +204,11 @@ fn memberships(name: Vec<u8>, group: &Path) -> Result<Vec<gid_t>, LookupError> {
 /// An entry's home directory, or `/` when the field is empty or missing.
 /// (gosu sets HOME to the empty string then; an empty HOME sends `cd` and
 /// `~` nowhere useful, so vigil gives `/`.)
-fn home_or_root(home: Vec<u8>) -> OsString {
+fn home_or_root(home: &[u8]) -> OsString {
     if home.is_empty() {
         OsString::from("/")
     } else {
-        OsString::from_vec(home)
+        OsString::from_vec(home.to_vec())
     }
 }
 
@@ -305,14 +272,25 @@ impl<'a> GroupEntry<'a> {
 /// C's and Go's number parsers take them). Not `(uid_t)-1`, which the
 /// kernel's set*id calls reject.
 fn file_id(field: &[u8]) -> Option<u32> {
-    let digits = field.strip_prefix(b"+").unwrap_or(field);
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let value = digits.iter().try_fold(0u32, |v, &d| {
-        v.checked_mul(10)?.checked_add(u32::from(d - b'0'))
+    let value = decimal(field.strip_prefix(b"+").unwrap_or(field))?;
+    u32::try_from(value).ok().filter(|&id| id != u32::MAX)
+}
+
+/// The first entry of `file` that `hit` takes (it returns what it keeps
+/// of the line), and whether the file exists.
+fn first<T>(
+    file: &Path,
+    mut hit: impl FnMut(&[u8]) -> Option<T>,
+) -> Result<(Option<T>, bool), LookupError> {
+    let mut found = None;
+    let exists = scan(file, |line| {
+        found = hit(line);
+        match found {
+            Some(_) => ControlFlow::Break(()),
+            None => ControlFlow::Continue(()),
+        }
     })?;
-    (value != u32::MAX).then_some(value)
+    Ok((found, exists))
 }
 
 /// Calls `each` with every line of `file` that may hold an entry: trimmed

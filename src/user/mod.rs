@@ -114,10 +114,7 @@ impl fmt::Display for SpecError {
             SpecProblem::ExtraColon => write!(f, "more than one ':'")?,
             SpecProblem::OutOfRange(n) => write!(f, "{n} is not an id from 0 to {MAX_SPEC_ID}")?,
         }
-        write!(
-            f,
-            " (accepted: USER, USER:GROUP or :GROUP, each a name or a number)"
-        )
+        f.write_str(" (accepted: USER, USER:GROUP or :GROUP, each a name or a number)")
     }
 }
 
@@ -175,17 +172,23 @@ fn spec_number(part: &[u8]) -> Option<Option<u32>> {
         Some((b'+', rest)) => (false, rest),
         _ => (false, part),
     };
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let value = digits.iter().fold(0u64, |v, &d| {
-        v.saturating_mul(10).saturating_add(u64::from(d - b'0'))
-    });
+    let value = decimal(digits)?;
     Some(match u32::try_from(value) {
         Ok(0) => Some(0),
         Ok(n) if !negative && n <= MAX_SPEC_ID => Some(n),
         _ => None,
     })
+}
+
+/// The value of ASCII digits, saturated at `u64::MAX`; None when there
+/// are none or anything else is there.
+fn decimal(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(digits.iter().fold(0u64, |v, &d| {
+        v.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+    }))
 }
 
 /// The ids a spec falls back on: the caller's own real uid and gid, as

@@ -9,12 +9,10 @@ use std::os::unix::ffi::OsStrExt;
 
 use libc::{gid_t, uid_t};
 use nix::errno::Errno;
-use nix::fcntl::OFlag;
-use nix::sys::stat::Mode;
 
 use super::{Identity, Ids, quote};
 use crate::log::format::{Fields, Obj};
-use crate::sys::exec;
+use crate::sys::exec::{self, Step};
 use crate::text::os_error;
 
 /// What the spawn path needs to start a process as the spec's identity,
@@ -39,7 +37,7 @@ pub struct Switch {
 pub(super) fn may_switch() -> bool {
     const CAP_SETGID: u32 = 6;
     const CAP_SETUID: u32 = 7;
-    has_capabilities(&[CAP_SETUID, CAP_SETGID])
+    has_capabilities(1 << CAP_SETUID | 1 << CAP_SETGID)
 }
 
 /// Whether vigil holds CAP_KILL, without which it cannot signal a process
@@ -48,16 +46,14 @@ pub(super) fn may_switch() -> bool {
 /// with only SETUID and SETGID added back).
 pub(super) fn may_signal_others() -> bool {
     const CAP_KILL: u32 = 5;
-    has_capabilities(&[CAP_KILL])
+    has_capabilities(1 << CAP_KILL)
 }
 
-/// Whether all of `caps` are in vigil's effective set. When capget
-/// itself fails, being uid 0 is the answer.
-fn has_capabilities(caps: &[u32]) -> bool {
-    match crate::sys::user::effective_capabilities() {
-        Ok(effective) => caps
-            .iter()
-            .all(|&cap| cap < 64 && effective & 1 << cap != 0),
+/// Whether all of `caps` (bit N for capability N) are in vigil's
+/// effective set. When capget itself fails, being uid 0 is the answer.
+fn has_capabilities(caps: u64) -> bool {
+    match crate::sys::caps::get() {
+        Ok(sets) => sets.effective & caps == caps,
         Err(_) => nix::unistd::geteuid().is_root(),
     }
 }
@@ -138,14 +134,9 @@ impl Switch {
     /// failure of the switch (EPERM: the privilege went missing; EINVAL:
     /// an id that the user namespace does not map), for the steps that
     /// set the ids; none for another step.
-    pub fn failure(&self, step: exec::Step, errno: Errno) -> Option<SwitchFailure> {
-        let step = match step {
-            exec::Step::Groups => Step::Groups,
-            exec::Step::Gid => Step::Gid,
-            exec::Step::Uid => Step::Uid,
-            _ => return None,
-        };
-        Some(SwitchFailure {
+    pub fn failure(&self, step: Step, errno: Errno) -> Option<SwitchFailure> {
+        let ours = matches!(step, Step::Groups | Step::Gid | Step::Uid);
+        ours.then(|| SwitchFailure {
             spec: self.spec.clone(),
             step,
             uid: self.identity.uid,
@@ -195,14 +186,6 @@ impl fmt::Display for Switch {
     }
 }
 
-/// A step of the switch, in the order it is made.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Step {
-    Groups = 1,
-    Gid = 2,
-    Uid = 3,
-}
-
 /// A switch that failed in the child, after the fork: nothing was
 /// executed. (Rare: `prepare` checked the privilege. EINVAL is an id the
 /// user namespace does not map, as in a rootless container; EPERM a
@@ -210,6 +193,7 @@ pub enum Step {
 #[derive(Debug)]
 pub struct SwitchFailure {
     spec: OsString,
+    /// `Groups`, `Gid` or `Uid`.
     pub step: Step,
     uid: uid_t,
     gid: gid_t,
@@ -220,13 +204,8 @@ pub struct SwitchFailure {
 /// The facts of the `user_switch_failed` record.
 impl Fields for SwitchFailure {
     fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
-        let call = match self.step {
-            Step::Groups => "setgroups",
-            Step::Gid => "setgid",
-            Step::Uid => "setuid",
-        };
         o.field("user", self.spec.as_os_str())
-            .word("call", call)
+            .word("call", self.step.call())
             .field("error", os_error(&self.error));
     }
 }
@@ -239,7 +218,8 @@ impl fmt::Display for SwitchFailure {
         match self.step {
             Step::Groups => write!(f, "setgroups ({} groups)", self.groups)?,
             Step::Gid => write!(f, "setgid({})", self.gid)?,
-            Step::Uid => write!(f, "setuid({})", self.uid)?,
+            // Uid, the switch's last step.
+            _ => write!(f, "setuid({})", self.uid)?,
         }
         write!(f, " failed: {}", os_error(&self.error))?;
         if self.error.raw_os_error() == Some(libc::EINVAL) && self.step != Step::Groups {
@@ -254,19 +234,12 @@ pub(super) fn other_user(identity: &Identity, change: bool, current: Ids) -> boo
     change && identity.uid != current.uid
 }
 
-/// Whether vigil has a controlling terminal: /dev/tty opens (it names the
-/// caller's controlling terminal) or fails with ENXIO (there is none).
-/// Any other failure (no /dev/tty in the image) cannot tell, and counts as
-/// a terminal: the rule then errs on the safe side, and a new session
-/// without a terminal changes nothing the child can see.
+/// Whether vigil has a controlling terminal. A failure that cannot tell
+/// (no /dev/tty in the image) counts as a terminal: the rule then errs on
+/// the safe side, and a new session without a terminal changes nothing
+/// the child can see.
 fn has_controlling_terminal() -> bool {
-    // O_NOCTTY: opening it must not change anything. The descriptor, if
-    // any, is closed at once.
-    let flags = OFlag::O_RDONLY | OFlag::O_NOCTTY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
-    match nix::fcntl::open(c"/dev/tty", flags, Mode::empty()) {
-        Ok(_) => true,
-        Err(e) => e != Errno::ENXIO,
-    }
+    crate::sys::fd::controlling_terminal() != Err(Errno::ENXIO)
 }
 
 /// vigil installed setuid or setgid: its real and effective ids differ.
