@@ -13,6 +13,19 @@ use std::os::unix::ffi::OsStrExt;
 use libfuzzer_sys::fuzz_target;
 use vigil_init::fuzzing;
 
+/// `cli::parse`: the `Config` of a command or a probe, `None` for what
+/// is only printed (help, version, license), or the usage error.
+fn cli(
+    args: &[OsString],
+    vars: Vec<(OsString, OsString)>,
+) -> Result<Option<fuzzing::Config>, String> {
+    match fuzzing::cli(args, vars) {
+        Ok(fuzzing::Action::Run(config) | fuzzing::Action::Probe(config)) => Ok(Some(*config)),
+        Ok(fuzzing::Action::Print(_)) => Ok(None),
+        Err(fuzzing::UsageError(message)) => Err(message),
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     let mut words = data.split(|&b| b == 0);
     let mut args: Vec<OsString> = Vec::new();
@@ -41,8 +54,12 @@ fuzz_target!(|data: &[u8]| {
     };
     let log_format = var("VIGIL_LOG_FORMAT");
     let termination_log = var("VIGIL_TERMINATION_LOG");
-    let lenient = fuzzing::cli_lenient(&args, log_format, termination_log);
-    match fuzzing::cli(&args, vars.clone()) {
+    let lenient = (
+        fuzzing::probe_asked(&args),
+        fuzzing::log_format_before(&args, log_format),
+        fuzzing::termination_log_after(&args, termination_log),
+    );
+    match cli(&args, vars.clone()) {
         Ok(Some(config)) => {
             // What is read before the command line is, or when it is wrong,
             // agrees with what the command line says when it is right.

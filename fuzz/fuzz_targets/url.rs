@@ -8,7 +8,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    match fuzzing::url(text) {
+    match fuzzing::Url::parse(text) {
         Ok(url) => {
             // Messages name the URL as it was given.
             assert_eq!(url.to_string(), text);
@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
             if text.to_ascii_lowercase().starts_with("http://") {
                 let path = url.path.clone().expect("an HTTP probe has a path");
                 let again = format!("http://{}{path}", url.host_header());
-                let reread = fuzzing::url(&again).expect(&again);
+                let reread = fuzzing::Url::parse(&again).expect(&again);
                 assert_eq!((&reread.endpoint, &reread.path), (&url.endpoint, &url.path));
             }
         }

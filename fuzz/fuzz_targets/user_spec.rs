@@ -1,11 +1,14 @@
 //! `--user USER[:GROUP]`: its shape, before any file is read.
 #![no_main]
 
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+
 use libfuzzer_sys::fuzz_target;
 use vigil_init::fuzzing;
 
 fuzz_target!(|data: &[u8]| {
-    match fuzzing::user_spec(data) {
+    match fuzzing::user_spec(OsStr::from_bytes(data)).map_err(|e| e.to_string()) {
         Ok(_) => {
             let colons = data.iter().filter(|&&b| b == b':').count();
             assert!(colons <= 1 && !data.is_empty() && data != b":");

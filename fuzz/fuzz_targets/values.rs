@@ -3,6 +3,8 @@
 //! any row of the option table from any source.
 #![no_main]
 
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
@@ -27,7 +29,13 @@ fuzz_target!(|data: &[u8]| {
         let [row, from, raw @ ..] = rest else {
             return;
         };
-        if let Some(Err(e)) = fuzzing::option_value(usize::from(*row), raw, *from) {
+        let opt = &fuzzing::OPTIONS[usize::from(*row) % fuzzing::OPTIONS.len()];
+        let from = [
+            fuzzing::From::CommandLine,
+            fuzzing::From::Vigil,
+            fuzzing::From::Tini,
+        ][usize::from(*from % 3)];
+        if let Err(e) = fuzzing::option_value(opt.kind, OsStr::from_bytes(raw), from) {
             assert!(e.len() <= 6 * raw.len() + 512, "{e}");
         }
         return;
@@ -49,16 +57,19 @@ fuzz_target!(|data: &[u8]| {
                 assert!((1..=64).contains(&n));
                 assert_eq!(fuzzing::signal(&n.to_string()), Ok(n));
                 if named(n) {
-                    assert_eq!(fuzzing::signal(&fuzzing::signal_name(n)), Ok(n));
+                    assert_eq!(
+                        fuzzing::signal(&fuzzing::signal_name(n).into_owned()),
+                        Ok(n)
+                    );
                 }
             }
             Err(e) => bounded(text, &e),
         },
-        2 => match fuzzing::rewrite_rule(text) {
+        2 => match fuzzing::Rewrites::parse_rule(text) {
             Ok((from, to)) => {
                 assert!((1..=64).contains(&from) && (0..=64).contains(&to));
                 assert_eq!(
-                    fuzzing::rewrite_rule(&format!("{from}:{to}")),
+                    fuzzing::Rewrites::parse_rule(&format!("{from}:{to}")),
                     Ok((from, to))
                 );
                 if named(from) && named(to) {
@@ -68,7 +79,11 @@ fuzz_target!(|data: &[u8]| {
                         fuzzing::signal_name(to)
                     };
                     let rule = format!("{}:{to_name}", fuzzing::signal_name(from));
-                    assert_eq!(fuzzing::rewrite_rule(&rule), Ok((from, to)), "{rule}");
+                    assert_eq!(
+                        fuzzing::Rewrites::parse_rule(&rule),
+                        Ok((from, to)),
+                        "{rule}"
+                    );
                 }
             }
             Err(e) => bounded(text, &e),
@@ -82,8 +97,10 @@ fuzz_target!(|data: &[u8]| {
                 let numbers: Vec<String> = list.iter().map(i32::to_string).collect();
                 assert_eq!(fuzzing::stop_signals(&numbers.join(",")), Ok(list.clone()));
                 if list.iter().all(|&n| named(n)) {
-                    let names: Vec<String> =
-                        list.iter().map(|&n| fuzzing::signal_name(n)).collect();
+                    let names: Vec<String> = list
+                        .iter()
+                        .map(|&n| fuzzing::signal_name(n).into_owned())
+                        .collect();
                     assert_eq!(fuzzing::stop_signals(&names.join(", ")), Ok(list));
                 }
             }
@@ -107,10 +124,10 @@ fuzz_target!(|data: &[u8]| {
             }
             Err(e) => bounded(text, &e),
         },
-        _ => match fuzzing::log_format(text) {
+        _ => match fuzzing::Format::parse(text) {
             Ok(format) => {
                 let name = format!("{format:?}").to_ascii_lowercase();
-                assert_eq!(fuzzing::log_format(&name), Ok(format));
+                assert_eq!(fuzzing::Format::parse(&name), Ok(format));
             }
             Err(e) => bounded(text, &e),
         },

@@ -236,11 +236,18 @@ events! {
         ("the {} hook cannot run {:?}: {error}; it will fail when its time comes",
             hook.as_str(), program.to_string_lossy()),
         |o| o.word("hook", hook.as_str()).field("program", *program).field("error", *error);
-    /// vigil lacks CAP_KILL for the user the child runs as.
-    "cannot_signal_user" CannotSignalUser { uid: u32 }
-        => Level::Warning,
-        ("vigil lacks CAP_KILL, so it cannot signal uid {uid}: signals will not be forwarded to the child, and neither a grace period nor the drain can end it (keep CAP_KILL, or run without --user)"),
+    /// vigil lacks CAP_KILL for the user the child runs as, and took that
+    /// uid itself so that it can signal the child.
+    "following_user" FollowingUser { uid: u32 }
+        => Level::Info,
+        ("vigil lacks CAP_KILL: it takes the child's uid {uid} too, so that it can signal it"),
         |o| o.field("uid", *uid);
+    /// vigil lacks CAP_KILL for the user the child runs as, and could not
+    /// take that uid either.
+    "cannot_signal_user" CannotSignalUser { uid: u32, error: &'a str }
+        => Level::Warning,
+        ("vigil lacks CAP_KILL, so it cannot signal uid {uid}, and cannot take that uid itself ({error}): signals will not be forwarded to the child, and neither a grace period nor the drain can end it (keep CAP_KILL, or run without --user)"),
+        |o| o.field("uid", *uid).field("error", *error);
     /// `--post-start-timeout` without a post-start hook.
     "post_start_timeout_unused" PostStartTimeoutUnused {}
         => Level::Warning,

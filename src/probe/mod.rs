@@ -10,8 +10,8 @@
 //! the time is up.
 
 mod attempt;
-mod hosts;
-mod http;
+pub(crate) mod hosts;
+pub(crate) mod http;
 mod outcome;
 mod schedule;
 mod url;

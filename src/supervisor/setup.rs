@@ -119,7 +119,28 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     let mut supervisor = Supervisor::new(config, os, start);
     supervisor.write_provisional();
     supervisor.start_post_start();
+    follow_user(&mut supervisor.sys);
     Ok(supervisor)
+}
+
+/// vigil takes the child's identity itself when it could not signal it
+/// otherwise (`user::Switch::follows`): once the child and the post-start
+/// hook have started, nothing that needs root is left. The pre-stop hook
+/// then starts as what vigil is, with the capabilities it holds.
+fn follow_user(os: &mut Os) {
+    let Some(user) = os.user.as_mut().filter(|u| u.follows()) else {
+        return;
+    };
+    match user.follow(os.caps.as_ref().map(caps::Narrowing::plan)) {
+        Ok(uid) => {
+            os.caps = None;
+            log::emit(Event::FollowingUser { uid });
+        }
+        Err((uid, error)) => {
+            let error = error.desc();
+            log::emit(Event::CannotSignalUser { uid, error });
+        }
+    }
 }
 
 /// `--caps`: every check before the first fork, so that a capability vigil

@@ -58,8 +58,6 @@ use std::path::Path;
 
 use libc::{gid_t, uid_t};
 
-use crate::log;
-use crate::log::event::Event;
 use crate::log::format::{Fields, Obj};
 
 pub use files::{GroupEntry, LookupError, PasswdEntry, resolve, scan_lines};
@@ -296,9 +294,6 @@ pub fn prepare(spec: &Spec, pid1: bool) -> Result<Switch, UserError> {
             current,
         }
     })?;
-    if switch::other_user(&identity, change, current) && !switch::may_signal_others() {
-        log::emit(Event::CannotSignalUser { uid: identity.uid });
-    }
     Ok(Switch::new(
         spec.text.clone(),
         identity,

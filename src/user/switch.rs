@@ -12,7 +12,9 @@ use nix::errno::Errno;
 
 use super::{Identity, Ids, quote};
 use crate::log::format::{Fields, Obj};
+use crate::sys::caps::Narrow;
 use crate::sys::exec::{self, Step};
+use crate::sys::user::{set_gid, set_groups, set_uid};
 use crate::text::os_error;
 
 /// What the spawn path needs to start a process as the spec's identity,
@@ -29,6 +31,9 @@ pub struct Switch {
     /// The terminal rule: start each process in a session of its own,
     /// without vigil's controlling terminal.
     new_session: bool,
+    /// vigil takes the identity itself once the child has started
+    /// (`follow`).
+    follows: bool,
 }
 
 /// Whether vigil holds CAP_SETUID and CAP_SETGID (what setuid, setgid and
@@ -69,14 +74,48 @@ impl Switch {
         current: Ids,
         pid1: bool,
     ) -> Switch {
-        let new_session =
-            other_user(&identity, change, current) && !pid1 && has_controlling_terminal();
+        let other = other_user(&identity, change, current);
+        let new_session = other && !pid1 && has_controlling_terminal();
         Switch {
             spec,
             identity,
             change,
             new_session,
+            follows: other && !may_signal_others(),
         }
+    }
+
+    /// Whether vigil must take this identity itself to signal its child:
+    /// as root without CAP_KILL it may not signal another uid, so that
+    /// nothing would reach the child, and neither the grace period nor the
+    /// drain could end it. As the child's uid it may (the least-privilege
+    /// container: `--cap-drop ALL` with SETUID and SETGID added back).
+    pub fn follows(&self) -> bool {
+        self.follows
+    }
+
+    /// vigil becomes this identity, once its child and the post-start hook
+    /// have started: the child's own steps (`caps` around the ids, the
+    /// groups, gid, uid), made in vigil's one thread. The processes it
+    /// starts from then on (the pre-stop hook) are what vigil is, and
+    /// switch nothing. The uid and the error when a step fails.
+    pub fn follow(&mut self, caps: Option<Narrow>) -> Result<u32, (u32, Errno)> {
+        let id = &self.identity;
+        let steps = || -> Result<(), Errno> {
+            if let Some(caps) = caps {
+                caps.before_switch().map_err(|f| f.errno)?;
+            }
+            set_groups(&id.groups)?;
+            set_gid(id.gid)?;
+            set_uid(id.uid)?;
+            match caps {
+                Some(caps) => caps.after_switch().map_err(|f| f.errno),
+                None => Ok(()),
+            }
+        };
+        steps().map_err(|e| (id.uid, e))?;
+        self.change = false;
+        Ok(id.uid)
     }
 
     /// The child's HOME (gosu replaces whatever HOME vigil had).

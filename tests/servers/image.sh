@@ -47,7 +47,7 @@ main() {
     # The servers, what the tests drive them with (psql and redis-cli come
     # with their servers), and the tools the tests and recipes use: ps
     # (procps), tini and gosu to run the servers as images do without vigil.
-    packages=(postgresql nginx-light redis-server gunicorn bash procps tini gosu)
+    packages=(postgresql nginx-light redis-server gunicorn haproxy bash procps tini gosu)
 
     mkdir -p "$cache"
     exec 9>"$cache/lock"

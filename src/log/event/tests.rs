@@ -449,7 +449,11 @@ fn every_event_writes_what_the_schema_says() {
             program: "curl".as_ref(),
             error: "not found in PATH",
         },
-        Event::CannotSignalUser { uid: 1000 },
+        Event::CannotSignalUser {
+            uid: 1000,
+            error: "Operation not permitted",
+        },
+        Event::FollowingUser { uid: 1000 },
         Event::PostStartTimeoutUnused {},
         Event::RunningAs { user: &switch },
         Event::Capabilities { caps: &narrowing },

@@ -1099,3 +1099,72 @@ fn a_docker_exec_session_is_drained_with_sigterm() {
     let report = must_report(T, &logs);
     assert!(report.contains("drain: SIGTERM to 1 process"), "{report}");
 }
+
+// ---------------------------------------------------------------------------
+// haproxy with the least privilege
+// ---------------------------------------------------------------------------
+
+/// haproxy on port 80 as its own user, in a container that keeps only what
+/// that needs (`--cap-drop ALL`, NET_BIND_SERVICE for haproxy, SETUID and
+/// SETGID for the switch; no CAP_KILL), with haproxy's own stop signal,
+/// SIGUSR1. vigil, root without CAP_KILL, may not signal uid haproxy: it
+/// takes that uid itself once haproxy has started, so `docker stop`'s
+/// SIGUSR1 reaches haproxy, which stops softly and exits 0, at once.
+#[test]
+fn haproxy_with_the_least_privilege_stops_on_its_own_signal() {
+    const T: &str = "haproxy_least_privilege";
+    let Some(h) = harness(T) else { return };
+    let ctr = h.start(
+        T,
+        &[
+            "--cap-drop",
+            "ALL",
+            "--cap-add",
+            "NET_BIND_SERVICE",
+            "--cap-add",
+            "SETUID",
+            "--cap-add",
+            "SETGID",
+            "--security-opt",
+            "no-new-privileges",
+            "--sysctl",
+            "net.ipv4.ip_unprivileged_port_start=1024",
+            "--stop-signal",
+            "SIGUSR1",
+            "-e",
+            "VIGIL_STOP_SIGNALS=USR1",
+            "-e",
+            "VIGIL_USER=haproxy",
+            "-e",
+            "VIGIL_CAPS=NET_BIND_SERVICE",
+            "-e",
+            "VIGIL_LOG_FORMAT=json",
+            "-e",
+            "VIGIL_VERBOSITY=2",
+        ],
+        &["haproxy", "-db", "-f", "/srv/servers/haproxy.cfg"],
+    );
+    ctr.wait_record("following_user", READY);
+    let served = wait_until(READY, || {
+        ctr.exec(&["/vigil", "--probe", "http://127.0.0.1:80/"])
+            .is_empty()
+    });
+    assert!(served, "haproxy does not answer on port 80\n{}", ctr.logs());
+    let user = ctr.exec(&["ps", "-o", "user=", "-C", "haproxy"]);
+    assert_eq!(user.trim(), "haproxy", "{}", ctr.logs());
+
+    let took = ctr.stop();
+    let code = ctr.exit_code();
+    let logs = ctr.logs();
+    note(T, format!("docker stop took {}, exit {code}", secs(took)));
+    assert_eq!(code, 0, "{logs}");
+    assert!(
+        took < Duration::from_secs(3),
+        "docker stop took {}",
+        secs(took)
+    );
+    let exit = exit_record(T, &logs);
+    assert_eq!(exit["stop"]["signal"], "SIGUSR1", "{exit}");
+    assert_eq!(exit["stop"]["sent"], "SIGUSR1", "{exit}");
+    assert_eq!(exit["ending"]["kind"], "exited", "{exit}");
+}
