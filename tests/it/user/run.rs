@@ -10,6 +10,7 @@
 
 use crate::common::*;
 use std::os::unix::fs::PermissionsExt;
+use std::time::{Duration, Instant};
 
 const NOBODY: &str = "65534";
 
@@ -228,14 +229,15 @@ fn a_switch_that_fails_in_the_child_says_so() {
 }
 
 /// Without CAP_KILL (Kubernetes' `drop: [ALL]` with SETUID and SETGID
-/// added back), vigil cannot signal a child of another uid: it says so at
-/// start, once, and still runs it.
+/// added back), vigil as root cannot signal a child of another uid: it
+/// takes the child's uid itself once the child has started (saying so at
+/// `-v`), and then its stop signal reaches the child.
 #[test]
-fn without_cap_kill_vigil_warns_at_start() {
+fn without_cap_kill_vigil_takes_the_childs_uid() {
     let drop_kill = ["setpriv", "--bounding-set", "-kill", "--inh-caps", "-kill"];
     let out = Vigil::wrapped(&drop_kill)
         .json()
-        .args(["--user", "nobody", "--", "id", "-u"])
+        .args(["-v", "--user", "nobody", "--", "id", "-u"])
         .run();
     assert_eq!(
         (out.status, out.stdout.trim()),
@@ -243,11 +245,26 @@ fn without_cap_kill_vigil_warns_at_start() {
         "{out}"
     );
     let records = out.records();
-    assert_eq!(records.events(), ["cannot_signal_user"], "{out}");
-    assert_fields(
-        &records.0[0],
-        json!({"level": "warning", "uid": 65534}),
-        &out,
+    let followed = records
+        .0
+        .iter()
+        .find(|r| r["event"] == "following_user")
+        .unwrap_or_else(|| panic!("no following_user\n{out}"));
+    assert_fields(followed, json!({"level": "info", "uid": 65534}), &out);
+    // Nothing is said at the default verbosity, and the stop reaches the
+    // child: --timeout's SIGTERM kills it at once.
+    let started = Instant::now();
+    let out = Vigil::wrapped(&drop_kill)
+        .args(["--timeout", "500ms", "--grace-period", "5s"])
+        .args(["--user", "nobody", "--", "sleep", "1000"])
+        .run();
+    assert_eq!(out.status, Exit::Code(124), "{out}");
+    assert!(started.elapsed() < Duration::from_secs(4), "{out}");
+    assert!(
+        out.stderr.contains("(sent SIGTERM)")
+            && out.stderr.contains("child was killed by SIGTERM")
+            && !out.stderr.contains("could not send"),
+        "{out}"
     );
     // Its own uid needs no CAP_KILL: no warning.
     let out = Vigil::wrapped(&drop_kill)
