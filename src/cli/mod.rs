@@ -213,6 +213,11 @@ pub fn parse(
     let (env, unknown) = Env::keep_known(vars);
     let mut config = apply_rows(given, &env, probing)?;
     if probing {
+        // The probe's line is the health check's output, not vigil's log:
+        // an image's `VIGIL_VERBOSITY=0`, meant to hide the container's
+        // exit report, reaches its health check too, and must not leave
+        // the health log with a failure and no reason.
+        config.verbosity = config.verbosity.max(values::DEFAULT_VERBOSITY);
         return Ok(Action::Probe(Box::new(config)));
     }
     config.warnings = unknown;

@@ -744,3 +744,20 @@ fn install_takes_a_directory_and_nothing_else() {
         );
     }
 }
+
+/// The probe's line is the health check's output: a probe reads its
+/// verbosity as any vigil does, but never below the default, so that
+/// an image's `VIGIL_VERBOSITY=0` (which hides the container's exit
+/// report) cannot silence why its health check failed.
+#[test]
+fn a_probe_always_says_why_it_failed() {
+    for env in [("VIGIL_VERBOSITY", "0"), ("TINI_VERBOSITY", "0")] {
+        let c = probe(&["--probe", "http://x/"], &[env]).unwrap();
+        assert_eq!(c.verbosity, values::DEFAULT_VERBOSITY, "{env:?}");
+    }
+    let c = probe(&["--probe", "http://x/"], &[("VIGIL_VERBOSITY", "3")]).unwrap();
+    assert_eq!(c.verbosity, 3);
+    // A command's vigil keeps the 0 it was given.
+    let c = run(&["x"], &[("VIGIL_VERBOSITY", "0")]).unwrap();
+    assert_eq!(c.verbosity, 0);
+}

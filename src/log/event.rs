@@ -542,9 +542,10 @@ events! {
     "probe_healthy" ProbeHealthy { url: &'a str, healthy: &'a dyn Fact, took: Duration }
         => Level::Info, ("{url} is healthy: {healthy} in {}", secs(*took)),
         |o| o.field("url", *url).flatten(*healthy).field("took", *took);
-    /// `--probe`: the service did not answer as it should.
+    /// `--probe`: the service did not answer as it should (said at every
+    /// verbosity: `cli` keeps a probe's at the default or above).
     "probe_unhealthy" ProbeUnhealthy { url: &'a str, why: &'a dyn Fact }
-        => Level::Notice, ("{url} is unhealthy: {why}"),
+        => Level::Warning, ("{url} is unhealthy: {why}"),
         |o| o.field("url", *url).flatten(*why);
     /// `--ready-when`: a probe failed; the next one comes after `next`.
     "not_ready" NotReady { url: &'a str, why: &'a dyn Fact, next: Duration }

@@ -60,8 +60,9 @@ pub struct Mode {
     pub timeout: Duration,
 }
 
-/// `--probe`: checks once; 0 when healthy, 1 when not, with one line
-/// saying why (the line of a healthy probe only at `-v`).
+/// `--probe`: checks once; 0 when healthy, 1 when not, with one warning
+/// saying why, at every verbosity (the line of a healthy probe only at
+/// `-v`).
 pub fn run(mode: &Mode) -> i32 {
     let started = Instant::now();
     let url = mode.url.text.as_str();

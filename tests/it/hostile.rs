@@ -268,7 +268,7 @@ fn probe_ends(mode: &'static str, transport: Transport) {
             out.stderr_lines().len()
         ));
     }
-    let said = format!("vigil: {} is unhealthy: ", server.url);
+    let said = format!("vigil: warning: {} is unhealthy: ", server.url);
     if let (1, Some(line)) = (lines, out.stderr_lines().first())
         && !line.starts_with(&said)
     {

@@ -223,7 +223,7 @@ pub(crate) fn probe_http_is_healthy_on_2xx_and_says_the_status_otherwise() {
     let out = w.probe(&["--probe", "http://127.0.0.1:8080/missing"]);
     assert_eq!(
         probed(&out, 1, "a page that is not there"),
-        "vigil: http://127.0.0.1:8080/missing is unhealthy: HTTP status 404 (Not Found)"
+        "vigil: warning: http://127.0.0.1:8080/missing is unhealthy: HTTP status 404 (Not Found)"
     );
 }
 
@@ -240,7 +240,7 @@ pub(crate) fn probe_tcp_and_unix_connections() {
         (
             "tcp://127.0.0.1:8081".to_string(),
             1,
-            "vigil: tcp://127.0.0.1:8081 is unhealthy: connection refused by 127.0.0.1:8081"
+            "vigil: warning: tcp://127.0.0.1:8081 is unhealthy: connection refused by 127.0.0.1:8081"
                 .to_string(),
         ),
         (format!("unix:{}", sock.display()), 0, String::new()),
@@ -248,13 +248,13 @@ pub(crate) fn probe_tcp_and_unix_connections() {
         (
             format!("{http_unix}/sick"),
             1,
-            format!("vigil: {http_unix}/sick is unhealthy: HTTP status 503 (Service Unavailable)"),
+            format!("vigil: warning: {http_unix}/sick is unhealthy: HTTP status 503 (Service Unavailable)"),
         ),
         (
             format!("unix:{}/none.sock", w.path().display()),
             1,
             format!(
-                "vigil: unix:{d}/none.sock is unhealthy: cannot connect to {d}/none.sock: No such file or directory",
+                "vigil: warning: unix:{d}/none.sock is unhealthy: cannot connect to {d}/none.sock: No such file or directory",
                 d = w.path().display()
             ),
         ),
@@ -287,7 +287,7 @@ pub(crate) fn probe_names_from_localhost_and_hosts_never_dns() {
         assert_eq!(
             probed(&out, 1, url),
             format!(
-                "vigil: {url} is unhealthy: cannot resolve '{name}': not localhost and not in /etc/hosts (vigil does not ask DNS)"
+                "vigil: warning: {url} is unhealthy: cannot resolve '{name}': not localhost and not in /etc/hosts (vigil does not ask DNS)"
             )
         );
     }
@@ -302,7 +302,7 @@ pub(crate) fn probe_an_ipv6_literal() {
     let out = w.probe(&["--probe", "http://[::1]:8080/healthz"]);
     let line = probed(&out, 1, "[::1]");
     assert!(
-        line.starts_with("vigil: http://[::1]:8080/healthz is unhealthy: ")
+        line.starts_with("vigil: warning: http://[::1]:8080/healthz is unhealthy: ")
             && line.contains("[::1]:8080"),
         "{line}"
     );
@@ -317,7 +317,7 @@ pub(crate) fn probe_timeouts_say_what_was_waited_for() {
     let out = w.probe(&["--probe-timeout", "500ms", "--probe", url]);
     assert_eq!(
         probed(&out, 1, url),
-        format!("vigil: {url} is unhealthy: {said}")
+        format!("vigil: warning: {url} is unhealthy: {said}")
     );
     assert!(started.elapsed() >= Duration::from_millis(500), "{url}");
     // The variable sets it as well.
@@ -329,7 +329,7 @@ pub(crate) fn probe_timeouts_say_what_was_waited_for() {
     let out = w.probe(&["--probe", "http://127.0.0.1:8083/"]);
     assert_eq!(
         probed(&out, 1, "a banner"),
-        "vigil: http://127.0.0.1:8083/ is unhealthy: 127.0.0.1:8083 answered something that is not HTTP: \"SSH-2.0-test\\r\\n\""
+        "vigil: warning: http://127.0.0.1:8083/ is unhealthy: 127.0.0.1:8083 answered something that is not HTTP: \"SSH-2.0-test\\r\\n\""
     );
 }
 
@@ -353,6 +353,7 @@ pub(crate) fn probe_records_carry_the_reason() {
         let line = probed(&out, 1, url);
         let record: serde_json::Value = serde_json::from_str(line).unwrap();
         assert_eq!(record["event"], "probe_unhealthy", "{line}");
+        assert_eq!(record["level"], "warning", "{line}");
         assert_eq!(record["url"], url, "{line}");
         assert_eq!(record["reason"], reason, "{line}");
         assert_eq!(
@@ -360,6 +361,31 @@ pub(crate) fn probe_records_carry_the_reason() {
             extra.1,
             "{line}"
         );
+    }
+}
+
+/// The probe's line is the health check's output, not vigil's log: an
+/// unhealthy probe says why at every verbosity (an image's
+/// `VIGIL_VERBOSITY=0`, which hides the container's exit report, reaches
+/// its `HEALTHCHECK` too, and `docker inspect` would show `[1 ""]`), as a
+/// warning in text and in its record; a healthy one stays silent.
+#[test]
+pub(crate) fn an_unhealthy_probe_says_why_at_every_verbosity() {
+    let w = World::new();
+    let url = "tcp://127.0.0.1:8081";
+    for env in [("VIGIL_VERBOSITY", "0"), ("TINI_VERBOSITY", "0")] {
+        let out = w.probe_env(&["--probe", url], &[env]);
+        assert_eq!(
+            probed(&out, 1, &format!("{env:?}")),
+            format!("vigil: warning: {url} is unhealthy: connection refused by 127.0.0.1:8081"),
+        );
+        let out = w.probe_env(&["--log-format", "json", "--probe", url], &[env]);
+        let line = probed(&out, 1, &format!("{env:?}, json"));
+        let record: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(record["event"], "probe_unhealthy", "{line}");
+        assert_eq!(record["level"], "warning", "{line}");
+        let out = w.probe_env(&["--probe", "tcp://127.0.0.1:8080"], &[env]);
+        assert_eq!(probed(&out, 0, &format!("{env:?}, healthy")), "");
     }
 }
 

@@ -53,7 +53,7 @@ fn docker_healthcheck_with_vigil_probe_in_a_scratch_image() {
         "{T}: unhealthy only after {unhealthy:?}: {health}"
     );
     assert!(
-        health.contains(r#""ExitCode":1,"Output":"vigil: http://127.0.0.1:8080/healthz is unhealthy: HTTP status 404 (Not Found)\n""#),
+        health.contains(r#""ExitCode":1,"Output":"vigil: warning: http://127.0.0.1:8080/healthz is unhealthy: HTTP status 404 (Not Found)\n""#),
         "{T}: {health}"
     );
     assert!(
