@@ -399,7 +399,10 @@ fn long_option<'a>(arg: &OsStr, long: &'a [u8], rest: &mut &'a [OsString]) -> Wo
         None => (long, None),
     };
     let Some((at, opt)) = row(|o| o.long.is_some_and(|l| l.as_bytes() == name)) else {
-        let unknown = format!("unknown option '{}'", arg.to_string_lossy());
+        let mut unknown = format!("unknown option '{}'", arg.to_string_lossy());
+        if let Some(meant) = nearest_option(&String::from_utf8_lossy(name)) {
+            unknown.push_str(&format!(": did you mean {meant}?"));
+        }
         return Word::Mistake(None, usage(unknown));
     };
     let mistake = |message| Word::Mistake(Some(at), usage(message));
@@ -606,10 +609,14 @@ impl Env {
             }
             let upper = text.to_ascii_uppercase();
             let vigil_name = upper.starts_with("VIGIL_") && !HOOK_VARIABLES.contains(&text);
+            let family = if vigil_name { "VIGIL_" } else { "TINI_" };
             let names = OPTIONS
                 .iter()
-                .filter_map(|o| if vigil_name { o.env } else { o.tini_env });
-            let meant = nearest(&upper, names);
+                .filter_map(|o| if vigil_name { o.env } else { o.tini_env })
+                .filter_map(|name| Some((name.strip_prefix(family)?, name)));
+            let meant = upper
+                .strip_prefix(family)
+                .and_then(|typed| nearest(typed, names));
             if vigil_name || (upper.starts_with("TINI_") && meant.is_some()) {
                 let name = text.to_string();
                 unknown.push(UnknownVariable { name, meant });
@@ -647,24 +654,54 @@ impl Env {
     }
 }
 
-/// The name among `known` that `name` (in capitals) most likely meant.
-fn nearest(name: &str, known: impl Iterator<Item = &'static str>) -> Option<&'static str> {
+/// What `typed` most likely meant among `known`, each a name to compare
+/// it with (without the family's `VIGIL_` or `--`) and what to suggest:
+/// the nearest name in edit distance of those that `typed` is close to
+/// (at most 3 edits, and fewer than half its letters, so that a short
+/// word is not close to every short name) or is the start of (`GRACE`
+/// for `GRACE_PERIOD`). A name that `typed` merely starts with is only
+/// as near as its distance says: `PRE_STOP` is 6 edits from
+/// `PRE_STOP_SLEPP`, which meant `PRE_STOP_SLEEP`, 1 edit away, and
+/// suggesting it would run the sleep's value as a hook.
+fn nearest<'k, T: Ord>(typed: &str, known: impl Iterator<Item = (&'k str, T)>) -> Option<T> {
+    let letters = typed.chars().count();
     known
-        .map(|known| (distance(name, known), known))
-        .filter(|(distance, _)| *distance <= 3)
+        .filter_map(|(name, meant)| {
+            let d = distance(typed, name);
+            let close = d <= 3 && 2 * d < letters;
+            let start = letters > 0 && name.starts_with(typed);
+            (close || start).then_some((d, meant))
+        })
         .min()
-        .map(|(_, known)| known)
+        .map(|(_, meant)| meant)
 }
 
-/// How far apart two names are: 0 when one starts with the other
-/// (`VIGIL_GRACE` for `VIGIL_GRACE_PERIOD`; more than the bare `VIGIL_` or
-/// `TINI_`), else the number of letters to insert, delete or change
-/// (Levenshtein).
+/// The option an unknown `--NAME` most likely meant, as the command line
+/// writes it: a long option by its name (`--grace` for
+/// `--grace-period`), and one that has only a letter by its variable's
+/// words (`--verbose` for `-v`, whose variable is `VIGIL_VERBOSITY`).
+/// Case and `_` for `-` are not told apart (`--grace_period`).
+fn nearest_option(name: &str) -> Option<String> {
+    let typed = name.to_ascii_lowercase().replace('_', "-");
+    let words = |o: &Opt| {
+        let var = o.env?.strip_prefix("VIGIL_")?;
+        Some(var.to_ascii_lowercase().replace('_', "-"))
+    };
+    let names: Vec<(String, String)> = OPTIONS
+        .iter()
+        .filter_map(|o| match (o.long, o.short) {
+            (Some(long), _) => Some((long.to_string(), flag_name(o))),
+            (None, Some(_)) => Some((words(o)?, flag_name(o))),
+            (None, None) => None,
+        })
+        .collect();
+    let pairs = names.iter().map(|(n, flag)| (n.as_str(), flag.clone()));
+    nearest(&typed, pairs)
+}
+
+/// The number of letters to insert, delete or change to make one name
+/// the other (Levenshtein).
 fn distance(a: &str, b: &str) -> usize {
-    let prefix = a.find('_').map_or(0, |at| at + 1);
-    if a.len() > prefix && (b.starts_with(a) || a.starts_with(b)) {
-        return 0;
-    }
     // Row by row, the distances from the letters of `a` read so far to
     // each start of `b`.
     let mut row: Vec<usize> = (0..=b.chars().count()).collect();

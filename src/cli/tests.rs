@@ -761,3 +761,65 @@ fn a_probe_always_says_why_it_failed() {
     let c = run(&["x"], &[("VIGIL_VERBOSITY", "0")]).unwrap();
     assert_eq!(c.verbosity, 0);
 }
+
+/// What a misspelt variable or an unknown option is told to use instead:
+/// the nearest real name, by edit distance or because the typo is the
+/// start of it; never a shorter real name that the typo merely starts
+/// with when a closer one exists (`VIGIL_PRE_STOP_SLEPP` is not
+/// `VIGIL_PRE_STOP`, which would run `3s` as a hook).
+#[test]
+fn suggestions_name_the_nearest_real_name() {
+    let meant = |name: &str| {
+        let c = run(&["x"], &[(name, "3s")]).unwrap();
+        assert_eq!(c.warnings.len(), 1, "{name}: {:?}", c.warnings);
+        c.warnings[0].meant
+    };
+    for (typed, real) in [
+        ("VIGIL_PRE_STOP_SLEPP", "VIGIL_PRE_STOP_SLEEP"),
+        ("VIGIL_POST_START_TIMOUT", "VIGIL_POST_START_TIMEOUT"),
+        ("VIGIL_PRE_STOP_TIMOUT", "VIGIL_PRE_STOP_TIMEOUT"),
+        ("VIGIL_PRE_STOP_SLEEPS", "VIGIL_PRE_STOP_SLEEP"),
+        ("VIGIL_TIMOUT", "VIGIL_TIMEOUT"),
+        ("VIGIL_GRACE", "VIGIL_GRACE_PERIOD"),
+        ("VIGIL_GRACEPERIOD", "VIGIL_GRACE_PERIOD"),
+        ("VIGIL_READY", "VIGIL_READY_WHEN"),
+        ("VIGIL_POST_START_TIME", "VIGIL_POST_START_TIMEOUT"),
+    ] {
+        assert_eq!(meant(typed), Some(real), "{typed}");
+    }
+    // A real name that the typo starts with is no suggestion by itself.
+    for typed in ["VIGIL_PRE_STOP_COMMAND", "VIGIL_ZZZZZZZZZZ", "VIGIL_X"] {
+        assert_eq!(meant(typed), None, "{typed}");
+    }
+    // The same help for an unknown option, and the variable's own words
+    // for an option that has only a letter.
+    for (args, said) in [
+        (&["--grace", "5s", "x"][..], "did you mean --grace-period?"),
+        (&["--grace=5s", "x"], "did you mean --grace-period?"),
+        (
+            &["--grace_period", "5s", "x"],
+            "did you mean --grace-period?",
+        ),
+        (
+            &["--pre-stop-slepp", "3s", "x"],
+            "did you mean --pre-stop-sleep?",
+        ),
+        (
+            &["--post-start-timout", "1s", "x"],
+            "did you mean --post-start-timeout?",
+        ),
+        (&["--timout", "1s", "x"], "did you mean --timeout?"),
+        (&["--verbose", "x"], "did you mean -v?"),
+        (&["--verbosity", "x"], "did you mean -v?"),
+        (&["--subreaper", "x"], "did you mean -s?"),
+        (&["--kill-process-group", "x"], "did you mean -g?"),
+    ] {
+        let UsageError(e) = parse_strs(args, &[]).expect_err(said);
+        let unknown = format!("unknown option '{}': {said}", args[0]);
+        assert!(e.starts_with(&unknown), "{args:?}: {e}");
+    }
+    for args in [&["--bogus-option", "x"][..], &["-x", "x"], &["--zz", "x"]] {
+        let UsageError(e) = parse_strs(args, &[]).expect_err("unknown");
+        assert!(!e.contains("did you mean"), "{args:?}: {e}");
+    }
+}

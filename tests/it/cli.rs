@@ -250,6 +250,40 @@ fn post_start_timeout_without_a_hook_warns_and_runs() {
     assert_eq!(unused["level"], "warning", "{out}");
 }
 
+/// A misspelt variable is pointed at the name it most likely meant, never
+/// at a shorter one that it merely starts with: following the advice for
+/// `VIGIL_PRE_STOP_SLEPP=3s` must not run `3s` as a hook.
+#[test]
+fn a_misspelling_is_pointed_at_the_nearest_name_not_a_shorter_one() {
+    let out = Vigil::pid1()
+        .json()
+        .env("VIGIL_PRE_STOP_SLEPP", "3s")
+        .env("VIGIL_POST_START_TIMOUT", "1s")
+        .env("VIGIL_PRE_STOP_TIMOUT", "1s")
+        .args(["--", "sh", "-c", "exit 3"])
+        .run();
+    assert_eq!(out.code(), Some(3), "{out}");
+    let records = out.records();
+    let mut named: Vec<(&str, &str)> = records
+        .all("unknown_variable")
+        .iter()
+        .map(|r| {
+            let meant = r["meant"].as_str().unwrap_or("");
+            (r["variable"].as_str().unwrap(), meant)
+        })
+        .collect();
+    named.sort();
+    assert_eq!(
+        named,
+        [
+            ("VIGIL_POST_START_TIMOUT", "VIGIL_POST_START_TIMEOUT"),
+            ("VIGIL_PRE_STOP_SLEPP", "VIGIL_PRE_STOP_SLEEP"),
+            ("VIGIL_PRE_STOP_TIMOUT", "VIGIL_PRE_STOP_TIMEOUT"),
+        ],
+        "{out}"
+    );
+}
+
 // ---------------------------------------------------------------------------
 // Usage errors
 // ---------------------------------------------------------------------------
@@ -286,6 +320,20 @@ fn assert_usage_error_no_command(args: &[&str]) {
 fn usage_unknown_option() {
     assert_usage_error(&["--bogus-option"], &[], &["--bogus-option"]);
     assert_usage_error(&["-x"], &[], &["-x"]);
+}
+
+/// An unknown option gets the help a misspelt variable gets: the option
+/// it most likely meant.
+#[test]
+fn usage_unknown_option_names_the_nearest_one() {
+    for (args, meant) in [
+        (&["--grace", "5s"][..], "--grace-period"),
+        (&["--verbose"], "-v"),
+        (&["--pre-stop-slepp", "3s"], "--pre-stop-sleep"),
+    ] {
+        let said = format!("unknown option '{}': did you mean {meant}?", args[0]);
+        assert_usage_error(args, &[], &[&said]);
+    }
 }
 
 #[test]
