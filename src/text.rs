@@ -233,6 +233,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         )
     };
     let t = text.trim();
+    if t.starts_with('-') {
+        return Err(format!(
+            "'{text}' is negative: a duration is 0 or more (500ms, 5s, 2m)"
+        ));
+    }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
@@ -386,6 +391,15 @@ mod tests {
             "99999999999999999999999h",
         ] {
             assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// A negative duration is said to be one, not "not a duration".
+    #[test]
+    fn negative_durations_are_named() {
+        for text in ["-1s", "-5", "-0.5m", " -1s"] {
+            let e = parse_duration(text).expect_err(text);
+            assert!(e.contains("is negative"), "{text}: {e}");
         }
     }
 }

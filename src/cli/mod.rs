@@ -390,6 +390,34 @@ fn row(is: impl Fn(&Opt) -> bool) -> Option<(usize, &'static Opt)> {
     OPTIONS.iter().enumerate().find(|(_, o)| is(o))
 }
 
+/// What is wrong with `--NAME WORD`, WORD starting with `-`, which is
+/// never taken as a value: a missing value, and how to give one that
+/// starts with `-` when WORD would be one (`--pre-stop=-x`). A negative
+/// number (`--grace-period -1s`) is a value, and a bad one: its own
+/// mistake is said, not advice whose result would only be refused too.
+fn dash_value(opt: &Opt, word: &OsStr) -> String {
+    let name = flag_name(opt);
+    let read = values::read(opt.kind, word, From::CommandLine);
+    let number = word
+        .as_bytes()
+        .get(1)
+        .is_some_and(|b| b.is_ascii_digit() || *b == b'.');
+    match read {
+        Err(why) if number => format!("{name}: {why}"),
+        _ => {
+            let missing = format!(
+                "{name} needs a value ({}), but the next word is '{}'",
+                opt.kind.value_name(),
+                word.to_string_lossy()
+            );
+            match read {
+                Ok(_) => format!("{missing}: for a value that starts with '-', write {name}=VALUE"),
+                Err(_) => missing,
+            }
+        }
+    }
+}
+
 /// `--NAME`, `--NAME=VALUE` or `--NAME VALUE`, `rest` the words after it.
 /// A VALUE word that looks like an option is no value: the mistake names
 /// the option, and that word is read as what it looks like.
@@ -410,12 +438,7 @@ fn long_option<'a>(arg: &OsStr, long: &'a [u8], rest: &mut &'a [OsString]) -> Wo
         (true, Some(value), _) => Word::Opt(at, Some(OsStr::from_bytes(value))),
         (true, None, None) => mistake(needs_value(opt)),
         (true, None, Some((word, _))) if word.as_bytes().starts_with(b"-") => {
-            let name = flag_name(opt);
-            mistake(format!(
-                "{name} needs a value ({}), but the next word is '{}': for a value that starts with '-', write {name}=VALUE",
-                opt.kind.value_name(),
-                word.to_string_lossy()
-            ))
+            mistake(dash_value(opt, word))
         }
         (true, None, Some((value, after))) => {
             *rest = after;

@@ -823,3 +823,29 @@ fn suggestions_name_the_nearest_real_name() {
         assert!(!e.contains("did you mean"), "{args:?}: {e}");
     }
 }
+
+/// A negative duration is one mistake, said once, with no advice that
+/// would only lead to another (`--grace-period=-1s` is no duration
+/// either); the `=` advice stays where it works.
+#[test]
+fn a_negative_duration_is_named_without_advice_that_fails() {
+    for (args, env) in [
+        (&["--grace-period", "-1s", "x"][..], &[][..]),
+        (&["--grace-period=-1s", "x"], &[]),
+        (&["x"], &[("VIGIL_GRACE_PERIOD", "-1s")]),
+    ] {
+        let UsageError(e) = parse_strs(args, env).expect_err("negative");
+        assert!(e.contains("'-1s' is negative"), "{args:?} {env:?}: {e}");
+        assert!(!e.contains("write"), "{args:?} {env:?}: {e}");
+    }
+    let UsageError(e) = parse_strs(&["--grace-period", "-x", "x"], &[]).unwrap_err();
+    assert!(
+        e.starts_with("--grace-period needs a value (DUR), but the next word is '-x'")
+            && !e.contains("write"),
+        "{e}"
+    );
+    // A value that does start with '-' is still told how to write it.
+    let UsageError(e) = parse_strs(&["--pre-stop", "-x", "x"], &[]).unwrap_err();
+    assert!(e.contains("write --pre-stop=VALUE"), "{e}");
+    assert!(run(&["--pre-stop=-x", "x"], &[]).is_ok());
+}

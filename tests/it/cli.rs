@@ -336,6 +336,18 @@ fn usage_unknown_option_names_the_nearest_one() {
     }
 }
 
+/// A negative duration is named as such, with no advice that fails
+/// (`write --grace-period=-1s` would only lead to "not a duration").
+#[test]
+fn usage_negative_duration_is_one_line_without_advice_that_fails() {
+    for args in [&["--grace-period", "-1s"][..], &["--grace-period=-1s"]] {
+        let out = Vigil::pid1().args(args).args(["true"]).run();
+        let line = usage_error_line(&out, &format!("{args:?}"));
+        assert!(line.contains("--grace-period: '-1s' is negative"), "{line}");
+        assert!(!line.contains("write"), "{line}");
+    }
+}
+
 #[test]
 fn usage_bad_dash_p_signal() {
     assert_usage_error(&["-p", "SIGFOO"], &[], &["SIGFOO"]);
@@ -504,14 +516,17 @@ fn bad_values_exit_2_and_never_start_the_child() {
 /// that word looks like an option: `--termination-log -- true` is a usage
 /// error naming the option, not a report written to a file called `--`,
 /// and `--termination-log --grace-period 5s -- true` does not try to run
-/// `5s`. `--opt=-VALUE` gives such a value on purpose. tini's short
-/// options keep getopt's reading (`-p -1` is `-p`'s value `-1`).
+/// `5s`. `--opt=-VALUE` gives such a value on purpose (a negative
+/// number, which no option takes, is said to be one instead: see
+/// `usage_negative_duration_is_one_line_without_advice_that_fails`).
+/// tini's short options keep getopt's reading (`-p -1` is `-p`'s value
+/// `-1`).
 #[test]
 fn a_long_option_does_not_take_an_option_for_its_value() {
     for args in [
         &["--termination-log", "--", "true"][..],
         &["--termination-log", "--grace-period", "5s", "--", "true"],
-        &["--grace-period", "-5s", "true"],
+        &["--pre-stop", "-x", "true"],
     ] {
         let dir = TempDir::new("dashvalue");
         let out = Vigil::plain().cwd(dir.path()).args(args).run();

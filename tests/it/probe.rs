@@ -881,12 +881,12 @@ pub(crate) fn ready_when_mistakes_are_usage_errors() {
         (
             &["--ready-timeout", "-1s"],
             &[],
-            &["--ready-timeout needs a value"],
+            &["--ready-timeout: '-1s' is negative"],
         ),
         (
             &["--ready-timeout=-1s"],
             &[],
-            &["--ready-timeout: '-1s' is not a duration"],
+            &["--ready-timeout: '-1s' is negative"],
         ),
         (
             &["--probe-timeout", "0"],

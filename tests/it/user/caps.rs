@@ -524,7 +524,7 @@ fn unknown_and_empty_names_are_usage_errors() {
         (&["--caps", ","], &[], &["an empty name"]),
         (&["--caps", "net_raw,"], &[], &["an empty name"]),
         (&["--caps=-net_raw"], &[], &["'-net_raw'"]),
-        (&["--caps", "-net_raw"], &[], &["--caps=VALUE"]),
+        (&["--caps", "-net_raw"], &[], &["--caps needs a value"]),
         (
             &["--caps", "net_raw", "--caps", "chown"],
             &[],

@@ -109,7 +109,7 @@ fn bad_specs_are_usage_errors_and_an_empty_variable_is_unset() {
         (&["--user", ":"], &[], "empty"),
         (&["--user", "a:b:c"], &[], "more than one ':'"),
         (&["--user=-1"], &[], "not an id"),
-        (&["--user", "-1"], &[], "--user=VALUE"),
+        (&["--user", "-1"], &[], "not an id"),
         (&["--user", "1:2147483648"], &[], "not an id"),
         (&["--user", "0", "--user", "0"], &[], "given twice"),
         (&[], &[("VIGIL_USER", "x:y:z")], "VIGIL_USER"),
