@@ -94,6 +94,9 @@ pub struct Config {
     pub probe: Option<Url>,
     /// How long one probe may take.
     pub probe_timeout: Duration,
+    /// `--probe-timeout` is on the command line (its variable may be the
+    /// image's health check's, which reads it too).
+    pub probe_timeout_given: bool,
     /// `--ready-when`: probe this until it first succeeds.
     pub ready_when: Option<Url>,
     /// `--ready-interval`: the longest wait between two probes.
@@ -129,6 +132,12 @@ pub struct UnknownVariable {
 }
 
 impl Config {
+    /// Whether `--probe-timeout` was given where nothing probes: no
+    /// `--ready-when`, no `--live-when` (a `--probe` is no `Config::Run`).
+    pub fn probe_timeout_unused(&self) -> bool {
+        self.probe_timeout_given && self.ready_when.is_none() && self.live_when.is_none()
+    }
+
     /// `-e`: 0 when `status` (an exit code or 128+N) is listed, else
     /// `status` itself.
     pub fn status_after_e(&self, status: i32) -> i32 {
@@ -257,6 +266,11 @@ fn apply_rows(given: Given, env: &Env, probing: bool) -> Result<Config, UsageErr
         }
     }
     check_durations(&config, probing)?;
+    config.probe_timeout_given = given.values.iter().any(|(at, _)| {
+        OPTIONS
+            .get(*at)
+            .is_some_and(|o| o.long == Some("probe-timeout"))
+    });
     config.command = given.command;
     Ok(config)
 }

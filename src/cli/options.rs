@@ -339,7 +339,7 @@ pub const OPTIONS: &[Opt] = &[
             "probe-timeout",
             Kind::Duration,
             "VIGIL_PROBE_TIMEOUT",
-            "How long one probe may take (--probe, and each of --ready-when's)",
+            "How long one probe may take (--probe, and each of --ready-when's and --live-when's)",
             apply!(|c, v| c.probe_timeout = v.duration().unwrap_or_default()),
         )
     },

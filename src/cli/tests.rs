@@ -87,6 +87,11 @@ fn fields(config: &Config) -> Vec<(String, String)> {
     fields
 }
 
+/// The fields `parse` fills itself, with what no row's effect knows: the
+/// command, the warnings, whether `--probe-timeout` is on the command
+/// line.
+const PARSE_FILLS: [&str; 3] = ["command", "warnings", "probe_timeout_given"];
+
 /// The field an option's effect sets, by the one thing that changes when it
 /// is given: each option sets a field of its own, so an effect copied from
 /// another row and not edited fails here, and so does a field no row sets.
@@ -145,6 +150,7 @@ fn every_option_sets_a_field_of_its_own() {
             .iter()
             .filter(|field| !unset.contains(field))
             .filter(|(name, _)| !mode || name != "command")
+            .filter(|(name, _)| !PARSE_FILLS.contains(&name.as_str()))
             .map(|(name, _)| name)
             .filter(|name| !probing || *name == "probe")
             .collect();
@@ -157,7 +163,7 @@ fn every_option_sets_a_field_of_its_own() {
     // And every field is some option's, but those `parse` fills itself.
     for (field, _) in &unset {
         assert!(
-            set_by.contains_key(field) || ["command", "warnings"].contains(&field.as_str()),
+            set_by.contains_key(field) || PARSE_FILLS.contains(&field.as_str()),
             "no option sets {field}"
         );
     }
@@ -848,4 +854,20 @@ fn a_negative_duration_is_named_without_advice_that_fails() {
     let UsageError(e) = parse_strs(&["--pre-stop", "-x", "x"], &[]).unwrap_err();
     assert!(e.contains("write --pre-stop=VALUE"), "{e}");
     assert!(run(&["--pre-stop=-x", "x"], &[]).is_ok());
+}
+
+/// `--probe-timeout` on a command line that probes nothing has nothing
+/// to act on (said at start, as for `--ready-timeout`); its variable is
+/// no such mistake, since a health check's `vigil --probe` reads it too.
+#[test]
+fn a_probe_timeout_without_a_probe_is_unused() {
+    let unused =
+        |args: &[&str], env: &[(&str, &str)]| run(args, env).unwrap().probe_timeout_unused();
+    assert!(unused(&["--probe-timeout", "1s", "x"], &[]));
+    assert!(!unused(&["x"], &[("VIGIL_PROBE_TIMEOUT", "5s")]));
+    assert!(!unused(&["x"], &[]));
+    for probing in ["--ready-when", "--live-when"] {
+        let args = ["--probe-timeout", "1s", probing, "tcp://127.0.0.1:1", "x"];
+        assert!(!unused(&args, &[]), "{probing}");
+    }
 }

@@ -611,6 +611,11 @@ events! {
         => Level::Warning,
         ("a ready timeout is set, but no --ready-when: it has nothing to time"),
         |o| o;
+    /// `--probe-timeout` on the command line, and nothing that probes.
+    "probe_timeout_unused" ProbeTimeoutUnused {}
+        => Level::Warning,
+        ("a probe timeout is set, but no --ready-when or --live-when: it has nothing to time"),
+        |o| o;
 }
 
 impl Event<'_> {

@@ -284,6 +284,32 @@ fn a_misspelling_is_pointed_at_the_nearest_name_not_a_shorter_one() {
     );
 }
 
+/// `--probe-timeout` where nothing probes (no `--ready-when`, no
+/// `--live-when`) has nothing to act on: one warning, as for
+/// `--ready-timeout`, and the child runs. Its variable is no such
+/// mistake: the image's health check (`vigil --probe`) reads it too.
+#[test]
+fn a_probe_timeout_without_a_probe_warns_and_runs() {
+    let out = Vigil::pid1()
+        .json()
+        .args(["--probe-timeout", "1s", "--", "sh", "-c", "exit 3"])
+        .run();
+    assert_eq!(out.code(), Some(3), "{out}");
+    let records = out.records();
+    let unused = records.one("probe_timeout_unused");
+    assert_eq!(unused["level"], "warning", "{out}");
+    let out = Vigil::pid1()
+        .json()
+        .env("VIGIL_PROBE_TIMEOUT", "1s")
+        .args(["--", "sh", "-c", "exit 3"])
+        .run();
+    assert_eq!(out.code(), Some(3), "{out}");
+    assert!(
+        out.records().all("probe_timeout_unused").is_empty(),
+        "{out}"
+    );
+}
+
 // ---------------------------------------------------------------------------
 // Usage errors
 // ---------------------------------------------------------------------------
