@@ -223,13 +223,26 @@ impl fmt::Display for Count {
 /// container, and deadlines far beyond it would overflow the clock.
 const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
 
+/// The units of a duration, the largest first, with their length in
+/// nanoseconds.
+const UNITS: [(&str, u128); 4] = [
+    ("h", 3_600_000_000_000),
+    ("m", 60_000_000_000),
+    ("s", 1_000_000_000),
+    ("ms", 1_000_000),
+];
+
 /// Parses a duration: `500ms`, `5s`, `1.5s`, `2m`, `1h`; a bare number is
-/// seconds. Integer arithmetic only: floats would bring the float
-/// formatting and parsing code into the binary.
+/// seconds. Docker's and Go's compound form, which Dockerfiles hold
+/// (`HEALTHCHECK --interval=1m30s`), is read too: parts of a number and
+/// its unit, each unit once, the largest first (`1h30m`, `2m30s`,
+/// `1s500ms`), so that no two spellings of a part can disagree. Integer
+/// arithmetic only: floats would bring the float formatting and parsing
+/// code into the binary.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let bad = || {
         format!(
-            "'{text}' is not a duration: use a number with a unit ms, s, m or h (500ms, 5s, 2m); a bare number means seconds"
+            "'{text}' is not a duration: use a number with a unit ms, s, m or h (500ms, 5s, 2m, 1m30s); a bare number means seconds"
         )
     };
     let t = text.trim();
@@ -238,38 +251,65 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             "'{text}' is negative: a duration is 0 or more (500ms, 5s, 2m)"
         ));
     }
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let nanos_per_unit: u128 = match unit {
-        "" | "s" => 1_000_000_000,
-        "ms" => 1_000_000,
-        "m" => 60_000_000_000,
-        "h" => 3_600_000_000_000,
-        _ => return Err(bad()),
+    let number_end = |s: &str| {
+        s.find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(s.len())
     };
-    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
-    if whole.is_empty() || (number.contains('.') && fraction.is_empty()) || fraction.len() > 9 {
-        return Err(bad());
-    }
-    let digits = |s: &str| -> Result<u128, String> {
-        if s.is_empty() {
-            return Ok(0);
+    let mut rest = t;
+    let mut nanos: u128 = 0;
+    // The place in `UNITS` of the last part's unit.
+    let mut last: Option<usize> = None;
+    loop {
+        let (number, after) = rest.split_at(number_end(rest));
+        let unit_len = after
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(after.len());
+        let (unit, next) = after.split_at(unit_len);
+        let at = match unit {
+            // A bare number, seconds, only as the whole duration.
+            "" if last.is_none() && next.is_empty() => 2,
+            _ => UNITS.iter().position(|(u, _)| *u == unit).ok_or_else(bad)?,
+        };
+        if last.is_some_and(|last| at <= last) {
+            return Err(format!(
+                "'{text}' is not a duration: in a compound duration each unit comes once, the largest first (1h30m, 2m30s)"
+            ));
         }
-        s.parse::<u128>().map_err(|_| bad())
-    };
-    let scale = 10u128.pow(fraction.len() as u32);
-    let fraction_nanos = digits(fraction)? * nanos_per_unit / scale;
-    let nanos = digits(whole)?
-        .checked_mul(nanos_per_unit)
-        .and_then(|n| n.checked_add(fraction_nanos))
-        .ok_or_else(bad)?;
+        let per_unit = UNITS.get(at).map_or(0, |(_, n)| *n);
+        let part = part_nanos(number, per_unit).ok_or_else(bad)?;
+        nanos = nanos.checked_add(part).ok_or_else(bad)?;
+        last = Some(at);
+        rest = next;
+        if rest.is_empty() {
+            break;
+        }
+    }
     if nanos > MAX_DURATION.as_nanos() {
         return Err(format!("'{text}' is too long: at most 8760h (a year)"));
     }
     let secs = u64::try_from(nanos / 1_000_000_000).map_err(|_| bad())?;
     Ok(Duration::new(secs, (nanos % 1_000_000_000) as u32))
+}
+
+/// One part of a duration, `1.5` of `per_unit` nanoseconds each: a whole
+/// number, and a fraction of at most 9 digits after a point, if any; none
+/// when it is not such a number or too large.
+fn part_nanos(number: &str, per_unit: u128) -> Option<u128> {
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    if whole.is_empty() || (number.contains('.') && fraction.is_empty()) || fraction.len() > 9 {
+        return None;
+    }
+    let digits = |s: &str| -> Option<u128> {
+        if s.is_empty() {
+            return Some(0);
+        }
+        s.parse::<u128>().ok()
+    };
+    let scale = 10u128.pow(fraction.len() as u32);
+    let fraction_nanos = digits(fraction)? * per_unit / scale;
+    digits(whole)?
+        .checked_mul(per_unit)?
+        .checked_add(fraction_nanos)
 }
 
 #[cfg(test)]
@@ -392,6 +432,39 @@ mod tests {
         ] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
+    }
+
+    /// Docker's and Go's compound durations, as written in a Dockerfile's
+    /// `HEALTHCHECK --interval=1m30s`: parts of a number and a unit, each
+    /// unit once, the largest first.
+    #[test]
+    fn compound_durations() {
+        let secs = Duration::from_secs;
+        for (text, d) in [
+            ("1m30s", secs(90)),
+            ("1h30m", secs(5400)),
+            ("2m30s", secs(150)),
+            ("1h2m3s", secs(3723)),
+            ("1h0m", secs(3600)),
+            ("1s500ms", Duration::from_millis(1500)),
+            ("1m0.5s", Duration::from_millis(60_500)),
+            ("1.5h30m", secs(7200)),
+            (" 1m30s ", secs(90)),
+            ("8759h60m", secs(8760 * 3600)),
+        ] {
+            assert_eq!(parse_duration(text), Ok(d), "{text}");
+        }
+        for bad in [
+            "30s1m", "1m1m", "1m30", "1m 30s", "1ms1s", "1h-30m", "1m30x", "m30s", "1m.5s",
+            "1m30s.",
+        ] {
+            let e = parse_duration(bad).expect_err(bad);
+            assert!(e.starts_with(&format!("'{bad}' ")), "{e}");
+        }
+        let e = parse_duration("30s1m").unwrap_err();
+        assert!(e.contains("largest first"), "{e}");
+        let e = parse_duration("8760h1s").unwrap_err();
+        assert!(e.contains("too long"), "{e}");
     }
 
     /// A negative duration is said to be one, not "not a duration".

@@ -15,7 +15,8 @@ Precedence: the command line, then the VIGIL_* variable, then tini's TINI_* one,
 An empty VIGIL_* variable counts as unset, except VIGIL_TERMINATION_LOG= (no termination log). \
 VIGIL_SUBREAPER and VIGIL_KILL_PROCESS_GROUP take 1/0, true/false, yes/no or on/off; \
 TINI_SUBREAPER and TINI_KILL_PROCESS_GROUP switch on when set at all.
-DUR is a number with a unit: 500ms, 5s, 2m (a bare number means seconds). \
+DUR is a number with a unit: 500ms, 5s, 2m (a bare number means seconds), or several, \
+the largest unit first: 1m30s. \
 CMD is split into words by shell quoting rules and run without a shell.";
 
 /// The option's left column: `-p <SIGNAL>`, `    --timeout <DUR>`, `-v...`.

@@ -51,7 +51,8 @@ pub enum Kind {
     StopSignals,
     /// An exit code, 0-255, read as tini reads it (strtol).
     ExitCode,
-    /// A duration: `500ms`, `5s`, `2m`, `1h`, or a bare number of seconds.
+    /// A duration: `500ms`, `5s`, `2m`, `1h`, a bare number of seconds, or
+    /// parts with their units, the largest first (`1m30s`).
     Duration,
     /// A command, split into words by shell quoting rules.
     Command,
