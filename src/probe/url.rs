@@ -113,6 +113,9 @@ impl Url {
         let (endpoint, http) = match scheme.as_str() {
             "http" => (inet(authority, Some(80)).map_err(bad)?, true),
             "tcp" => (inet(authority, None).map_err(bad)?, false),
+            "http+unix" if authority.is_empty() => {
+                return Err(bad(encoded_form(path)));
+            }
             "http+unix" => {
                 let decoded = percent_decode(authority).map_err(bad)?;
                 (Endpoint::Unix(socket_path(&decoded).map_err(bad)?), true)
@@ -291,6 +294,39 @@ fn socket_path(path: &str) -> Result<String, String> {
         return Err("the socket path holds a NUL byte".into());
     }
     Ok(path.to_string())
+}
+
+/// What to write instead of `http+unix:///run/x.sock/healthz`, the
+/// socket's path where the URL's path goes (`path` is that part): the
+/// socket, up to the first segment named like one (`.sock`, `.socket`),
+/// percent-encoded in the host's place, then the rest as the URL's path.
+/// Where no segment is named like a socket, where the socket ends cannot
+/// be told, and the form is shown in general.
+fn encoded_form(path: &str) -> String {
+    let (segments, query) = match path.find('?') {
+        Some(at) => path.split_at(at),
+        None => (path, ""),
+    };
+    let socket_end = segments.match_indices('/').map(|(at, _)| at).find(|&at| {
+        let segment = segments.get(..at).unwrap_or_default().rsplit('/').next();
+        segment.is_some_and(|s| s.ends_with(".sock") || s.ends_with(".socket"))
+    });
+    let split = match socket_end {
+        Some(at) => Some(at),
+        None if segments.ends_with(".sock") || segments.ends_with(".socket") => {
+            Some(segments.len())
+        }
+        None => None,
+    };
+    let general = "the socket's path goes in the host's place, each '/' written %2F (http+unix://%2FPATH%2FTO.sock/URLPATH)";
+    let Some(split) = split.filter(|_| segments.starts_with('/')) else {
+        return general.to_string();
+    };
+    let (socket, rest) = segments.split_at(split);
+    let encoded = socket.replace('%', "%25").replace('/', "%2F");
+    format!(
+        "the socket's path goes in the host's place, each '/' written %2F: write http+unix://{encoded}{rest}{query}"
+    )
 }
 
 /// `%2Frun%2Fapp.sock` as `/run/app.sock`.
@@ -472,5 +508,36 @@ mod tests {
         }
         let long = format!("unix:/{}", "x".repeat(SUN_PATH_MAX));
         assert!(Url::parse(&long).unwrap_err().contains("at most 107"));
+    }
+
+    /// `http+unix:///run/x.sock/healthz`, the socket's path where curl's
+    /// habit puts it, is told the form it takes, which then works.
+    #[test]
+    fn a_socket_path_in_the_url_path_is_shown_encoded() {
+        for (url, want) in [
+            (
+                "http+unix:///run/x.sock/healthz",
+                "http+unix://%2Frun%2Fx.sock/healthz",
+            ),
+            ("http+unix:///run/x.sock", "http+unix://%2Frun%2Fx.sock"),
+            (
+                "http+unix:///var/run/app.socket/v1/ping?x=1",
+                "http+unix://%2Fvar%2Frun%2Fapp.socket/v1/ping?x=1",
+            ),
+        ] {
+            let e = Url::parse(url).expect_err(url);
+            assert!(e.contains(&format!("write {want}")), "{url}: {e}");
+            let fixed = Url::parse(want).expect(want);
+            let wanted_socket = want
+                .trim_start_matches("http+unix://")
+                .split('/')
+                .next()
+                .unwrap()
+                .replace("%2F", "/");
+            assert_eq!(fixed.endpoint, Endpoint::Unix(wanted_socket), "{want}");
+        }
+        // Without a socket's name to go by, the form is shown in general.
+        let e = Url::parse("http+unix:///run/app/healthz").unwrap_err();
+        assert!(e.contains("http+unix://%2FPATH%2FTO.sock/URLPATH"), "{e}");
     }
 }

@@ -457,6 +457,10 @@ pub(crate) fn probe_malformed_urls_are_one_line_and_status_1() {
         ("tcp://host:80/path", "takes no path"),
         ("unix:relative.sock", "not a socket path"),
         ("http+unix://%2Fa%2/", "two hex digits"),
+        (
+            "http+unix:///run/x.sock/healthz",
+            "write http+unix://%2Frun%2Fx.sock/healthz",
+        ),
     ] {
         probe_mistake(
             &["--probe", url],
