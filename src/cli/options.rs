@@ -272,7 +272,7 @@ pub const OPTIONS: &[Opt] = &[
         ..short(
             'v',
             Kind::Level,
-            "More output: 1 is the default (warnings, errors, the exit report when due), -v 2 (the lifecycle, signals and their senders), -vv 3 (each reaped process), -vvv 4 (everything); the variables take the level, 0-4",
+            "More output: 1 is the default (warnings, errors, the exit report when due), -v 2 (the lifecycle, readiness, signals and their senders), -vv 3 (each reaped process), -vvv 4 (everything); the variables take the level, 0-4 (0: errors alone)",
             apply!(|c, v| c.verbosity = v.level()),
         )
     },

@@ -49,7 +49,9 @@ fn every_example_is_marked() {
                 wrong.push(format!("{b}: no `run: docker {name}` or `run: shell {name}` block, and no scenario {name:?} in the tests"))
             }
             Marker::Checked(what) => {
-                let path = what.split_whitespace().next().unwrap();
+                // `checked: PATH, how` (CONTRIBUTING.md): the comma is no
+                // part of the path.
+                let path = what.split_whitespace().next().unwrap().trim_end_matches(',');
                 if !repo().join(path).is_file() {
                     wrong.push(format!("{b}: checked by {path}, which is not a file"));
                 }
@@ -75,6 +77,112 @@ fn every_example_is_marked() {
     wrong.dedup();
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     say_uncaptured(&tally(&blocks));
+}
+
+// ---------------------------------------------------------------------------
+// The README
+// ---------------------------------------------------------------------------
+
+/// The README is read whole, by someone deciding whether to use vigil:
+/// it stays short, and the details live in docs/, which it links to.
+#[test]
+fn the_readme_is_at_most_250_lines() {
+    let lines = fs::read_to_string(repo().join("README.md"))
+        .unwrap()
+        .lines()
+        .count();
+    assert!(
+        lines <= 250,
+        "README.md has {lines} lines: keep it to 250, and move details to docs/"
+    );
+}
+
+/// The README's first Dockerfile works with what its "Install" leaves a
+/// new user with: one release binary, `vigil-ARCH`, in the build
+/// context. A `COPY --from=IMAGE` would need an image made first:
+/// docs/docker.md's `vigil` image, which Docker 20.10's classic builder
+/// makes only with all seven binaries in dist/, or the release image,
+/// from a registry the project has not published. (tests/it/e2e/docs.rs
+/// builds the block with this run's binary under that name.)
+#[test]
+fn the_readmes_first_dockerfile_needs_only_a_binary() {
+    let readme = blocks_of(&repo().join("README.md"));
+    let first = readme
+        .iter()
+        .find(|b| b.lang == "dockerfile")
+        .expect("a Dockerfile in the README");
+    assert!(
+        !first.text.contains("--from="),
+        "{first}: takes vigil from an image:\n{}",
+        first.text
+    );
+    assert!(
+        first
+            .text
+            .lines()
+            .any(|l| l.trim() == "COPY vigil-x86_64 /vigil"),
+        "{first}: does not copy the release binary:\n{}",
+        first.text
+    );
+}
+
+/// The verbosity levels are said alike wherever a user meets them, each
+/// by its number and its spelling: `--help`, the README, and
+/// docs/options.md's table, whose rows give both ways to ask for a level
+/// (an image sets `VIGIL_VERBOSITY=2` where a command line says `-v`: the
+/// `ready` event is shown "at `-v`", which is not `VIGIL_VERBOSITY=1`).
+#[test]
+fn the_verbosity_levels_are_said_alike() {
+    let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let help = words(&help_text());
+    for said in [
+        "1 is the default",
+        "-v 2",
+        "-vv 3",
+        "-vvv 4",
+        "0-4 (0: errors alone)",
+    ] {
+        assert!(help.contains(said), "--help does not say {said:?}:\n{help}");
+    }
+    let readme = words(&fs::read_to_string(repo().join("README.md")).unwrap());
+    for said in [
+        "`VIGIL_VERBOSITY=N`",
+        "0 is errors alone",
+        "default 1",
+        "2 (`-v`)",
+        "3 (`-vv`)",
+        "4 (`-vvv`)",
+        "the `ready` event",
+    ] {
+        assert!(
+            readme.contains(said),
+            "the README's verbosity does not say {said:?}"
+        );
+    }
+    let options = fs::read_to_string(repo().join("docs/options.md")).unwrap();
+    let section = options
+        .split("## Verbosity")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("docs/options.md has a Verbosity section");
+    for level in 0..=4 {
+        let row = section
+            .lines()
+            .find(|l| l.starts_with(&format!("| {level} |")))
+            .unwrap_or_else(|| panic!("docs/options.md: no row for verbosity {level}"));
+        let given = row.split('|').nth(2).unwrap();
+        assert!(
+            given.contains(&format!("`VIGIL_VERBOSITY={level}`")),
+            "docs/options.md, verbosity {level}: {row}"
+        );
+        if level >= 2 {
+            let flag = format!("`-{}`", "v".repeat(level - 1));
+            assert!(
+                given.contains(&flag),
+                "docs/options.md, verbosity {level}: {row}"
+            );
+        }
+    }
 }
 
 /// How many blocks of each doc are run, output, held by another test,

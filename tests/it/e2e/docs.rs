@@ -22,6 +22,7 @@
 //! | `IMAGE_WITH_VIGIL` | that image with `/vigil` as its `ENTRYPOINT ["/vigil", "--"]`, its `CMD ["/app", "--listen", ":8080"]` |
 //! | `REGISTRY/vigil:VERSION` | the release image's local twin: `FROM scratch`, `/vigil` alone, `ENTRYPOINT ["/vigil"]` |
 //! | `--from=vigil`, `--from=app` | the same release image; the application image |
+//! | `vigil-x86_64` in a Dockerfile's build context | this run's static release build |
 //! | `/usr/local/bin/vigil`, `/usr/bin/vigil` | this run's static release build |
 //! | `CTR` | a container of the run's own (`CTR=exited-json`: one that ran `sh -c 'exit 3'` with `VIGIL_LOG_FORMAT=json`), and `ID` its id |
 //! | `original command`, `CMD...` | `sh -c 'echo the original command ran'` |
@@ -475,6 +476,7 @@ fn dockerfile_examples_build_and_run() {
         };
         let dir = TempDir::new("docs-dockerfile");
         fs::copy(&images.app_bin, dir.join("app")).unwrap();
+        fs::copy(&images.vigil, dir.join("vigil-x86_64")).unwrap();
         let file = dockerfile(images, b);
         fs::write(dir.join("Dockerfile"), &file).unwrap();
         let image = ImageGuard::new(DOCKER, format!("{LABEL}-docs:block-{n}-{}", run_id()));
