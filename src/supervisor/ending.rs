@@ -2,6 +2,8 @@
 //! what the child left behind, the grace deadline's SIGKILL, and vigil's
 //! exit status.
 
+use nix::unistd::Pid;
+
 use super::deadlines::Deadline;
 use super::stop::StopStep;
 use super::system::System;
@@ -9,7 +11,7 @@ use super::{DrainPhase, State, StopPhase, Supervisor};
 use crate::log;
 use crate::log::event::{AfterHook, Event};
 use crate::log::facts::stop::DrainKill;
-use crate::log::facts::{Cancel, Ending, HookKind, KillReason, Proc, Target};
+use crate::log::facts::{Cancel, Ending, HookKind, KillReason, Proc, Signal, Target};
 use crate::reap::{Change, Next};
 
 use std::time::Duration;
@@ -40,7 +42,7 @@ impl<S: System> Supervisor<S> {
                     if let State::Draining(DrainPhase::Killing) = self.state {
                         // Something may have forked after the last SIGKILL.
                         let known = self.known_groups();
-                        self.sys.signal_all(&[libc::SIGKILL], &known);
+                        self.sys.signal_all(&[Signal::KILL], &known);
                     }
                     return;
                 }
@@ -52,7 +54,7 @@ impl<S: System> Supervisor<S> {
                             // look again shortly.
                             if phase == DrainPhase::Killing {
                                 let known = self.known_groups();
-                                self.sys.signal_all(&[libc::SIGKILL], &known);
+                                self.sys.signal_all(&[Signal::KILL], &known);
                             }
                             let at = self.sys.now() + DRAIN_CHECK;
                             self.deadlines.set(Deadline::DrainCheck, at);
@@ -69,9 +71,9 @@ impl<S: System> Supervisor<S> {
         }
     }
 
-    fn on_ended(&mut self, pid: i32, ending: Ending) {
+    fn on_ended(&mut self, pid: Pid, ending: Ending) {
         if let Ending::Killed {
-            signal: libc::SIGKILL,
+            signal: Signal::KILL,
             ..
         } = ending
         {
@@ -96,7 +98,7 @@ impl<S: System> Supervisor<S> {
     /// `pid` was SIGKILLed: the OOM killer's doing if the memory cgroup
     /// counted a kill since vigil last looked. Said then, so that the
     /// report can tell an earlier OOM kill from how the container ended.
-    fn oom_victim(&mut self, pid: i32) {
+    fn oom_victim(&mut self, pid: Pid) {
         let events = self.sys.memory_events();
         if events.oom_kill <= self.ledger.memory_events().oom_kill {
             return;
@@ -182,12 +184,12 @@ impl<S: System> Supervisor<S> {
         }
         let known = self.known_groups();
         if self.ledger.grace_passed() {
-            self.sys.signal_all(&[libc::SIGKILL], &known);
+            self.sys.signal_all(&[Signal::KILL], &known);
             self.killing();
         } else {
             // SIGCONT too: a stopped process would not act on its SIGTERM
             // until the SIGKILL at the deadline.
-            let left = self.sys.signal_all(&[libc::SIGTERM, libc::SIGCONT], &known);
+            let left = self.sys.signal_all(&[Signal::TERM, Signal::CONT], &known);
             if !left.is_empty() {
                 self.say(Event::Draining { terminated: &left });
             }
@@ -218,7 +220,7 @@ impl<S: System> Supervisor<S> {
         if self.state != State::Draining(DrainPhase::Killing) {
             return;
         }
-        let left = self.sys.signal_all(&[libc::SIGKILL], &self.known_groups());
+        let left = self.sys.signal_all(&[Signal::KILL], &self.known_groups());
         self.say(Event::SurvivedSigkill {
             left: &left,
             after: KILL_WAIT,
@@ -323,7 +325,7 @@ impl<S: System> Supervisor<S> {
     /// lists it (pid and name) and says which deadline it was.
     fn kill_everything_left(&mut self, kill: Kill, groups: &[Target]) {
         let at = self.sys.now();
-        let left: Vec<Proc> = self.sys.signal_all(&[libc::SIGKILL], groups);
+        let left: Vec<Proc> = self.sys.signal_all(&[Signal::KILL], groups);
         // Everything is being killed: from here on the log may wait for
         // room in stderr, so that this warning and the report get through.
         log::final_lines();

@@ -14,7 +14,7 @@
 use crate::cli::Config;
 use crate::log;
 use crate::log::event::{Event, Level};
-use crate::log::facts::{Named, Sender};
+use crate::log::facts::{Named, Sender, Signal};
 use crate::procs::{self, Role};
 use crate::reap;
 use crate::text::os_error;
@@ -47,7 +47,7 @@ pub fn run(config: &Config) -> i32 {
             Err(e) => return cannot_read(os_error(&e)),
         };
         match received.signal {
-            libc::SIGCHLD => orphans_reaped += reap_all(config.warn_on_reap),
+            Signal::CHLD => orphans_reaped += reap_all(config.warn_on_reap),
             signal if stop_signals.contains(&signal) => {
                 let status = 0;
                 log::emit(Event::PauseEnded {
@@ -72,8 +72,8 @@ pub fn run(config: &Config) -> i32 {
 
 /// The signals that end the pause: TERM and INT always (a pause process
 /// holds nothing that a stop could lose), and those of `--stop-signals`.
-fn stop_signals(config: &Config) -> Vec<i32> {
-    let mut signals = vec![libc::SIGTERM, libc::SIGINT];
+fn stop_signals(config: &Config) -> Vec<Signal> {
+    let mut signals = vec![Signal::TERM, Signal::INT];
     for &signal in &config.stop_signals {
         if !signals.contains(&signal) {
             signals.push(signal);
@@ -95,7 +95,7 @@ fn reap_all(warn: bool) -> u64 {
 /// A signal's sender, named from /proc when it is a process of vigil's
 /// namespace.
 fn named(sender: Sender) -> Named {
-    Named::looked_up(sender, |pid| i32::try_from(pid).ok().and_then(procs::name))
+    Named::looked_up(sender, procs::name)
 }
 
 /// Signals cannot be read, so no stop signal could be seen: exits 1

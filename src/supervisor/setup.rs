@@ -4,13 +4,14 @@
 
 use super::system::{Os, System};
 use super::{Start, Supervisor};
+use nix::unistd::Pid;
+
 use crate::caps;
 use crate::cgroup::Memory;
 use crate::cli::{self, Config};
 use crate::log;
 use crate::log::event::{Event, Level};
-use crate::log::facts::Command;
-use crate::log::facts::HookKind;
+use crate::log::facts::{Command, HookKind, Signal};
 use crate::log::report::{Audience, Clocks, Exit};
 use crate::notify::{self, Notifier};
 use crate::procs::Role;
@@ -49,7 +50,7 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     let role = Role::of_this_process();
     let caps = prepare_caps(&config)?;
     let user = prepare_user(&config, role)?;
-    let parent = nix::unistd::getppid().as_raw();
+    let parent = nix::unistd::getppid();
     kernel_side(&config, role);
     warn_of_hooks(&config);
     // The memory cgroup is found (and, when vigil is not PID 1, its counts
@@ -201,7 +202,7 @@ fn start_child(
     unset: &[&'static str],
     activated: bool,
     take_terminal: bool,
-) -> Result<i32, i32> {
+) -> Result<Pid, i32> {
     let spec = Spawn {
         argv: &config.command,
         env: Vec::new(),
@@ -340,9 +341,9 @@ fn become_subreaper() {
 /// `-p`: the kernel sends `signal` when vigil's parent dies. If the parent
 /// died before the prctl took effect, nothing would ever come, so vigil
 /// compares its parent before and after, and sends the signal itself.
-fn set_parent_death_signal(signal: i32) {
+fn set_parent_death_signal(signal: Signal) {
     let parent = nix::unistd::getppid();
-    if let Err(e) = crate::sys::process::set_parent_death_signal(signal) {
+    if let Err(e) = crate::sys::process::set_parent_death_signal(signal.0) {
         let error = os_error(&e.into());
         log::emit(Event::ParentDeathSignalFailed {
             signal,
@@ -351,6 +352,6 @@ fn set_parent_death_signal(signal: i32) {
         return;
     }
     if nix::unistd::getppid() != parent {
-        let _ = crate::sys::signal::kill(nix::unistd::getpid().as_raw(), signal);
+        let _ = crate::sys::signal::kill(nix::unistd::getpid().as_raw(), signal.0);
     }
 }
