@@ -97,7 +97,7 @@ pub fn start(
     };
     match spawn(spec) {
         Ok(pid) => {
-            log::emit(Event::HookStarted { hook: kind, pid });
+            log::emit(&Event::HookStarted { hook: kind, pid });
             Ok(Running {
                 kind,
                 pid,

@@ -60,7 +60,7 @@ pub fn next() -> Next {
             Err(Errno::ECHILD) => return Next::NoChildren,
             Err(e) => {
                 let error = crate::text::os_error(&e.into());
-                log::emit(Event::WaitpidFailed { error: &error });
+                log::emit(&Event::WaitpidFailed { error: &error });
                 return Next::Nothing;
             }
         };

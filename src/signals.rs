@@ -238,7 +238,7 @@ pub fn send(target: Target, signal: Signal) -> bool {
         Ok(()) | Err(Errno::ESRCH) => true,
         Err(err) => {
             let error = crate::text::os_error(&err.into());
-            log::emit(Event::SendFailed {
+            log::emit(&Event::SendFailed {
                 signal,
                 target,
                 error: &error,

@@ -496,7 +496,7 @@ fn run(
         // one vigil would have given for a failed exec, and the report's.
         Outcome::Unknown { pid, error } => {
             let error = os_error(&error);
-            log::emit(Event::ExecUnconfirmed {
+            log::emit(&Event::ExecUnconfirmed {
                 program,
                 pid,
                 error: &error,

@@ -1,7 +1,7 @@
 //! Everything vigil says, one row per event: its name in the records, its
 //! level, the words of its text line and the fields of its record, all
 //! from the one variant that holds its facts. A call site says what
-//! happened, `log::emit(Event::ChildEnded { pid, ending })`, and the
+//! happened, `log::emit(&Event::ChildEnded { pid, ending })`, and the
 //! logger alone knows the format.
 //!
 //! The text line is the variant's `Display`, which is also the record's

@@ -59,13 +59,13 @@ impl<S: System> Supervisor<S> {
                             let at = self.sys.now() + DRAIN_CHECK;
                             self.deadlines.set(Deadline::DrainCheck, at);
                         } else {
-                            self.state = State::Exit(self.exit_status());
+                            self.state = State::Exit;
                         }
                     }
                     return;
                 }
             }
-            if let State::Exit(_) = self.state {
+            if self.state == State::Exit {
                 return;
             }
         }
@@ -176,7 +176,7 @@ impl<S: System> Supervisor<S> {
         {
             // Nothing left, or told to behave like tini: exit at once (as
             // PID 1, the kernel then kills whatever is left).
-            self.state = State::Exit(self.exit_status());
+            self.state = State::Exit;
             return;
         }
         if !self.sys.procs_listed() {
@@ -225,7 +225,7 @@ impl<S: System> Supervisor<S> {
             left: &left,
             after: KILL_WAIT,
         });
-        self.state = State::Exit(self.exit_status());
+        self.state = State::Exit;
     }
 
     /// The drain's look for what is left: a reaping round (which, while
@@ -249,16 +249,6 @@ impl<S: System> Supervisor<S> {
             groups.push(Target::Group(hook.pid));
         }
         groups
-    }
-
-    /// vigil's exit status for the child's ending (the exit report works
-    /// it out: `report::Exit::status`).
-    pub(super) fn exit_status(&self) -> i32 {
-        let oom_kills = self.sys.memory_events().oom_kill;
-        let config = &self.config;
-        self.ledger
-            .exit(&config.exit_codes, &config.expected_codes, oom_kills)
-            .map_or(0, |exit| exit.status())
     }
 
     /// The grace period is over: everything still alive gets SIGKILL, and
@@ -293,7 +283,7 @@ impl<S: System> Supervisor<S> {
                 }
             }
             State::Draining(_) => self.killed_in_drain(),
-            State::Running | State::Exit(_) => {}
+            State::Running | State::Exit => {}
         }
     }
 
@@ -318,7 +308,7 @@ impl<S: System> Supervisor<S> {
         // Without /proc a left-over in a session of its own is out of sight
         // and out of reach: waiting for it would be forever.
         self.say(Event::CannotReachAll {});
-        self.state = State::Exit(self.exit_status());
+        self.state = State::Exit;
     }
 
     /// A deadline passed: SIGKILL to everything left, and a warning that

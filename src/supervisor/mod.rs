@@ -64,8 +64,9 @@ enum State {
     Stopping { signal: Signal, phase: StopPhase },
     /// The child has exited; what it left behind is being ended.
     Draining(DrainPhase),
-    /// Nothing is left: vigil exits with this status.
-    Exit(i32),
+    /// Nothing is left: vigil exits, with the status the exit report
+    /// gives.
+    Exit,
 }
 
 /// Where the stop sequence is.
@@ -219,14 +220,14 @@ impl<S: System> Supervisor<S> {
     /// the exit report needs, and to the log.
     fn say(&mut self, event: Event<'_>) {
         self.ledger.observe(&event);
-        log::emit(event);
+        log::emit(&event);
     }
 
     /// The event loop: one turn at a time until the state is `Exit`.
     fn run(mut self) -> i32 {
         loop {
-            if let State::Exit(status) = self.state {
-                return self.finish(status);
+            if self.state == State::Exit {
+                return self.finish();
             }
             self.turn();
         }
@@ -288,7 +289,7 @@ impl<S: System> Supervisor<S> {
     fn on_time(&mut self, now: std::time::Instant) -> bool {
         let mut handled = false;
         self.deadlines.new_turn();
-        while !matches!(self.state, State::Exit(_)) {
+        while self.state != State::Exit {
             match self.deadlines.take_due(now) {
                 Some(Due::Passed(deadline)) => {
                     handled = true;
@@ -457,7 +458,7 @@ impl<S: System> Supervisor<S> {
                 self.log_received(r);
                 self.end_drain(DrainKill::StopSignal(r.signal));
             }
-            State::Draining(DrainPhase::Killing) | State::Exit(_) => {
+            State::Draining(DrainPhase::Killing) | State::Exit => {
                 self.log_received(r);
                 self.say(Event::StopSignalIgnored { signal: r.signal });
             }

@@ -34,7 +34,7 @@ pub fn run(config: &Config) -> i32 {
     // leaves it as it was, which is no reason not to pause.
     let _ = nix::unistd::chdir("/");
     let stop_signals = stop_signals(config);
-    log::emit(Event::Pausing {
+    log::emit(&Event::Pausing {
         stop_signals: &stop_signals,
     });
     let mut orphans_reaped = 0;
@@ -50,7 +50,7 @@ pub fn run(config: &Config) -> i32 {
             Signal::CHLD => orphans_reaped += reap_all(config.warn_on_reap),
             signal if stop_signals.contains(&signal) => {
                 let status = 0;
-                log::emit(Event::PauseEnded {
+                log::emit(&Event::PauseEnded {
                     signal,
                     sender: &named(received.sender),
                     orphans_reaped,
@@ -60,7 +60,7 @@ pub fn run(config: &Config) -> i32 {
             }
             signal => {
                 if log::shown(Level::Info) {
-                    log::emit(Event::SignalReceived {
+                    log::emit(&Event::SignalReceived {
                         signal,
                         sender: &named(received.sender),
                     });
@@ -87,7 +87,7 @@ fn reap_all(warn: bool) -> u64 {
     let mut reaped = 0;
     reap::all_ended(|pid, ending| {
         reaped += 1;
-        log::emit(Event::Reaped { pid, ending, warn });
+        log::emit(&Event::Reaped { pid, ending, warn });
     });
     reaped
 }
@@ -101,7 +101,7 @@ fn named(sender: Sender) -> Named {
 /// Signals cannot be read, so no stop signal could be seen: exits 1
 /// rather than pause deaf to the stop.
 fn cannot_read(error: String) -> i32 {
-    log::emit(Event::Fault {
+    log::emit(&Event::Fault {
         error: &format!("cannot read signals: {error}"),
     });
     1

@@ -389,7 +389,7 @@ fn the_log_line_says_what_display_says_with_outside_text_escaped() {
         wall: Timestamp::from_unix(0, 0),
         now: ended,
     };
-    log::emit(Event::Exit {
+    log::emit(&Event::Exit {
         report: &exit.at(clocks),
         level: Level::Warning,
     });

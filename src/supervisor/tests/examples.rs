@@ -92,8 +92,8 @@ impl Supervisor<Fake> {
     /// Turns of the loop until vigil exits, then the exit report.
     fn run_to_exit(mut self) {
         for _ in 0..20 {
-            if let State::Exit(status) = self.state {
-                self.finish(status);
+            if self.state == State::Exit {
+                self.finish();
                 return;
             }
             self.turn();
@@ -282,7 +282,7 @@ fn start_records(format: Format) -> Vec<(&'static str, String)> {
             shell_error: None,
             switch_failed: None,
         };
-        log::emit_final(e.event(e.status()));
+        log::emit_final(&e.event(e.status()));
     });
     let usage = lines(format, || {
         let args: Vec<OsString> = ["vigil", "--grace-period", "10x", "--", "app"]

@@ -178,7 +178,7 @@ fn not_ready_by_the_ready_timeout_stops_and_never_exits_0() {
             Some("connection refused by 127.0.0.1:8080")
         );
         s.ended(CHILD, ending);
-        assert_eq!(s.state, State::Exit(status), "{ending:?}");
+        assert_eq!(s.exit_status(), Some(status), "{ending:?}");
     }
 }
 
@@ -211,7 +211,7 @@ fn a_stop_or_the_childs_end_ends_the_probing() {
         s.sys.notified,
         ["STOPPING=1\nSTATUS=stopping: the child exited"]
     );
-    assert_eq!(s.state, State::Exit(0));
+    assert_eq!(s.exit_status(), Some(0));
     assert!(s.sys.probes.is_empty());
 }
 
@@ -294,7 +294,7 @@ fn failures_in_a_row_stop_the_container_with_the_unhealthy_status() {
         (Duration::from_secs(10), true)
     );
     s.ended(CHILD, killed(Signal::TERM));
-    assert_eq!(s.state, State::Exit(69));
+    assert_eq!(s.exit_status(), Some(69));
 }
 
 #[test]
@@ -321,38 +321,38 @@ fn each_cause_has_its_status() {
         s.sys.probe_starts = [refused()].into();
         s.next_deadline_passes();
         s.ended(CHILD, ending);
-        s.state
+        s.exit_status()
     };
-    assert_eq!(unhealthy(&[], killed(Signal::TERM)), State::Exit(69));
-    assert_eq!(unhealthy(&[], exited(143)), State::Exit(69));
-    assert_eq!(unhealthy(&[], exited(0)), State::Exit(69));
-    assert_eq!(unhealthy(&[], exited(3)), State::Exit(3), "its own code");
+    assert_eq!(unhealthy(&[], killed(Signal::TERM)), Some(69));
+    assert_eq!(unhealthy(&[], exited(143)), Some(69));
+    assert_eq!(unhealthy(&[], exited(0)), Some(69));
+    assert_eq!(unhealthy(&[], exited(3)), Some(3), "its own code");
     assert_eq!(
         unhealthy(&["--exit-code", "unhealthy=42"], killed(Signal::TERM)),
-        State::Exit(42)
+        Some(42)
     );
     let stopped = |args: &[&str], ending| {
         let mut s = supervisor(args);
         s.signal(from_outside(Signal::TERM));
         s.ended(CHILD, ending);
-        s.state
+        s.exit_status()
     };
-    assert_eq!(stopped(&[], killed(Signal::TERM)), State::Exit(143));
+    assert_eq!(stopped(&[], killed(Signal::TERM)), Some(143));
     let zero = ["--exit-code", "stopped=0"];
-    assert_eq!(stopped(&zero, killed(Signal::TERM)), State::Exit(0));
-    assert_eq!(stopped(&zero, exited(143)), State::Exit(0));
-    assert_eq!(stopped(&zero, exited(3)), State::Exit(3), "its own code");
+    assert_eq!(stopped(&zero, killed(Signal::TERM)), Some(0));
+    assert_eq!(stopped(&zero, exited(143)), Some(0));
+    assert_eq!(stopped(&zero, exited(3)), Some(3), "its own code");
     let timeout = |args: &[&str], ending| {
         let mut all = vec!["--timeout", "5s"];
         all.extend(args);
         let mut s = supervisor(&all);
         s.passes(Deadline::Timeout);
         s.ended(CHILD, ending);
-        s.state
+        s.exit_status()
     };
-    assert_eq!(timeout(&[], exited(3)), State::Exit(124));
+    assert_eq!(timeout(&[], exited(3)), Some(124));
     assert_eq!(
         timeout(&["--exit-code", "timeout=9"], killed(Signal::TERM)),
-        State::Exit(9)
+        Some(9)
     );
 }
