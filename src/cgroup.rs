@@ -72,7 +72,7 @@ impl Memory {
             MemoryEvents::default()
         } else {
             let at_start = read_events(&counter)?;
-            log::emit(Event::OomCounter {
+            log::emit(&Event::OomCounter {
                 path: &path,
                 oom_kills: at_start.oom_kill,
             });

@@ -14,7 +14,7 @@ pub use crate::cli::{
     Action, Config, UsageError, log_format_before, parse as cli, probe_asked, termination_log_after,
 };
 pub use crate::log::facts::MemoryEvents;
-pub use crate::log::facts::signal::{Rewrites, name as signal_name, parse as signal};
+pub use crate::log::facts::signal::{Rewrites, Signal, parse as signal};
 pub use crate::log::format::Format;
 pub use crate::probe::Url;
 pub use crate::probe::hosts::in_hosts;
@@ -26,3 +26,4 @@ pub use crate::text::{
     parse_command as hook_command, parse_duration as duration,
 };
 pub use crate::user::{GroupEntry, PasswdEntry, parse_spec as user_spec, scan_lines};
+pub use nix::unistd::Pid;

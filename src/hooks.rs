@@ -5,11 +5,12 @@
 use std::ffi::OsString;
 use std::time::{Duration, Instant};
 
+use nix::unistd::Pid;
+
 use crate::log;
 use crate::log::event::Event;
 use crate::log::facts::hook::Record;
-use crate::log::facts::signal;
-use crate::log::facts::{Ending, HookKind, KillReason, Outcome};
+use crate::log::facts::{Ending, HookKind, KillReason, Outcome, Signal};
 use crate::spawn::{Spawn, SpawnError};
 
 /// A hook to start, with what only that kind of hook has.
@@ -19,7 +20,7 @@ pub enum Hook {
     /// `--post-start-timeout` (the supervisor keeps that deadline).
     PostStart,
     /// Told the stop signal that started the stop (`VIGIL_SIGNAL`).
-    PreStop { signal: i32 },
+    PreStop { signal: Signal },
 }
 
 impl Hook {
@@ -35,7 +36,7 @@ impl Hook {
 #[derive(Debug)]
 pub struct Running {
     pub kind: HookKind,
-    pub pid: i32,
+    pub pid: Pid,
     pub started: Instant,
     /// Set when vigil killed the hook, and why, so the record says so
     /// rather than "killed by SIGKILL".
@@ -72,9 +73,9 @@ impl Running {
 pub fn start(
     hook: Hook,
     argv: &[OsString],
-    child_pid: i32,
+    child_pid: Pid,
     started: Instant,
-    spawn: impl FnOnce(Spawn<'_>) -> Result<i32, SpawnError>,
+    spawn: impl FnOnce(Spawn<'_>) -> Result<Pid, SpawnError>,
 ) -> Result<Running, Record> {
     let kind = hook.kind();
     let mut env = vec![
@@ -82,7 +83,7 @@ pub fn start(
         ("VIGIL_CHILD_PID", child_pid.to_string()),
     ];
     if let Hook::PreStop { signal } = hook {
-        env.push(("VIGIL_SIGNAL", signal::name(signal).into_owned()));
+        env.push(("VIGIL_SIGNAL", signal.to_string()));
     }
     let spec = Spawn {
         argv,
@@ -96,7 +97,7 @@ pub fn start(
     };
     match spawn(spec) {
         Ok(pid) => {
-            log::emit(Event::HookStarted { hook: kind, pid });
+            log::emit(&Event::HookStarted { hook: kind, pid });
             Ok(Running {
                 kind,
                 pid,

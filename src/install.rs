@@ -44,7 +44,7 @@ const TRIES: u32 = 100;
 pub fn run(dir: &Path) -> i32 {
     match install(dir) {
         Ok(copy) => {
-            log::emit_final(Event::Installed {
+            log::emit_final(&Event::Installed {
                 path: &copy.path,
                 bytes: copy.bytes,
                 sha256: &copy.sha256,
@@ -59,7 +59,7 @@ pub fn run(dir: &Path) -> i32 {
                 path: failed.path.as_deref(),
                 error: os_error(&failed.error),
             };
-            log::emit_final(Event::InstallFailed {
+            log::emit_final(&Event::InstallFailed {
                 failure: &failure,
                 status: 1,
             });

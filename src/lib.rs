@@ -126,7 +126,7 @@ fn run(args: Vec<OsString>) -> c_int {
         termination_log,
     ));
     for warning in &config.warnings {
-        log::emit(Event::UnknownVariable {
+        log::emit(&Event::UnknownVariable {
             variable: &warning.name,
             meant: warning.meant,
         });

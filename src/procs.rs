@@ -9,7 +9,9 @@ use std::collections::HashSet;
 use std::fs;
 use std::io::Read;
 
-use crate::log::facts::{Proc, Target};
+use nix::unistd::Pid;
+
+use crate::log::facts::{Proc, Signal, Target};
 use crate::signals;
 
 /// Whom vigil answers for, decided once at start.
@@ -78,7 +80,7 @@ fn read_once(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
 }
 
 /// A process's name for the log, if it still exists: its title (`title`).
-pub fn name(pid: i32) -> Option<String> {
+pub fn name(pid: Pid) -> Option<String> {
     let mut comm = read_bytes(format!("/proc/{pid}/comm"))?;
     // The kernel ends the file with a newline; one inside the name stays.
     if comm.last() == Some(&b'\n') {
@@ -97,7 +99,7 @@ pub const TITLE_MAX: usize = 64;
 /// the kernel's 15-byte `comm` when the command line is empty (a zombie, a
 /// process that cleared it). Cut to `TITLE_MAX` bytes, and escaped: any
 /// byte may be in it.
-fn title(pid: i32, comm: &[u8]) -> String {
+fn title(pid: Pid, comm: &[u8]) -> String {
     title_of(
         &read_bytes(format!("/proc/{pid}/cmdline")).unwrap_or_default(),
         comm,
@@ -174,9 +176,9 @@ pub fn available() -> bool {
 /// A process as `/proc/PID/stat` shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stat {
-    pub pid: i32,
-    pub ppid: i32,
-    pub pgrp: i32,
+    pub pid: Pid,
+    pub ppid: Pid,
+    pub pgrp: Pid,
     /// `R`, `S`, `D`, `T`...
     pub state: char,
     pub comm: Vec<u8>,
@@ -184,7 +186,7 @@ pub struct Stat {
 
 /// `/proc/PID/stat`, `None` for a zombie (it is dead already; only reaping
 /// is left to do) and for a kernel thread.
-fn stat(pid: i32) -> Option<Stat> {
+fn stat(pid: Pid) -> Option<Stat> {
     parse_stat(pid, &read_bytes(format!("/proc/{pid}/stat"))?)
 }
 
@@ -207,7 +209,7 @@ const PF_KTHREAD: u64 = 0x0020_0000;
 /// The command name sits in parentheses and may itself hold any byte but
 /// NUL (spaces, parentheses, newlines, bytes that are not UTF-8), so the
 /// fields after it are found from the last `)`.
-pub fn parse_stat(pid: i32, stat: &[u8]) -> Option<Stat> {
+pub fn parse_stat(pid: Pid, stat: &[u8]) -> Option<Stat> {
     let open = stat.iter().position(|&b| b == b'(')?;
     let close = stat.iter().rposition(|&b| b == b')')?;
     let comm = stat.get(open + 1..close)?;
@@ -218,8 +220,8 @@ pub fn parse_stat(pid: i32, stat: &[u8]) -> Option<Stat> {
     if state == 'Z' {
         return None;
     }
-    let ppid = rest.next()?.parse().ok()?;
-    let pgrp = rest.next()?.parse().ok()?;
+    let ppid = Pid::from_raw(rest.next()?.parse().ok()?);
+    let pgrp = Pid::from_raw(rest.next()?.parse().ok()?);
     // session, tty_nr and tpgid come before the flags.
     let flags: u64 = rest.nth(3)?.parse().ok()?;
     if flags & PF_KTHREAD != 0 {
@@ -239,14 +241,14 @@ pub fn parse_stat(pid: i32, stat: &[u8]) -> Option<Stat> {
 /// one, it would leave processes out of the drain and the report. One
 /// without vigil itself has failed too, though nothing said so (musl's
 /// `readdir` takes a failed `getdents64` with ENOENT for the end).
-fn all_pids() -> Vec<i32> {
-    let me = std::process::id() as i32;
-    let list = || -> Option<Vec<i32>> {
+fn all_pids() -> Vec<Pid> {
+    let me = Pid::this();
+    let list = || -> Option<Vec<Pid>> {
         let mut pids = Vec::new();
         for entry in fs::read_dir("/proc").ok()? {
             let name = entry.ok()?.file_name();
             if let Some(pid) = name.to_str().and_then(|n| n.parse().ok()) {
-                pids.push(pid);
+                pids.push(Pid::from_raw(pid));
             }
         }
         pids.contains(&me).then_some(pids)
@@ -260,7 +262,7 @@ pub fn answerable(role: Role) -> Vec<Stat> {
     if !available() {
         return Vec::new();
     }
-    let me = std::process::id() as i32;
+    let me = Pid::this();
     let table: Vec<Stat> = all_pids()
         .into_iter()
         .filter(|&pid| pid != me)
@@ -297,7 +299,7 @@ pub fn others_left(role: Role) -> bool {
     }
     // Signal 0 sends nothing, and as PID 1, -1 is every other process of
     // this namespace.
-    let any = nix::sys::signal::kill(nix::unistd::Pid::from_raw(-1), None).is_ok();
+    let any = nix::sys::signal::kill(Pid::from_raw(-1), None).is_ok();
     any && !answerable(role).is_empty()
 }
 
@@ -336,7 +338,7 @@ pub fn running(role: Role) -> Vec<Running> {
 /// kernel applies to the whole namespace even without /proc; otherwise each
 /// descendant is signalled by pid, plus the `known` groups (child, hooks) so
 /// that at least those are reached when /proc is missing.
-pub fn signal_all(role: Role, signals: &[i32], known: &[Target]) -> Vec<Proc> {
+pub fn signal_all(role: Role, signals: &[Signal], known: &[Target]) -> Vec<Proc> {
     let procs = others(role);
     for &signal in signals {
         // A kill(-1) that failed is tried again, and then the processes
@@ -357,12 +359,12 @@ pub fn signal_all(role: Role, signals: &[i32], known: &[Target]) -> Vec<Proc> {
 
 /// `kill(-1, signal)`, which as PID 1 reaches every other process of the
 /// namespace: whether it did (ESRCH, nobody left, counts).
-fn signal_everyone(signal: i32) -> bool {
+fn signal_everyone(signal: Signal) -> bool {
     // As PID 1, -1 means every other process of this namespace; anywhere
     // else it would reach every process the user may signal on the machine,
     // which is why only `signal_all` calls this, and only for `Role::Pid1`.
     matches!(
-        crate::sys::signal::kill(-1, signal),
+        crate::sys::signal::kill(-1, signal.0),
         Ok(()) | Err(nix::errno::Errno::ESRCH)
     )
 }
@@ -410,10 +412,10 @@ mod tests {
     #[test]
     fn reads_own_stat() {
         assert!(available());
-        let me = std::process::id() as i32;
+        let me = Pid::this();
         let stat = stat(me).unwrap();
         assert!(!stat.comm.is_empty());
-        assert!(stat.ppid > 0);
+        assert!(stat.ppid.as_raw() > 0);
         assert!(!name(me).unwrap().is_empty());
     }
 
@@ -424,11 +426,14 @@ mod tests {
     fn kernel_threads_are_no_leftovers() {
         let kthreadd = b"2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 24";
         let worker = b"7 (kworker/0:0-rcu_gp) I 2 0 0 0 -1 69238880 0 0 0 0 0 0 0 0 0 -20 1";
-        assert_eq!(parse_stat(2, kthreadd), None);
-        assert_eq!(parse_stat(7, worker), None);
+        assert_eq!(parse_stat(Pid::from_raw(2), kthreadd), None);
+        assert_eq!(parse_stat(Pid::from_raw(7), worker), None);
         let sleep = b"255 (sleep) S 1 255 78 0 -1 4194560 90 0 0 0 0 0 0 0 20 0 1 0 650";
-        let stat = parse_stat(255, sleep).unwrap();
-        assert_eq!((stat.ppid, stat.pgrp, stat.state), (1, 255, 'S'));
+        let stat = parse_stat(Pid::from_raw(255), sleep).unwrap();
+        assert_eq!(
+            (stat.ppid.as_raw(), stat.pgrp.as_raw(), stat.state),
+            (1, 255, 'S')
+        );
         assert_eq!(stat.comm, b"sleep");
     }
 
@@ -446,8 +451,8 @@ mod tests {
             let mut line = b"42 (".to_vec();
             line.extend_from_slice(comm);
             line.extend_from_slice(b") S 7 42 42 0 -1 4194560 90 0 0 0 0 0 0 0 20 0 1 0 650\n");
-            let stat = parse_stat(42, &line).unwrap();
-            assert_eq!((stat.comm.as_slice(), stat.ppid), (comm, 7));
+            let stat = parse_stat(Pid::from_raw(42), &line).unwrap();
+            assert_eq!((stat.comm.as_slice(), stat.ppid.as_raw()), (comm, 7));
         }
     }
 
@@ -469,7 +474,7 @@ mod tests {
             .args(["1"; 40])
             .spawn()
             .unwrap();
-        let pid = child.id() as i32;
+        let pid = Pid::from_raw(child.id() as i32);
         // Until the exec is done, the command line is the test binary's,
         // then for a moment empty (the comm is there first).
         let mut title = String::new();
@@ -494,7 +499,9 @@ mod tests {
     fn lists_no_kernel_thread() {
         let listed = others(Role::Pid1);
         assert!(
-            !listed.iter().any(|p| p.pid == 2 && p.name == "kthreadd"),
+            !listed
+                .iter()
+                .any(|p| p.pid.as_raw() == 2 && p.name == "kthreadd"),
             "{listed:?}"
         );
     }
@@ -505,7 +512,7 @@ mod tests {
             .arg("5")
             .spawn()
             .unwrap();
-        let pid = child.id() as i32;
+        let pid = Pid::from_raw(child.id() as i32);
         // Between the fork and the exec the title is the test binary's,
         // then for a moment only the comm: wait for the exec to be done.
         let mut found = Vec::new();

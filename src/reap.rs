@@ -12,20 +12,21 @@
 
 use nix::errno::Errno;
 use nix::sys::wait::{Id, WaitPidFlag, waitid};
+use nix::unistd::Pid;
 
 use crate::log;
 use crate::log::event::Event;
-use crate::log::facts::Ending;
+use crate::log::facts::{Ending, Signal};
 use crate::sys::process::{self, wait_any};
 
 /// One state change reported by `waitpid`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Change {
     /// The process is gone and reaped.
-    Ended(i32, Ending),
+    Ended(Pid, Ending),
     /// The process was stopped, by this signal: SIGSTOP, or SIGTSTP,
     /// SIGTTIN, SIGTTOU from the terminal.
-    Stopped(i32, i32),
+    Stopped(Pid, Signal),
 }
 
 /// The result of one `waitpid` round.
@@ -59,24 +60,28 @@ pub fn next() -> Next {
             Err(Errno::ECHILD) => return Next::NoChildren,
             Err(e) => {
                 let error = crate::text::os_error(&e.into());
-                log::emit(Event::WaitpidFailed { error: &error });
+                log::emit(&Event::WaitpidFailed { error: &error });
                 return Next::Nothing;
             }
         };
         return Next::Changed(match change {
-            process::Change::Stopped { pid, signal } => Change::Stopped(pid, signal),
+            process::Change::Stopped { pid, signal } => {
+                Change::Stopped(Pid::from_raw(pid), Signal(signal))
+            }
             process::Change::Killed {
                 pid,
                 signal,
                 core_dumped,
             } => Change::Ended(
-                pid,
+                Pid::from_raw(pid),
                 Ending::Killed {
-                    signal,
+                    signal: Signal(signal),
                     core_dumped,
                 },
             ),
-            process::Change::Exited { pid, code } => Change::Ended(pid, Ending::Exited(code)),
+            process::Change::Exited { pid, code } => {
+                Change::Ended(Pid::from_raw(pid), Ending::Exited(code))
+            }
         });
     }
 }
@@ -84,7 +89,7 @@ pub fn next() -> Next {
 /// Reaps every child that has ended, without blocking, and hands each to
 /// `ended`: pause mode's reaping, which has no child of its own to tell
 /// apart and leaves a stopped process as it is. Errors as in `next`.
-pub fn all_ended(mut ended: impl FnMut(i32, Ending)) {
+pub fn all_ended(mut ended: impl FnMut(Pid, Ending)) {
     loop {
         match next() {
             Next::Changed(Change::Ended(pid, ending)) => ended(pid, ending),

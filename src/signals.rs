@@ -14,10 +14,11 @@ use std::time::Duration;
 
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::unistd::Pid;
 
 use crate::log;
 use crate::log::event::Event;
-use crate::log::facts::signal::{Received, Sender, Target};
+use crate::log::facts::signal::{Received, Sender, Signal, Target};
 use crate::sys::exec;
 use crate::sys::signal::{self as sys, Disposition, RECORD_SIZE, SignalInfo, set_disposition};
 
@@ -169,7 +170,7 @@ impl SignalFd {
                 Ok(_) => {
                     let info = SignalInfo::from_record(&self.buffer);
                     return Ok(Some(Received {
-                        signal: info.signal,
+                        signal: Signal(info.signal),
                         sender: sender_of(&info, self.own_pid),
                     }));
                 }
@@ -208,7 +209,7 @@ fn sender_of(info: &SignalInfo, own_pid: u32) -> Sender {
         return Sender::Vigil;
     }
     Sender::Process {
-        pid: info.pid,
+        pid: Pid::from_raw(info.pid as i32),
         uid: info.uid,
     }
 }
@@ -217,27 +218,27 @@ fn sender_of(info: &SignalInfo, own_pid: u32) -> Sender {
 /// already. A target that just exited (ESRCH) is fine and silent; a target
 /// vigil may not signal (EPERM, e.g. after it changed user) is a warning,
 /// after one more try. Neither is ever a reason to stop.
-pub fn send(target: Target, signal: i32) -> bool {
+pub fn send(target: Target, signal: Signal) -> bool {
     let pid = match target {
-        Target::Process(pid) => pid,
-        Target::Group(pgid) => -pgid,
+        Target::Process(pid) => pid.as_raw(),
+        Target::Group(pgid) => -pgid.as_raw(),
     };
     if pid == 0 || pid == -1 {
         // Never broadcast by accident: 0 and -1 mean "my group" and "everyone".
         return false;
     }
     // A failure other than ESRCH is tried once more.
-    let mut sent = sys::kill(pid, signal);
+    let mut sent = sys::kill(pid, signal.0);
     if let Err(err) = sent
         && err != Errno::ESRCH
     {
-        sent = sys::kill(pid, signal);
+        sent = sys::kill(pid, signal.0);
     }
     match sent {
         Ok(()) | Err(Errno::ESRCH) => true,
         Err(err) => {
             let error = crate::text::os_error(&err.into());
-            log::emit(Event::SendFailed {
+            log::emit(&Event::SendFailed {
                 signal,
                 target,
                 error: &error,

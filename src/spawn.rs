@@ -264,7 +264,7 @@ pub fn spawn(
     inherited: Inherited,
     user: Option<&Switch>,
     caps: Option<&Narrowing>,
-) -> Result<i32, SpawnError> {
+) -> Result<Pid, SpawnError> {
     let Some((program, args)) = spec.argv.split_first() else {
         let error = io::Error::from_raw_os_error(libc::ENOENT);
         return Err(SpawnError::new(OsStr::new(""), error));
@@ -354,7 +354,7 @@ fn start(
     inherited: Inherited,
     user: Option<&Switch>,
     caps: Option<&Narrowing>,
-) -> Result<i32, SpawnError> {
+) -> Result<Pid, SpawnError> {
     let fail = |error| SpawnError::new(program, error);
     let program_c = c_string(program.as_bytes()).map_err(fail)?;
     let words = args
@@ -486,7 +486,7 @@ fn run(
     program: &OsStr,
     user: Option<&Switch>,
     caps: Option<&Narrowing>,
-) -> Result<i32, SpawnError> {
+) -> Result<Pid, SpawnError> {
     let fail = |error| SpawnError::new(program, error);
     let started = exec::spawn(plan).map_err(|e| fail(not_started(e.call, e.error)))?;
     let failed = match forkexec::outcome(started) {
@@ -496,7 +496,7 @@ fn run(
         // one vigil would have given for a failed exec, and the report's.
         Outcome::Unknown { pid, error } => {
             let error = os_error(&error);
-            log::emit(Event::ExecUnconfirmed {
+            log::emit(&Event::ExecUnconfirmed {
                 program,
                 pid,
                 error: &error,
@@ -578,10 +578,10 @@ pub fn has_terminal() -> bool {
 }
 
 /// Hands the terminal to a process group, if vigil holds it right now.
-pub fn give_terminal(pgid: i32) {
+pub fn give_terminal(pgid: Pid) {
     if let Some(terminal) = stdin().filter(|_| owns_terminal()) {
         // SIGTTOU is ignored and blocked in vigil, so this cannot stop vigil.
-        let _ = tcsetpgrp(terminal, Pid::from_raw(pgid));
+        let _ = tcsetpgrp(terminal, pgid);
     }
 }
 
@@ -589,10 +589,10 @@ pub fn give_terminal(pgid: i32) {
 /// it still names the group vigil gave it to: otherwise the shell or
 /// script that ran vigil would be left in the background of its own
 /// terminal, unable to read from it.
-pub fn reclaim_terminal(given_to: i32) {
+pub fn reclaim_terminal(given_to: Pid) {
     // SIGTTOU is blocked and ignored in vigil, so setting the foreground
     // from the background cannot stop vigil.
-    if let Some(terminal) = stdin().filter(|&fd| tcgetpgrp(fd) == Ok(Pid::from_raw(given_to))) {
+    if let Some(terminal) = stdin().filter(|&fd| tcgetpgrp(fd) == Ok(given_to)) {
         let _ = tcsetpgrp(terminal, getpgrp());
     }
 }
@@ -620,7 +620,7 @@ pub fn run_sh(
         ignored: crate::signals::SigMask::default(),
     };
     let pid = spawn(spec, inherited, user, caps)?;
-    match nix::sys::wait::waitpid(Pid::from_raw(pid), None) {
+    match nix::sys::wait::waitpid(pid, None) {
         Ok(nix::sys::wait::WaitStatus::Exited(_, code)) => Ok(code),
         other => panic!("sh -c {script:?}: {other:?}"),
     }
@@ -718,7 +718,7 @@ mod tests {
                 ignored: crate::signals::SigMask::default(),
             };
             let pid = spawn(spec, inherited, None, None).unwrap();
-            nix::sys::wait::waitpid(Pid::from_raw(pid), None).unwrap();
+            nix::sys::wait::waitpid(pid, None).unwrap();
             let written = std::fs::read_to_string(&out).unwrap();
             assert_eq!(written, format!("{pid} {pid}\n"), "{name}");
         }

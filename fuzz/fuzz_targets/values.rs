@@ -8,12 +8,12 @@ use std::os::unix::ffi::OsStrExt;
 use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
-use vigil_init::fuzzing;
+use vigil_init::fuzzing::{self, Signal};
 
 /// The signals whose name is no name to parse (`signal 32`, `SIGRTMAX
 /// (SIGRTMIN+30)`).
-fn named(signal: i32) -> bool {
-    !matches!(signal, 32 | 33 | 64)
+fn named(signal: Signal) -> bool {
+    !matches!(signal.0, 32 | 33 | 64)
 }
 
 fn bounded(text: &str, e: &str) {
@@ -54,31 +54,25 @@ fuzz_target!(|data: &[u8]| {
         },
         1 => match fuzzing::signal(text) {
             Ok(n) => {
-                assert!((1..=64).contains(&n));
-                assert_eq!(fuzzing::signal(&n.to_string()), Ok(n));
+                assert!((1..=64).contains(&n.0));
+                assert_eq!(fuzzing::signal(&n.0.to_string()), Ok(n));
                 if named(n) {
-                    assert_eq!(
-                        fuzzing::signal(&fuzzing::signal_name(n).into_owned()),
-                        Ok(n)
-                    );
+                    assert_eq!(fuzzing::signal(&n.to_string()), Ok(n));
                 }
             }
             Err(e) => bounded(text, &e),
         },
         2 => match fuzzing::Rewrites::parse_rule(text) {
             Ok((from, to)) => {
-                assert!((1..=64).contains(&from) && (0..=64).contains(&to));
+                assert!((1..=64).contains(&from.0) && to.is_none_or(|to| (1..=64).contains(&to.0)));
+                let to_number = to.map_or(0, |to| to.0);
                 assert_eq!(
-                    fuzzing::Rewrites::parse_rule(&format!("{from}:{to}")),
+                    fuzzing::Rewrites::parse_rule(&format!("{}:{to_number}", from.0)),
                     Ok((from, to))
                 );
-                if named(from) && named(to) {
-                    let to_name = if to == 0 {
-                        "0".into()
-                    } else {
-                        fuzzing::signal_name(to)
-                    };
-                    let rule = format!("{}:{to_name}", fuzzing::signal_name(from));
+                if named(from) && to.is_none_or(named) {
+                    let to_name = to.map_or("0".to_string(), |to| to.to_string());
+                    let rule = format!("{from}:{to_name}");
                     assert_eq!(
                         fuzzing::Rewrites::parse_rule(&rule),
                         Ok((from, to)),
@@ -92,15 +86,12 @@ fuzz_target!(|data: &[u8]| {
             Ok(list) => {
                 assert!(!list.is_empty());
                 for (i, n) in list.iter().enumerate() {
-                    assert!((1..=64).contains(n) && !list[..i].contains(n));
+                    assert!((1..=64).contains(&n.0) && !list[..i].contains(n));
                 }
-                let numbers: Vec<String> = list.iter().map(i32::to_string).collect();
+                let numbers: Vec<String> = list.iter().map(|n| n.0.to_string()).collect();
                 assert_eq!(fuzzing::stop_signals(&numbers.join(",")), Ok(list.clone()));
                 if list.iter().all(|&n| named(n)) {
-                    let names: Vec<String> = list
-                        .iter()
-                        .map(|&n| fuzzing::signal_name(n).into_owned())
-                        .collect();
+                    let names: Vec<String> = list.iter().map(Signal::to_string).collect();
                     assert_eq!(fuzzing::stop_signals(&names.join(", ")), Ok(list));
                 }
             }

@@ -43,7 +43,7 @@ use options::{DEFAULT_TERMINATION_LOG, Default, Kind, OPTIONS, Opt, Repeat};
 pub use options::{NO_GRACE_WAIT, TIMEOUT_GRACE};
 use values::{From, Value};
 
-use crate::log::facts::signal::Rewrites;
+use crate::log::facts::signal::{Rewrites, Signal};
 use crate::log::format::Format;
 use crate::probe::Url;
 
@@ -62,7 +62,7 @@ const BUILD: &str = concat!(
 pub struct Config {
     pub command: Vec<OsString>,
     pub subreaper: bool,
-    pub parent_death_signal: Option<i32>,
+    pub parent_death_signal: Option<Signal>,
     /// 0 errors, 1 warnings, 2 info, 3 debug, 4 trace (tini's scale).
     pub verbosity: u8,
     pub warn_on_reap: bool,
@@ -77,7 +77,7 @@ pub struct Config {
     /// `NO_GRACE_WAIT`.
     pub pre_stop_timeout: Option<Duration>,
     /// The signals that start the stop sequence.
-    pub stop_signals: Vec<i32>,
+    pub stop_signals: Vec<Signal>,
     pub grace_period: Option<Duration>,
     pub drain_timeout: Duration,
     pub termination_log: Option<PathBuf>,

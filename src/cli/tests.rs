@@ -192,7 +192,7 @@ fn tini_options() {
     )
     .unwrap();
     assert!(c.subreaper && c.signal_group && c.warn_on_reap);
-    assert_eq!(c.parent_death_signal, Some(10));
+    assert_eq!(c.parent_death_signal, Some(Signal(10)));
     assert_eq!(c.expected_codes, [3, 4]);
     assert_eq!(c.verbosity, 4);
 }
@@ -203,7 +203,7 @@ fn values_attached_and_clustered() {
     assert_eq!(c.verbosity, 2);
     assert_eq!(c.expected_codes, [3]);
     assert!(c.signal_group);
-    assert_eq!(c.parent_death_signal, Some(1));
+    assert_eq!(c.parent_death_signal, Some(Signal(1)));
     assert_eq!(c.timeout, Some(Duration::from_secs(5)));
     let c = run(&["-e=3", "-e-0", "--drain-timeout", "-0", "x"], &[]);
     assert!(c.is_err(), "-0 is no duration");
@@ -223,7 +223,7 @@ fn repeated_tini_options_are_accepted() {
     }
     // The last -p wins, as with getopt; each is checked.
     let c = run(&["-p", "SIGHUP", "-p", "SIGKILL", "x"], &[]).unwrap();
-    assert_eq!(c.parent_death_signal, Some(9));
+    assert_eq!(c.parent_death_signal, Some(Signal(9)));
     assert!(run(&["-p", "SIGNOPE", "-p", "SIGKILL", "x"], &[]).is_err());
     let c = run(&["-e", "3", "-e", "3", "x"], &[]).unwrap();
     assert_eq!(c.expected_codes, [3, 3]);
@@ -290,8 +290,8 @@ fn environment_precedence() {
         ],
     )
     .unwrap();
-    assert_eq!(c.rewrites.apply(15), Some(3));
-    assert_eq!(c.rewrites.apply(10), None);
+    assert_eq!(c.rewrites.apply(Signal(15)), Some(Signal(3)));
+    assert_eq!(c.rewrites.apply(Signal(10)), None);
     assert_eq!(c.pre_stop.unwrap(), ["echo", "a b"]);
     let c = run(&["x"], &[("VIGIL_TERMINATION_LOG", "")]).unwrap();
     assert_eq!(c.termination_log, None);
@@ -692,7 +692,7 @@ fn pause_runs_no_command_and_reads_only_its_options() {
     )
     .unwrap();
     assert!(c.pause && c.warn_on_reap && c.subreaper);
-    assert_eq!(c.stop_signals, [libc::SIGQUIT]);
+    assert_eq!(c.stop_signals, [Signal::QUIT]);
     let message = |args: &[&str]| run(args, &[]).unwrap_err().0;
     let m = message(&["-P", "sleep", "1"]);
     assert!(

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::options::Kind;
 use crate::caps;
-use crate::log::facts::signal::{self, Rewrites};
+use crate::log::facts::signal::{self, Rewrite, Rewrites, Signal};
 use crate::log::facts::stop::EndCause;
 use crate::log::format::Format;
 use crate::probe::Url;
@@ -24,13 +24,13 @@ pub const MAX_VERBOSITY: u8 = 4;
 pub enum Value {
     Switch(bool),
     Level(u8),
-    Signal(i32),
-    StopSignals(Vec<i32>),
+    Signal(Signal),
+    StopSignals(Vec<Signal>),
     ExitCode(i32),
     Duration(Duration),
     Command(Vec<OsString>),
     Path(OsString),
-    Rewrite(Vec<(i32, i32)>),
+    Rewrite(Vec<Rewrite>),
     User(user::Spec),
     LogFormat(Format),
     Caps(caps::Set),
@@ -59,7 +59,7 @@ macro_rules! optional {
 /// which the table's kinds rule out.
 impl Value {
     optional! {
-        signal: Signal(i32),
+        signal: Signal(Signal),
         exit_code: ExitCode(i32),
         duration: Duration(Duration),
         command: Command(Vec<OsString>),
@@ -82,14 +82,14 @@ impl Value {
         }
     }
 
-    pub fn stop_signals(self) -> Vec<i32> {
+    pub fn stop_signals(self) -> Vec<Signal> {
         match self {
             Value::StopSignals(signals) => signals,
-            _ => vec![libc::SIGTERM, libc::SIGINT],
+            _ => vec![Signal::TERM, Signal::INT],
         }
     }
 
-    pub fn rewrites(self) -> Vec<(i32, i32)> {
+    pub fn rewrites(self) -> Vec<Rewrite> {
         match self {
             Value::Rewrite(rules) => rules,
             _ => Vec::new(),
@@ -177,13 +177,12 @@ fn list<T>(text: &str, item: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T
 /// A list of stop signals, `TERM,QUIT`: each one a signal vigil reads and
 /// forwards (not KILL or STOP, which no one can catch, nor CHLD, TTIN and
 /// TTOU, which vigil keeps or ignores), each once, at least one.
-pub fn parse_stop_signals(text: &str) -> Result<Vec<i32>, String> {
+pub fn parse_stop_signals(text: &str) -> Result<Vec<Signal>, String> {
     let read = |word: &str| {
         let signal = signal::parse(word).map_err(|why| format!("in '{text}': {why}"))?;
         match signal::never_forwarded(signal) {
             Some(never) => Err(format!(
-                "in '{text}': {} cannot be a stop signal: {never}",
-                signal::name(signal)
+                "in '{text}': {signal} cannot be a stop signal: {never}"
             )),
             None => Ok(signal),
         }
@@ -292,7 +291,10 @@ mod tests {
     fn rewrites_from_a_variable_are_a_list() {
         assert_eq!(
             read(Kind::Rewrite, OsStr::new("TERM:QUIT, USR1:0"), From::Vigil),
-            Ok(Value::Rewrite(vec![(15, 3), (10, 0)]))
+            Ok(Value::Rewrite(vec![
+                (Signal(15), Some(Signal(3))),
+                (Signal(10), None)
+            ]))
         );
         assert!(read(Kind::Rewrite, OsStr::new("TERM"), From::Vigil).is_err());
     }

@@ -1,7 +1,7 @@
 //! Everything vigil says, one row per event: its name in the records, its
 //! level, the words of its text line and the fields of its record, all
 //! from the one variant that holds its facts. A call site says what
-//! happened, `log::emit(Event::ChildEnded { pid, ending })`, and the
+//! happened, `log::emit(&Event::ChildEnded { pid, ending })`, and the
 //! logger alone knows the format.
 //!
 //! The text line is the variant's `Display`, which is also the record's
@@ -18,6 +18,8 @@ use std::ffi::OsStr;
 use std::fmt;
 use std::path::Path;
 use std::time::{Duration, Instant};
+
+use nix::unistd::Pid;
 
 use crate::log::facts::hook::Record as HookRecord;
 use crate::log::facts::process::{self, Running, Shell};
@@ -185,7 +187,7 @@ events! {
         => Level::Error, ("{error}"),
         |o| o.flatten(*error).field("status", *status);
     /// A process started, but whether its exec worked could not be read.
-    "exec_unconfirmed" ExecUnconfirmed { program: &'a OsStr, pid: i32, error: &'a str }
+    "exec_unconfirmed" ExecUnconfirmed { program: &'a OsStr, pid: Pid, error: &'a str }
         => Level::Warning,
         ("cannot tell whether {:?} (pid {pid}) started: reading its exec's outcome failed: {error}; if its exec failed, it exits with 127 (not found) or 126",
             program.to_string_lossy()),
@@ -227,9 +229,9 @@ events! {
         ("cannot register as a child subreaper: {error}; orphans will not be reaped by vigil"),
         |o| o.field("error", *error);
     /// `-p` could not be set.
-    "parent_death_signal_failed" ParentDeathSignalFailed { signal: i32, error: &'a str }
+    "parent_death_signal_failed" ParentDeathSignalFailed { signal: Signal, error: &'a str }
         => Level::Warning, ("cannot set the parent death signal: {error}"),
-        |o| o.field("signal", Signal(*signal)).field("error", *error);
+        |o| o.field("signal", *signal).field("error", *error);
     /// A hook's program cannot run; the hook will fail when its time comes.
     "hook_unrunnable" HookUnrunnable { hook: HookKind, program: &'a OsStr, error: &'a str }
         => Level::Warning,
@@ -267,7 +269,7 @@ events! {
     /// given the terminal.
     "started" Started {
         command: &'a Command,
-        pid: i32,
+        pid: Pid,
         limit: Option<u64>,
         oom_group: bool,
         terminal: bool,
@@ -289,7 +291,7 @@ events! {
     // Hooks.
 
     /// A hook started.
-    "hook_started" HookStarted { hook: HookKind, pid: i32 }
+    "hook_started" HookStarted { hook: HookKind, pid: Pid }
         => Level::Info, ("{} hook started: pid {pid}", hook.as_str()),
         |o| o.word("hook", hook.as_str()).field("pid", *pid);
     /// A hook ended, well or not, and what vigil does about it.
@@ -298,11 +300,11 @@ events! {
         ("{record}{then}"),
         |o| o.flatten(*record);
     /// The post-start hook outlived `--post-start-timeout`.
-    "post_start_timed_out" PostStartTimedOut { pid: i32, timeout: Duration }
+    "post_start_timed_out" PostStartTimedOut { pid: Pid, timeout: Duration }
         => Level::Warning, ("post-start hook pid {pid} timed out: killing it"),
         |o| o.field("pid", *pid).field("timeout", *timeout);
     /// The pre-stop hook outlived `--pre-stop-timeout`.
-    "pre_stop_timed_out" PreStopTimedOut { pid: i32, timeout: Duration }
+    "pre_stop_timed_out" PreStopTimedOut { pid: Pid, timeout: Duration }
         => Level::Warning,
         ("pre-stop hook pid {pid} still running after {} (--pre-stop-timeout): killing it, and going on with the stop",
             duration(*timeout)),
@@ -312,88 +314,88 @@ events! {
 
     /// A signal arrived, with its sender. SIGCHLD (one per exit) only at
     /// `-vvv`, its sender as the kernel gave it.
-    "signal_received" SignalReceived { signal: i32, sender: &'a Named }
-        => if *signal == libc::SIGCHLD { Level::Trace } else { Level::Info },
-        ("received {} {}", Signal(*signal), fmt::from_fn(|f| if *signal == libc::SIGCHLD {
+    "signal_received" SignalReceived { signal: Signal, sender: &'a Named }
+        => if *signal == Signal::CHLD { Level::Trace } else { Level::Info },
+        ("received {} {}", *signal, fmt::from_fn(|f| if *signal == Signal::CHLD {
             write!(f, "{}", sender.sender)
         } else {
             write!(f, "{sender}")
         })),
-        |o| o.field("signal", Signal(*signal)).object("sender", *sender);
+        |o| o.field("signal", *signal).object("sender", *sender);
     /// A signal was forwarded (after `--rewrite`), from `sender`; vigil
     /// is its sender when it is the stop sequence's own. `later_stop`: a
     /// stop signal during the stop sequence, and when it came.
     "signal_forwarded" SignalForwarded {
-        signal: i32,
-        sent: i32,
+        signal: Signal,
+        sent: Signal,
         target: Target,
         sender: &'a Named,
         later_stop: Option<Instant>,
     }
         => Level::Debug,
-        ("forwarding {}{} to {target}", Signal(*signal),
-            fmt::from_fn(|f| if sent == signal { Ok(()) } else { write!(f, " as {}", Signal(*sent)) })),
-        |o| o.field("signal", Signal(*signal)).field("sent", Signal(*sent)).flatten(target);
+        ("forwarding {}{} to {target}", *signal,
+            fmt::from_fn(|f| if sent == signal { Ok(()) } else { write!(f, " as {}", *sent) })),
+        |o| o.field("signal", *signal).field("sent", *sent).flatten(target);
     /// `--rewrite` drops the signal.
-    "signal_dropped" SignalDropped { signal: i32 }
-        => Level::Info, ("dropped {} (--rewrite)", Signal(*signal)),
-        |o| o.field("signal", Signal(*signal));
+    "signal_dropped" SignalDropped { signal: Signal }
+        => Level::Info, ("dropped {} (--rewrite)", signal),
+        |o| o.field("signal", *signal);
     /// The child has exited: nothing to forward to.
-    "signal_not_forwarded" SignalNotForwarded { signal: i32 }
-        => Level::Debug, ("the child has exited; {} not forwarded", Signal(*signal)),
-        |o| o.field("signal", Signal(*signal));
+    "signal_not_forwarded" SignalNotForwarded { signal: Signal }
+        => Level::Debug, ("the child has exited; {} not forwarded", signal),
+        |o| o.field("signal", *signal);
     /// A stop signal while everything left is being killed.
-    "stop_signal_ignored" StopSignalIgnored { signal: i32 }
-        => Level::Debug, ("already killing what is left; {} changes nothing", Signal(*signal)),
-        |o| o.field("signal", Signal(*signal));
+    "stop_signal_ignored" StopSignalIgnored { signal: Signal }
+        => Level::Debug, ("already killing what is left; {} changes nothing", signal),
+        |o| o.field("signal", *signal);
     /// A signal could not be sent (EPERM, after one more try).
-    "send_failed" SendFailed { signal: i32, target: Target, error: &'a str }
+    "send_failed" SendFailed { signal: Signal, target: Target, error: &'a str }
         => Level::Warning,
-        ("could not send {} to {target}: {error}", Signal(*signal)),
-        |o| o.field("signal", Signal(*signal)).flatten(target).field("error", *error);
+        ("could not send {} to {target}: {error}", signal),
+        |o| o.field("signal", *signal).flatten(target).field("error", *error);
 
     // The stop.
 
     /// The stop sequence began `at`, for `cause`, to end with `signal`.
-    "stopping" Stopping { cause: &'a StopCause, signal: i32, grace: Option<Grace>, at: Instant }
+    "stopping" Stopping { cause: &'a StopCause, signal: Signal, grace: Option<Grace>, at: Instant }
         => Level::Info,
         ("stopping{}", fmt::from_fn(|f| match grace {
             Some(grace) => write!(f, ": grace period {}", duration(grace.period)),
             None => Ok(()),
         })),
-        |o| o.word("cause", cause.word()).field("signal", Signal(*signal))
+        |o| o.word("cause", cause.word()).field("signal", *signal)
             .opt("grace_period", grace.map(|g| g.period));
     /// The stop sequence ended without sending the child its stop signal.
-    "stop_signal_not_sent" StopSignalNotSent { signal: i32, why: NotSent }
-        => Level::Info, ("{} not sent to the child: {why}", Signal(*signal)),
-        |o| o.field("signal", Signal(*signal)).word("why", why.word());
+    "stop_signal_not_sent" StopSignalNotSent { signal: Signal, why: NotSent }
+        => Level::Info, ("{} not sent to the child: {why}", signal),
+        |o| o.field("signal", *signal).word("why", why.word());
     /// `--timeout` passed: the stop sequence begins with `signal`.
-    "timeout_passed" TimeoutPassed { timeout: Duration, signal: i32 }
+    "timeout_passed" TimeoutPassed { timeout: Duration, signal: Signal }
         => Level::Warning,
-        ("--timeout ({}) passed: stopping as if {} had arrived", duration(*timeout), Signal(*signal)),
+        ("--timeout ({}) passed: stopping as if {} had arrived", duration(*timeout), signal),
         |o| o.field("timeout", *timeout);
     /// vigil cannot go on supervising as it should, and stops.
     "fault" Fault { error: &'a str }
         => Level::Error, ("{error}: stopping"),
         |o| o.field("error", *error);
     /// `--pre-stop-sleep` began.
-    "pre_stop_sleep" PreStopSleep { sleep: Duration, signal: i32 }
+    "pre_stop_sleep" PreStopSleep { sleep: Duration, signal: Signal }
         => Level::Info,
-        ("waiting {} before forwarding {}", duration(*sleep), Signal(*signal)),
-        |o| o.field("sleep", *sleep).field("signal", Signal(*signal));
+        ("waiting {} before forwarding {}", duration(*sleep), signal),
+        |o| o.field("sleep", *sleep).field("signal", *signal);
     /// The child still runs half the grace period (else 5 s) after the
     /// stop began: what still runs, and why when vigil can tell.
     "still_running" StillRunning {
-        signal: i32,
+        signal: Signal,
         after: Duration,
-        child: i32,
+        child: Pid,
         running: &'a [Running],
-        pre_stop_hook: Option<i32>,
+        pre_stop_hook: Option<Pid>,
         waits_for_hook: bool,
         shell: Option<&'a Shell>,
     }
         => Level::Warning,
-        ("still running {} after {}: {}", duration(*after), Signal(*signal), fmt::from_fn(|f| {
+        ("still running {} after {}: {}", duration(*after), *signal, fmt::from_fn(|f| {
             if running.is_empty() {
                 write!(f, "the child, pid {child}")?;
             } else {
@@ -403,15 +405,15 @@ events! {
                 write!(f, "; the pre-stop hook (pid {hook}) too")?;
             }
             if *waits_for_hook {
-                write!(f, ", and {} waits for it", Signal(*signal))?;
+                write!(f, ", and {signal} waits for it")?;
             }
             if let Some(shell) = shell {
                 write!(f, "; {} ({}) is a shell waiting for its foreground job, {}, which did not get {} (vigil sent it to the shell alone): end the script with `exec` of its last command, or run vigil with -g",
-                    shell.pid, shell.name, process::running_list(&shell.jobs), Signal(*signal))?;
+                    shell.pid, shell.name, process::running_list(&shell.jobs), signal)?;
             }
             Ok(())
         })),
-        |o| o.field("signal", Signal(*signal)).field("after", *after)
+        |o| o.field("signal", *signal).field("after", *after)
             .list("running", running.iter()).opt("pre_stop_hook", *pre_stop_hook)
             .opt_object("shell", *shell);
 
@@ -422,23 +424,23 @@ events! {
         => Level::Error, ("waitpid failed: {error}"),
         |o| o.field("error", *error);
     /// An orphan was reaped; with `-w`, a warning.
-    "reaped" Reaped { pid: i32, ending: Ending, warn: bool }
+    "reaped" Reaped { pid: Pid, ending: Ending, warn: bool }
         => if *warn { Level::Warning } else { Level::Debug },
         ("reaped {}pid {pid}, which {ending}", if *warn { "orphaned zombie " } else { "" }),
         |o| o.field("pid", *pid).object("ending", ending);
     /// The child ended; vigil reaped it `at`.
-    "child_ended" ChildEnded { pid: i32, ending: Ending, at: Instant }
+    "child_ended" ChildEnded { pid: Pid, ending: Ending, at: Instant }
         => Level::Info, ("child pid {pid} {ending}"),
         |o| o.field("pid", *pid).object("ending", ending);
     /// The child was stopped, and what vigil did about it.
-    "child_stopped" ChildStopped { pid: i32, signal: i32, action: StopAction }
+    "child_stopped" ChildStopped { pid: Pid, signal: Signal, action: StopAction }
         => Level::Info,
         ("child pid {pid} {}", fmt::from_fn(|f| match action {
             StopAction::StopVigil => f.write_str("stopped: stopping vigil too"),
-            StopAction::Continue => write!(f, "stopped by {}, and nothing above vigil can resume it: continuing it", Signal(*signal)),
-            StopAction::Leave => write!(f, "stopped by {}: left stopped (a stop sends SIGCONT with its signal)", Signal(*signal)),
+            StopAction::Continue => write!(f, "stopped by {}, and nothing above vigil can resume it: continuing it", signal),
+            StopAction::Leave => write!(f, "stopped by {}: left stopped (a stop sends SIGCONT with its signal)", signal),
         })),
-        |o| o.field("pid", *pid).field("signal", Signal(*signal)).word("action", action.word());
+        |o| o.field("pid", *pid).field("signal", *signal).word("action", action.word());
 
     // The drain and the deadlines.
 
@@ -495,7 +497,7 @@ events! {
     // Pause mode (`-P`).
 
     /// Pause mode began: no command, only reaping until a stop signal.
-    "pausing" Pausing { stop_signals: &'a [i32] }
+    "pausing" Pausing { stop_signals: &'a [Signal] }
         => Level::Info,
         ("pausing: no command; reaping orphans until {}", fmt::from_fn(|f| {
             for (i, signal) in stop_signals.iter().enumerate() {
@@ -504,17 +506,17 @@ events! {
                     _ if i + 1 == stop_signals.len() => " or ",
                     _ => ", ",
                 };
-                write!(f, "{sep}{}", Signal(*signal))?;
+                write!(f, "{sep}{signal}")?;
             }
             Ok(())
         })),
         |o| o;
     /// A stop signal ended pause mode.
-    "pause_ended" PauseEnded { signal: i32, sender: &'a Named, orphans_reaped: u64, status: i32 }
+    "pause_ended" PauseEnded { signal: Signal, sender: &'a Named, orphans_reaped: u64, status: i32 }
         => Level::Info,
-        ("pause over: {} {sender}; {} reaped; exiting {status}", Signal(*signal),
+        ("pause over: {} {sender}; {} reaped; exiting {status}", *signal,
             Count(*orphans_reaped, "orphan", "orphans")),
-        |o| o.field("signal", Signal(*signal)).object("sender", *sender)
+        |o| o.field("signal", *signal).object("sender", *sender)
             .field("orphans_reaped", *orphans_reaped).field("status", *status);
 
     // Memory.
@@ -531,7 +533,7 @@ events! {
 
     /// A process vigil reaped was SIGKILLed while the memory cgroup
     /// counted an OOM kill: the OOM killer's victim, seen `at`.
-    "oom_killed" OomKilled { pid: i32, child: bool, at: Timestamp }
+    "oom_killed" OomKilled { pid: Pid, child: bool, at: Timestamp }
         => Level::Warning,
         ("the kernel OOM killer killed pid {pid}{}", if *child { ", the child" } else { "" }),
         |o| o.field("pid", *pid).field("child", *child);
@@ -560,7 +562,7 @@ events! {
             .field("probes", *probes).opt("notified", *notified);
     /// `--ready-timeout` passed before the first success: the stop
     /// sequence begins with `signal`.
-    "ready_timeout_passed" ReadyTimeoutPassed { timeout: Duration, url: &'a str, probes: u32, last: Option<&'a dyn Fact>, signal: i32 }
+    "ready_timeout_passed" ReadyTimeoutPassed { timeout: Duration, url: &'a str, probes: u32, last: Option<&'a dyn Fact>, signal: Signal }
         => Level::Warning,
         ("not ready after {} (--ready-timeout): {url}: {}; stopping as if {} had arrived",
             duration(*timeout),
@@ -568,7 +570,7 @@ events! {
                 Some(why) => write!(f, "{why}"),
                 None => f.write_str("no probe has ended yet"),
             }),
-            Signal(*signal)),
+            signal),
         |o| {
             o.field("timeout", *timeout).field("url", *url).field("probes", *probes);
             if let Some(why) = last {
@@ -585,7 +587,7 @@ events! {
             .field("failures", *failures).field("next", *next);
     /// `--live-when`: `--live-failures` probes failed in a row; the stop
     /// sequence begins with `signal`.
-    "unhealthy" Unhealthy { url: &'a str, failed: &'a [&'a dyn Fact], signal: i32 }
+    "unhealthy" Unhealthy { url: &'a str, failed: &'a [&'a dyn Fact], signal: Signal }
         => Level::Warning,
         ("{url} is unhealthy: {} failed in a row: {}; stopping as if {} had arrived",
             Count(failed.len() as u64, "probe", "probes"),
@@ -595,7 +597,7 @@ events! {
                 }
                 Ok(())
             }),
-            Signal(*signal)),
+            signal),
         |o| o.field("url", *url).field("failures", failed.len())
             .list_with("failed", failed.iter(), |o, why| { o.flatten(*why); });
     /// `READY=1` or `STOPPING=1` could not be sent.
@@ -638,7 +640,7 @@ pub enum AfterHook {
     GoOnWithStop,
     /// The post-start hook failed: the stop sequence begins with this
     /// signal, as if it had arrived.
-    Stop(i32),
+    Stop(Signal),
 }
 
 impl fmt::Display for AfterHook {
@@ -647,7 +649,7 @@ impl fmt::Display for AfterHook {
             AfterHook::Nothing => Ok(()),
             AfterHook::GoOnWithStop => f.write_str("; going on with the stop"),
             AfterHook::Stop(signal) => {
-                write!(f, "; stopping as if {} had arrived", Signal(*signal))
+                write!(f, "; stopping as if {} had arrived", signal)
             }
         }
     }

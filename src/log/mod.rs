@@ -209,8 +209,8 @@ pub fn wall_clock() -> Timestamp {
 /// Logs one event, if its level is shown: the text line, or its record
 /// in the structured formats. Nothing is formatted unless the line is
 /// shown.
-pub fn emit(event: Event<'_>) {
-    with(|l| l.emit(&event));
+pub fn emit(event: &Event<'_>) {
+    with(|l| l.emit(event));
 }
 
 /// Logs the event that says how vigil ends (the exit report, or why
@@ -218,13 +218,13 @@ pub fn emit(event: Event<'_>) {
 /// whatever the verbosity: the log line has the event's heading (`exit
 /// report: `), the termination log's text the words alone, and a record is
 /// the same bytes in both.
-pub fn emit_final(event: Event<'_>) {
+pub fn emit_final(event: &Event<'_>) {
     with(|l| {
         let logged = l.shows(event.level());
         if !logged && l.termination_log.is_none() {
             return;
         }
-        let line = l.line(&event);
+        let line = l.line(event);
         if logged {
             l.write(&line);
         }
@@ -242,13 +242,13 @@ pub fn emit_final(event: Event<'_>) {
 /// termination log should say if vigil is killed before it can write its
 /// report (a group OOM kill, a SIGKILL from outside). Every exit vigil
 /// makes itself writes over it (`emit_final`).
-pub fn provisional(event: Event<'_>) {
+pub fn provisional(event: &Event<'_>) {
     with(|l| {
         if l.termination_log.is_none() && !cfg!(test) {
             return;
         }
         let line = match l.encoder {
-            Some(_) => l.line(&event),
+            Some(_) => l.line(event),
             None => event.to_string().into_bytes(),
         };
         #[cfg(test)]

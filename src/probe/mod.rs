@@ -68,7 +68,7 @@ pub fn run(mode: &Mode) -> i32 {
     let url = mode.url.text.as_str();
     match check(&mode.url, mode.timeout) {
         Ok(healthy) => {
-            log::emit(Event::ProbeHealthy {
+            log::emit(&Event::ProbeHealthy {
                 url,
                 healthy: &healthy,
                 took: started.elapsed(),
@@ -76,7 +76,7 @@ pub fn run(mode: &Mode) -> i32 {
             0
         }
         Err(why) => {
-            log::emit(Event::ProbeUnhealthy { url, why: &why });
+            log::emit(&Event::ProbeUnhealthy { url, why: &why });
             1
         }
     }

@@ -23,7 +23,7 @@ use crate::sys::exec::{self as sys, Failed, MESSAGE, Started};
 #[derive(Debug)]
 pub enum Outcome {
     /// The program runs (the pipe closed with exec, and nothing came).
-    Started(i32),
+    Started(Pid),
     /// A step of the new process failed; it has exited and been reaped.
     Failed(Failed),
     /// The process was made, but whether its exec succeeded could not be
@@ -32,7 +32,7 @@ pub enum Outcome {
     /// It is left to run: if the exec failed, it exits with the status
     /// vigil gives for that failure (127 not found, 126 not executable, 1
     /// for a step before exec), and that is what vigil reports.
-    Unknown { pid: i32, error: io::Error },
+    Unknown { pid: Pid, error: io::Error },
 }
 
 /// How often a read of the pipe is tried before the outcome is given up as
@@ -44,6 +44,7 @@ const READ_ATTEMPTS: u32 = 8;
 /// not.
 pub fn outcome(started: Started) -> Outcome {
     let Started { pid, report } = started;
+    let pid = Pid::from_raw(pid);
     let mut message = [0u8; MESSAGE];
     let mut got = 0;
     let mut failures = 0;
@@ -58,7 +59,7 @@ pub fn outcome(started: Started) -> Outcome {
             Ok(n) => {
                 got += n;
                 if got == MESSAGE {
-                    reap(Pid::from_raw(pid));
+                    reap(pid);
                     return Outcome::Failed(sys::decode(&message));
                 }
             }

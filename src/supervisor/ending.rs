@@ -2,6 +2,8 @@
 //! what the child left behind, the grace deadline's SIGKILL, and vigil's
 //! exit status.
 
+use nix::unistd::Pid;
+
 use super::deadlines::Deadline;
 use super::stop::StopStep;
 use super::system::System;
@@ -9,7 +11,7 @@ use super::{DrainPhase, State, StopPhase, Supervisor};
 use crate::log;
 use crate::log::event::{AfterHook, Event};
 use crate::log::facts::stop::DrainKill;
-use crate::log::facts::{Cancel, Ending, HookKind, KillReason, Proc, Target};
+use crate::log::facts::{Cancel, Ending, HookKind, KillReason, Proc, Signal, Target};
 use crate::reap::{Change, Next};
 
 use std::time::Duration;
@@ -40,7 +42,7 @@ impl<S: System> Supervisor<S> {
                     if let State::Draining(DrainPhase::Killing) = self.state {
                         // Something may have forked after the last SIGKILL.
                         let known = self.known_groups();
-                        self.sys.signal_all(&[libc::SIGKILL], &known);
+                        self.sys.signal_all(&[Signal::KILL], &known);
                     }
                     return;
                 }
@@ -52,26 +54,26 @@ impl<S: System> Supervisor<S> {
                             // look again shortly.
                             if phase == DrainPhase::Killing {
                                 let known = self.known_groups();
-                                self.sys.signal_all(&[libc::SIGKILL], &known);
+                                self.sys.signal_all(&[Signal::KILL], &known);
                             }
                             let at = self.sys.now() + DRAIN_CHECK;
                             self.deadlines.set(Deadline::DrainCheck, at);
                         } else {
-                            self.state = State::Exit(self.exit_status());
+                            self.state = State::Exit;
                         }
                     }
                     return;
                 }
             }
-            if let State::Exit(_) = self.state {
+            if self.state == State::Exit {
                 return;
             }
         }
     }
 
-    fn on_ended(&mut self, pid: i32, ending: Ending) {
+    fn on_ended(&mut self, pid: Pid, ending: Ending) {
         if let Ending::Killed {
-            signal: libc::SIGKILL,
+            signal: Signal::KILL,
             ..
         } = ending
         {
@@ -96,7 +98,7 @@ impl<S: System> Supervisor<S> {
     /// `pid` was SIGKILLed: the OOM killer's doing if the memory cgroup
     /// counted a kill since vigil last looked. Said then, so that the
     /// report can tell an earlier OOM kill from how the container ended.
-    fn oom_victim(&mut self, pid: i32) {
+    fn oom_victim(&mut self, pid: Pid) {
         let events = self.sys.memory_events();
         if events.oom_kill <= self.ledger.memory_events().oom_kill {
             return;
@@ -174,7 +176,7 @@ impl<S: System> Supervisor<S> {
         {
             // Nothing left, or told to behave like tini: exit at once (as
             // PID 1, the kernel then kills whatever is left).
-            self.state = State::Exit(self.exit_status());
+            self.state = State::Exit;
             return;
         }
         if !self.sys.procs_listed() {
@@ -182,12 +184,12 @@ impl<S: System> Supervisor<S> {
         }
         let known = self.known_groups();
         if self.ledger.grace_passed() {
-            self.sys.signal_all(&[libc::SIGKILL], &known);
+            self.sys.signal_all(&[Signal::KILL], &known);
             self.killing();
         } else {
             // SIGCONT too: a stopped process would not act on its SIGTERM
             // until the SIGKILL at the deadline.
-            let left = self.sys.signal_all(&[libc::SIGTERM, libc::SIGCONT], &known);
+            let left = self.sys.signal_all(&[Signal::TERM, Signal::CONT], &known);
             if !left.is_empty() {
                 self.say(Event::Draining { terminated: &left });
             }
@@ -218,12 +220,12 @@ impl<S: System> Supervisor<S> {
         if self.state != State::Draining(DrainPhase::Killing) {
             return;
         }
-        let left = self.sys.signal_all(&[libc::SIGKILL], &self.known_groups());
+        let left = self.sys.signal_all(&[Signal::KILL], &self.known_groups());
         self.say(Event::SurvivedSigkill {
             left: &left,
             after: KILL_WAIT,
         });
-        self.state = State::Exit(self.exit_status());
+        self.state = State::Exit;
     }
 
     /// The drain's look for what is left: a reaping round (which, while
@@ -247,16 +249,6 @@ impl<S: System> Supervisor<S> {
             groups.push(Target::Group(hook.pid));
         }
         groups
-    }
-
-    /// vigil's exit status for the child's ending (the exit report works
-    /// it out: `report::Exit::status`).
-    pub(super) fn exit_status(&self) -> i32 {
-        let oom_kills = self.sys.memory_events().oom_kill;
-        let config = &self.config;
-        self.ledger
-            .exit(&config.exit_codes, &config.expected_codes, oom_kills)
-            .map_or(0, |exit| exit.status())
     }
 
     /// The grace period is over: everything still alive gets SIGKILL, and
@@ -291,7 +283,7 @@ impl<S: System> Supervisor<S> {
                 }
             }
             State::Draining(_) => self.killed_in_drain(),
-            State::Running | State::Exit(_) => {}
+            State::Running | State::Exit => {}
         }
     }
 
@@ -316,14 +308,14 @@ impl<S: System> Supervisor<S> {
         // Without /proc a left-over in a session of its own is out of sight
         // and out of reach: waiting for it would be forever.
         self.say(Event::CannotReachAll {});
-        self.state = State::Exit(self.exit_status());
+        self.state = State::Exit;
     }
 
     /// A deadline passed: SIGKILL to everything left, and a warning that
     /// lists it (pid and name) and says which deadline it was.
     fn kill_everything_left(&mut self, kill: Kill, groups: &[Target]) {
         let at = self.sys.now();
-        let left: Vec<Proc> = self.sys.signal_all(&[libc::SIGKILL], groups);
+        let left: Vec<Proc> = self.sys.signal_all(&[Signal::KILL], groups);
         // Everything is being killed: from here on the log may wait for
         // room in stderr, so that this warning and the report get through.
         log::final_lines();

@@ -35,13 +35,16 @@ mod tests;
 
 use std::time::Duration;
 
+use nix::unistd::Pid;
+
 use crate::cli::Config;
 use crate::hooks::{self, Hook};
 use crate::log;
 use crate::log::event::{AfterHook, Event, Level, StopAction};
 use crate::log::facts::Command;
+use crate::log::facts::signal::OUTSIDE;
 use crate::log::facts::stop::{DrainKill, StopCause};
-use crate::log::facts::{HookKind, KillReason, Named, Received, Sender, Target};
+use crate::log::facts::{HookKind, KillReason, Named, Received, Sender, Signal, Target};
 use crate::log::facts::{hook, signal};
 use crate::log::format::Timestamp;
 use crate::log::report::Ledger;
@@ -58,11 +61,12 @@ enum State {
     /// The child runs; signals are forwarded.
     Running,
     /// A stop began; the child still runs.
-    Stopping { signal: i32, phase: StopPhase },
+    Stopping { signal: Signal, phase: StopPhase },
     /// The child has exited; what it left behind is being ended.
     Draining(DrainPhase),
-    /// Nothing is left: vigil exits with this status.
-    Exit(i32),
+    /// Nothing is left: vigil exits, with the status the exit report
+    /// gives.
+    Exit,
 }
 
 /// Where the stop sequence is.
@@ -110,7 +114,7 @@ const WASTED_TURNS: u32 = 10;
 struct Supervisor<S: System> {
     config: Config,
     sys: S,
-    child: i32,
+    child: Pid,
     state: State,
     /// Every fact the events said that the exit report needs: how the
     /// child ended, what started the stop and its grace period (whose
@@ -130,7 +134,7 @@ struct Supervisor<S: System> {
     /// The child was stopped and vigil has not continued it since.
     child_is_stopped: bool,
     /// vigil's parent at start, to recognise the `-p` signal when it dies.
-    parent: i32,
+    parent: Pid,
     /// vigil made the child's group the terminal's foreground group, and
     /// takes the terminal back when it exits.
     gave_terminal: bool,
@@ -145,7 +149,7 @@ struct Supervisor<S: System> {
 /// before and while it started the child.
 #[derive(Debug)]
 struct Start {
-    child: i32,
+    child: Pid,
     /// The command, as the report and the provisional message show it.
     command: Command,
     /// When the child was started.
@@ -154,7 +158,7 @@ struct Start {
     limit: Option<u64>,
     oom_group: bool,
     /// vigil's parent before anything started (see `is_parent_death`).
-    parent: i32,
+    parent: Pid,
     /// Whether the child was given the terminal's foreground.
     gave_terminal: bool,
 }
@@ -216,14 +220,14 @@ impl<S: System> Supervisor<S> {
     /// the exit report needs, and to the log.
     fn say(&mut self, event: Event<'_>) {
         self.ledger.observe(&event);
-        log::emit(event);
+        log::emit(&event);
     }
 
     /// The event loop: one turn at a time until the state is `Exit`.
     fn run(mut self) -> i32 {
         loop {
-            if let State::Exit(status) = self.state {
-                return self.finish(status);
+            if self.state == State::Exit {
+                return self.finish();
             }
             self.turn();
         }
@@ -285,7 +289,7 @@ impl<S: System> Supervisor<S> {
     fn on_time(&mut self, now: std::time::Instant) -> bool {
         let mut handled = false;
         self.deadlines.new_turn();
-        while !matches!(self.state, State::Exit(_)) {
+        while self.state != State::Exit {
             match self.deadlines.take_due(now) {
                 Some(Due::Passed(deadline)) => {
                     handled = true;
@@ -347,7 +351,7 @@ impl<S: System> Supervisor<S> {
     }
 
     fn on_signal(&mut self, mut r: Received) {
-        if r.signal == libc::SIGPIPE && r.sender == Sender::Vigil {
+        if r.signal == Signal::PIPE && r.sender == Sender::Vigil {
             // vigil's own write to a closed pipe (its stderr, most likely):
             // not news for the child, and not to be logged, since logging it
             // to that same pipe would raise the next one.
@@ -362,7 +366,7 @@ impl<S: System> Supervisor<S> {
             r.sender = Sender::Terminal;
         }
         match r.signal {
-            libc::SIGCHLD => {
+            Signal::CHLD => {
                 // One per exit: as the kernel gave it, without reading /proc.
                 if log::shown(Level::Trace) {
                     self.received(r, &Named::bare(r.sender));
@@ -372,8 +376,8 @@ impl<S: System> Supervisor<S> {
             // Ignored, as tini does. Being blocked, they still reach the
             // signalfd: the kernel discards an ignored signal only when it
             // is not blocked.
-            libc::SIGTTIN | libc::SIGTTOU => self.log_received(r),
-            libc::SIGCONT if self.job_stopped => {
+            Signal::TTIN | Signal::TTOU => self.log_received(r),
+            Signal::CONT if self.job_stopped => {
                 self.log_received(r);
                 self.resume_job();
             }
@@ -412,7 +416,7 @@ impl<S: System> Supervisor<S> {
     /// A signal's sender, named from /proc when it is a process of vigil's
     /// namespace: read once, unless it also sent the last `signal`
     /// forwarded (a storm of signals from one process).
-    fn named(&self, sender: Sender, signal: i32) -> Named {
+    fn named(&self, sender: Sender, signal: Signal) -> Named {
         self.ledger
             .known_sender(signal, sender)
             .unwrap_or_else(|| Named::looked_up(sender, |pid| self.sys.name(pid)))
@@ -430,7 +434,7 @@ impl<S: System> Supervisor<S> {
         }
         let from_parent = match r.sender {
             Sender::Vigil => true,
-            Sender::Process { pid, .. } => self.parent > 0 && pid == self.parent as u32,
+            Sender::Process { pid, .. } => pid != OUTSIDE && pid == self.parent,
             _ => false,
         };
         from_parent && self.sys.parent() != self.parent
@@ -454,7 +458,7 @@ impl<S: System> Supervisor<S> {
                 self.log_received(r);
                 self.end_drain(DrainKill::StopSignal(r.signal));
             }
-            State::Draining(DrainPhase::Killing) | State::Exit(_) => {
+            State::Draining(DrainPhase::Killing) | State::Exit => {
                 self.log_received(r);
                 self.say(Event::StopSignalIgnored { signal: r.signal });
             }
@@ -483,12 +487,12 @@ impl<S: System> Supervisor<S> {
     /// The signal `--timeout`, a failed post-start hook and a fault stop
     /// the child with: the first of `--stop-signals` (SIGTERM unless the
     /// image said otherwise), as if it had arrived.
-    fn first_stop_signal(&self) -> i32 {
+    fn first_stop_signal(&self) -> Signal {
         self.config
             .stop_signals
             .first()
             .copied()
-            .unwrap_or(libc::SIGTERM)
+            .unwrap_or(Signal::TERM)
     }
 
     /// Starts a hook through the seam; the record of one that could not run.
@@ -515,7 +519,7 @@ impl<S: System> Supervisor<S> {
         };
         running.ending_for(reason);
         let group = Target::Group(running.pid);
-        self.sys.send(group, libc::SIGKILL);
+        self.sys.send(group, Signal::KILL);
     }
 
     /// The post-start hook, started beside the child.
@@ -560,11 +564,11 @@ impl<S: System> Supervisor<S> {
     /// is then continued, since nobody could resume it either; one stopped
     /// by SIGSTOP was stopped on purpose and stays stopped until the stop
     /// sequence sends SIGCONT with its signal.
-    fn child_stopped(&mut self, signal: i32) {
+    fn child_stopped(&mut self, signal: Signal) {
         self.child_is_stopped = true;
         let action = if self.gave_terminal && self.sys.job_control_above() {
             StopAction::StopVigil
-        } else if matches!(signal, libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU) {
+        } else if matches!(signal, Signal::TSTP | Signal::TTIN | Signal::TTOU) {
             StopAction::Continue
         } else {
             StopAction::Leave
@@ -588,7 +592,7 @@ impl<S: System> Supervisor<S> {
     /// Sends SIGCONT to the child's group.
     fn continue_child(&mut self) {
         self.child_is_stopped = false;
-        self.sys.send(Target::Group(self.child), libc::SIGCONT);
+        self.sys.send(Target::Group(self.child), Signal::CONT);
     }
 
     /// vigil was continued (`fg`, `bg`): continue the child's group, and

@@ -14,7 +14,7 @@
 use crate::cli::Config;
 use crate::log;
 use crate::log::event::{Event, Level};
-use crate::log::facts::{Named, Sender};
+use crate::log::facts::{Named, Sender, Signal};
 use crate::procs::{self, Role};
 use crate::reap;
 use crate::text::os_error;
@@ -34,7 +34,7 @@ pub fn run(config: &Config) -> i32 {
     // leaves it as it was, which is no reason not to pause.
     let _ = nix::unistd::chdir("/");
     let stop_signals = stop_signals(config);
-    log::emit(Event::Pausing {
+    log::emit(&Event::Pausing {
         stop_signals: &stop_signals,
     });
     let mut orphans_reaped = 0;
@@ -47,10 +47,10 @@ pub fn run(config: &Config) -> i32 {
             Err(e) => return cannot_read(os_error(&e)),
         };
         match received.signal {
-            libc::SIGCHLD => orphans_reaped += reap_all(config.warn_on_reap),
+            Signal::CHLD => orphans_reaped += reap_all(config.warn_on_reap),
             signal if stop_signals.contains(&signal) => {
                 let status = 0;
-                log::emit(Event::PauseEnded {
+                log::emit(&Event::PauseEnded {
                     signal,
                     sender: &named(received.sender),
                     orphans_reaped,
@@ -60,7 +60,7 @@ pub fn run(config: &Config) -> i32 {
             }
             signal => {
                 if log::shown(Level::Info) {
-                    log::emit(Event::SignalReceived {
+                    log::emit(&Event::SignalReceived {
                         signal,
                         sender: &named(received.sender),
                     });
@@ -72,8 +72,8 @@ pub fn run(config: &Config) -> i32 {
 
 /// The signals that end the pause: TERM and INT always (a pause process
 /// holds nothing that a stop could lose), and those of `--stop-signals`.
-fn stop_signals(config: &Config) -> Vec<i32> {
-    let mut signals = vec![libc::SIGTERM, libc::SIGINT];
+fn stop_signals(config: &Config) -> Vec<Signal> {
+    let mut signals = vec![Signal::TERM, Signal::INT];
     for &signal in &config.stop_signals {
         if !signals.contains(&signal) {
             signals.push(signal);
@@ -87,7 +87,7 @@ fn reap_all(warn: bool) -> u64 {
     let mut reaped = 0;
     reap::all_ended(|pid, ending| {
         reaped += 1;
-        log::emit(Event::Reaped { pid, ending, warn });
+        log::emit(&Event::Reaped { pid, ending, warn });
     });
     reaped
 }
@@ -95,13 +95,13 @@ fn reap_all(warn: bool) -> u64 {
 /// A signal's sender, named from /proc when it is a process of vigil's
 /// namespace.
 fn named(sender: Sender) -> Named {
-    Named::looked_up(sender, |pid| i32::try_from(pid).ok().and_then(procs::name))
+    Named::looked_up(sender, procs::name)
 }
 
 /// Signals cannot be read, so no stop signal could be seen: exits 1
 /// rather than pause deaf to the stop.
 fn cannot_read(error: String) -> i32 {
-    log::emit(Event::Fault {
+    log::emit(&Event::Fault {
         error: &format!("cannot read signals: {error}"),
     });
     1

@@ -101,7 +101,7 @@ impl<S: System> Supervisor<S> {
             (Verdict::Unhealthy, _) => self.unhealthy(),
             (Verdict::Again(next), _) => {
                 if let Some(why) = probing.last().filter(|_| failed > 0) {
-                    log::emit(match probing.purpose {
+                    log::emit(&match probing.purpose {
                         Purpose::Ready => Event::NotReady { url, why, next },
                         Purpose::Live { failures } => Event::LiveProbeFailed {
                             url,
@@ -136,7 +136,7 @@ impl<S: System> Supervisor<S> {
         let status = ready_event(None).to_string();
         let notified = self.sys.notify(&format!("READY=1\nSTATUS={status}"));
         let socket = notified.as_ref().filter(|n| n.error.is_none());
-        log::emit(ready_event(socket.map(|n| n.socket.as_str())));
+        log::emit(&ready_event(socket.map(|n| n.socket.as_str())));
         notify_failed(notified.as_ref(), "READY=1");
         self.start_liveness(self.config.live_interval);
     }
@@ -149,7 +149,7 @@ impl<S: System> Supervisor<S> {
         };
         let signal = self.first_stop_signal();
         let failed: Vec<&dyn Fact> = live.failed.iter().map(|why| why as &dyn Fact).collect();
-        log::emit(Event::Unhealthy {
+        log::emit(&Event::Unhealthy {
             url: &live.url.text,
             failed: &failed,
             signal,
@@ -199,7 +199,7 @@ impl<S: System> Supervisor<S> {
         };
         let timeout = self.config.ready_timeout.unwrap_or_default();
         let signal = self.first_stop_signal();
-        log::emit(Event::ReadyTimeoutPassed {
+        log::emit(&Event::ReadyTimeoutPassed {
             timeout,
             url: &ready.url.text,
             probes: ready.attempts,
@@ -221,7 +221,7 @@ fn notify_failed(notified: Option<&Notified>, what: &'static str) {
     else {
         return;
     };
-    log::emit(Event::NotifyFailed {
+    log::emit(&Event::NotifyFailed {
         socket,
         message: what,
         error,

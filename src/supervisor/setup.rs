@@ -4,13 +4,14 @@
 
 use super::system::{Os, System};
 use super::{Start, Supervisor};
+use nix::unistd::Pid;
+
 use crate::caps;
 use crate::cgroup::Memory;
 use crate::cli::{self, Config};
 use crate::log;
 use crate::log::event::{Event, Level};
-use crate::log::facts::Command;
-use crate::log::facts::HookKind;
+use crate::log::facts::{Command, HookKind, Signal};
 use crate::log::report::{Audience, Clocks, Exit};
 use crate::notify::{self, Notifier};
 use crate::procs::Role;
@@ -33,7 +34,7 @@ pub fn run(config: Config, inherited: Inherited) -> i32 {
 pub(super) fn open_signals() -> Result<SignalFd, i32> {
     SignalFd::open().map_err(|e| {
         let error = os_error(&e);
-        log::emit(Event::StartFailed {
+        log::emit(&Event::StartFailed {
             what: "read signals (signalfd)",
             error: &error,
             status: 1,
@@ -49,7 +50,7 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     let role = Role::of_this_process();
     let caps = prepare_caps(&config)?;
     let user = prepare_user(&config, role)?;
-    let parent = nix::unistd::getppid().as_raw();
+    let parent = nix::unistd::getppid();
     kernel_side(&config, role);
     warn_of_hooks(&config);
     // The memory cgroup is found (and, when vigil is not PID 1, its counts
@@ -134,11 +135,11 @@ fn follow_user(os: &mut Os) {
     match user.follow(os.caps.as_ref().map(caps::Narrowing::plan)) {
         Ok(uid) => {
             os.caps = None;
-            log::emit(Event::FollowingUser { uid });
+            log::emit(&Event::FollowingUser { uid });
         }
         Err((uid, error)) => {
             let error = error.desc();
-            log::emit(Event::CannotSignalUser { uid, error });
+            log::emit(&Event::CannotSignalUser { uid, error });
         }
     }
 }
@@ -153,11 +154,11 @@ fn prepare_caps(config: &Config) -> Result<Option<caps::Narrowing>, i32> {
     };
     match caps::prepare(set, config.user.is_some()) {
         Ok(narrowing) => {
-            log::emit(Event::Capabilities { caps: &narrowing });
+            log::emit(&Event::Capabilities { caps: &narrowing });
             Ok(Some(narrowing))
         }
         Err(error) => {
-            log::emit_final(Event::CapsFailed {
+            log::emit_final(&Event::CapsFailed {
                 error: &error,
                 status: 1,
             });
@@ -174,11 +175,11 @@ fn prepare_user(config: &Config, role: Role) -> Result<Option<user::Switch>, i32
     };
     match user::prepare(spec, role == Role::Pid1) {
         Ok(switch) => {
-            log::emit(Event::RunningAs { user: &switch });
+            log::emit(&Event::RunningAs { user: &switch });
             Ok(Some(switch))
         }
         Err(e) => {
-            log::emit_final(Event::UserFailed {
+            log::emit_final(&Event::UserFailed {
                 error: &e,
                 status: 1,
             });
@@ -201,7 +202,7 @@ fn start_child(
     unset: &[&'static str],
     activated: bool,
     take_terminal: bool,
-) -> Result<i32, i32> {
+) -> Result<Pid, i32> {
     let spec = Spawn {
         argv: &config.command,
         env: Vec::new(),
@@ -216,7 +217,7 @@ fn start_child(
         } else {
             config.status_after_e(e.status())
         };
-        log::emit_final(e.event(status));
+        log::emit_final(&e.event(status));
         status
     })
 }
@@ -227,7 +228,7 @@ fn notify_socket() -> Option<Notifier> {
     match Notifier::from_env(std::env::var_os(notify::VARIABLE)) {
         Ok(notifier) => notifier,
         Err(why) => {
-            log::emit(Event::NotifySocketUnusable { error: &why });
+            log::emit(&Event::NotifySocketUnusable { error: &why });
             None
         }
     }
@@ -245,7 +246,7 @@ fn warn_of_hooks(config: &Config) {
             continue;
         };
         if let Some(why) = spawn::unrunnable(program) {
-            log::emit(Event::HookUnrunnable {
+            log::emit(&Event::HookUnrunnable {
                 hook,
                 program,
                 error: &why,
@@ -253,34 +254,34 @@ fn warn_of_hooks(config: &Config) {
         }
     }
     if config.ready_when.is_none() && config.ready_timeout.is_some() {
-        log::emit(Event::ReadyTimeoutUnused {});
+        log::emit(&Event::ReadyTimeoutUnused {});
     }
     if config.post_start.is_none() && config.post_start_timeout.is_some() {
-        log::emit(Event::PostStartTimeoutUnused {});
+        log::emit(&Event::PostStartTimeoutUnused {});
     }
     if config.probe_timeout_unused() {
-        log::emit(Event::ProbeTimeoutUnused {});
+        log::emit(&Event::ProbeTimeoutUnused {});
     }
 }
 
 impl<S: System> Supervisor<S> {
-    /// Writes the exit report and returns the exit status.
-    pub(super) fn finish(mut self, status: i32) -> i32 {
-        let oom_kills = self.sys.memory_events().oom_kill;
+    /// Writes the exit report and returns the exit status, which the
+    /// report works out (`report::Exit::status`).
+    pub(super) fn finish(mut self) -> i32 {
         log::final_lines();
         // Every way to `State::Exit` goes through the child's end: the
         // ending is known.
-        let config = &self.config;
-        let exit = self
-            .ledger
-            .exit(&config.exit_codes, &config.expected_codes, oom_kills);
-        if let Some(exit) = exit {
-            let clocks = Clocks {
-                wall: log::wall_clock(),
-                now: self.sys.now(),
-            };
-            report_exit(&exit, clocks);
-        }
+        let status = match self.exit() {
+            Some(exit) => {
+                let clocks = Clocks {
+                    wall: log::wall_clock(),
+                    now: self.sys.now(),
+                };
+                report_exit(&exit, clocks);
+                exit.status()
+            }
+            None => 0,
+        };
         if self.gave_terminal {
             self.sys.reclaim_terminal(self.child);
         }
@@ -288,11 +289,19 @@ impl<S: System> Supervisor<S> {
         status
     }
 
+    /// How the child ended and what vigil makes of it, once it has ended.
+    pub(super) fn exit(&self) -> Option<Exit<'_>> {
+        let oom_kills = self.sys.memory_events().oom_kill;
+        let config = &self.config;
+        self.ledger
+            .exit(&config.exit_codes, &config.expected_codes, oom_kills)
+    }
+
     /// Writes the provisional termination message: what the termination
     /// log says if vigil is killed before it can report.
     pub(super) fn write_provisional(&self) {
         if let Some(message) = self.ledger.provisional() {
-            log::provisional(Event::Provisional { message: &message });
+            log::provisional(&Event::Provisional { message: &message });
         }
     }
 
@@ -316,7 +325,7 @@ fn report_exit(exit: &Exit, clocks: Clocks) {
         Audience::Default => Level::Notice,
         Audience::Verbose => Level::Info,
     };
-    log::emit_final(Event::Exit {
+    log::emit_final(&Event::Exit {
         report: &exit.at(clocks),
         level,
     });
@@ -336,24 +345,24 @@ pub(super) fn kernel_side(config: &Config, role: Role) {
 fn become_subreaper() {
     if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
         let error = os_error(&e.into());
-        log::emit(Event::SubreaperFailed { error: &error });
+        log::emit(&Event::SubreaperFailed { error: &error });
     }
 }
 
 /// `-p`: the kernel sends `signal` when vigil's parent dies. If the parent
 /// died before the prctl took effect, nothing would ever come, so vigil
 /// compares its parent before and after, and sends the signal itself.
-fn set_parent_death_signal(signal: i32) {
+fn set_parent_death_signal(signal: Signal) {
     let parent = nix::unistd::getppid();
-    if let Err(e) = crate::sys::process::set_parent_death_signal(signal) {
+    if let Err(e) = crate::sys::process::set_parent_death_signal(signal.0) {
         let error = os_error(&e.into());
-        log::emit(Event::ParentDeathSignalFailed {
+        log::emit(&Event::ParentDeathSignalFailed {
             signal,
             error: &error,
         });
         return;
     }
     if nix::unistd::getppid() != parent {
-        let _ = crate::sys::signal::kill(nix::unistd::getpid().as_raw(), signal);
+        let _ = crate::sys::signal::kill(nix::unistd::getpid().as_raw(), signal.0);
     }
 }

@@ -12,7 +12,7 @@ use crate::log;
 use crate::log::event::{AfterHook, Event};
 use crate::log::facts::process::{Running, Shell};
 use crate::log::facts::stop::{Grace, NotSent, StopCause};
-use crate::log::facts::{Cancel, HookKind, KillReason, Named, Received, Sender, Target};
+use crate::log::facts::{Cancel, HookKind, KillReason, Named, Received, Sender, Signal, Target};
 use crate::procs;
 
 /// Declares `StopStep` and `StopStep::ALL`, every step, from one list:
@@ -61,7 +61,7 @@ impl<S: System> Supervisor<S> {
     /// pre-stop sleep), sending it is the stop's own work, and it goes out
     /// first, right after a post-start hook still running is ended: the
     /// sender's name, the deadlines and the log lines follow it.
-    pub(super) fn begin_stop(&mut self, signal: i32, mut cause: StopCause) {
+    pub(super) fn begin_stop(&mut self, signal: Signal, mut cause: StopCause) {
         let at = self.sys.now();
         self.kill_hook(HookKind::PostStart, KillReason::Cancelled(Cancel::Stop));
         let at_once = self.config.pre_stop.is_none() && self.config.pre_stop_sleep.is_zero();
@@ -139,7 +139,7 @@ impl<S: System> Supervisor<S> {
 
     /// Runs `STOP_SEQUENCE` from the step at index `from` until a step
     /// starts something to wait for.
-    fn run_stop_sequence(&mut self, signal: i32, from: usize) {
+    fn run_stop_sequence(&mut self, signal: Signal, from: usize) {
         for step in STOP_SEQUENCE.into_iter().skip(from) {
             if self.start_step(step, signal) {
                 self.state = State::Stopping {
@@ -157,7 +157,7 @@ impl<S: System> Supervisor<S> {
 
     /// Starts one step; whether the sequence must wait for it. A step the
     /// configuration gives nothing to do is skipped.
-    fn start_step(&mut self, step: StopStep, signal: i32) -> bool {
+    fn start_step(&mut self, step: StopStep, signal: Signal) -> bool {
         match step {
             StopStep::PreStopHook => {
                 let Some(argv) = self.config.pre_stop.clone() else {
@@ -198,7 +198,7 @@ impl<S: System> Supervisor<S> {
 
     /// The stop signal was passed on (or not): said; a stopped child is
     /// continued, so that it can act on it.
-    fn stop_signal_passed(&mut self, signal: i32, passed: Passed) {
+    fn stop_signal_passed(&mut self, signal: Signal, passed: Passed) {
         let why = match passed {
             Passed::Sent(target, sent) => {
                 let sender = Named::bare(Sender::Vigil);
@@ -337,8 +337,8 @@ impl<S: System> Supervisor<S> {
     /// Says that `signal` went to `target` as `sent`.
     fn forwarded(
         &mut self,
-        signal: i32,
-        sent: i32,
+        signal: Signal,
+        sent: Signal,
         target: Target,
         sender: &Named,
         later_stop: Option<Instant>,
@@ -357,7 +357,7 @@ impl<S: System> Supervisor<S> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Passed {
     /// Sent, after `--rewrite`, to this target.
-    Sent(Target, i32),
+    Sent(Target, Signal),
     /// `--rewrite` drops it.
     Dropped,
     /// The child has exited: there is no one to pass it to.
@@ -368,7 +368,7 @@ pub(super) enum Passed {
 
 /// The stop signal as the stop sequence passes it on: who sent it is in
 /// the stop's cause.
-fn stop_signal(signal: i32) -> Received {
+fn stop_signal(signal: Signal) -> Received {
     Received {
         signal,
         sender: Sender::Vigil,

@@ -12,13 +12,11 @@ use std::os::fd::AsFd;
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::inotify::Inotify;
-use nix::unistd::{getpgid, getpgrp, getpid, getppid, getsid};
+use nix::unistd::{Pid, getpgid, getpgrp, getpid, getppid, getsid};
 
 use crate::caps::Narrowing;
 use crate::cgroup::Memory;
-use crate::log::facts::MemoryEvents;
-use crate::log::facts::Target;
-use crate::log::facts::{Proc, Received};
+use crate::log::facts::{MemoryEvents, Proc, Received, Signal, Target};
 use crate::notify::Notifier;
 use crate::probe::{Attempt, Outcome, Unhealthy, Url};
 use crate::procs::{self, Role};
@@ -58,10 +56,10 @@ pub trait System {
     fn sleep(&mut self, duration: Duration);
     /// Sends one signal; whether it reached the target (a target that is
     /// gone already counts: it is not an error).
-    fn send(&mut self, target: Target, signal: i32) -> bool;
+    fn send(&mut self, target: Target, signal: Signal) -> bool;
     /// Sends `signals` to every process vigil answers for, and to the
     /// `known` groups; returns the processes /proc listed.
-    fn signal_all(&mut self, signals: &[i32], known: &[Target]) -> Vec<Proc>;
+    fn signal_all(&mut self, signals: &[Signal], known: &[Target]) -> Vec<Proc>;
     /// Whether vigil can reach every process it answers for (as PID 1
     /// always; otherwise only with /proc).
     fn can_reach_all(&self) -> bool;
@@ -75,17 +73,17 @@ pub trait System {
     /// those that are no children of vigil's (`docker exec`).
     fn others_left(&self) -> bool;
     /// Starts a process (a hook); its pid.
-    fn spawn(&mut self, spec: Spawn<'_>) -> Result<i32, SpawnError>;
+    fn spawn(&mut self, spec: Spawn<'_>) -> Result<Pid, SpawnError>;
     /// A process's name for the log and the report (a signal's sender),
     /// from /proc, if it is still there.
-    fn name(&self, pid: u32) -> Option<String>;
+    fn name(&self, pid: Pid) -> Option<String>;
     /// The processes vigil answers for that still run, with their state.
     fn running(&self) -> Vec<procs::Running>;
     /// Whether vigil has a controlling terminal (whose driver may signal
     /// vigil's group: Ctrl-C after `fg`).
     fn has_terminal(&self) -> bool;
     /// vigil's parent right now.
-    fn parent(&self) -> i32;
+    fn parent(&self) -> Pid;
     /// Whether a job-control shell above vigil could resume it if it
     /// stopped: vigil is not PID 1, and its parent sits in another process
     /// group of the same session (a shell that put vigil in a job of its
@@ -95,9 +93,9 @@ pub trait System {
     /// Job control: stop vigil itself (the child was stopped by Ctrl-Z).
     fn stop_self(&mut self);
     /// Gives the terminal to `pgid`, if vigil holds it.
-    fn give_terminal(&mut self, pgid: i32);
+    fn give_terminal(&mut self, pgid: Pid);
     /// Takes the terminal back from `given_to` at exit, if it still has it.
-    fn reclaim_terminal(&mut self, given_to: i32);
+    fn reclaim_terminal(&mut self, given_to: Pid);
     /// What vigil's memory cgroup counted since vigil started.
     fn memory_events(&self) -> MemoryEvents;
     /// At exit: lets whoever reads vigil's output pipes catch up.
@@ -237,11 +235,11 @@ impl System for Os {
         std::thread::sleep(duration);
     }
 
-    fn send(&mut self, target: Target, signal: i32) -> bool {
+    fn send(&mut self, target: Target, signal: Signal) -> bool {
         signals::send(target, signal)
     }
 
-    fn signal_all(&mut self, signals: &[i32], known: &[Target]) -> Vec<Proc> {
+    fn signal_all(&mut self, signals: &[Signal], known: &[Target]) -> Vec<Proc> {
         procs::signal_all(self.role, signals, known)
     }
 
@@ -265,7 +263,7 @@ impl System for Os {
         procs::others_left(self.role)
     }
 
-    fn spawn(&mut self, spec: Spawn<'_>) -> Result<i32, SpawnError> {
+    fn spawn(&mut self, spec: Spawn<'_>) -> Result<Pid, SpawnError> {
         let spec = Spawn {
             unset: &self.unset,
             ..spec
@@ -273,8 +271,8 @@ impl System for Os {
         spawn::spawn(spec, self.inherited, self.user.as_ref(), self.caps.as_ref())
     }
 
-    fn name(&self, pid: u32) -> Option<String> {
-        procs::name(pid as i32)
+    fn name(&self, pid: Pid) -> Option<String> {
+        procs::name(pid)
     }
 
     fn running(&self) -> Vec<procs::Running> {
@@ -285,8 +283,8 @@ impl System for Os {
         spawn::has_terminal()
     }
 
-    fn parent(&self) -> i32 {
-        getppid().as_raw()
+    fn parent(&self) -> Pid {
+        getppid()
     }
 
     fn job_control_above(&self) -> bool {
@@ -305,11 +303,11 @@ impl System for Os {
         let _ = nix::sys::signal::kill(getpid(), nix::sys::signal::Signal::SIGSTOP);
     }
 
-    fn give_terminal(&mut self, pgid: i32) {
+    fn give_terminal(&mut self, pgid: Pid) {
         spawn::give_terminal(pgid);
     }
 
-    fn reclaim_terminal(&mut self, given_to: i32) {
+    fn reclaim_terminal(&mut self, given_to: Pid) {
         spawn::reclaim_terminal(given_to);
     }
 

@@ -25,7 +25,7 @@ use crate::procs;
 use crate::reap::{Change, Next};
 use crate::spawn::{Spawn, SpawnError};
 
-const CHILD: i32 = 100;
+const CHILD: Pid = Pid::from_raw(100);
 
 /// A hook's argv and the variables it was given.
 type Started = (Vec<OsString>, Vec<(&'static str, String)>);
@@ -50,9 +50,9 @@ struct Fake {
     next_pid: i32,
     spawn_fails: bool,
     /// What `name` finds in /proc: (pid, name).
-    names: Vec<(u32, String)>,
+    names: Vec<(Pid, String)>,
     /// Signals `send` fails to deliver (EPERM, say).
-    refused: Vec<i32>,
+    refused: Vec<Signal>,
     /// What `running` finds in /proc.
     running: Vec<procs::Running>,
     /// Processes /proc lists that are no children of vigil's (`others_left`).
@@ -74,13 +74,13 @@ struct Fake {
     notify_socket: bool,
     notify_error: Option<String>,
     // What vigil did:
-    sent: Vec<(Target, i32)>,
-    signalled_all: Vec<Vec<i32>>,
+    sent: Vec<(Target, Signal)>,
+    signalled_all: Vec<Vec<Signal>>,
     spawned: Vec<Started>,
     waits: Vec<Option<Duration>>,
     sleeps: Vec<Duration>,
     stopped_self: u32,
-    terminal_given: Vec<i32>,
+    terminal_given: Vec<Pid>,
     /// The probes started (their URLs), and cancelled.
     probes: Vec<String>,
     probes_cancelled: u32,
@@ -125,7 +125,7 @@ impl System for Fake {
         }
     }
 
-    fn send(&mut self, target: Target, signal: i32) -> bool {
+    fn send(&mut self, target: Target, signal: Signal) -> bool {
         if self.refused.contains(&signal) {
             return false;
         }
@@ -133,7 +133,7 @@ impl System for Fake {
         true
     }
 
-    fn signal_all(&mut self, signals: &[i32], _known: &[Target]) -> Vec<Proc> {
+    fn signal_all(&mut self, signals: &[Signal], _known: &[Target]) -> Vec<Proc> {
         self.signalled_all.push(signals.to_vec());
         self.left.clone()
     }
@@ -158,7 +158,7 @@ impl System for Fake {
         self.children
     }
 
-    fn spawn(&mut self, spec: Spawn<'_>) -> Result<i32, SpawnError> {
+    fn spawn(&mut self, spec: Spawn<'_>) -> Result<Pid, SpawnError> {
         if self.spawn_fails {
             return Err(SpawnError {
                 program: spec.argv[0].to_string_lossy().into_owned(),
@@ -169,10 +169,10 @@ impl System for Fake {
         }
         self.spawned.push((spec.argv.to_vec(), spec.env));
         self.next_pid += 1;
-        Ok(200 + self.next_pid)
+        Ok(Pid::from_raw(200 + self.next_pid))
     }
 
-    fn name(&self, pid: u32) -> Option<String> {
+    fn name(&self, pid: Pid) -> Option<String> {
         self.names
             .iter()
             .find(|(p, _)| *p == pid)
@@ -187,8 +187,8 @@ impl System for Fake {
         self.terminal
     }
 
-    fn parent(&self) -> i32 {
-        1
+    fn parent(&self) -> Pid {
+        Pid::from_raw(1)
     }
 
     fn job_control_above(&self) -> bool {
@@ -199,11 +199,11 @@ impl System for Fake {
         self.stopped_self += 1;
     }
 
-    fn give_terminal(&mut self, pgid: i32) {
+    fn give_terminal(&mut self, pgid: Pid) {
         self.terminal_given.push(pgid);
     }
 
-    fn reclaim_terminal(&mut self, _given_to: i32) {}
+    fn reclaim_terminal(&mut self, _given_to: Pid) {}
 
     fn memory_events(&self) -> MemoryEvents {
         self.memory
@@ -268,30 +268,37 @@ fn supervisor(args: &[&str]) -> Supervisor<Fake> {
 }
 
 /// The child `child` as a start without a terminal leaves it.
-fn started(child: i32) -> Start {
+fn started(child: Pid) -> Start {
     Start {
         child,
         command: crate::log::facts::Command::new(vec!["child".into()]),
         started: crate::log::format::Timestamp::from_unix(1_796_148_380, 123),
         limit: None,
         oom_group: false,
-        parent: 1,
+        parent: Pid::from_raw(1),
         gave_terminal: false,
     }
 }
 
-fn from_outside(signal: i32) -> Received {
+fn from_outside(signal: Signal) -> Received {
     Received {
         signal,
-        sender: Sender::Process { pid: 0, uid: 0 },
+        sender: Sender::Process {
+            pid: Pid::from_raw(0),
+            uid: 0,
+        },
     }
+}
+
+fn pid(n: i32) -> Pid {
+    Pid::from_raw(n)
 }
 
 fn exited(code: i32) -> Ending {
     Ending::Exited(code)
 }
 
-fn killed(signal: i32) -> Ending {
+fn killed(signal: Signal) -> Ending {
     Ending::Killed {
         signal,
         core_dumped: false,
@@ -310,13 +317,13 @@ impl Supervisor<Fake> {
     fn chld(&mut self, events: impl IntoIterator<Item = Next>) {
         self.sys.reaps.extend(events);
         self.signal(Received {
-            signal: libc::SIGCHLD,
+            signal: Signal::CHLD,
             sender: Sender::Kernel,
         });
     }
 
     /// A process ended and SIGCHLD said so.
-    fn ended(&mut self, pid: i32, ending: Ending) {
+    fn ended(&mut self, pid: Pid, ending: Ending) {
         self.chld([Next::Changed(Change::Ended(pid, ending))]);
     }
 
@@ -330,6 +337,11 @@ impl Supervisor<Fake> {
             StopCause::Unhealthy { .. } => "unhealthy",
             StopCause::Fault(_) => "fault",
         })
+    }
+
+    /// vigil's exit status, once it is to exit.
+    fn exit_status(&self) -> Option<i32> {
+        (self.state == State::Exit).then(|| self.exit().map_or(0, |exit| exit.status()))
     }
 
     fn grace_passed(&self) -> bool {
@@ -351,7 +363,7 @@ impl Supervisor<Fake> {
     }
 
     /// The signals sent to the child itself, in order.
-    fn sent_to_child(&self) -> Vec<i32> {
+    fn sent_to_child(&self) -> Vec<Signal> {
         self.sys
             .sent
             .iter()
@@ -373,27 +385,27 @@ impl Supervisor<Fake> {
 #[test]
 fn running_forwards_a_signal_at_once() {
     let mut s = supervisor(&[]);
-    s.signal(from_outside(libc::SIGUSR1));
-    assert_eq!(s.sys.sent, [(Target::Process(CHILD), libc::SIGUSR1)]);
+    s.signal(from_outside(Signal::USR1));
+    assert_eq!(s.sys.sent, [(Target::Process(CHILD), Signal::USR1)]);
     assert_eq!(s.state, State::Running);
     let mut g = supervisor(&["-g", "--rewrite", "USR1:HUP", "--rewrite", "USR2:0"]);
-    g.signal(from_outside(libc::SIGUSR1));
-    g.signal(from_outside(libc::SIGUSR2));
-    g.signal(from_outside(libc::SIGTTIN));
-    assert_eq!(g.sys.sent, [(Target::Group(CHILD), libc::SIGHUP)]);
+    g.signal(from_outside(Signal::USR1));
+    g.signal(from_outside(Signal(libc::SIGUSR2)));
+    g.signal(from_outside(Signal::TTIN));
+    assert_eq!(g.sys.sent, [(Target::Group(CHILD), Signal::HUP)]);
 }
 
 #[test]
 fn running_stop_signal_without_a_sequence_is_forwarded_at_once() {
     let mut s = supervisor(&[]);
-    s.signal(from_outside(libc::SIGTERM));
-    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+    s.signal(from_outside(Signal::TERM));
+    assert_eq!(s.sent_to_child(), [Signal::TERM]);
     assert_eq!(s.stopping(), Some(StopPhase::AwaitingExit));
     assert_eq!(s.stop_cause(), Some("signal"));
     assert!(matches!(
         s.ledger.stop().map(|stop| &stop.cause),
         Some(StopCause::Signal {
-            signal: libc::SIGTERM,
+            signal: Signal::TERM,
             ..
         })
     ));
@@ -421,7 +433,7 @@ fn the_stop_sequence_runs_hook_then_sleep_then_signal() {
         "--grace-period",
         "30s",
     ]);
-    s.signal(from_outside(libc::SIGINT));
+    s.signal(from_outside(Signal::INT));
     assert_eq!(
         s.stopping(),
         Some(StopPhase::Waiting(StopStep::PreStopHook))
@@ -444,7 +456,7 @@ fn the_stop_sequence_runs_hook_then_sleep_then_signal() {
         "the signal waits for the sleep"
     );
     s.next_deadline_passes();
-    assert_eq!(s.sent_to_child(), [libc::SIGINT]);
+    assert_eq!(s.sent_to_child(), [Signal::INT]);
     assert_eq!(s.stopping(), Some(StopPhase::AwaitingExit));
     assert!(s.deadlines.get(Deadline::Grace).is_some());
 }
@@ -456,27 +468,27 @@ fn the_stop_sequence_runs_hook_then_sleep_then_signal() {
 fn a_hung_pre_stop_hook_is_killed_and_the_stop_signal_still_sent() {
     let mut s = supervisor(&["--pre-stop", "sleep 30", "--grace-period", "30s"]);
     let start = s.sys.clock();
-    s.signal(from_outside(libc::SIGTERM));
+    s.signal(from_outside(Signal::TERM));
     let hook = s.pre_stop.as_ref().unwrap().pid;
     assert_eq!(
         s.deadlines.get(Deadline::PreStopTimeout),
         Some(start + Duration::from_secs(15))
     );
     s.next_deadline_passes();
-    assert!(s.sys.sent.contains(&(Target::Group(hook), libc::SIGKILL)));
-    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+    assert!(s.sys.sent.contains(&(Target::Group(hook), Signal::KILL)));
+    assert_eq!(s.sent_to_child(), [Signal::TERM]);
     assert_eq!(s.stopping(), Some(StopPhase::AwaitingExit));
     assert!(
         s.deadlines.get(Deadline::Grace).is_some(),
         "the grace runs on"
     );
-    s.ended(hook, killed(libc::SIGKILL));
+    s.ended(hook, killed(Signal::KILL));
     assert!(matches!(s.ledger.hooks()[0].outcome, Outcome::TimedOut));
     assert!(s.ledger.hooks()[0].failed());
     // Set by hand, it is that long.
     let mut s = supervisor(&["--pre-stop", "sleep 30", "--pre-stop-timeout", "2s"]);
     let start = s.sys.clock();
-    s.signal(from_outside(libc::SIGTERM));
+    s.signal(from_outside(Signal::TERM));
     assert_eq!(
         s.deadlines.next(),
         Some(start + Duration::from_secs(2)),
@@ -484,14 +496,14 @@ fn a_hung_pre_stop_hook_is_killed_and_the_stop_signal_still_sent() {
     );
     // A hook that ends first leaves nothing to kill.
     let mut s = supervisor(&["--pre-stop", "quick-hook"]);
-    s.signal(from_outside(libc::SIGTERM));
+    s.signal(from_outside(Signal::TERM));
     let hook = s.pre_stop.as_ref().unwrap().pid;
     s.ended(hook, exited(0));
     assert_eq!(s.deadlines.get(Deadline::PreStopTimeout), None);
-    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+    assert_eq!(s.sent_to_child(), [Signal::TERM]);
 }
 
-fn running(pid: i32, ppid: i32, pgrp: i32, comm: &str, title: &str) -> procs::Running {
+fn running(pid: Pid, ppid: Pid, pgrp: Pid, comm: &str, title: &str) -> procs::Running {
     procs::Running {
         stat: procs::Stat {
             pid,
@@ -515,11 +527,11 @@ fn a_child_still_running_is_named_once_with_the_shell_and_its_job() {
     capture::start(Format::Text, 1, Timestamp::from_unix(0, 0));
     let mut s = supervisor(&[]);
     s.sys.running = vec![
-        running(CHILD, 1, CHILD, "bash", "bash /app/run.sh"),
-        running(40, CHILD, CHILD, "sleep", "sleep 1000"),
+        running(CHILD, pid(1), CHILD, "bash", "bash /app/run.sh"),
+        running(pid(40), CHILD, CHILD, "sleep", "sleep 1000"),
     ];
     let start = s.sys.clock();
-    s.signal(from_outside(libc::SIGTERM));
+    s.signal(from_outside(Signal::TERM));
     assert_eq!(s.deadlines.next(), Some(start + Duration::from_secs(5)));
     s.next_deadline_passes();
     let lines = capture::take();
@@ -537,18 +549,18 @@ fn a_child_still_running_is_named_once_with_the_shell_and_its_job() {
     // With -g the job got the signal too: no shell to blame.
     let mut s = supervisor(&["-g", "--grace-period", "4s"]);
     s.sys.running = vec![
-        running(CHILD, 1, CHILD, "bash", "bash /app/run.sh"),
-        running(40, CHILD, CHILD, "sleep", "sleep 1000"),
+        running(CHILD, pid(1), CHILD, "bash", "bash /app/run.sh"),
+        running(pid(40), CHILD, CHILD, "sleep", "sleep 1000"),
     ];
-    s.signal(from_outside(libc::SIGTERM));
+    s.signal(from_outside(Signal::TERM));
     s.next_deadline_passes();
     let lines = capture::take();
     assert!(lines[0].starts_with("vigil: warning: still running 2s after SIGTERM: "));
     assert!(!lines[0].contains("shell"), "{lines:?}");
     // A child that ended in time is not mentioned.
     let mut s = supervisor(&[]);
-    s.signal(from_outside(libc::SIGTERM));
-    s.ended(CHILD, killed(libc::SIGTERM));
+    s.signal(from_outside(Signal::TERM));
+    s.ended(CHILD, killed(Signal::TERM));
     assert_eq!(s.deadlines.get(Deadline::StillRunning), None);
     assert!(capture::take().is_empty());
 }
@@ -556,16 +568,16 @@ fn a_child_still_running_is_named_once_with_the_shell_and_its_job() {
 #[test]
 fn a_pre_stop_hook_that_fails_or_cannot_start_does_not_stop_the_sequence() {
     let mut s = supervisor(&["--pre-stop", "false"]);
-    s.signal(from_outside(libc::SIGTERM));
+    s.signal(from_outside(Signal::TERM));
     let hook = s.pre_stop.as_ref().unwrap().pid;
     s.ended(hook, exited(1));
-    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+    assert_eq!(s.sent_to_child(), [Signal::TERM]);
     assert!(s.ledger.hooks()[0].failed());
 
     let mut s = supervisor(&["--pre-stop", "missing"]);
     s.sys.spawn_fails = true;
-    s.signal(from_outside(libc::SIGTERM));
-    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+    s.signal(from_outside(Signal::TERM));
+    assert_eq!(s.sent_to_child(), [Signal::TERM]);
     assert!(matches!(
         s.ledger.hooks()[0].outcome,
         Outcome::CouldNotRun(_)
@@ -582,12 +594,12 @@ fn stopping_a_later_stop_signal_is_forwarded_at_once_in_each_phase() {
         &[],
     ] {
         let mut s = supervisor(args);
-        s.signal(from_outside(libc::SIGINT));
+        s.signal(from_outside(Signal::INT));
         let phase = s.stopping();
         let before = s.sent_to_child();
-        s.signal(from_outside(libc::SIGTERM));
+        s.signal(from_outside(Signal::TERM));
         let mut want = before.clone();
-        want.push(libc::SIGTERM);
+        want.push(Signal::TERM);
         assert_eq!(s.sent_to_child(), want, "{args:?}");
         assert_eq!(s.stopping(), phase, "{args:?}: the phase stays");
         assert!(s.ledger.stop().unwrap().later.is_some());
@@ -603,14 +615,14 @@ fn stopping_the_child_exit_in_each_phase_starts_the_drain() {
     ] {
         let mut s = supervisor(args);
         s.sys.children = true;
-        s.signal(from_outside(libc::SIGTERM));
-        s.ended(CHILD, killed(libc::SIGTERM));
+        s.signal(from_outside(Signal::TERM));
+        s.ended(CHILD, killed(Signal::TERM));
         assert!(
             matches!(s.state, State::Draining(DrainPhase::Terminating)),
             "{args:?}: {:?}",
             s.state
         );
-        assert_eq!(s.sys.signalled_all, [vec![libc::SIGTERM, libc::SIGCONT]]);
+        assert_eq!(s.sys.signalled_all, [vec![Signal::TERM, Signal::CONT]]);
         // Nothing of the stop sequence follows the child's exit.
         assert_eq!(s.deadlines.get(Deadline::PreStopSleep), None, "{args:?}");
         assert!(s.deadlines.get(Deadline::Drain).is_some());
@@ -621,7 +633,7 @@ fn stopping_the_child_exit_in_each_phase_starts_the_drain() {
             );
         }
         s.chld([Next::NoChildren]);
-        assert_eq!(s.state, State::Exit(143), "{args:?}");
+        assert_eq!(s.exit_status(), Some(143), "{args:?}");
     }
 }
 
@@ -634,7 +646,7 @@ fn a_process_that_is_no_child_is_drained_and_waited_for() {
     s.sys.strangers = vec![90];
     s.ended(CHILD, exited(0));
     assert_eq!(s.state, State::Draining(DrainPhase::Terminating));
-    assert_eq!(s.sys.signalled_all, [vec![libc::SIGTERM, libc::SIGCONT]]);
+    assert_eq!(s.sys.signalled_all, [vec![Signal::TERM, Signal::CONT]]);
     s.chld([Next::NoChildren]);
     assert!(s.deadlines.get(Deadline::DrainCheck).is_some());
     s.sys.reaps.push_back(Next::NoChildren);
@@ -648,23 +660,23 @@ fn a_process_that_is_no_child_is_drained_and_waited_for() {
     s.sys.strangers.clear();
     s.sys.reaps.push_back(Next::NoChildren);
     s.next_deadline_passes();
-    assert_eq!(s.state, State::Exit(0));
+    assert_eq!(s.exit_status(), Some(0));
 }
 
 #[test]
 fn a_child_that_leaves_nothing_behind_exits_at_once() {
     let mut s = supervisor(&["-e", "3"]);
     s.ended(CHILD, exited(3));
-    assert_eq!(s.state, State::Exit(0), "-e 3");
+    assert_eq!(s.exit_status(), Some(0), "-e 3");
     let mut s = supervisor(&[]);
-    s.ended(CHILD, killed(libc::SIGSEGV));
-    assert_eq!(s.state, State::Exit(139));
+    s.ended(CHILD, killed(Signal(libc::SIGSEGV)));
+    assert_eq!(s.exit_status(), Some(139));
     assert!(s.sys.signalled_all.is_empty());
     // --drain-timeout 0 is tini's way: exit at once whatever is left.
     let mut s = supervisor(&["--drain-timeout", "0"]);
     s.sys.children = true;
     s.ended(CHILD, exited(0));
-    assert_eq!(s.state, State::Exit(0));
+    assert_eq!(s.exit_status(), Some(0));
 }
 
 // Deadlines.
@@ -685,14 +697,14 @@ fn the_grace_deadline_kills_everything_and_overtakes_the_sequence() {
         pid: CHILD,
         name: "app".into(),
     }];
-    s.signal(from_outside(libc::SIGTERM));
+    s.signal(from_outside(Signal::TERM));
     s.passes(Deadline::Grace);
     assert!(s.grace_passed());
     assert_eq!(
         s.ledger.stop().unwrap().not_sent,
         Some(crate::log::facts::stop::NotSent::PreStopHook)
     );
-    assert_eq!(s.sys.signalled_all, [vec![libc::SIGKILL]]);
+    assert_eq!(s.sys.signalled_all, [vec![Signal::KILL]]);
     assert_eq!(s.stopping(), Some(StopPhase::AwaitingExit));
     assert_eq!(
         s.pre_stop.as_ref().unwrap().killed_for,
@@ -700,12 +712,12 @@ fn the_grace_deadline_kills_everything_and_overtakes_the_sequence() {
     );
     // The hook's end, after the grace deadline, forwards no stop signal.
     let hook = s.pre_stop.as_ref().unwrap().pid;
-    s.ended(hook, killed(libc::SIGKILL));
-    assert!(!s.sent_to_child().contains(&libc::SIGTERM));
+    s.ended(hook, killed(Signal::KILL));
+    assert!(!s.sent_to_child().contains(&Signal::TERM));
     assert!(s.grace_passed());
     // The child's exit now goes straight to killing what is left.
     s.sys.children = true;
-    s.ended(CHILD, killed(libc::SIGKILL));
+    s.ended(CHILD, killed(Signal::KILL));
     assert_eq!(s.state, State::Draining(DrainPhase::Killing));
 }
 
@@ -713,7 +725,7 @@ fn the_grace_deadline_kills_everything_and_overtakes_the_sequence() {
 fn the_grace_deadline_during_the_drain_ends_it() {
     let mut s = supervisor(&["--grace-period", "1s", "--drain-timeout", "10s"]);
     s.sys.children = true;
-    s.signal(from_outside(libc::SIGTERM));
+    s.signal(from_outside(Signal::TERM));
     s.ended(CHILD, exited(0));
     // The drain deadline is the grace deadline, the earlier of the two.
     assert_eq!(
@@ -735,7 +747,7 @@ fn what_outlives_sigkill_is_killed_again_and_then_given_up() {
     let mut s = supervisor(&["--drain-timeout", "1s"]);
     s.sys.children = true;
     s.sys.left = vec![Proc {
-        pid: 300,
+        pid: Pid::from_raw(300),
         name: "setuid-thing".into(),
     }];
     s.ended(CHILD, exited(0));
@@ -745,7 +757,7 @@ fn what_outlives_sigkill_is_killed_again_and_then_given_up() {
     s.next_deadline_passes();
     assert_eq!(s.sys.signalled_all.len(), kills + 1, "SIGKILL again");
     s.passes(Deadline::KillWait);
-    assert_eq!(s.state, State::Exit(0));
+    assert_eq!(s.exit_status(), Some(0));
 }
 
 #[test]
@@ -753,23 +765,23 @@ fn the_drain_deadline_kills_what_is_left_and_vigil_waits_for_it() {
     let mut s = supervisor(&["--drain-timeout", "2s"]);
     s.sys.children = true;
     s.sys.left = vec![Proc {
-        pid: 300,
+        pid: Pid::from_raw(300),
         name: "daemon".into(),
     }];
     s.ended(CHILD, exited(0));
     s.next_deadline_passes();
     assert_eq!(
         s.sys.signalled_all,
-        [vec![libc::SIGTERM, libc::SIGCONT], vec![libc::SIGKILL]]
+        [vec![Signal::TERM, Signal::CONT], vec![Signal::KILL]]
     );
     let (why, killed_list) = s.ledger.drain_kill().cloned().unwrap();
     assert_eq!(why.to_string(), "drain timeout (2s) over");
-    assert_eq!(killed_list[0].pid, 300);
+    assert_eq!(killed_list[0].pid, pid(300));
     // A reaping round with nothing to reap SIGKILLs again (a late fork).
     s.chld([]);
     assert_eq!(s.sys.signalled_all.len(), 3);
     s.chld([Next::NoChildren]);
-    assert_eq!(s.state, State::Exit(0));
+    assert_eq!(s.exit_status(), Some(0));
 }
 
 #[test]
@@ -777,15 +789,15 @@ fn a_stop_signal_during_the_drain_kills_what_is_left_at_once() {
     let mut s = supervisor(&[]);
     s.sys.children = true;
     s.ended(CHILD, exited(0));
-    s.signal(from_outside(libc::SIGINT));
+    s.signal(from_outside(Signal::INT));
     assert!(matches!(s.state, State::Draining(DrainPhase::Killing)));
     assert_eq!(
         s.ledger.drain_kill().unwrap().0,
-        crate::log::facts::stop::DrainKill::StopSignal(libc::SIGINT)
+        crate::log::facts::stop::DrainKill::StopSignal(Signal::INT)
     );
     assert_eq!(s.deadlines.get(Deadline::Drain), None);
     // Another one changes nothing.
-    s.signal(from_outside(libc::SIGTERM));
+    s.signal(from_outside(Signal::TERM));
     assert_eq!(s.sys.signalled_all.len(), 2);
 }
 
@@ -796,7 +808,7 @@ fn without_proc_vigil_exits_after_the_drain_kill() {
     s.sys.unreachable = true;
     s.ended(CHILD, exited(5));
     s.next_deadline_passes();
-    assert_eq!(s.state, State::Exit(5));
+    assert_eq!(s.exit_status(), Some(5));
 }
 
 #[test]
@@ -805,10 +817,10 @@ fn timeout_stops_as_for_sigterm_and_exits_124() {
     assert!(s.deadlines.get(Deadline::Timeout).is_some());
     s.next_deadline_passes();
     assert_eq!(s.stop_cause(), Some("timeout"));
-    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+    assert_eq!(s.sent_to_child(), [Signal::TERM]);
     assert!(s.deadlines.get(Deadline::Grace).is_some());
     s.ended(CHILD, exited(0));
-    assert_eq!(s.state, State::Exit(124));
+    assert_eq!(s.exit_status(), Some(124));
 }
 
 /// vigil holds the terminal (the child runs as another user in a session
@@ -822,13 +834,13 @@ fn the_terminal_s_signals_go_to_the_child_s_group_and_stop_nothing() {
         signal,
         sender: Sender::Kernel,
     };
-    s.signal(from_the_terminal(libc::SIGINT));
-    s.signal(from_the_terminal(libc::SIGQUIT));
+    s.signal(from_the_terminal(Signal::INT));
+    s.signal(from_the_terminal(Signal::QUIT));
     assert_eq!(
         s.sys.sent,
         [
-            (Target::Group(CHILD), libc::SIGINT),
-            (Target::Group(CHILD), libc::SIGQUIT)
+            (Target::Group(CHILD), Signal::INT),
+            (Target::Group(CHILD), Signal::QUIT)
         ]
     );
     assert_eq!(s.state, State::Running);
@@ -836,11 +848,11 @@ fn the_terminal_s_signals_go_to_the_child_s_group_and_stop_nothing() {
     assert!(s.deadlines.get(Deadline::Timeout).is_some());
     s.sys.children = true;
     s.sys.left = vec![Proc {
-        pid: 40,
+        pid: Pid::from_raw(40),
         name: "left".into(),
     }];
-    s.ended(CHILD, killed(libc::SIGINT));
-    s.signal(from_the_terminal(libc::SIGINT));
+    s.ended(CHILD, killed(Signal::INT));
+    s.signal(from_the_terminal(Signal::INT));
     assert!(
         matches!(s.state, State::Draining(DrainPhase::Killing)),
         "{:?}",
@@ -851,10 +863,10 @@ fn the_terminal_s_signals_go_to_the_child_s_group_and_stop_nothing() {
 #[test]
 fn timeout_is_over_once_a_stop_began_or_the_child_exited() {
     let mut s = supervisor(&["--timeout", "3s"]);
-    s.signal(from_outside(libc::SIGTERM));
+    s.signal(from_outside(Signal::TERM));
     assert_eq!(s.deadlines.get(Deadline::Timeout), None);
-    s.ended(CHILD, killed(libc::SIGTERM));
-    assert_eq!(s.state, State::Exit(143), "the signal's status, not 124");
+    s.ended(CHILD, killed(Signal::TERM));
+    assert_eq!(s.exit_status(), Some(143), "the signal's status, not 124");
     let mut s = supervisor(&["--timeout", "3s"]);
     s.sys.children = true;
     s.ended(CHILD, exited(0));
@@ -869,15 +881,15 @@ fn a_failed_post_start_stops_and_the_status_is_never_0() {
     let hook = s.post_start.as_ref().unwrap().pid;
     s.ended(hook, exited(2));
     assert_eq!(s.stop_cause(), Some("post_start_failed"));
-    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+    assert_eq!(s.sent_to_child(), [Signal::TERM]);
     s.ended(CHILD, exited(0));
-    assert_eq!(s.state, State::Exit(1));
+    assert_eq!(s.exit_status(), Some(1));
     // The child's own failure stands, even one listed with -e.
     let mut s = supervisor(&["--post-start", "check", "-e", "7"]);
     let hook = s.post_start.as_ref().unwrap().pid;
     s.ended(hook, exited(2));
     s.ended(CHILD, exited(7));
-    assert_eq!(s.state, State::Exit(7));
+    assert_eq!(s.exit_status(), Some(7));
 }
 
 #[test]
@@ -900,7 +912,7 @@ fn a_post_start_that_cannot_start_stops_at_once() {
     let mut s = Supervisor::new(*config, fake, started(CHILD));
     s.start_post_start();
     assert_eq!(s.stop_cause(), Some("post_start_failed"));
-    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+    assert_eq!(s.sent_to_child(), [Signal::TERM]);
 }
 
 #[test]
@@ -908,9 +920,9 @@ fn the_post_start_timeout_kills_the_hook_and_stops() {
     let mut s = supervisor(&["--post-start", "slow", "--post-start-timeout", "1s"]);
     let hook = s.post_start.as_ref().unwrap().pid;
     s.next_deadline_passes();
-    assert_eq!(s.sys.sent, [(Target::Group(hook), libc::SIGKILL)]);
+    assert_eq!(s.sys.sent, [(Target::Group(hook), Signal::KILL)]);
     assert_eq!(s.stop_cause(), None, "the stop waits for the hook's end");
-    s.ended(hook, killed(libc::SIGKILL));
+    s.ended(hook, killed(Signal::KILL));
     assert!(matches!(s.ledger.hooks()[0].outcome, Outcome::TimedOut));
     assert_eq!(s.stop_cause(), Some("post_start_failed"));
 }
@@ -919,10 +931,10 @@ fn the_post_start_timeout_kills_the_hook_and_stops() {
 fn a_post_start_still_running_at_the_stop_is_cancelled() {
     let mut s = supervisor(&["--post-start", "slow", "--post-start-timeout", "9s"]);
     let hook = s.post_start.as_ref().unwrap().pid;
-    s.signal(from_outside(libc::SIGTERM));
-    assert_eq!(s.sys.sent[0], (Target::Group(hook), libc::SIGKILL));
+    s.signal(from_outside(Signal::TERM));
+    assert_eq!(s.sys.sent[0], (Target::Group(hook), Signal::KILL));
     assert_eq!(s.deadlines.get(Deadline::PostStart), None);
-    s.ended(hook, killed(libc::SIGKILL));
+    s.ended(hook, killed(Signal::KILL));
     assert!(!s.ledger.hooks()[0].failed());
     assert_eq!(s.stop_cause(), Some("signal"));
 }
@@ -933,11 +945,11 @@ fn a_post_start_still_running_at_the_stop_is_cancelled() {
 fn orphans_are_counted() {
     let mut s = supervisor(&[]);
     s.sys.reaps.extend([
-        Next::Changed(Change::Ended(401, exited(0))),
-        Next::Changed(Change::Ended(402, killed(9))),
+        Next::Changed(Change::Ended(Pid::from_raw(401), exited(0))),
+        Next::Changed(Change::Ended(Pid::from_raw(402), killed(Signal(9)))),
     ]);
     s.signal(Received {
-        signal: libc::SIGCHLD,
+        signal: Signal::CHLD,
         sender: Sender::Kernel,
     });
     assert_eq!(s.ledger.orphans_reaped(), 2);
@@ -949,11 +961,11 @@ fn ctrl_z_under_a_job_control_shell_stops_vigil_and_sigcont_resumes_it() {
     let mut s = supervisor(&[]);
     s.gave_terminal = true;
     s.sys.job_control = true;
-    s.chld([Next::Changed(Change::Stopped(CHILD, libc::SIGTSTP))]);
+    s.chld([Next::Changed(Change::Stopped(CHILD, Signal::TSTP))]);
     assert_eq!(s.sys.stopped_self, 1);
-    s.signal(from_outside(libc::SIGCONT));
+    s.signal(from_outside(Signal::CONT));
     assert_eq!(s.sys.terminal_given, [CHILD]);
-    assert_eq!(s.sys.sent, [(Target::Group(CHILD), libc::SIGCONT)]);
+    assert_eq!(s.sys.sent, [(Target::Group(CHILD), Signal::CONT)]);
 }
 
 #[test]
@@ -964,21 +976,21 @@ fn with_nobody_to_resume_it_vigil_never_stops_itself() {
         let mut s = supervisor(&[]);
         s.gave_terminal = terminal;
         s.sys.job_control = job_control;
-        s.chld([Next::Changed(Change::Stopped(CHILD, libc::SIGTSTP))]);
+        s.chld([Next::Changed(Change::Stopped(CHILD, Signal::TSTP))]);
         assert_eq!(s.sys.stopped_self, 0);
-        assert_eq!(s.sys.sent, [(Target::Group(CHILD), libc::SIGCONT)]);
+        assert_eq!(s.sys.sent, [(Target::Group(CHILD), Signal::CONT)]);
     }
     // A SIGSTOP was meant: the child stays stopped, and the stop signal
     // comes with SIGCONT so that it can act on it.
     let mut s = supervisor(&[]);
-    s.chld([Next::Changed(Change::Stopped(CHILD, libc::SIGSTOP))]);
+    s.chld([Next::Changed(Change::Stopped(CHILD, Signal::STOP))]);
     assert!(s.sys.sent.is_empty());
-    s.signal(from_outside(libc::SIGTERM));
+    s.signal(from_outside(Signal::TERM));
     assert_eq!(
         s.sys.sent,
         [
-            (Target::Process(CHILD), libc::SIGTERM),
-            (Target::Group(CHILD), libc::SIGCONT)
+            (Target::Process(CHILD), Signal::TERM),
+            (Target::Group(CHILD), Signal::CONT)
         ]
     );
 }
@@ -987,19 +999,19 @@ fn with_nobody_to_resume_it_vigil_never_stops_itself() {
 fn timeout_ends_a_stopped_child_within_the_default_grace() {
     let mut s = supervisor(&["--timeout", "2s"]);
     s.sys.children = true;
-    s.chld([Next::Changed(Change::Stopped(CHILD, libc::SIGSTOP))]);
+    s.chld([Next::Changed(Change::Stopped(CHILD, Signal::STOP))]);
     s.next_deadline_passes();
-    assert_eq!(s.sent_to_child(), [libc::SIGTERM, libc::SIGCONT]);
+    assert_eq!(s.sent_to_child(), [Signal::TERM, Signal::CONT]);
     let grace = s.ledger.grace().unwrap();
     assert_eq!((grace.period, grace.by_default), (cli::TIMEOUT_GRACE, true));
     assert!(!s.grace_passed());
     // A child that ignores SIGTERM is SIGKILLed at the default grace.
     s.passes(Deadline::Grace);
     assert!(s.grace_passed());
-    assert_eq!(s.sys.signalled_all, [vec![libc::SIGKILL]]);
-    s.ended(CHILD, killed(libc::SIGKILL));
+    assert_eq!(s.sys.signalled_all, [vec![Signal::KILL]]);
+    s.ended(CHILD, killed(Signal::KILL));
     s.chld([Next::NoChildren]);
-    assert_eq!(s.state, State::Exit(124));
+    assert_eq!(s.exit_status(), Some(124));
 }
 
 // Nothing spins.
@@ -1008,7 +1020,7 @@ fn timeout_ends_a_stopped_child_within_the_default_grace() {
 fn turns_until_exit(s: &mut Supervisor<Fake>, max: usize) -> usize {
     for turn in 1..=max {
         s.turn();
-        if let State::Exit(_) = s.state {
+        if s.state == State::Exit {
             return turn;
         }
     }
@@ -1027,20 +1039,20 @@ fn a_persistent_signalfd_error_stops_the_container_without_spinning() {
     // the paced loop now does by itself.
     s.sys.reaps.extend([
         Next::Nothing,
-        Next::Changed(Change::Ended(CHILD, killed(libc::SIGTERM))),
+        Next::Changed(Change::Ended(CHILD, killed(Signal::TERM))),
     ]);
     turns_until_exit(&mut s, 10);
     assert_eq!(s.sys.waits.len(), 1, "the signalfd is not read again");
     assert_eq!(s.health, Health::Deaf);
     assert_eq!(s.stop_cause(), Some("fault"));
-    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+    assert_eq!(s.sent_to_child(), [Signal::TERM]);
     assert!(!s.sys.sleeps.is_empty());
     assert!(
         s.sys.sleeps.iter().all(|d| *d >= FAULT_PACE),
         "{:?}",
         s.sys.sleeps
     );
-    assert_eq!(s.state, State::Exit(143));
+    assert_eq!(s.exit_status(), Some(143));
 }
 
 #[test]
@@ -1052,7 +1064,7 @@ fn a_deadline_that_never_comes_stops_the_container_without_spinning() {
     }
     assert_eq!(s.health, Health::Unsteady);
     assert_eq!(s.stop_cause(), Some("fault"));
-    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+    assert_eq!(s.sent_to_child(), [Signal::TERM]);
     // From now on every wait is paced, even for a deadline due "now".
     let waits = s.sys.waits.len();
     for _ in 0..5 {
@@ -1070,7 +1082,7 @@ fn after_a_fault_the_loop_still_ends_when_the_child_does() {
     let mut s = supervisor(&[]);
     s.fault("injected".into(), Health::Unsteady);
     s.sys.signals.push_back(Ok(Some(Received {
-        signal: libc::SIGCHLD,
+        signal: Signal::CHLD,
         sender: Sender::Kernel,
     })));
     s.sys
@@ -1085,7 +1097,7 @@ fn after_a_fault_the_loop_still_ends_when_the_child_does() {
 }
 
 /// One signal from outside the namespace, as the next thing the loop reads.
-fn queue(s: &mut Supervisor<Fake>, signal: i32) {
+fn queue(s: &mut Supervisor<Fake>, signal: Signal) {
     s.sys.signals.push_back(Ok(Some(from_outside(signal))));
 }
 
@@ -1095,39 +1107,39 @@ fn queue(s: &mut Supervisor<Fake>, signal: i32) {
 fn a_first_stop_signal_is_forwarded_and_accounted_at_once() {
     let mut s = supervisor(&[]);
     let arrived = s.sys.clock();
-    s.signal(from_outside(libc::SIGTERM));
-    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+    s.signal(from_outside(Signal::TERM));
+    assert_eq!(s.sent_to_child(), [Signal::TERM]);
     assert!(matches!(s.state, State::Stopping { .. }));
     let stop = s.ledger.stop().expect("the stop began");
     assert_eq!(stop.at, arrived);
     assert!(matches!(
         stop.cause,
         StopCause::Signal {
-            signal: libc::SIGTERM,
+            signal: Signal::TERM,
             ..
         }
     ));
-    assert_eq!(stop.sent, Some(libc::SIGTERM));
+    assert_eq!(stop.sent, Some(Signal::TERM));
     s.sys.now = Some(arrived + Duration::from_secs(2));
-    s.ended(CHILD, killed(libc::SIGTERM));
-    assert_eq!(s.sent_to_child(), [libc::SIGTERM], "sent once");
-    assert_eq!(s.state, State::Exit(143));
+    s.ended(CHILD, killed(Signal::TERM));
+    assert_eq!(s.sent_to_child(), [Signal::TERM], "sent once");
+    assert_eq!(s.exit_status(), Some(143));
 }
 
 #[test]
 fn a_second_stop_signal_is_a_later_one() {
     let mut s = supervisor(&[]);
-    queue(&mut s, libc::SIGINT);
-    queue(&mut s, libc::SIGTERM);
+    queue(&mut s, Signal::INT);
+    queue(&mut s, Signal::TERM);
     s.turn();
     s.turn();
     // The SIGINT's stop began first; the SIGTERM is a later stop signal,
     // forwarded at once.
-    assert_eq!(s.sent_to_child(), [libc::SIGINT, libc::SIGTERM]);
+    assert_eq!(s.sent_to_child(), [Signal::INT, Signal::TERM]);
     assert!(matches!(
         s.state,
         State::Stopping {
-            signal: libc::SIGINT,
+            signal: Signal::INT,
             ..
         }
     ));

@@ -5,7 +5,7 @@ through the CRI as the kubelet drives it.
     python3 tests/cri/run.py                  # every scenario
     python3 tests/cri/run.py grace oom        # some
     python3 tests/cri/run.py --vigil PATH     # another static vigil
-    python3 tests/cri/run.py --update-docs    # rewrite docs/kubernetes.md's table from this run
+    python3 tests/cri/run.py --update-docs    # rewrite docs/kubernetes.md's table and blocks from this run
 
 No kubelet runs here. The tier makes the calls the kubelet makes, in its
 order, to the CRI plugin of Debian's containerd:
@@ -23,7 +23,10 @@ order, to the CRI plugin of Debian's containerd:
 Each scenario prints the row `kubectl describe pod` would show (State,
 Reason, Exit Code, Message); the table of a run is printed at the end, and
 docs/kubernetes.md's table must match it (digits aside: pids and times
-vary), so the docs say what a real runtime shows.
+vary), so the docs say what a real runtime shows. So must each text block
+of the docs marked `<!-- checked: tests/cri/run.py, ... (scenario NAME)
+-->`, which shows that scenario's row as `kubectl describe pod` lays it
+out.
 
 The containerd is private: its own root, state, socket, runc root and
 configuration, under a temporary directory; it never talks to another
@@ -51,6 +54,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tarfile
@@ -63,7 +67,7 @@ HERE = os.path.join(ROOT, "tests", "cri")
 DOCS = os.path.join(ROOT, "docs", "kubernetes.md")
 K8S_CRI = "0.11.0"  # the crate whose proto/v1.proto is the CRI client's API
 # The busybox applets the images link to /bin/busybox.
-APPLETS = ["sh", "sleep", "cat", "echo", "tail", "test", "touch", "true", "ls", "ps"]
+APPLETS = ["sh", "sleep", "cat", "echo", "tail", "test", "touch", "true", "ls", "ps", "httpd"]
 TERMINATION_LOG = "/dev/termination-log"
 MAX_MESSAGE = 4096  # the kubelet reads at most this much of the file
 MIN_GRACE = 2  # the kubelet never passes StopContainer less than this
@@ -768,6 +772,7 @@ class Row:
     def __init__(self, case, state, reason, exit_code, message):
         self.case, self.state, self.reason, self.exit_code = case, state, reason, exit_code
         self.message = message.strip()
+        self.scenario = None  # set by the tier: the scenario that gave the row
 
     def markdown(self):
         msg = self.message.replace("|", "\\|").replace("\n", " ")
@@ -777,6 +782,12 @@ class Row:
     def show(self):
         return (f"      State: {self.state}\n      Reason: {self.reason}\n"
                 f"      Exit Code: {self.exit_code}\n      Message: {self.message}")
+
+    def describe_block(self):
+        """The row as `kubectl describe pod` lays it out, for a text block
+        of the docs."""
+        return (f"State:        {self.state}\n  Reason:     {self.reason}\n"
+                f"  Message:    {self.message}\n  Exit Code:  {self.exit_code}\n")
 
 
 # ---------------------------------------------------------------------------
@@ -921,6 +932,69 @@ def scenario_oom_worker(k):
     return [row]
 
 
+def scenario_oom_stop(k):
+    pod = k.run_pod("oom-stop")
+    # The worker is an orphan (its parent, a subshell, exits at once), so
+    # that vigil reaps it and can say which pid the OOM killer took, and
+    # when; the app itself dies of the SIGTERM, as most do.
+    app = pod.container("app", vigil_args(["sh", "-c", f"(sh -c '{HOG}' &); echo ready; sleep 100000 & wait"]),
+                        memory_limit=32 << 20)
+    app.wait_log("ready")
+    app.wait_log("the kernel OOM killer killed pid")
+    check(app.status()[0].state == k.api.CONTAINER_RUNNING, "the app did not outlive its worker's OOM kill")
+    grace, took = app.stop(30)
+    log(f"    StopContainer({grace}) took {took:.2f}s")
+    row = app.describe("`limits: {memory: 32Mi}`, a worker OOM-killed, then the pod deleted")
+    # The runtime's reason comes from the cgroup's OOM count, not from how
+    # the container ended: a clean stop shows as an OOM kill.
+    log(f"    the runtime's reason: {row.reason}")
+    check(row.exit_code == 143, f"not exit code 143:\n{row.show()}")
+    check(row.message.startswith("child was killed by SIGTERM (status 143); exit status 143;"), row.show())
+    check("stop: SIGTERM from pid 0 (outside this PID namespace)" in row.message, row.show())
+    check(re.search(r"; earlier, the kernel OOM killer killed 1 process in this container \(not the child: "
+                    r"a process it started, or a hook\)[^;]*: pid \d+ at \d{4}-\d\d-\d\dT[\d:.]+Z(;|$)",
+                    row.message), f"no earlier OOM kill with its pid and time:\n{row.show()}")
+    check(took < 10, f"StopContainer took {took:.2f}s")
+    return [row]
+
+
+def free_port():
+    """A TCP port of the host's loopback free now: the pods are on the
+    host's network."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scenario_unhealthy(k):
+    pod = k.run_pod("unhealthy")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    env = {"VIGIL_LIVE_WHEN": url, "VIGIL_LIVE_INTERVAL": "1s", "VIGIL_LIVE_FAILURES": "2"}
+    # httpd -vv logs each answer: the first is to vigil's probe, which so
+    # has seen the app healthy before it hangs.
+    app = pod.container("app", vigil_args(["sh", "-c", "echo ok >/tmp/index.html; "
+                                           f"exec httpd -f -vv -p 127.0.0.1:{port} -h /tmp"]), env)
+    app.wait_log("response:200")
+    httpd = wait_until(lambda: [p for p in all_pids() if proc_status(p) and int(proc_status(p)["PPid"]) == app.pid
+                                and cmdline(p)[:1] == ["httpd"]], TIMEOUT, "httpd, vigil's child")[0]
+    # Hung: the kernel still takes the connection, nothing answers.
+    os.kill(httpd, signal.SIGSTOP)
+    hung = time.monotonic()
+    app.wait_exited()
+    took = time.monotonic() - hung
+    log(f"    exited {took:.2f}s after the SIGSTOP")
+    row = app.describe("the app hangs (SIGSTOP); `VIGIL_LIVE_WHEN`, `VIGIL_LIVE_INTERVAL=1s`, `VIGIL_LIVE_FAILURES=2`")
+    check((row.reason, row.exit_code) == ("Error", 69), f"not Error 69:\n{row.show()}")
+    check("; exit status 69;" in row.message, row.show())
+    silent = f"no HTTP answer from 127.0.0.1:{port} within 2s"
+    check(f"; stop: unhealthy: 2 probes of {url} failed in a row: {silent}; {silent}," in row.message, row.show())
+    # At least two probes that time out (2s each) and the interval
+    # between them; then the stop, which the hung app's SIGTERM ends.
+    check(5 <= took < 30, f"the container exited {took:.2f}s after the app hung")
+    return [row]
+
+
 # Leaves three orphans (each one's parent, a subshell, exits at once) and
 # says their pids.
 ORPHANS = "for i in 1 2 3; do (sleep 100000 & echo orphan $!); done"
@@ -969,6 +1043,8 @@ SCENARIOS = [
     ("kubelet-kill", scenario_kubelet_kill),
     ("oom", scenario_oom),
     ("oom-worker", scenario_oom_worker),
+    ("oom-stop", scenario_oom_stop),
+    ("unhealthy", scenario_unhealthy),
     ("pause", scenario_pause),
 ]
 
@@ -1024,12 +1100,52 @@ def compare_docs(rows):
     for key, line in documented.items():
         if key not in ran:
             problems.append(f"docs/kubernetes.md's table has a row no scenario gave: {line}")
+    problems += compare_blocks(text, rows)
     if problems:
-        problems.append("if the run is right, `python3 tests/cri/run.py --update-docs` rewrites the table")
+        problems.append("if the run is right, `python3 tests/cri/run.py --update-docs` rewrites the table "
+                        "and the blocks")
+    return problems
+
+
+# A text block of the docs that shows one scenario's row as `kubectl
+# describe pod` does: its marker names the scenario.
+DOC_BLOCK = re.compile(r"<!-- checked: tests/cri/run\.py,[^>]*?\(scenario ([\w-]+)\)[^>]*-->\n```text\n(.*?)```\n",
+                       re.S)
+
+
+def doc_blocks(text, rows):
+    """The docs' scenario blocks: (span of the block's text, what it says,
+    what this run says or None, scenario)."""
+    by_scenario = {}
+    for r in rows:
+        by_scenario.setdefault(r.scenario, []).append(r)
+    found = []
+    for m in DOC_BLOCK.finditer(text):
+        got = by_scenario.get(m.group(1), [])
+        found.append((m.span(2), m.group(2), got[0].describe_block() if len(got) == 1 else None, m.group(1)))
+    return found
+
+
+def compare_blocks(text, rows):
+    problems = []
+    for _, said, ran, scenario in doc_blocks(text, rows):
+        if ran is None:
+            problems.append(f"docs/kubernetes.md shows scenario {scenario!r}, which gave no single row")
+        elif shape(said) != shape(ran):
+            problems.append(f"docs/kubernetes.md's block of scenario {scenario!r} says\n{said}this run:\n{ran}")
     return problems
 
 
 def update_docs(rows, runtime):
+    text, _ = docs_table()
+    # Blocks first, from the end: the table's span stays where it was.
+    for (start, end), said, ran, scenario in reversed(doc_blocks(text, rows)):
+        if ran is None:
+            raise Broken(f"docs/kubernetes.md shows scenario {scenario!r}, which gave no single row")
+        if shape(said) != shape(ran):
+            text = text[:start] + ran + text[end:]
+    with open(DOCS, "w") as f:
+        f.write(text)
     text, span = docs_table()
     if span is None:
         raise Broken(f"docs/kubernetes.md has no table between {TABLE_BEGIN!r} and {TABLE_END!r}")
@@ -1138,6 +1254,8 @@ def tier(args, t0):
             log(f"== cri: {name}")
             try:
                 got = scenario(k)
+                for r in got:
+                    r.scenario = name
                 rows += got
                 for r in got:
                     log(f"    {r.case}:\n{r.show()}")

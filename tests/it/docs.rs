@@ -49,9 +49,9 @@ fn every_example_is_marked() {
                 wrong.push(format!("{b}: no `run: docker {name}` or `run: shell {name}` block, and no scenario {name:?} in the tests"))
             }
             Marker::Checked(what) => {
-                // `checked: PATH, how` (CONTRIBUTING.md): the comma is no
-                // part of the path.
-                let path = what.split_whitespace().next().unwrap().trim_end_matches(',');
+                // `PATH, how` (CONTRIBUTING.md) or `PATH how`.
+                let path = what.split_whitespace().next().unwrap();
+                let path = path.trim_end_matches(',');
                 if !repo().join(path).is_file() {
                     wrong.push(format!("{b}: checked by {path}, which is not a file"));
                 }

@@ -24,11 +24,11 @@ use crate::spawn::{SpawnError, SwitchFailed};
 fn procs() -> Vec<Proc> {
     vec![
         Proc {
-            pid: 7,
+            pid: Pid::from_raw(7),
             name: "sleep 1000".into(),
         },
         Proc {
-            pid: 9,
+            pid: Pid::from_raw(9),
             name: "sh".into(),
         },
     ]
@@ -38,10 +38,16 @@ fn procs() -> Vec<Proc> {
 fn full_ledger(now: Instant) -> Ledger {
     let mut l = Ledger::default();
     let sender = Named {
-        sender: Sender::Process { pid: 42, uid: 0 },
+        sender: Sender::Process {
+            pid: Pid::from_raw(42),
+            uid: 0,
+        },
         name: Some("kill".into()),
     };
-    let outside = Named::bare(Sender::Process { pid: 0, uid: 0 });
+    let outside = Named::bare(Sender::Process {
+        pid: Pid::from_raw(0),
+        uid: 0,
+    });
     let killed = procs();
     let hook = hook::Record {
         kind: HookKind::PreStop,
@@ -51,7 +57,7 @@ fn full_ledger(now: Instant) -> Ledger {
     let events = [
         Event::Started {
             command: &Command::new(vec!["sleep".into(), "1000".into()]),
-            pid: 2,
+            pid: Pid::from_raw(2),
             limit: None,
             oom_group: false,
             terminal: false,
@@ -59,10 +65,10 @@ fn full_ledger(now: Instant) -> Ledger {
         },
         Event::Stopping {
             cause: &StopCause::Signal {
-                signal: libc::SIGTERM,
+                signal: Signal::TERM,
                 sender,
             },
-            signal: libc::SIGTERM,
+            signal: Signal::TERM,
             grace: Some(Grace {
                 period: Duration::from_secs(10),
                 by_default: false,
@@ -70,9 +76,9 @@ fn full_ledger(now: Instant) -> Ledger {
             at: now,
         },
         Event::SignalForwarded {
-            signal: libc::SIGINT,
-            sent: libc::SIGINT,
-            target: Target::Process(2),
+            signal: Signal::INT,
+            sent: Signal::INT,
+            target: Target::Process(Pid::from_raw(2)),
             sender: &outside,
             later_stop: Some(now),
         },
@@ -83,7 +89,7 @@ fn full_ledger(now: Instant) -> Ledger {
             at: now,
         },
         Event::StopSignalNotSent {
-            signal: libc::SIGTERM,
+            signal: Signal::TERM,
             why: NotSent::PreStopHook,
         },
         Event::HookEnded {
@@ -91,9 +97,9 @@ fn full_ledger(now: Instant) -> Ledger {
             then: AfterHook::Nothing,
         },
         Event::ChildEnded {
-            pid: 2,
+            pid: Pid::from_raw(2),
             ending: Ending::Killed {
-                signal: libc::SIGKILL,
+                signal: Signal::KILL,
                 core_dumped: false,
             },
             at: now,
@@ -111,13 +117,13 @@ fn full_ledger(now: Instant) -> Ledger {
         l.observe(event);
     }
     l.observe(&Event::OomKilled {
-        pid: 31,
+        pid: Pid::from_raw(31),
         child: false,
         at: Timestamp::from_unix(1_796_148_379, 0),
     });
     for _ in 0..3 {
         l.observe(&Event::Reaped {
-            pid: 9,
+            pid: Pid::from_raw(9),
             ending: Ending::Exited(0),
             warn: false,
         });
@@ -192,7 +198,7 @@ fn every_event_writes_what_the_schema_says() {
     let command = Command::new(vec!["app".into()]);
     let provisional = Provisional {
         command: &command,
-        pid: 7,
+        pid: Pid::from_raw(7),
         started: clocks.wall,
         limit: Some(1 << 30),
         oom_group: true,
@@ -290,7 +296,10 @@ fn every_event_writes_what_the_schema_says() {
     };
     let argv: Vec<OsString> = vec!["app".into(), "--port".into(), "80".into()];
     let named = Named {
-        sender: Sender::Process { pid: 42, uid: 0 },
+        sender: Sender::Process {
+            pid: Pid::from_raw(42),
+            uid: 0,
+        },
         name: Some("kill".into()),
     };
     let hook_record = hook::Record {
@@ -304,12 +313,12 @@ fn every_event_writes_what_the_schema_says() {
         took: Duration::ZERO,
     };
     let running = vec![Running {
-        pid: 7,
+        pid: Pid::from_raw(7),
         name: "bash run.sh".into(),
         state: 'S',
     }];
     let shell = Shell {
-        pid: 7,
+        pid: Pid::from_raw(7),
         name: "bash run.sh".into(),
         jobs: running.clone(),
     };
@@ -413,7 +422,7 @@ fn every_event_writes_what_the_schema_says() {
         },
         Event::ExecUnconfirmed {
             program: "app".as_ref(),
-            pid: 7,
+            pid: Pid::from_raw(7),
             error: "Interrupted system call",
         },
         Event::UserFailed {
@@ -441,7 +450,7 @@ fn every_event_writes_what_the_schema_says() {
             error: "Invalid argument",
         },
         Event::ParentDeathSignalFailed {
-            signal: libc::SIGTERM,
+            signal: Signal::TERM,
             error: "Invalid argument",
         },
         Event::HookUnrunnable {
@@ -459,7 +468,7 @@ fn every_event_writes_what_the_schema_says() {
         Event::Capabilities { caps: &narrowing },
         Event::Started {
             command: &Command::new(argv.clone()),
-            pid: 7,
+            pid: Pid::from_raw(7),
             limit: Some(1 << 30),
             oom_group: true,
             terminal: false,
@@ -474,7 +483,7 @@ fn every_event_writes_what_the_schema_says() {
         },
         Event::HookStarted {
             hook: HookKind::PostStart,
-            pid: 8,
+            pid: Pid::from_raw(8),
         },
         Event::HookEnded {
             record: &hook_record,
@@ -482,47 +491,47 @@ fn every_event_writes_what_the_schema_says() {
         },
         Event::HookEnded {
             record: &could_not,
-            then: AfterHook::Stop(libc::SIGQUIT),
+            then: AfterHook::Stop(Signal::QUIT),
         },
         Event::PostStartTimedOut {
-            pid: 8,
+            pid: Pid::from_raw(8),
             timeout: Duration::from_secs(3),
         },
         Event::PreStopTimedOut {
-            pid: 9,
+            pid: Pid::from_raw(9),
             timeout: Duration::from_secs(5),
         },
         Event::SignalReceived {
-            signal: libc::SIGTERM,
+            signal: Signal::TERM,
             sender: &named,
         },
         Event::SignalForwarded {
-            signal: libc::SIGTERM,
-            sent: libc::SIGQUIT,
-            target: Target::Group(7),
+            signal: Signal::TERM,
+            sent: Signal::QUIT,
+            target: Target::Group(Pid::from_raw(7)),
             sender: &named,
             later_stop: None,
         },
         Event::SignalDropped {
-            signal: libc::SIGUSR1,
+            signal: Signal::USR1,
         },
         Event::SignalNotForwarded {
-            signal: libc::SIGHUP,
+            signal: Signal::HUP,
         },
         Event::StopSignalIgnored {
-            signal: libc::SIGINT,
+            signal: Signal::INT,
         },
         Event::SendFailed {
-            signal: libc::SIGTERM,
-            target: Target::Process(7),
+            signal: Signal::TERM,
+            target: Target::Process(Pid::from_raw(7)),
             error: "Operation not permitted",
         },
         Event::Stopping {
             cause: &StopCause::Signal {
-                signal: libc::SIGTERM,
+                signal: Signal::TERM,
                 sender: named.clone(),
             },
-            signal: libc::SIGTERM,
+            signal: Signal::TERM,
             grace: Some(Grace {
                 period: Duration::from_secs(10),
                 by_default: false,
@@ -530,26 +539,26 @@ fn every_event_writes_what_the_schema_says() {
             at: now,
         },
         Event::StopSignalNotSent {
-            signal: libc::SIGTERM,
+            signal: Signal::TERM,
             why: NotSent::Rewritten,
         },
         Event::TimeoutPassed {
             timeout: Duration::from_secs(60),
-            signal: libc::SIGTERM,
+            signal: Signal::TERM,
         },
         Event::Fault {
             error: "cannot read signals: Bad file descriptor",
         },
         Event::PreStopSleep {
             sleep: Duration::from_secs(2),
-            signal: libc::SIGTERM,
+            signal: Signal::TERM,
         },
         Event::StillRunning {
-            signal: libc::SIGTERM,
+            signal: Signal::TERM,
             after: Duration::from_secs(5),
-            child: 7,
+            child: Pid::from_raw(7),
             running: &running,
-            pre_stop_hook: Some(9),
+            pre_stop_hook: Some(Pid::from_raw(9)),
             waits_for_hook: true,
             shell: Some(&shell),
         },
@@ -557,21 +566,21 @@ fn every_event_writes_what_the_schema_says() {
             error: "Invalid argument",
         },
         Event::Reaped {
-            pid: 55,
+            pid: Pid::from_raw(55),
             ending: Ending::Exited(0),
             warn: true,
         },
         Event::ChildEnded {
-            pid: 7,
+            pid: Pid::from_raw(7),
             ending: Ending::Killed {
-                signal: libc::SIGSEGV,
+                signal: Signal(libc::SIGSEGV),
                 core_dumped: true,
             },
             at: now,
         },
         Event::ChildStopped {
-            pid: 7,
-            signal: libc::SIGTSTP,
+            pid: Pid::from_raw(7),
+            signal: Signal::TSTP,
             action: StopAction::Continue,
         },
         Event::Draining { terminated: &left },
@@ -589,7 +598,7 @@ fn every_event_writes_what_the_schema_says() {
             listed: true,
         },
         Event::DrainKilled {
-            why: DrainKill::StopSignal(libc::SIGTERM),
+            why: DrainKill::StopSignal(Signal::TERM),
             killed: &left,
             listed: false,
         },
@@ -607,7 +616,7 @@ fn every_event_writes_what_the_schema_says() {
             at: clocks.wall,
         },
         Event::OomKilled {
-            pid: 7,
+            pid: Pid::from_raw(7),
             child: true,
             at: clocks.wall,
         },
@@ -649,7 +658,7 @@ fn every_event_writes_what_the_schema_says() {
             url,
             probes: 33,
             last: Some(&stale),
-            signal: libc::SIGTERM,
+            signal: Signal::TERM,
         },
         Event::ProbeHealthy {
             url,
@@ -666,7 +675,7 @@ fn every_event_writes_what_the_schema_says() {
         Event::Unhealthy {
             url,
             failed: &[&stale, &no_file],
-            signal: libc::SIGTERM,
+            signal: Signal::TERM,
         },
         Event::NotReady {
             url,
@@ -726,35 +735,35 @@ fn every_event_writes_what_the_schema_says() {
         Event::Unhealthy {
             url,
             failed: &[&timed_out, &status, &failed, &unresolved],
-            signal: libc::SIGTERM,
+            signal: Signal::TERM,
         },
         Event::ReadyTimeoutPassed {
             timeout: Duration::from_secs(30),
             url,
             probes: 33,
             last: Some(&status),
-            signal: libc::SIGTERM,
+            signal: Signal::TERM,
         },
         Event::ReadyTimeoutPassed {
             timeout: Duration::from_secs(30),
             url,
             probes: 33,
             last: Some(&failed),
-            signal: libc::SIGTERM,
+            signal: Signal::TERM,
         },
         Event::ReadyTimeoutPassed {
             timeout: Duration::from_secs(30),
             url,
             probes: 33,
             last: Some(&unresolved),
-            signal: libc::SIGTERM,
+            signal: Signal::TERM,
         },
         Event::ReadyTimeoutPassed {
             timeout: Duration::from_secs(30),
             url,
             probes: 33,
             last: Some(&timed_out),
-            signal: libc::SIGTERM,
+            signal: Signal::TERM,
         },
         Event::NotifyFailed {
             socket: "/run/notify/notify.sock",
@@ -780,10 +789,10 @@ fn every_event_writes_what_the_schema_says() {
             status: 1,
         },
         Event::Pausing {
-            stop_signals: &[libc::SIGTERM, libc::SIGINT, libc::SIGQUIT],
+            stop_signals: &[Signal::TERM, Signal::INT, Signal::QUIT],
         },
         Event::PauseEnded {
-            signal: libc::SIGTERM,
+            signal: Signal::TERM,
             sender: &named,
             orphans_reaped: 3,
             status: 0,
@@ -816,31 +825,37 @@ fn every_event_writes_what_the_schema_says() {
 #[test]
 fn the_words_of_composed_events() {
     let named = Named {
-        sender: Sender::Process { pid: 42, uid: 0 },
+        sender: Sender::Process {
+            pid: Pid::from_raw(42),
+            uid: 0,
+        },
         name: None,
     };
-    let chld = Named::bare(Sender::Process { pid: 42, uid: 0 });
+    let chld = Named::bare(Sender::Process {
+        pid: Pid::from_raw(42),
+        uid: 0,
+    });
     let left = procs();
     let cases: [(Event<'_>, &str); 8] = [
         (
             Event::SignalReceived {
-                signal: libc::SIGTERM,
+                signal: Signal::TERM,
                 sender: &named,
             },
             "received SIGTERM from pid 42 (name unknown, uid 0)",
         ),
         (
             Event::SignalReceived {
-                signal: libc::SIGCHLD,
+                signal: Signal::CHLD,
                 sender: &chld,
             },
             "received SIGCHLD from pid 42 (uid 0)",
         ),
         (
             Event::SignalForwarded {
-                signal: libc::SIGTERM,
-                sent: libc::SIGTERM,
-                target: Target::Process(7),
+                signal: Signal::TERM,
+                sent: Signal::TERM,
+                target: Target::Process(Pid::from_raw(7)),
                 sender: &named,
                 later_stop: None,
             },
@@ -848,9 +863,9 @@ fn the_words_of_composed_events() {
         ),
         (
             Event::SignalForwarded {
-                signal: libc::SIGTERM,
-                sent: libc::SIGQUIT,
-                target: Target::Group(7),
+                signal: Signal::TERM,
+                sent: Signal::QUIT,
+                target: Target::Group(Pid::from_raw(7)),
                 sender: &named,
                 later_stop: None,
             },
@@ -859,7 +874,7 @@ fn the_words_of_composed_events() {
         (
             Event::Stopping {
                 cause: &StopCause::PostStartFailed,
-                signal: libc::SIGTERM,
+                signal: Signal::TERM,
                 grace: None,
                 at: Instant::now(),
             },

@@ -3,13 +3,15 @@
 use std::ffi::OsString;
 use std::fmt;
 
+use nix::unistd::Pid;
+
 use super::Signal;
 use crate::log::format::{Fields, Obj, Value};
 
 /// A process by pid and name, for the log and the exit report.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Proc {
-    pub pid: i32,
+    pub pid: Pid,
     pub name: String,
 }
 
@@ -36,7 +38,7 @@ pub fn list(procs: &[Proc]) -> String {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ending {
     Exited(i32),
-    Killed { signal: i32, core_dumped: bool },
+    Killed { signal: Signal, core_dumped: bool },
 }
 
 impl Ending {
@@ -44,12 +46,23 @@ impl Ending {
     pub fn status(self) -> i32 {
         match self {
             Ending::Exited(code) => code,
-            Ending::Killed { signal, .. } => 128 + signal,
+            Ending::Killed { signal, .. } => 128 + signal.0,
         }
     }
 
     pub fn succeeded(self) -> bool {
         self == Ending::Exited(0)
+    }
+
+    /// The signal the ending names: death by it, or 128+N, the exit code
+    /// of a program (a shell) that caught signal N and said so.
+    pub fn signal(self) -> Option<Signal> {
+        match self {
+            Ending::Killed { signal, .. } => Some(signal),
+            Ending::Exited(code) => (129..=128 + super::signal::MAX_SIGNAL)
+                .contains(&code)
+                .then(|| Signal(code - 128)),
+        }
     }
 }
 
@@ -65,7 +78,7 @@ impl Fields for Ending {
                 core_dumped,
             } => o
                 .word("kind", "killed")
-                .field("signal", Signal(signal))
+                .field("signal", signal)
                 .field("core_dumped", core_dumped),
         };
         o.field("status", self.status());
@@ -81,8 +94,8 @@ impl fmt::Display for Ending {
                 signal,
                 core_dumped,
             } => {
-                let name = Signal(signal);
-                let status = 128 + signal;
+                let name = signal;
+                let status = 128 + signal.0;
                 let core = if core_dumped { ", core dumped" } else { "" };
                 write!(f, "was killed by {name} (status {status}{core})")
             }
@@ -93,7 +106,7 @@ impl fmt::Display for Ending {
 /// A process that still runs, and its state: `7 (bash run.sh) sleeping`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Running {
-    pub pid: i32,
+    pub pid: Pid,
     pub name: String,
     /// `/proc/PID/stat`'s letter: `R`, `S`, `D`, `T`...
     pub state: char,
@@ -152,7 +165,7 @@ pub fn running_list(running: &[Running]) -> String {
 /// shell alone.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Shell {
-    pub pid: i32,
+    pub pid: Pid,
     pub name: String,
     pub jobs: Vec<Running>,
 }

@@ -5,6 +5,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use nix::unistd::Pid;
+
 use crate::log::format::{Fields, Obj, Value};
 
 /// The highest signal number the kernel knows.
@@ -14,24 +16,46 @@ pub const MAX_SIGNAL: i32 = 64;
 /// 33 are taken by the C library's threads.
 const RTMIN: i32 = 34;
 
-/// A signal, written by name: `SIGTERM`, `SIGRTMIN+2`, `SIGRTMAX`, or
-/// `signal 32` for the numbers the C library keeps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A signal, 1 to 64 (realtime ones included, which nix's `Signal` lacks),
+/// written by name: `SIGTERM`, `SIGRTMIN+2`, `SIGRTMAX`, or `signal 32`
+/// for the numbers the C library keeps. The number is the kernel's, for
+/// the system calls (`sys`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Signal(pub i32);
+
+impl Signal {
+    pub const HUP: Signal = Signal(libc::SIGHUP);
+    pub const INT: Signal = Signal(libc::SIGINT);
+    pub const QUIT: Signal = Signal(libc::SIGQUIT);
+    pub const ABRT: Signal = Signal(libc::SIGABRT);
+    pub const KILL: Signal = Signal(libc::SIGKILL);
+    pub const USR1: Signal = Signal(libc::SIGUSR1);
+    pub const PIPE: Signal = Signal(libc::SIGPIPE);
+    pub const TERM: Signal = Signal(libc::SIGTERM);
+    pub const CHLD: Signal = Signal(libc::SIGCHLD);
+    pub const CONT: Signal = Signal(libc::SIGCONT);
+    pub const STOP: Signal = Signal(libc::SIGSTOP);
+    pub const TSTP: Signal = Signal(libc::SIGTSTP);
+    pub const TTIN: Signal = Signal(libc::SIGTTIN);
+    pub const TTOU: Signal = Signal(libc::SIGTTOU);
+    pub const WINCH: Signal = Signal(libc::SIGWINCH);
+    pub const IO: Signal = Signal(libc::SIGIO);
+    pub const MAX: Signal = Signal(MAX_SIGNAL);
+}
 
 impl From<Signal> for Value<'_> {
     fn from(signal: Signal) -> Self {
-        if signal.0 == MAX_SIGNAL {
+        if signal == Signal::MAX {
             // One word, where messages say `SIGRTMAX (SIGRTMIN+30)`.
             return Value::Word(Cow::Borrowed("SIGRTMAX"));
         }
-        Value::Word(name(signal.0))
+        Value::Word(name(signal))
     }
 }
 
 impl fmt::Display for Signal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&name(self.0))
+        f.write_str(&name(*self))
     }
 }
 
@@ -73,7 +97,7 @@ const NAMES: [&str; 31] = [
 ];
 
 /// A signal's name for messages: `SIGTERM`, `SIGRTMIN+2`, `signal 32`.
-pub fn name(signal: i32) -> Cow<'static, str> {
+fn name(Signal(signal): Signal) -> Cow<'static, str> {
     if let Some(classic) = usize::try_from(signal - 1).ok().and_then(|i| NAMES.get(i)) {
         return Cow::Borrowed(classic);
     }
@@ -89,7 +113,12 @@ pub fn name(signal: i32) -> Cow<'static, str> {
 
 /// Parses a signal given by the user: `TERM`, `SIGTERM`, `term`, `15`,
 /// `RTMIN+2`, `SIGRTMAX-1`. Accepts 1 to 64.
-pub fn parse(text: &str) -> Result<i32, String> {
+pub fn parse(text: &str) -> Result<Signal, String> {
+    number(text).map(Signal)
+}
+
+/// `parse`, as the number.
+fn number(text: &str) -> Result<i32, String> {
     let bad = || {
         format!(
             "'{text}' is not a signal: use a name like TERM or SIGTERM, RTMIN+N, or a number from 1 to {MAX_SIGNAL}"
@@ -136,11 +165,11 @@ pub fn parse(text: &str) -> Result<i32, String> {
 
 /// Why vigil never forwards `signal`, if it does not: what `--rewrite` and
 /// `--stop-signals` refuse to name.
-pub fn never_forwarded(signal: i32) -> Option<&'static str> {
+pub fn never_forwarded(signal: Signal) -> Option<&'static str> {
     match signal {
-        libc::SIGKILL | libc::SIGSTOP => Some("the kernel lets no one catch it"),
-        libc::SIGCHLD => Some("vigil keeps it to reap"),
-        libc::SIGTTIN | libc::SIGTTOU => Some("vigil ignores it, as tini does"),
+        Signal::KILL | Signal::STOP => Some("the kernel lets no one catch it"),
+        Signal::CHLD => Some("vigil keeps it to reap"),
+        Signal::TTIN | Signal::TTOU => Some("vigil ignores it, as tini does"),
         _ => None,
     }
 }
@@ -149,20 +178,23 @@ pub fn never_forwarded(signal: i32) -> Option<&'static str> {
 /// from the keyboard (Ctrl-C, Ctrl-\, Ctrl-Z) or for a new window size.
 /// The kernel sends SIGINT on its own only to the init of the whole machine
 /// for Ctrl-Alt-Del, which has no controlling terminal.
-pub fn is_terminal_signal(signal: i32) -> bool {
+pub fn is_terminal_signal(signal: Signal) -> bool {
     matches!(
         signal,
-        libc::SIGINT | libc::SIGQUIT | libc::SIGTSTP | libc::SIGWINCH
+        Signal::INT | Signal::QUIT | Signal::TSTP | Signal::WINCH
     )
 }
 
+/// One `--rewrite` rule: FROM is sent as TO, or dropped (TO 0: `None`).
+pub type Rewrite = (Signal, Option<Signal>);
+
 /// Signal rewriting (`--rewrite FROM:TO`): TO 0 drops the signal.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Rewrites(Vec<(i32, i32)>);
+pub struct Rewrites(Vec<Rewrite>);
 
 impl Rewrites {
     /// Parses one `FROM:TO`.
-    pub fn parse_rule(text: &str) -> Result<(i32, i32), String> {
+    pub fn parse_rule(text: &str) -> Result<Rewrite, String> {
         let (from, to) = text.split_once(':').ok_or_else(|| {
             format!("'{text}' is not FROM:TO (for example TERM:QUIT, or USR1:0 to drop USR1)")
         })?;
@@ -180,26 +212,24 @@ impl Rewrites {
             ));
         }
         let to = if to.trim() == "0" {
-            0
+            None
         } else {
-            parse(to).map_err(in_rule)?
+            Some(parse(to).map_err(in_rule)?)
         };
         Ok((from, to))
     }
 
-    pub fn add(&mut self, rule: (i32, i32)) {
+    pub fn add(&mut self, rule: Rewrite) {
         self.0.retain(|(from, _)| *from != rule.0);
         self.0.push(rule);
     }
 
     /// The signal to send for `signal`; `None` when it is to be dropped.
-    pub fn apply(&self, signal: i32) -> Option<i32> {
-        let to = self
-            .0
+    pub fn apply(&self, signal: Signal) -> Option<Signal> {
+        self.0
             .iter()
             .find(|(from, _)| *from == signal)
-            .map_or(signal, |(_, to)| *to);
-        (to != 0).then_some(to)
+            .map_or(Some(signal), |(_, to)| *to)
     }
 }
 
@@ -207,8 +237,8 @@ impl Rewrites {
 /// signals) a whole process group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
-    Process(i32),
-    Group(i32),
+    Process(Pid),
+    Group(Pid),
 }
 
 /// `pid 7`, `process group 7`.
@@ -235,9 +265,12 @@ impl Fields for Target {
 /// One signal as read from the signalfd, with what the kernel says of its sender.
 #[derive(Clone, Copy, Debug)]
 pub struct Received {
-    pub signal: i32,
+    pub signal: Signal,
     pub sender: Sender,
 }
+
+/// The pid a signal from outside vigil's PID namespace comes from.
+pub const OUTSIDE: Pid = Pid::from_raw(0);
 
 /// Who sent a signal, from signalfd's `ssi_code`, `ssi_pid` and `ssi_uid`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -246,7 +279,7 @@ pub enum Sender {
     Kernel,
     /// Sent by a process (kill, sigqueue, tgkill). Pid 0 means a process
     /// outside vigil's PID namespace, such as the container runtime.
-    Process { pid: u32, uid: u32 },
+    Process { pid: Pid, uid: u32 },
     /// vigil's own doing (a SIGPIPE from its own write, a `-p` signal raised
     /// by itself).
     Vigil,
@@ -274,7 +307,9 @@ impl Sender {
             Sender::Terminal => Some("from the terminal"),
             Sender::Vigil => Some("from vigil itself"),
             Sender::ParentDeath => Some("from the kernel: vigil's parent died (-p)"),
-            Sender::Process { pid: 0, .. } => Some("from pid 0 (outside this PID namespace)"),
+            Sender::Process { pid, .. } if pid == OUTSIDE => {
+                Some("from pid 0 (outside this PID namespace)")
+            }
             Sender::Process { .. } => None,
         }
     }
@@ -311,9 +346,9 @@ impl Named {
 
     /// `sender`, named by `name_of` when it is a process of vigil's
     /// namespace (pid 0 sent from outside it, where /proc cannot see).
-    pub fn looked_up(sender: Sender, name_of: impl FnOnce(u32) -> Option<String>) -> Named {
+    pub fn looked_up(sender: Sender, name_of: impl FnOnce(Pid) -> Option<String>) -> Named {
         let name = match sender {
-            Sender::Process { pid, .. } if pid != 0 => name_of(pid),
+            Sender::Process { pid, .. } if pid != OUTSIDE => name_of(pid),
             _ => None,
         };
         Named { sender, name }
@@ -342,7 +377,7 @@ impl fmt::Display for Named {
 impl Fields for Named {
     fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
         match self.sender {
-            Sender::Process { pid: 0, uid } => {
+            Sender::Process { pid, uid } if pid == OUTSIDE => {
                 o.word("kind", "outside_namespace")
                     .field("pid", 0)
                     .field("uid", uid);
@@ -376,15 +411,15 @@ mod tests {
     #[test]
     fn names_and_numbers_round_trip() {
         for n in 1..=31 {
-            assert_eq!(parse(&name(n)).unwrap(), n);
+            assert_eq!(parse(&name(Signal(n))).unwrap(), Signal(n));
         }
-        assert_eq!(parse("term").unwrap(), 15);
-        assert_eq!(parse("SIGUSR1").unwrap(), 10);
-        assert_eq!(parse("34").unwrap(), 34);
-        assert_eq!(parse("RTMIN+2").unwrap(), 36);
-        assert_eq!(parse("SIGRTMAX-1").unwrap(), 63);
-        assert_eq!(name(32), "signal 32");
-        assert_eq!(name(36), "SIGRTMIN+2");
+        assert_eq!(parse("term").unwrap(), Signal(15));
+        assert_eq!(parse("SIGUSR1").unwrap(), Signal(10));
+        assert_eq!(parse("34").unwrap(), Signal(34));
+        assert_eq!(parse("RTMIN+2").unwrap(), Signal(36));
+        assert_eq!(parse("SIGRTMAX-1").unwrap(), Signal(63));
+        assert_eq!(name(Signal(32)), "signal 32");
+        assert_eq!(name(Signal(36)), "SIGRTMIN+2");
         for bad in ["", "0", "65", "FOO", "RTMIN+40", "-1", "SIG"] {
             assert!(parse(bad).is_err(), "{bad}");
         }
@@ -399,9 +434,9 @@ mod tests {
         let mut r = Rewrites::default();
         r.add(Rewrites::parse_rule("TERM:QUIT").unwrap());
         r.add(Rewrites::parse_rule("10:0").unwrap());
-        assert_eq!(r.apply(15), Some(3));
-        assert_eq!(r.apply(10), None);
-        assert_eq!(r.apply(2), Some(2));
+        assert_eq!(r.apply(Signal(15)), Some(Signal(3)));
+        assert_eq!(r.apply(Signal(10)), None);
+        assert_eq!(r.apply(Signal(2)), Some(Signal(2)));
         for bad in [
             "TERM",
             "TERM:",
@@ -420,11 +455,11 @@ mod tests {
 
     #[test]
     fn names_read_and_written() {
-        assert_eq!(name(15), "SIGTERM");
-        assert_eq!(name(34), "SIGRTMIN");
-        assert_eq!(name(36), "SIGRTMIN+2");
-        assert_eq!(name(32), "signal 32");
-        assert_eq!(parse("sigterm"), Ok(15));
-        assert_eq!(parse("SYS"), Ok(31));
+        assert_eq!(name(Signal(15)), "SIGTERM");
+        assert_eq!(name(Signal(34)), "SIGRTMIN");
+        assert_eq!(name(Signal(36)), "SIGRTMIN+2");
+        assert_eq!(name(Signal(32)), "signal 32");
+        assert_eq!(parse("sigterm"), Ok(Signal(15)));
+        assert_eq!(parse("SYS"), Ok(Signal(31)));
     }
 }

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::signal::{self, Named, Signal};
+use super::signal::{Named, Signal};
 use crate::log::format::{Fields, Obj};
 use crate::text::{Count, duration};
 
@@ -14,7 +14,7 @@ pub enum StopCause {
     /// A stop signal, with its sender as it was when the signal arrived:
     /// by the time the report is written, the sender may be gone.
     Signal {
-        signal: i32,
+        signal: Signal,
         sender: Named,
     },
     PostStartFailed,
@@ -57,7 +57,7 @@ impl StopCause {
 impl fmt::Display for StopCause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            StopCause::Signal { signal, sender } => write!(f, "{} {sender}", Signal(*signal)),
+            StopCause::Signal { signal, sender } => write!(f, "{signal} {sender}"),
             StopCause::PostStartFailed => f.write_str("the post-start hook failed"),
             StopCause::Timeout(after) => write!(f, "--timeout ({}) passed", duration(*after)),
             StopCause::NotReady { timeout, last } => {
@@ -131,7 +131,7 @@ pub enum DrainKill {
     /// `--drain-timeout` passed (this long).
     Timeout(Duration),
     /// A stop signal came during the drain: whoever sent it wants vigil gone.
-    StopSignal(i32),
+    StopSignal(Signal),
 }
 
 impl fmt::Display for DrainKill {
@@ -141,7 +141,7 @@ impl fmt::Display for DrainKill {
                 write!(f, "drain timeout ({}) over", crate::text::duration(*after))
             }
             DrainKill::StopSignal(signal) => {
-                write!(f, "{} during the drain", signal::name(*signal))
+                write!(f, "{signal} during the drain")
             }
         }
     }
@@ -157,8 +157,7 @@ impl Fields for DrainKill {
                     .field("drain_timeout", after);
             }
             DrainKill::StopSignal(signal) => {
-                o.word("cause", "stop_signal")
-                    .field("signal", Signal(signal));
+                o.word("cause", "stop_signal").field("signal", signal);
             }
         }
     }

@@ -188,6 +188,7 @@ values! {
     Timestamp, |t| Value::Time(t);
     Word, |word| Value::Word(Cow::Borrowed(word.0));
     Argv<'a>, |argv| Value::Argv(argv.0);
+    nix::unistd::Pid, |pid| Value::Int(pid.as_raw().into());
 }
 
 /// A name from a fixed set, for `Value::Word`: `Word("exited")`.

@@ -11,7 +11,6 @@ use std::fmt::{self, Display, Formatter};
 use std::time::{Duration, Instant};
 
 use super::{Ledger, Started, Stop};
-use crate::log::facts::signal::{self, MAX_SIGNAL};
 use crate::log::facts::stop::{DrainKill, EndCause, ExitCodes, Grace, NotSent, StopCause};
 use crate::log::facts::{Ending, Named, Proc, Sender, Signal, process};
 use crate::log::format::{Fields, Obj, Timestamp, Word};
@@ -101,9 +100,9 @@ pub enum Cause<'l> {
     StopSignal,
     /// Another signal vigil forwarded: what came, from whom, what was sent.
     Forwarded {
-        signal: i32,
+        signal: Signal,
         sender: &'l Named,
-        sent: i32,
+        sent: Signal,
     },
 }
 
@@ -173,18 +172,15 @@ impl<'l> Exit<'l> {
     /// the child ends with the status of such a death, 141 or 130, as its
     /// own exit code: the same ending, said by the shell.
     fn quiet_ending(&self) -> bool {
-        let signal = match self.ending {
-            Ending::Killed { signal, .. } => signal,
-            Ending::Exited(code) if code == 128 + libc::SIGPIPE || code == 128 + libc::SIGINT => {
-                code - 128
-            }
-            Ending::Exited(_) => return false,
-        };
-        signal == libc::SIGPIPE || (signal == libc::SIGINT && self.ctrl_c())
+        match self.ending.signal() {
+            Some(Signal::PIPE) => true,
+            Some(Signal::INT) => self.ctrl_c(),
+            _ => false,
+        }
     }
 
     /// The last signal forwarded as `sent`: what came, from whom.
-    fn forwarded(&self, sent: i32) -> Option<(i32, &'l Named)> {
+    fn forwarded(&self, sent: Signal) -> Option<(Signal, &'l Named)> {
         let ledger = self.ledger;
         ledger
             .forwards
@@ -199,7 +195,7 @@ impl<'l> Exit<'l> {
     /// the stop sequence forwards it in vigil's name, and the stop's cause
     /// says whose it was).
     fn ctrl_c(&self) -> bool {
-        match self.forwarded(libc::SIGINT).map(|(_, s)| s.sender) {
+        match self.forwarded(Signal::INT).map(|(_, s)| s.sender) {
             None => self.started.terminal,
             Some(Sender::Terminal) => true,
             Some(Sender::Vigil) => self.stop().is_some_and(|stop| {
@@ -212,7 +208,7 @@ impl<'l> Exit<'l> {
 
     /// The stop signals vigil sent: the one that ended the stop sequence,
     /// and a later one forwarded at once.
-    fn stop_signals_sent(&self) -> impl Iterator<Item = i32> + 'l {
+    fn stop_signals_sent(&self) -> impl Iterator<Item = Signal> + 'l {
         let stop = self.stop();
         let later = stop.and_then(|s| s.later.as_ref()).map(|l| l.2);
         stop.and_then(|s| s.sent).into_iter().chain(later)
@@ -234,11 +230,7 @@ impl<'l> Exit<'l> {
         let Some(later) = &stop.later else {
             return false;
         };
-        let signal = match self.ending {
-            Ending::Killed { signal, .. } => Some(signal),
-            Ending::Exited(code) if code > 128 && code - 128 <= MAX_SIGNAL => Some(code - 128),
-            Ending::Exited(_) => None,
-        };
+        let signal = self.ending.signal();
         let points_to_first = signal.is_some() && signal == stop.sent;
         signal == Some(later.2) || !points_to_first
     }
@@ -251,7 +243,7 @@ impl<'l> Exit<'l> {
         let mut ended = self.ended_at;
         if let (Some((at, _)), Ending::Killed { signal, .. }) =
             (&self.ledger.grace_kill, self.ending)
-            && signal == libc::SIGKILL
+            && signal == Signal::KILL
         {
             ended = ended.min(*at);
         }
@@ -304,11 +296,8 @@ impl<'l> Exit<'l> {
     /// Whether the child ended of a stop signal vigil sent it: killed by
     /// it, or the conventional 128+N exit code of a program that caught it.
     fn answered_stop(&self) -> bool {
-        let answered = |n: i32| self.stop_signals_sent().any(|sent| sent == n);
-        match self.ending {
-            Ending::Killed { signal, .. } => signal != libc::SIGKILL && answered(signal),
-            Ending::Exited(code) => code > 128 && answered(code - 128),
-        }
+        let answered = |n: Signal| self.stop_signals_sent().any(|sent| sent == n);
+        (self.ending.signal()).is_some_and(|signal| signal != Signal::KILL && answered(signal))
     }
 
     /// The OOM kills vigil saw take processes other than the child.
@@ -323,7 +312,7 @@ impl<'l> Exit<'l> {
         let Ending::Killed { signal, .. } = self.ending else {
             return None;
         };
-        if signal == libc::SIGKILL {
+        if signal == Signal::KILL {
             return Some(if self.ledger.grace_kill.is_some() {
                 Cause::GraceDeadline
             } else if self.oom_kills > self.others_oom_killed() {
@@ -332,7 +321,7 @@ impl<'l> Exit<'l> {
                 Cause::UnknownSigkill
             });
         }
-        if signal == libc::SIGINT && self.ctrl_c() {
+        if signal == Signal::INT && self.ctrl_c() {
             return Some(Cause::Terminal);
         }
         if self.stop_signals_sent().any(|sent| sent == signal) {
@@ -480,8 +469,7 @@ impl<'l> Exit<'l> {
                                 .field("timeout", after);
                         }
                         Some(DrainKill::StopSignal(signal)) => {
-                            o.word("kill_cause", "stop_signal")
-                                .field("signal", Signal(signal));
+                            o.word("kill_cause", "stop_signal").field("signal", signal);
                         }
                         None => {}
                     }
@@ -534,12 +522,12 @@ impl<'l> Exit<'l> {
             _ => {}
         }
         let signal = match &stop.cause {
-            StopCause::Signal { signal, .. } => signal::name(*signal),
-            _ => "the stop signal".into(),
+            StopCause::Signal { signal, .. } => signal.to_string(),
+            _ => "the stop signal".to_string(),
         };
         let at_grace = self.ledger.grace_kill.is_some();
         match (stop.sent, stop.not_sent) {
-            (Some(sent), _) => write!(f, " (sent {})", signal::name(sent))?,
+            (Some(sent), _) => write!(f, " (sent {sent})")?,
             (None, Some(NotSent::Rewritten)) => write!(f, " (not sent: --rewrite drops {signal})")?,
             (None, Some(NotSent::PreStopHook)) if at_grace => f.write_str(
                 " (not sent: the pre-stop hook was still running at the grace deadline)",
@@ -559,12 +547,7 @@ impl<'l> Exit<'l> {
             (None, None) => {}
         }
         if let Some((received, sender, sent, _)) = &stop.later {
-            write!(
-                f,
-                "; then {} {sender} (sent {} at once)",
-                signal::name(*received),
-                signal::name(*sent)
-            )?;
+            write!(f, "; then {received} {sender} (sent {sent} at once)")?;
         }
         let Some(after) = self.ended_after() else {
             return Ok(());
@@ -572,7 +555,7 @@ impl<'l> Exit<'l> {
         write!(f, ", child ended {}", secs(after))?;
         match &stop.later {
             Some((received, ..)) if self.ended_on_later_stop() => {
-                write!(f, " after the {}", signal::name(*received))
+                write!(f, " after the {received}")
             }
             _ => f.write_str(" later"),
         }
@@ -583,7 +566,7 @@ impl<'l> Exit<'l> {
     fn stop_fields<'r>(&'r self, o: &mut Obj<'_, 'r>, stop: &'r Stop, clocks: Clocks) {
         o.word("cause", stop.cause.word());
         if let StopCause::Signal { signal, sender } = &stop.cause {
-            o.field("signal", Signal(*signal)).object("sender", sender);
+            o.field("signal", *signal).object("sender", sender);
         }
         o.field("time", clocks.at(stop.at));
         match &stop.cause {
@@ -604,13 +587,13 @@ impl<'l> Exit<'l> {
             StopCause::Signal { .. } | StopCause::PostStartFailed => {}
         }
         o.opt("grace_period", stop.grace.map(|g| g.period))
-            .opt("sent", stop.sent.map(Signal))
+            .opt("sent", stop.sent)
             .opt("not_sent", stop.not_sent.map(|n| Word(n.word())));
         if let Some((received, sender, sent, at)) = &stop.later {
             o.object_with("later", |o| {
-                o.field("signal", Signal(*received))
+                o.field("signal", *received)
                     .object("sender", sender)
-                    .field("sent", Signal(*sent))
+                    .field("sent", *sent)
                     .field("time", clocks.at(*at));
             });
             let on = if self.ended_on_later_stop() {
@@ -656,13 +639,9 @@ fn write_cause(f: &mut Formatter<'_>, cause: Option<&Cause<'_>>) -> fmt::Result 
             sender,
             sent,
         }) => {
-            write!(
-                f,
-                ", forwarded by vigil: {} {sender}",
-                signal::name(*signal)
-            )?;
+            write!(f, ", forwarded by vigil: {signal} {sender}")?;
             if signal != sent {
-                write!(f, ", sent as {}", signal::name(*sent))?;
+                write!(f, ", sent as {sent}")?;
             }
             Ok(())
         }
@@ -683,9 +662,9 @@ fn ending_fields<'r>(o: &mut Obj<'_, 'r>, ending: &'r Ending, cause: Option<Caus
     } = cause
     {
         o.object_with("forwarded", |o| {
-            o.field("signal", Signal(signal))
+            o.field("signal", signal)
                 .object("sender", sender)
-                .field("sent", Signal(sent));
+                .field("sent", sent);
         });
     }
 }

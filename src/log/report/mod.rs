@@ -27,11 +27,12 @@ mod tests;
 
 use std::time::Instant;
 
+use nix::unistd::Pid;
+
 use crate::log::event::Event;
 use crate::log::facts::hook;
-use crate::log::facts::signal::MAX_SIGNAL;
 use crate::log::facts::stop::{DrainKill, ExitCodes, Grace, NotSent, StopCause};
-use crate::log::facts::{Command, Ending, Named, Proc, Sender};
+use crate::log::facts::{Command, Ending, Named, Proc, Sender, Signal};
 use crate::log::format::Timestamp;
 
 /// What the report and the provisional message know, folded from the
@@ -51,10 +52,10 @@ pub struct Ledger {
     hooks: Vec<hook::Record>,
     /// The last signal forwarded as each number, with its sender, so that
     /// a child killed by one can be told whose it was.
-    forwards: Vec<(i32, i32, Named)>,
+    forwards: Vec<(Signal, Signal, Named)>,
     orphans_reaped: u64,
     /// The processes vigil reaped that the OOM killer killed, and when.
-    oom_victims: Vec<(i32, Timestamp)>,
+    oom_victims: Vec<(Pid, Timestamp)>,
 }
 
 /// Why a deadline's SIGKILL came, and whom it went to.
@@ -64,7 +65,7 @@ type Killed = (DrainKill, Vec<Proc>);
 #[derive(Debug)]
 struct Started {
     command: Command,
-    pid: i32,
+    pid: Pid,
     at: Timestamp,
     limit: Option<u64>,
     oom_group: bool,
@@ -78,11 +79,11 @@ pub struct Stop {
     pub at: Instant,
     grace: Option<Grace>,
     /// The signal the child was sent to stop it, after `--rewrite`.
-    pub sent: Option<i32>,
+    pub sent: Option<Signal>,
     pub not_sent: Option<NotSent>,
     /// A later stop signal, forwarded at once during the stop: what came,
     /// from whom, what was sent, when.
-    pub later: Option<(i32, Named, i32, Instant)>,
+    pub later: Option<(Signal, Named, Signal, Instant)>,
 }
 
 impl Ledger {
@@ -150,7 +151,7 @@ impl Ledger {
 
     /// A forwarded signal: the last of its number; the stop's own (sent in
     /// vigil's name) or a later stop signal, for the stop.
-    fn forwarded(&mut self, signal: i32, sent: i32, sender: &Named, later: Option<Instant>) {
+    fn forwarded(&mut self, signal: Signal, sent: Signal, sender: &Named, later: Option<Instant>) {
         if sender.sender == Sender::Vigil
             && let Some(stop) = &mut self.stop
             && stop.sent.is_none()
@@ -160,9 +161,6 @@ impl Ledger {
         if let (Some(at), Some(stop)) = (later, &mut self.stop) {
             stop.later = Some((signal, sender.clone(), sent, at));
         }
-        if !(1..=MAX_SIGNAL).contains(&sent) {
-            return;
-        }
         match self.forwards.iter_mut().find(|(s, _, _)| *s == sent) {
             Some(entry) => *entry = (sent, signal, sender.clone()),
             None => self.forwards.push((sent, signal, sender.clone())),
@@ -171,7 +169,7 @@ impl Ledger {
 
     /// The name already known for `sender` as the last sender of `sent`:
     /// a storm of signals from one process reads its name once.
-    pub fn known_sender(&self, sent: i32, sender: Sender) -> Option<Named> {
+    pub fn known_sender(&self, sent: Signal, sender: Sender) -> Option<Named> {
         self.forwards
             .iter()
             .find(|(s, _, named)| *s == sent && named.sender == sender)

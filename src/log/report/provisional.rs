@@ -49,7 +49,7 @@ impl MemorySeen {
 #[derive(Debug)]
 pub struct Provisional<'a> {
     pub command: &'a Command,
-    pub pid: i32,
+    pub pid: nix::unistd::Pid,
     pub started: Timestamp,
     /// The memory limit, in bytes, when there is one.
     pub limit: Option<u64>,

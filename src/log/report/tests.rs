@@ -1,5 +1,7 @@
 use std::time::{Duration, Instant};
 
+use nix::unistd::Pid;
+
 use super::exit::list_procs;
 use super::*;
 use crate::log::event::{AfterHook, Event};
@@ -13,7 +15,7 @@ fn started(terminal: bool) -> Ledger {
     let mut l = Ledger::default();
     l.observe(&Event::Started {
         command: &Command::new(vec!["sleep".into(), "1000".into()]),
-        pid: 2,
+        pid: Pid::from_raw(2),
         limit: None,
         oom_group: false,
         terminal,
@@ -27,10 +29,14 @@ fn base() -> Ledger {
 }
 
 fn end(l: &mut Ledger, ending: Ending, at: Instant) {
-    l.observe(&Event::ChildEnded { pid: 2, ending, at });
+    l.observe(&Event::ChildEnded {
+        pid: Pid::from_raw(2),
+        ending,
+        at,
+    });
 }
 
-fn killed(signal: i32) -> Ending {
+fn killed(signal: Signal) -> Ending {
     Ending::Killed {
         signal,
         core_dumped: false,
@@ -38,23 +44,26 @@ fn killed(signal: i32) -> Ending {
 }
 
 fn outside() -> Named {
-    Named::bare(Sender::Process { pid: 0, uid: 0 })
+    Named::bare(Sender::Process {
+        pid: Pid::from_raw(0),
+        uid: 0,
+    })
 }
 
 /// A signal forwarded to the child, from `sender`; `later_stop` for a
 /// stop signal during the stop.
-fn forward(l: &mut Ledger, signal: i32, sender: &Named, later_stop: Option<Instant>) {
+fn forward(l: &mut Ledger, signal: Signal, sender: &Named, later_stop: Option<Instant>) {
     l.observe(&Event::SignalForwarded {
         signal,
         sent: signal,
-        target: Target::Process(2),
+        target: Target::Process(Pid::from_raw(2)),
         sender,
         later_stop,
     });
 }
 
 /// A stop by `signal` from outside at `at`, with the signal sent.
-fn stopped_by(l: &mut Ledger, signal: i32, at: Instant, grace: Option<Duration>) {
+fn stopped_by(l: &mut Ledger, signal: Signal, at: Instant, grace: Option<Duration>) {
     l.observe(&Event::Stopping {
         cause: &StopCause::Signal {
             signal,
@@ -111,14 +120,14 @@ fn a_clean_exit_is_for_v_only_and_a_failure_is_shown() {
 #[test]
 fn the_answer_to_a_stop_is_shown_but_no_warning() {
     let mut l = base();
-    stopped_by(&mut l, 15, Instant::now(), None);
+    stopped_by(&mut l, Signal(15), Instant::now(), None);
     for (ending, status, audience) in [
-        (killed(15), 143, Audience::Default),
+        (killed(Signal(15)), 143, Audience::Default),
         (Ending::Exited(0), 0, Audience::Default),
         (Ending::Exited(143), 143, Audience::Default),
         (
             Ending::Killed {
-                signal: 11,
+                signal: Signal(11),
                 core_dumped: true,
             },
             139,
@@ -135,16 +144,16 @@ fn stop_and_grace() {
     let mut l = base();
     let at = Instant::now();
     let ended = at + Duration::from_millis(1000);
-    stopped_by(&mut l, 15, at, Some(Duration::from_secs(1)));
+    stopped_by(&mut l, Signal(15), at, Some(Duration::from_secs(1)));
     grace_kill(
         &mut l,
         &[Proc {
-            pid: 2,
+            pid: Pid::from_raw(2),
             name: "sleep".into(),
         }],
         ended,
     );
-    end(&mut l, killed(9), ended);
+    end(&mut l, killed(Signal(9)), ended);
     let r = report(&l, 137, 0);
     assert_eq!(r.audience(), Audience::Warning);
     let text = r.to_string();
@@ -165,24 +174,24 @@ fn stop_and_grace() {
 #[test]
 fn sigpipe_and_ctrl_c_are_for_v_only() {
     let mut l = base();
-    end(&mut l, killed(libc::SIGPIPE), Instant::now());
+    end(&mut l, killed(Signal::PIPE), Instant::now());
     assert_eq!(report(&l, 141, 0).audience(), Audience::Verbose);
     // SIGINT: Ctrl-C only when the child held the terminal and vigil
     // did not forward a SIGINT.
-    end(&mut l, killed(libc::SIGINT), Instant::now());
+    end(&mut l, killed(Signal::INT), Instant::now());
     assert_eq!(report(&l, 130, 0).audience(), Audience::Warning);
     let mut l = started(true);
-    end(&mut l, killed(libc::SIGINT), Instant::now());
+    end(&mut l, killed(Signal::INT), Instant::now());
     assert_eq!(report(&l, 130, 0).audience(), Audience::Verbose);
     assert!(
         report(&l, 130, 0)
             .to_string()
             .contains(", from the terminal (Ctrl-C)")
     );
-    forward(&mut l, libc::SIGINT, &outside(), None);
+    forward(&mut l, Signal::INT, &outside(), None);
     assert_eq!(report(&l, 130, 0).audience(), Audience::Warning);
     // Anything abnormal besides is still a warning.
-    end(&mut l, killed(libc::SIGPIPE), Instant::now());
+    end(&mut l, killed(Signal::PIPE), Instant::now());
     assert_eq!(report(&l, 141, 1).audience(), Audience::Warning);
 }
 
@@ -203,8 +212,8 @@ fn a_shell_that_says_141_or_130_is_as_quiet_as_the_death_it_reports() {
 #[test]
 fn a_forwarded_signal_that_killed_the_child_names_its_sender() {
     let mut l = base();
-    forward(&mut l, libc::SIGUSR1, &outside(), None);
-    end(&mut l, killed(libc::SIGUSR1), Instant::now());
+    forward(&mut l, Signal::USR1, &outside(), None);
+    end(&mut l, killed(Signal::USR1), Instant::now());
     let text = report(&l, 138, 0).to_string();
     assert!(
         text.starts_with("child was killed by SIGUSR1 (status 138), forwarded by vigil: SIGUSR1 from pid 0 (outside this PID namespace); exit status 138"),
@@ -216,9 +225,9 @@ fn a_forwarded_signal_that_killed_the_child_names_its_sender() {
 fn the_later_stop_signal_is_the_one_the_child_ended_on() {
     let mut l = base();
     let at = Instant::now();
-    stopped_by(&mut l, libc::SIGINT, at, None);
+    stopped_by(&mut l, Signal::INT, at, None);
     let later = at + Duration::from_millis(500);
-    forward(&mut l, libc::SIGTERM, &outside(), Some(later));
+    forward(&mut l, Signal::TERM, &outside(), Some(later));
     end(&mut l, Ending::Exited(143), at + Duration::from_millis(700));
     let r = report(&l, 143, 0);
     assert_eq!(r.audience(), Audience::Default);
@@ -240,7 +249,7 @@ fn the_later_stop_signal_is_the_one_the_child_ended_on() {
 fn a_cancelled_hook_is_no_failure() {
     let mut l = base();
     let at = Instant::now();
-    stopped_by(&mut l, 15, at, Some(Duration::from_secs(1)));
+    stopped_by(&mut l, Signal(15), at, Some(Duration::from_secs(1)));
     grace_kill(&mut l, &[], at);
     let record = Record {
         kind: HookKind::PreStop,
@@ -252,7 +261,7 @@ fn a_cancelled_hook_is_no_failure() {
         record: &record,
         then: AfterHook::Nothing,
     });
-    end(&mut l, killed(9), at);
+    end(&mut l, killed(Signal(9)), at);
     assert!(
         report(&l, 137, 0)
             .to_string()
@@ -269,7 +278,7 @@ fn oom_kill_of_another_process() {
     assert!(r.to_string().contains(
         "; earlier, the kernel OOM killer killed 1 process in this container (not the child: a process it started, or a hook)"
     ));
-    end(&mut l, killed(9), Instant::now());
+    end(&mut l, killed(Signal(9)), Instant::now());
     let text = report(&l, 137, 2).to_string();
     assert!(text.starts_with("child was killed by SIGKILL (status 137) by the kernel OOM killer"));
     assert!(text.contains(
@@ -280,13 +289,13 @@ fn oom_kill_of_another_process() {
     let mut l = Ledger::default();
     l.observe(&Event::Started {
         command: &Command::new(vec!["sleep".into(), "1000".into()]),
-        pid: 2,
+        pid: Pid::from_raw(2),
         limit: None,
         oom_group: true,
         terminal: false,
         at: Timestamp::from_unix(0, 0),
     });
-    end(&mut l, killed(9), Instant::now());
+    end(&mut l, killed(Signal(9)), Instant::now());
     assert!(
         report(&l, 137, 2)
             .to_string()
@@ -306,7 +315,7 @@ fn a_long_command_is_shortened_and_the_cause_comes_first() {
     let mut l = Ledger::default();
     l.observe(&Event::Started {
         command: &Command::new(argv),
-        pid: 2,
+        pid: Pid::from_raw(2),
         limit: None,
         oom_group: false,
         terminal: false,
@@ -329,7 +338,7 @@ fn a_long_command_is_shortened_and_the_cause_comes_first() {
 fn long_lists_are_capped() {
     let many: Vec<Proc> = (1..=1000)
         .map(|pid| Proc {
-            pid,
+            pid: Pid::from_raw(pid),
             name: "worker".into(),
         })
         .collect();
@@ -350,26 +359,29 @@ fn the_log_line_says_what_display_says_with_outside_text_escaped() {
     let mut l = Ledger::default();
     l.observe(&Event::Started {
         command: &Command::new(vec!["sh".into(), "-c".into(), "echo a\nb".into()]),
-        pid: 2,
+        pid: Pid::from_raw(2),
         limit: None,
         oom_group: false,
         terminal: false,
         at: Timestamp::from_unix(0, 0),
     });
     let sender = Named {
-        sender: Sender::Process { pid: 7, uid: 1000 },
+        sender: Sender::Process {
+            pid: Pid::from_raw(7),
+            uid: 1000,
+        },
         name: Some("bad\x1bname".into()),
     };
-    forward(&mut l, libc::SIGUSR1, &sender, None);
+    forward(&mut l, Signal::USR1, &sender, None);
     for _ in 0..3 {
         l.observe(&Event::Reaped {
-            pid: 9,
+            pid: Pid::from_raw(9),
             ending: Ending::Exited(0),
             warn: false,
         });
     }
     let ended = Instant::now();
-    end(&mut l, killed(libc::SIGUSR1), ended);
+    end(&mut l, killed(Signal::USR1), ended);
     let exit = report(&l, 128 + libc::SIGUSR1, 0);
 
     capture::start(Format::Text, 1, Timestamp::from_unix(0, 0));
@@ -377,7 +389,7 @@ fn the_log_line_says_what_display_says_with_outside_text_escaped() {
         wall: Timestamp::from_unix(0, 0),
         now: ended,
     };
-    log::emit(Event::Exit {
+    log::emit(&Event::Exit {
         report: &exit.at(clocks),
         level: Level::Warning,
     });

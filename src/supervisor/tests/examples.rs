@@ -16,7 +16,7 @@ use crate::log::{self, capture};
 use crate::spawn::SpawnError;
 
 /// The child's pid in the examples.
-const PID: i32 = 7;
+const PID: Pid = Pid::from_raw(7);
 
 /// 2026-12-01T18:06:20.123Z: the instant every example is stamped with.
 fn t() -> Timestamp {
@@ -29,7 +29,7 @@ fn ms(n: u64) -> Duration {
 
 /// A process still running, in its own process group unless it is the
 /// child's.
-fn running(pid: i32, ppid: i32, comm: &str, title: &str) -> crate::procs::Running {
+fn running(pid: Pid, ppid: Pid, comm: &str, title: &str) -> crate::procs::Running {
     crate::procs::Running {
         stat: crate::procs::Stat {
             pid,
@@ -42,7 +42,7 @@ fn running(pid: i32, ppid: i32, comm: &str, title: &str) -> crate::procs::Runnin
     }
 }
 
-fn proc(pid: i32, name: &str) -> Proc {
+fn proc(pid: Pid, name: &str) -> Proc {
     Proc {
         pid,
         name: name.into(),
@@ -92,8 +92,8 @@ impl Supervisor<Fake> {
     /// Turns of the loop until vigil exits, then the exit report.
     fn run_to_exit(mut self) {
         for _ in 0..20 {
-            if let State::Exit(status) = self.state {
-                self.finish(status);
+            if self.state == State::Exit {
+                self.finish();
                 return;
             }
             self.turn();
@@ -147,9 +147,9 @@ fn endings() -> Vec<(&'static str, Play)> {
             "stop signal answered",
             Box::new(|| {
                 let mut s = example(&[], &["nginx", "-g", "daemon off;"]);
-                s.signal(from_outside(libc::SIGTERM));
+                s.signal(from_outside(Signal::TERM));
                 s.wait(ms(12));
-                s.ended(PID, killed(libc::SIGTERM));
+                s.ended(PID, killed(Signal::TERM));
                 s.run_to_exit();
             }),
         ),
@@ -157,14 +157,14 @@ fn endings() -> Vec<(&'static str, Play)> {
             "grace deadline",
             Box::new(|| {
                 let mut s = example(&["--grace-period", "10s"], &["java", "-jar", "app.jar"]);
-                s.signal(from_outside(libc::SIGTERM));
+                s.signal(from_outside(Signal::TERM));
                 s.sys.left = vec![
                     proc(PID, "java -jar app.jar"),
-                    proc(31, "sh -c ./backup.sh"),
+                    proc(pid(31), "sh -c ./backup.sh"),
                 ];
                 s.passes(Deadline::Grace);
                 s.wait(ms(3));
-                s.ended(PID, killed(libc::SIGKILL));
+                s.ended(PID, killed(Signal::KILL));
                 s.run_to_exit();
             }),
         ),
@@ -173,7 +173,7 @@ fn endings() -> Vec<(&'static str, Play)> {
             Box::new(|| {
                 let mut s = example(&[], &["python3", "train.py"]);
                 s.sys.memory.oom_kill = 1;
-                s.ended(PID, killed(libc::SIGKILL));
+                s.ended(PID, killed(Signal::KILL));
                 s.run_to_exit();
             }),
         ),
@@ -182,8 +182,8 @@ fn endings() -> Vec<(&'static str, Play)> {
             Box::new(|| {
                 let mut s = example(&[], &["sh", "-c", "make -j8 all"]);
                 s.sys.memory.oom_kill = 1;
-                for pid in 20..23 {
-                    s.ended(pid, killed(libc::SIGKILL));
+                for n in 20..23 {
+                    s.ended(pid(n), killed(Signal::KILL));
                 }
                 s.ended(PID, exited(0));
                 s.run_to_exit();
@@ -196,17 +196,18 @@ fn endings() -> Vec<(&'static str, Play)> {
                 s.passes(Deadline::Timeout);
                 s.wait(ms(1_520));
                 s.sys.children = true;
-                s.sys.left = vec![proc(41, "postgres"), proc(42, "sh")];
+                s.sys.left = vec![proc(pid(41), "postgres"), proc(pid(42), "sh")];
                 s.ended(PID, exited(2));
-                s.ended(42, exited(0));
-                s.sys.left = vec![proc(41, "postgres")];
+                s.ended(Pid::from_raw(42), exited(0));
+                s.sys.left = vec![proc(pid(41), "postgres")];
                 s.passes(Deadline::Drain);
-                s.sys
-                    .reaps
-                    .push_back(Next::Changed(Change::Ended(41, killed(9))));
+                s.sys.reaps.push_back(Next::Changed(Change::Ended(
+                    Pid::from_raw(41),
+                    killed(Signal(9)),
+                )));
                 s.sys.reaps.push_back(Next::NoChildren);
                 s.signal(Received {
-                    signal: libc::SIGCHLD,
+                    signal: Signal::CHLD,
                     sender: Sender::Kernel,
                 });
                 s.run_to_exit();
@@ -239,7 +240,7 @@ fn endings() -> Vec<(&'static str, Play)> {
                 s.sys.probe_starts = std::iter::repeat_with(refused).take(100).collect();
                 s.passes(Deadline::ReadyTimeout);
                 s.wait(ms(120));
-                s.ended(PID, killed(libc::SIGTERM));
+                s.ended(PID, killed(Signal::TERM));
                 s.run_to_exit();
             }),
         ),
@@ -247,8 +248,8 @@ fn endings() -> Vec<(&'static str, Play)> {
             "a forwarded signal",
             Box::new(|| {
                 let mut s = example(&[], &["sleep", "1000"]);
-                s.signal(from_outside(libc::SIGUSR1));
-                s.ended(PID, killed(libc::SIGUSR1));
+                s.signal(from_outside(Signal::USR1));
+                s.ended(PID, killed(Signal::USR1));
                 s.run_to_exit();
             }),
         ),
@@ -256,7 +257,7 @@ fn endings() -> Vec<(&'static str, Play)> {
             "a kill -9 from a process",
             Box::new(|| {
                 let mut s = example(&[], &["sleep", "1000"]);
-                s.ended(PID, killed(libc::SIGKILL));
+                s.ended(PID, killed(Signal::KILL));
                 s.run_to_exit();
             }),
         ),
@@ -281,7 +282,7 @@ fn start_records(format: Format) -> Vec<(&'static str, String)> {
             shell_error: None,
             switch_failed: None,
         };
-        log::emit_final(e.event(e.status()));
+        log::emit_final(&e.event(e.status()));
     });
     let usage = lines(format, || {
         let args: Vec<OsString> = ["vigil", "--grace-period", "10x", "--", "app"]
@@ -308,17 +309,17 @@ fn event_records(format: Format) -> Vec<(&'static str, String)> {
     let mut all = Vec::new();
     let grace = lines(format, || {
         let mut s = example(&["--grace-period", "10s"], &["java", "-jar", "app.jar"]);
-        s.signal(from_outside(libc::SIGTERM));
+        s.signal(from_outside(Signal::TERM));
         s.sys.running = vec![
-            running(PID, 1, "java", "java -jar app.jar"),
-            running(31, PID, "sh", "sh -c ./backup.sh"),
+            running(PID, pid(1), "java", "java -jar app.jar"),
+            running(pid(31), PID, "sh", "sh -c ./backup.sh"),
         ];
         s.sys.left = vec![
             proc(PID, "java -jar app.jar"),
-            proc(31, "sh -c ./backup.sh"),
+            proc(pid(31), "sh -c ./backup.sh"),
         ];
         s.passes(Deadline::Grace);
-        s.ended(PID, killed(libc::SIGKILL));
+        s.ended(PID, killed(Signal::KILL));
         s.run_to_exit();
     });
     all.push(("signal_received", record_of(&grace, "signal_received")));
@@ -326,10 +327,10 @@ fn event_records(format: Format) -> Vec<(&'static str, String)> {
     all.push(("grace_deadline", record_of(&grace, "grace_deadline")));
     let shell = lines(format, || {
         let mut s = example(&[], &["bash", "/app/run.sh"]);
-        s.signal(from_outside(libc::SIGTERM));
+        s.signal(from_outside(Signal::TERM));
         s.sys.running = vec![
-            running(PID, 1, "bash", "bash /app/run.sh"),
-            running(12, PID, "node", "node server.js"),
+            running(PID, pid(1), "bash", "bash /app/run.sh"),
+            running(pid(12), PID, "node", "node server.js"),
         ];
         s.passes(Deadline::StillRunning);
     });
@@ -339,22 +340,25 @@ fn event_records(format: Format) -> Vec<(&'static str, String)> {
             &["--pre-stop", "/hooks/drain", "--grace-period", "30s"],
             &["postgres"],
         );
-        s.signal(from_outside(libc::SIGTERM));
+        s.signal(from_outside(Signal::TERM));
         s.passes(Deadline::PreStopTimeout);
     });
     all.push(("pre_stop_timed_out", record_of(&hung, "pre_stop_timed_out")));
     let named = lines(format, || {
         let mut s = example(&[], &["sleep", "1000"]);
-        s.sys.names = vec![(42, "kill -HUP 1".into())];
+        s.sys.names = vec![(pid(42), "kill -HUP 1".into())];
         s.signal(Received {
-            signal: libc::SIGHUP,
-            sender: Sender::Process { pid: 42, uid: 0 },
+            signal: Signal::HUP,
+            sender: Sender::Process {
+                pid: Pid::from_raw(42),
+                uid: 0,
+            },
         });
     });
     all.push(("signal_received", record_of(&named, "signal_received")));
     let hook = lines(format, || {
         let mut s = example(&["--pre-stop", "./drain"], &["./server"]);
-        s.signal(from_outside(libc::SIGTERM));
+        s.signal(from_outside(Signal::TERM));
         let hook = s.pre_stop.as_ref().unwrap().pid;
         s.wait(ms(1_250));
         s.ended(hook, exited(7));
@@ -363,7 +367,7 @@ fn event_records(format: Format) -> Vec<(&'static str, String)> {
     let drain = lines(format, || {
         let mut s = example(&[], &["./server"]);
         s.sys.children = true;
-        s.sys.left = vec![proc(41, "postgres")];
+        s.sys.left = vec![proc(pid(41), "postgres")];
         s.ended(PID, exited(0));
         s.passes(Deadline::Drain);
     });
@@ -397,7 +401,7 @@ fn event_records(format: Format) -> Vec<(&'static str, String)> {
     }
     let reaped = lines(format, || {
         let mut s = example(&["-w"], &["./server"]);
-        s.ended(55, killed(libc::SIGKILL));
+        s.ended(Pid::from_raw(55), killed(Signal::KILL));
     });
     all.push(("reaped", record_of(&reaped, "reaped")));
     // Readiness: two probes refused (at -vv), the third answers.

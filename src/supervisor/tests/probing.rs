@@ -111,13 +111,13 @@ fn the_first_success_sends_ready_once_and_leaves_nothing_pending() {
     assert_eq!(s.deadlines.next(), None, "nothing left to wake up for");
     // Idle: the loop waits without a timeout.
     s.sys.waits.clear();
-    s.signal(from_outside(libc::SIGUSR1));
+    s.signal(from_outside(Signal::USR1));
     assert_eq!(s.sys.waits, [None]);
     assert_eq!(s.sys.probes.len(), 3);
     // The stop says STOPPING=1, once.
-    s.signal(from_outside(libc::SIGTERM));
-    s.signal(from_outside(libc::SIGTERM));
-    s.ended(CHILD, killed(libc::SIGTERM));
+    s.signal(from_outside(Signal::TERM));
+    s.signal(from_outside(Signal::TERM));
+    s.ended(CHILD, killed(Signal::TERM));
     assert_eq!(s.sys.notified.len(), 2);
     assert_eq!(
         s.sys.notified[1],
@@ -147,12 +147,12 @@ fn a_probe_that_does_not_answer_in_time_is_a_failure() {
 
 #[test]
 fn not_ready_by_the_ready_timeout_stops_and_never_exits_0() {
-    for (ending, status) in [(exited(0), 1), (killed(libc::SIGTERM), 143), (exited(3), 3)] {
+    for (ending, status) in [(exited(0), 1), (killed(Signal::TERM), 143), (exited(3), 3)] {
         let mut s = probing(&["--ready-timeout", "3s", "-e", "0"]);
         s.sys.probe_starts = std::iter::repeat_with(refused).take(100).collect();
         s.passes(Deadline::ReadyTimeout);
         assert_eq!(s.stop_cause(), Some("not_ready"));
-        assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+        assert_eq!(s.sent_to_child(), [Signal::TERM]);
         assert_eq!(s.deadlines.get(Deadline::Probe), None, "no more probing");
         let grace = s.ledger.grace().unwrap();
         assert_eq!(
@@ -178,7 +178,7 @@ fn not_ready_by_the_ready_timeout_stops_and_never_exits_0() {
             Some("connection refused by 127.0.0.1:8080")
         );
         s.ended(CHILD, ending);
-        assert_eq!(s.state, State::Exit(status), "{ending:?}");
+        assert_eq!(s.exit_status(), Some(status), "{ending:?}");
     }
 }
 
@@ -197,7 +197,7 @@ fn a_stop_or_the_childs_end_ends_the_probing() {
     s.sys.probe_starts = [None].into();
     s.next_deadline_passes();
     assert!(s.sys.probing);
-    s.signal(from_outside(libc::SIGINT));
+    s.signal(from_outside(Signal::INT));
     assert!(!s.sys.probing && s.sys.probes_cancelled == 1);
     assert_eq!(s.deadlines.get(Deadline::Probe), None);
     assert_eq!(s.deadlines.get(Deadline::ReadyTimeout), None);
@@ -211,7 +211,7 @@ fn a_stop_or_the_childs_end_ends_the_probing() {
         s.sys.notified,
         ["STOPPING=1\nSTATUS=stopping: the child exited"]
     );
-    assert_eq!(s.state, State::Exit(0));
+    assert_eq!(s.exit_status(), Some(0));
     assert!(s.sys.probes.is_empty());
 }
 
@@ -221,7 +221,7 @@ fn without_ready_when_the_service_manager_is_the_childs() {
     s.sys.notify_socket = true;
     assert_eq!(s.deadlines.get(Deadline::Probe), None);
     s.passes(Deadline::Timeout);
-    s.ended(CHILD, killed(libc::SIGTERM));
+    s.ended(CHILD, killed(Signal::TERM));
     assert!(s.sys.notified.is_empty());
     assert!(s.sys.probes.is_empty());
 }
@@ -286,15 +286,15 @@ fn failures_in_a_row_stop_the_container_with_the_unhealthy_status() {
     }
     s.next_deadline_passes();
     assert_eq!(s.stop_cause(), Some("unhealthy"));
-    assert_eq!(s.sent_to_child(), [libc::SIGTERM]);
+    assert_eq!(s.sent_to_child(), [Signal::TERM]);
     assert!(s.probing.is_none(), "no probe once stopping");
     let grace = s.ledger.grace().unwrap();
     assert_eq!(
         (grace.period, grace.by_default),
         (Duration::from_secs(10), true)
     );
-    s.ended(CHILD, killed(libc::SIGTERM));
-    assert_eq!(s.state, State::Exit(69));
+    s.ended(CHILD, killed(Signal::TERM));
+    assert_eq!(s.exit_status(), Some(69));
 }
 
 #[test]
@@ -321,38 +321,38 @@ fn each_cause_has_its_status() {
         s.sys.probe_starts = [refused()].into();
         s.next_deadline_passes();
         s.ended(CHILD, ending);
-        s.state
+        s.exit_status()
     };
-    assert_eq!(unhealthy(&[], killed(libc::SIGTERM)), State::Exit(69));
-    assert_eq!(unhealthy(&[], exited(143)), State::Exit(69));
-    assert_eq!(unhealthy(&[], exited(0)), State::Exit(69));
-    assert_eq!(unhealthy(&[], exited(3)), State::Exit(3), "its own code");
+    assert_eq!(unhealthy(&[], killed(Signal::TERM)), Some(69));
+    assert_eq!(unhealthy(&[], exited(143)), Some(69));
+    assert_eq!(unhealthy(&[], exited(0)), Some(69));
+    assert_eq!(unhealthy(&[], exited(3)), Some(3), "its own code");
     assert_eq!(
-        unhealthy(&["--exit-code", "unhealthy=42"], killed(libc::SIGTERM)),
-        State::Exit(42)
+        unhealthy(&["--exit-code", "unhealthy=42"], killed(Signal::TERM)),
+        Some(42)
     );
     let stopped = |args: &[&str], ending| {
         let mut s = supervisor(args);
-        s.signal(from_outside(libc::SIGTERM));
+        s.signal(from_outside(Signal::TERM));
         s.ended(CHILD, ending);
-        s.state
+        s.exit_status()
     };
-    assert_eq!(stopped(&[], killed(libc::SIGTERM)), State::Exit(143));
+    assert_eq!(stopped(&[], killed(Signal::TERM)), Some(143));
     let zero = ["--exit-code", "stopped=0"];
-    assert_eq!(stopped(&zero, killed(libc::SIGTERM)), State::Exit(0));
-    assert_eq!(stopped(&zero, exited(143)), State::Exit(0));
-    assert_eq!(stopped(&zero, exited(3)), State::Exit(3), "its own code");
+    assert_eq!(stopped(&zero, killed(Signal::TERM)), Some(0));
+    assert_eq!(stopped(&zero, exited(143)), Some(0));
+    assert_eq!(stopped(&zero, exited(3)), Some(3), "its own code");
     let timeout = |args: &[&str], ending| {
         let mut all = vec!["--timeout", "5s"];
         all.extend(args);
         let mut s = supervisor(&all);
         s.passes(Deadline::Timeout);
         s.ended(CHILD, ending);
-        s.state
+        s.exit_status()
     };
-    assert_eq!(timeout(&[], exited(3)), State::Exit(124));
+    assert_eq!(timeout(&[], exited(3)), Some(124));
     assert_eq!(
-        timeout(&["--exit-code", "timeout=9"], killed(libc::SIGTERM)),
-        State::Exit(9)
+        timeout(&["--exit-code", "timeout=9"], killed(Signal::TERM)),
+        Some(9)
     );
 }

@@ -12,5 +12,6 @@ mod images;
 mod install;
 mod pause;
 mod probe;
+mod quadlet;
 mod servers;
 mod sockets;

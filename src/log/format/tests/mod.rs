@@ -7,6 +7,7 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::time::Duration;
 
+use nix::unistd::Pid;
 use serde_json::{Value as Json, json};
 
 use super::encode::{STEPS, write_secs};
@@ -148,7 +149,7 @@ fn exit_base<'a>(
 
 fn proc(pid: i32, name: &str) -> Proc {
     Proc {
-        pid,
+        pid: Pid::from_raw(pid),
         name: name.into(),
     }
 }

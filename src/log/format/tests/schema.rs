@@ -80,28 +80,28 @@ fn endings_senders_and_hooks_as_fields() {
     );
     assert_eq!(
         ended(Ending::Killed {
-            signal: 11,
+            signal: Signal(11),
             core_dumped: true
         }),
         json!({"kind": "killed", "signal": "SIGSEGV", "core_dumped": true, "status": 139})
     );
     assert_eq!(
         ended(Ending::Killed {
-            signal: 64,
+            signal: Signal(64),
             core_dumped: false
         })["signal"],
         "SIGRTMAX"
     );
     assert_eq!(
         ended(Ending::Killed {
-            signal: 36,
+            signal: Signal(36),
             core_dumped: false
         })["signal"],
         "SIGRTMIN+2"
     );
     assert_eq!(
         ended(Ending::Killed {
-            signal: 32,
+            signal: Signal(32),
             core_dumped: false
         })["signal"],
         "signal 32"
@@ -119,15 +119,33 @@ fn endings_senders_and_hooks_as_fields() {
         checked(&record)["sender"].clone()
     };
     assert_eq!(
-        received(Sender::Process { pid: 42, uid: 0 }, Some("kill")),
+        received(
+            Sender::Process {
+                pid: Pid::from_raw(42),
+                uid: 0
+            },
+            Some("kill")
+        ),
         json!({"kind": "process", "pid": 42, "uid": 0, "name": "kill"})
     );
     assert_eq!(
-        received(Sender::Process { pid: 42, uid: 1000 }, None),
+        received(
+            Sender::Process {
+                pid: Pid::from_raw(42),
+                uid: 1000
+            },
+            None
+        ),
         json!({"kind": "process", "pid": 42, "uid": 1000})
     );
     assert_eq!(
-        received(Sender::Process { pid: 0, uid: 0 }, None),
+        received(
+            Sender::Process {
+                pid: Pid::from_raw(0),
+                uid: 0
+            },
+            None
+        ),
         json!({"kind": "outside_namespace", "pid": 0, "uid": 0})
     );
     assert_eq!(received(Sender::Kernel, None), json!({"kind": "kernel"}));

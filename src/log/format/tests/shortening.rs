@@ -13,7 +13,7 @@ fn many(n: i32) -> Vec<Proc> {
 fn ten_thousand_processes_fit_in_one_line() {
     let procs = many(10_000);
     let ending = Ending::Killed {
-        signal: 9,
+        signal: Signal(9),
         core_dumped: false,
     };
     let record = exit_base(
@@ -110,11 +110,14 @@ fn the_worst_record_still_fits_and_keeps_its_cause() {
     };
     let hook_list = vec![&hook; 3_000];
     let ending = Ending::Killed {
-        signal: 10,
+        signal: Signal(10),
         core_dumped: true,
     };
     let sender = Named {
-        sender: Sender::Process { pid: 42, uid: 1000 },
+        sender: Sender::Process {
+            pid: Pid::from_raw(42),
+            uid: 1000,
+        },
         name: Some(nasty.clone()),
     };
     for encoder in [
