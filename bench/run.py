@@ -18,6 +18,7 @@ needed; nothing is installed. Inits that are not present are skipped.
 """
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -381,6 +382,33 @@ def precise(inits, samples):
     return ci is not None and ci[0] >= r * (1 - PRECISION) and ci[1] <= r * (1 + PRECISION)
 
 
+AUTOGROUP = "/proc/sys/kernel/sched_autogroup_enabled"
+
+
+@contextlib.contextmanager
+def autogroups_off():
+    """Autogroups off for the run, and put back after. With them the host
+    schedules each session as a group of its own, and a child in a session
+    of its own (dumb-init's) wakes as if its CPU were idle, beside everything
+    else on it: no container sees that, since a container's processes
+    compete in the container's cgroup, where autogroups do not apply."""
+    try:
+        with open(AUTOGROUP) as f:
+            was = f.read().strip()
+    except OSError:
+        was = None
+    if was == "1":
+        with open(AUTOGROUP, "w") as f:
+            f.write("0")
+        log("bench: autogroups off for the run")
+    try:
+        yield
+    finally:
+        if was == "1":
+            with open(AUTOGROUP, "w") as f:
+                f.write(was)
+
+
 def rotated(seq, r):
     """Round r starts r places further along (A B C, B C A, C A B, ...): still
     interleaved, and no init always goes first or right after another."""
@@ -528,35 +556,17 @@ def bench_busy(inits, helper, rounds, n_idle, gap_us, cpu, hogs=2):
         log("busy CPU: needs two CPUs; skipped")
         return {}
     saved = os.sched_getaffinity(0)
-    # In a container every process competes in the container's cgroup; on
-    # a host with autogroups (one scheduling group per session) a child in
-    # a session of its own (dumb-init's) would compete with the spinners
-    # as a group of its own instead, and wake up as if the CPU were idle.
-    # So autogroups are off while the spinners run.
-    autogroup = "/proc/sys/kernel/sched_autogroup_enabled"
-    try:
-        with open(autogroup) as f:
-            was = f.read().strip()
-    except OSError:
-        was = None
     os.sched_setaffinity(0, {cpu})
     spin = []
     try:
-        if was == "1":
-            with open(autogroup, "w") as f:
-                f.write("0")
         spin = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(hogs)]
-        log(f"busy CPU: {hogs} spinning processes on CPU {cpu}, the sender on CPU {others[-1]}"
-            + (", autogroups off" if was == "1" else ""))
+        log(f"busy CPU: {hogs} spinning processes on CPU {cpu}, the sender on CPU {others[-1]}")
         part = _bench_forward(inits, helper, rounds, n_idle, 0, 1, gap_us, sender_cpu=others[-1])
     finally:
         for h in spin:
             h.kill()
             h.wait()
         os.sched_setaffinity(0, saved)
-        if was == "1":
-            with open(autogroup, "w") as f:
-                f.write(was)
     out = {}
     for name, d in part.items():
         raw = d["raw_fwd_idle_ns"]
@@ -1358,6 +1368,28 @@ def write_docs(doc_path, block, tag="RESULTS"):
 
 # --------------------------------------------------------------------------- main
 
+def run_phases(phase, inits, helper, p, fwd_cpu, merge):
+    """Every measurement asked for, in order; the start-up figures are
+    returned, the others merged as they come."""
+    su = phase("startup", lambda: bench_startup(inits, p["startup_rounds"]))
+    for name, fn in (
+            ("forward", lambda: bench_forward(inits, helper, p["fwd_rounds"], p["fwd_idle_per_round"],
+                                              p["fwd_bursts_per_round"], p["fwd_burst_len"],
+                                              p["fwd_gap_us"], fwd_cpu)),
+            ("busy", lambda: bench_busy(inits, helper, p["busy_rounds"], p["busy_idle_per_round"], p["fwd_gap_us"],
+                                        max(os.sched_getaffinity(0)) if fwd_cpu is None else fwd_cpu,
+                                        p["busy_spinners"])),
+            ("first", lambda: bench_first(inits, helper, p["first_rounds"], p["first_delay_us"], fwd_cpu)),
+            ("burst", lambda: bench_burst(inits, helper, p["burst_rounds"], p["burst_zombies"])),
+            ("stream", lambda: bench_stream(inits, helper, p["stream_rounds"], p["stream_orphans"])),
+            ("idle", lambda: bench_idle(inits, helper, p["idle_seconds"])),
+            ("stop", lambda: bench_stop(inits, p["stop_rounds"]))):
+        part = phase(name, fn)
+        if part:
+            merge(part)
+    return su
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1515,27 +1547,13 @@ def main():
         log(f"  {time.monotonic() - t:.1f} s; other processes used {other_load[name]:.2f} CPUs meanwhile")
         return part
 
-    su = phase("startup", lambda: bench_startup(inits, p["startup_rounds"]))
+    with autogroups_off():
+        su = run_phases(phase, inits, helper, p, fwd_cpu, merge)
     raw_bare = None
     if su:
         bare = su.pop("(bare)")
         bare_ms, raw_bare = bare["startup_ms"], bare["raw_startup_ns"]
         merge(su)
-    for name, fn in (
-            ("forward", lambda: bench_forward(inits, helper, p["fwd_rounds"], p["fwd_idle_per_round"],
-                                              p["fwd_bursts_per_round"], p["fwd_burst_len"],
-                                              p["fwd_gap_us"], fwd_cpu)),
-            ("busy", lambda: bench_busy(inits, helper, p["busy_rounds"], p["busy_idle_per_round"], p["fwd_gap_us"],
-                                        max(os.sched_getaffinity(0)) if fwd_cpu is None else fwd_cpu,
-                                        p["busy_spinners"])),
-            ("first", lambda: bench_first(inits, helper, p["first_rounds"], p["first_delay_us"], fwd_cpu)),
-            ("burst", lambda: bench_burst(inits, helper, p["burst_rounds"], p["burst_zombies"])),
-            ("stream", lambda: bench_stream(inits, helper, p["stream_rounds"], p["stream_orphans"])),
-            ("idle", lambda: bench_idle(inits, helper, p["idle_seconds"])),
-            ("stop", lambda: bench_stop(inits, p["stop_rounds"]))):
-        part = phase(name, fn)
-        if part:
-            merge(part)
     for key in ("fwd_rounds", "first_rounds"):
         run = res.get(ref or "", {}).get(key + "_run")
         if run:
