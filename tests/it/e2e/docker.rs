@@ -895,7 +895,7 @@ fn grandchild_oom_kill_is_reported() {
     assert!(out.contains("dd rc=137"), "dd was not killed: {out}{err}");
     assert!(
         report.starts_with("vigil: warning: exit report: child exited with code 0; exit status 0; ")
-            && report.contains("; the kernel OOM killer killed 1 process in this container (not the child: a process it started, or a hook)"),
+            && report.contains("; earlier, the kernel OOM killer killed 1 process in this container (not the child: a process it started, or a hook)"),
         "{report}"
     );
 }
