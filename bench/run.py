@@ -743,6 +743,57 @@ def ctxt(pid):
 
 
 READY_WHEN = "vigil --ready-when"
+LIVE_WHEN = "vigil --live-when"
+# --live-when's interval in the idle measurement: the probes it costs are
+# counted, and the wake-ups between them.
+LIVE_INTERVAL_S = 1.0
+# A wake-up this close to a probe's connection (or to a sample next to it)
+# is the probe's own.
+NEAR_PROBE_S = 0.05
+# How often vigil's context switches are sampled while --live-when probes.
+LIVE_SAMPLE_S = 0.01
+
+
+class Acceptor:
+    """A port that answers --live-when's probes: each connection is
+    accepted, its time noted, and closed, so that the backlog never fills."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.url = "tcp://127.0.0.1:%d" % self.sock.getsockname()[1]
+        self.times = []
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.times.append(time.monotonic())
+            conn.close()
+
+    def close(self):
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accept
+        except OSError:
+            pass
+        self.sock.close()
+        self.thread.join(timeout=5)
+
+
+def wakeups_between(samples, probes):
+    """The context switches in `samples` ((time, count), in order) that no
+    probe in `probes` (connection times) accounts for: those of a sample
+    interval with no probe within NEAR_PROBE_S of it."""
+    between = 0
+    for (t0, c0), (t1, c1) in zip(samples, samples[1:]):
+        if c1 > c0 and not any(t0 - NEAR_PROBE_S <= p <= t1 + NEAR_PROBE_S for p in probes):
+            between += c1 - c0
+    return between
 
 
 def bench_idle(inits, helper, seconds):
@@ -751,8 +802,10 @@ def bench_idle(inits, helper, seconds):
     # vigil once more, probing a port that takes connections (this
     # process's listening socket: the kernel completes the handshake), so
     # that its idle wake-ups are counted after its readiness probe is over.
+    # And once more with --live-when of a port that answers, every
+    # LIVE_INTERVAL_S: its wake-ups are the probes' own, and none between.
     vigil = next((i for i in inits if i.name == "vigil"), None)
-    listener = None
+    listener = acceptor = None
     try:
         if vigil:
             listener = socket.socket()
@@ -761,6 +814,10 @@ def bench_idle(inits, helper, seconds):
             url = "tcp://127.0.0.1:%d" % listener.getsockname()[1]
             ready = Init(READY_WHEN, vigil.path, ["-v", "--ready-when", url, "--"])
             runs[READY_WHEN] = NsRun(ready, [helper, "idle"], stdout_pipe=True)
+            acceptor = Acceptor()
+            live = Init(LIVE_WHEN, vigil.path, ["--live-when", acceptor.url, "--live-interval",
+                                                "%gs" % LIVE_INTERVAL_S, "--"])
+            runs[LIVE_WHEN] = NsRun(live, [helper, "idle"], stdout_pipe=True)
         for init in inits:
             runs[init.name] = NsRun(init, [helper, "idle"], stdout_pipe=True)
         pids = {}
@@ -772,7 +829,14 @@ def bench_idle(inits, helper, seconds):
         time.sleep(1.0)  # let start-up settle
         c0 = {name: ctxt(pid) for name, pid in pids.items()}
         t0 = time.monotonic()
-        time.sleep(seconds)
+        samples = []
+        if LIVE_WHEN in pids:
+            # The wait is the point; sampled, to tell when vigil woke.
+            while time.monotonic() - t0 < seconds:
+                samples.append((time.monotonic(), ctxt(pids[LIVE_WHEN])))
+                time.sleep(LIVE_SAMPLE_S)
+        else:
+            time.sleep(seconds)
         dt = time.monotonic() - t0
         for name, pid in pids.items():
             s = proc_status(pid)
@@ -792,11 +856,29 @@ def bench_idle(inits, helper, seconds):
                     "--ready-when: no ready line: " + said[-300:])
             elif "idle_wakeups_per_s" in probed:
                 part["idle_wakeups_ready_when_per_s"] = probed["idle_wakeups_per_s"]
+        if LIVE_WHEN in runs:
+            probed = res.pop(LIVE_WHEN, {})
+            part = res.setdefault("vigil", {})
+            probes = [t for t in acceptor.times if t0 <= t <= t0 + dt]
+            said = runs[LIVE_WHEN].stderr()
+            if "idle_wakeups_per_s" not in probed:
+                pass  # its error is in idle_errors already
+            elif not probes or "unhealthy" in said:
+                part.setdefault("idle_errors", []).append(
+                    f"--live-when: {len(probes)} probes answered; " + said[-300:])
+            else:
+                wakeups = probed["idle_wakeups_per_s"] * dt
+                part["idle_wakeups_live_when_per_s"] = probed["idle_wakeups_per_s"]
+                part["live_when_probes_per_s"] = len(probes) / dt
+                part["live_when_wakeups_per_probe"] = wakeups / len(probes)
+                part["live_when_wakeups_between_probes"] = wakeups_between(samples, probes)
     finally:
         for r in runs.values():
             r.kill()
         if listener:
             listener.close()
+        if acceptor:
+            acceptor.close()
     return res
 
 
@@ -977,6 +1059,9 @@ METRICS = [
     ("stream_left", "orphan stream: zombies left", "", "lower", "{:d}"),
     ("idle_wakeups_per_s", "idle wake-ups", "/s", "lower", "{:.2f}"),
     ("idle_wakeups_ready_when_per_s", "idle wake-ups once ready (--ready-when)", "/s", "lower", "{:.2f}"),
+    ("idle_wakeups_live_when_per_s", "wake-ups with --live-when, 1 s interval, healthy", "/s", "lower", "{:.2f}"),
+    ("live_when_wakeups_per_probe", "--live-when: wake-ups per probe", "", "lower", "{:.1f}"),
+    ("live_when_wakeups_between_probes", "--live-when: wake-ups between probes", "", "lower", "{:d}"),
     ("vmhwm_kib", "VmHWM while idle", "KiB", "lower", "{:d}"),
     ("rssanon_kib", "of which private (RssAnon)", "KiB", "lower", "{:d}"),
     ("binary_bytes", "binary size", "bytes", "lower", "{:,d}"),
@@ -1094,6 +1179,10 @@ def evaluate_targets(res, names, raw_bare=None):
     w = v.get("idle_wakeups_ready_when_per_s")
     add("idle wake-ups with --ready-when, once ready: 0 per second", w is not None and w == 0,
         f"vigil {fmt(w, '{:.2f}')}/s", "idle_wakeups_ready_when_per_s")
+    w = v.get("live_when_wakeups_between_probes")
+    add("wake-ups with --live-when: none between probes", w is not None and w == 0,
+        f"vigil {fmt(w, '{:d}')} between probes; {fmt(v.get('live_when_wakeups_per_probe'), '{:.1f}')} per "
+        f"probe, {fmt(v.get('live_when_probes_per_s'), '{:.2f}')} probes/s", "live_when_wakeups_between_probes")
 
     ts = res.get("tini-static", {}).get("startup_overhead_ms")
     vo = v.get("startup_overhead_ms")

@@ -288,10 +288,10 @@ fn check_durations(config: &Config, probing: bool) -> Result<(), UsageError> {
     if !probing && config.live_interval.is_zero() {
         return zero("--live-interval (VIGIL_LIVE_INTERVAL)");
     }
-    if let Some(cause) = config.exit_codes.given_twice() {
+    if let Some((cause, first, second)) = config.exit_codes.given_twice() {
+        let cause = cause.word();
         return Err(usage(format!(
-            "--exit-code (VIGIL_EXIT_CODES) gives {} twice",
-            cause.word()
+            "--exit-code (VIGIL_EXIT_CODES) gives {cause} twice, {cause}={first} and {cause}={second}: give each cause one status"
         )));
     }
     Ok(())

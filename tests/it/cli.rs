@@ -538,6 +538,111 @@ fn bad_values_exit_2_and_never_start_the_child() {
     }
 }
 
+/// `--live-when`'s options and `--exit-code`: each bad value, and each
+/// bad combination, is one line naming it and status 2; the child never
+/// starts. In `--probe` mode `--live-when` is a probe's mistake: status 1
+/// (Docker's `HEALTHCHECK` reserves 2).
+#[test]
+fn liveness_and_exit_code_mistakes_are_one_line_naming_them() {
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a [&'a str]);
+    let cases: &[Case] = &[
+        (
+            &["--live-failures", "0"],
+            &[],
+            &["--live-failures: '0' is not a count", "at least 1"],
+        ),
+        (
+            &["--live-failures", "x"],
+            &[],
+            &["--live-failures: 'x' is not a count"],
+        ),
+        (
+            &[],
+            &[("VIGIL_LIVE_FAILURES", "0")],
+            &["VIGIL_LIVE_FAILURES: '0' is not a count"],
+        ),
+        (
+            &["--live-interval", "0"],
+            &[],
+            &["--live-interval", "must be more than 0"],
+        ),
+        (
+            &["--live-interval", "soon"],
+            &[],
+            &["--live-interval: 'soon' is not a duration"],
+        ),
+        (
+            &["--exit-code", "nope=1"],
+            &[],
+            &[
+                "--exit-code: in 'nope=1': 'nope' is not a cause",
+                "stopped, grace",
+            ],
+        ),
+        (
+            &["--exit-code", "stopped=256"],
+            &[],
+            &[
+                "--exit-code: in 'stopped=256': '256' is not an exit code",
+                "0 to 255",
+            ],
+        ),
+        (
+            &["--exit-code", "stopped"],
+            &[],
+            &["--exit-code: 'stopped' is not CAUSE=STATUS"],
+        ),
+        (
+            &["--exit-code", "stopped=0", "--exit-code", "stopped=1"],
+            &[],
+            &["gives stopped twice, stopped=0 and stopped=1"],
+        ),
+        (
+            &[],
+            &[("VIGIL_EXIT_CODES", "stopped=0,stopped=1")],
+            &[
+                "VIGIL_EXIT_CODES",
+                "gives stopped twice, stopped=0 and stopped=1",
+            ],
+        ),
+        (
+            &[],
+            &[("VIGIL_EXIT_CODES", "stopped=0,bogus=3")],
+            &["VIGIL_EXIT_CODES: in 'bogus=3': 'bogus' is not a cause"],
+        ),
+        (
+            &["--live-when", "ftp://x/"],
+            &[],
+            &[
+                "--live-when: 'ftp://x/' is not a URL vigil can probe",
+                "unknown scheme 'ftp'",
+            ],
+        ),
+        (
+            &[],
+            &[("VIGIL_LIVE_WHEN", "https://127.0.0.1/")],
+            &[
+                "VIGIL_LIVE_WHEN: 'https://127.0.0.1/'",
+                "https is not supported",
+            ],
+        ),
+    ];
+    for (args, vars, needles) in cases {
+        assert_usage_error(args, vars, needles);
+    }
+    let url = "http://127.0.0.1:1/";
+    crate::probe::probe_mistake(
+        &["--probe", url, "--live-when", url],
+        &[],
+        &["--live-when does not go with --probe"],
+    );
+    crate::probe::probe_mistake(
+        &["--exit-code", "stopped=0", "--probe", url],
+        &[],
+        &["--exit-code does not go with --probe"],
+    );
+}
+
 /// A long option whose value is missing does not take the next word when
 /// that word looks like an option: `--termination-log -- true` is a usage
 /// error naming the option, not a report written to a file called `--`,

@@ -237,13 +237,14 @@ impl ExitCodes {
     }
 
     /// A cause given more than once, which would leave one of its statuses
-    /// silently unused.
-    pub fn given_twice(&self) -> Option<EndCause> {
-        let mut seen = Vec::new();
-        self.0.iter().map(|(cause, _)| *cause).find(|cause| {
-            let twice = seen.contains(cause);
-            seen.push(*cause);
-            twice
-        })
+    /// silently unused: the cause, its first status and the second.
+    pub fn given_twice(&self) -> Option<(EndCause, i32, i32)> {
+        self.0
+            .iter()
+            .enumerate()
+            .find_map(|(at, &(cause, second))| {
+                let (_, first) = self.0.iter().take(at).find(|(c, _)| *c == cause)?;
+                Some((cause, *first, second))
+            })
     }
 }

@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, Once, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// The label key on everything the tests make.
 pub const LABEL: &str = "vigil-e2e";
@@ -761,6 +761,126 @@ impl Ctr {
             }
         }
         (total, zombies)
+    }
+}
+
+/// One of the engine's events about a container (`docker events`,
+/// `podman events`).
+#[derive(Clone, Debug)]
+pub struct EngineEvent {
+    /// Docker's action (`start`, `die`, `exec_start: CMD ARGS`), podman's
+    /// status (`start`, `died`, `exec`).
+    pub action: String,
+    /// When the engine logged it.
+    pub time: SystemTime,
+    /// The container's exit code, on its exit (Docker's `die`, podman's
+    /// `died`).
+    pub exit_code: Option<i32>,
+}
+
+impl EngineEvent {
+    /// An exec in the container began (`docker exec`, a `HEALTHCHECK`).
+    pub fn is_exec(&self) -> bool {
+        self.action.starts_with("exec_start") || self.action == "exec"
+    }
+}
+
+/// The engine's events about one container as they come: `docker events`
+/// (`podman events`) left running, its lines in a file. A daemon keeps
+/// only its last few hundred events to answer `--since` with (Docker 256),
+/// which a busy engine overwrites within seconds, so a test watches the
+/// events of a window instead of asking for them afterwards. The watcher
+/// is killed (by its pid) when dropped.
+pub struct EventWatch {
+    engine: Engine,
+    test: &'static str,
+    child: std::process::Child,
+    file: PathBuf,
+}
+
+impl Ctr {
+    /// Starts watching this container's events.
+    pub fn watch_events(&self) -> EventWatch {
+        let n = SERIAL.fetch_add(1, Ordering::SeqCst);
+        let file = std::env::temp_dir().join(format!("{LABEL}-events-{}-{n}", run_id()));
+        let out = fs::File::create(&file)
+            .unwrap_or_else(|e| panic!("{}: {}: {e}", self.test, file.display()));
+        let filter = format!("container={}", self.name);
+        let format = match self.engine {
+            Engine::Docker => {
+                "{{.TimeNano}}\t{{.Action}}\t{{index .Actor.Attributes \"exitCode\"}}"
+            }
+            Engine::Podman => "{{.Time.UnixNano}}\t{{.Status}}\t{{.ContainerExitCode}}",
+        };
+        let child = self
+            .engine
+            .command(&["events", "--filter", &filter, "--format", format])
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{}: {} events: {e}", self.test, self.engine.name()));
+        EventWatch {
+            engine: self.engine,
+            test: self.test,
+            child,
+            file,
+        }
+    }
+
+    /// How many times the engine restarted the container (its restart
+    /// policy).
+    pub fn restart_count(&self) -> u32 {
+        let n = self.inspect("{{.RestartCount}}");
+        n.parse()
+            .unwrap_or_else(|_| panic!("{}: no restart count for {}: {n:?}", self.test, self.name))
+    }
+}
+
+impl EventWatch {
+    /// The events so far, in order.
+    pub fn events(&self) -> Vec<EngineEvent> {
+        let out = fs::read_to_string(&self.file).unwrap_or_default();
+        out.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|line| {
+                let mut parts = line.splitn(3, '\t');
+                let (nanos, action, code) = (parts.next(), parts.next(), parts.next());
+                let nanos: u64 = nanos
+                    .and_then(|n| n.trim().parse().ok())
+                    .unwrap_or_else(|| {
+                        panic!(
+                            "{}: {} events: a line without a time: {line:?}",
+                            self.test,
+                            self.engine.name()
+                        )
+                    });
+                let action = action.unwrap_or_default().to_string();
+                let exits = action == "die" || action == "died";
+                EngineEvent {
+                    exit_code: code.filter(|_| exits).and_then(|c| c.trim().parse().ok()),
+                    time: UNIX_EPOCH + Duration::from_nanos(nanos),
+                    action,
+                }
+            })
+            .collect()
+    }
+
+    /// The container's exits so far: when the engine logged each, and its
+    /// exit code.
+    pub fn exits(&self) -> Vec<(SystemTime, i32)> {
+        self.events()
+            .into_iter()
+            .filter_map(|e| Some((e.time, e.exit_code?)))
+            .collect()
+    }
+}
+
+impl Drop for EventWatch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = fs::remove_file(&self.file);
     }
 }
 

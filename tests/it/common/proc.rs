@@ -232,6 +232,16 @@ pub fn process_table() -> Vec<(i32, i32, char)> {
     out
 }
 
+/// The processes on the machine whose name (`comm`) is `name`: a
+/// daemon's, to read its CPU time (`dockerd`, `containerd`).
+pub fn pids_named(name: &str) -> Vec<i32> {
+    process_table()
+        .into_iter()
+        .map(|(pid, _, _)| pid)
+        .filter(|&pid| comm(pid).as_deref() == Some(name))
+        .collect()
+}
+
 /// All descendants of `pid` (not `pid` itself), by parent links.
 pub fn descendants(pid: i32) -> Vec<i32> {
     descendants_in(&process_table(), &[pid])

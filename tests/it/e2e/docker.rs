@@ -454,6 +454,223 @@ fn exit_codes_from_docker_run() {
     }
 }
 
+/// One cause of `--exit-code` through Docker: how to provoke it, vigil's
+/// status without `--exit-code` and the exit record's fields that say
+/// what happened.
+struct CauseRow {
+    cause: &'static str,
+    /// vigil's status without `--exit-code`.
+    default: i32,
+    /// The status `--exit-code CAUSE=STATUS` gives it: distinct for each
+    /// cause, so that a status given to the wrong cause shows.
+    mapped: i32,
+    docker: &'static [&'static str],
+    vigil: &'static [&'static str],
+    cmd: &'static [&'static str],
+    /// `docker stop` once the child says `ready`.
+    stop: bool,
+    record: fn() -> Value,
+}
+
+/// A child that says `ready` once the stop signal would reach it.
+const READY_SLEEP: &[&str] = &["sh", "-c", "echo ready; exec sleep 1000"];
+/// A port nothing listens on in the container.
+const CLOSED: &str = "tcp://127.0.0.1:9";
+
+const CAUSES: &[CauseRow] = &[
+    CauseRow {
+        cause: "stopped",
+        default: 143,
+        mapped: 0,
+        docker: &[],
+        vigil: &[],
+        cmd: READY_SLEEP,
+        stop: true,
+        record: || json!({"stop": {"cause": "signal"}, "ending": {"cause": "stop_signal"}}),
+    },
+    CauseRow {
+        cause: "grace",
+        default: 137,
+        mapped: 11,
+        docker: &["--stop-timeout", "10"],
+        vigil: &["--grace-period", "1s"],
+        cmd: &["sh", "-c", "trap '' TERM; echo ready; exec sleep 1000"],
+        stop: true,
+        record: || json!({"stop": {"cause": "signal"}, "ending": {"cause": "grace_deadline"}}),
+    },
+    CauseRow {
+        cause: "timeout",
+        default: 124,
+        mapped: 12,
+        docker: &[],
+        vigil: &["--timeout", "1s"],
+        cmd: &["sleep", "1000"],
+        stop: false,
+        record: || json!({"stop": {"cause": "timeout"}, "timeout": true}),
+    },
+    CauseRow {
+        cause: "unhealthy",
+        default: 69,
+        mapped: 13,
+        docker: &[],
+        vigil: &["--live-when", CLOSED, "--live-failures", "1"],
+        cmd: &["sleep", "1000"],
+        stop: false,
+        record: || json!({"stop": {"cause": "unhealthy", "url": CLOSED, "failures": 1}}),
+    },
+    CauseRow {
+        cause: "not-ready",
+        default: 143,
+        mapped: 14,
+        docker: &[],
+        vigil: &["--ready-when", CLOSED, "--ready-timeout", "1s"],
+        cmd: &["sleep", "1000"],
+        stop: false,
+        record: || json!({"stop": {"cause": "not_ready", "timeout": 1}}),
+    },
+    CauseRow {
+        cause: "post-start",
+        default: 143,
+        mapped: 15,
+        docker: &[],
+        vigil: &["--post-start", "false"],
+        cmd: &["sleep", "1000"],
+        stop: false,
+        record: || json!({"stop": {"cause": "post_start_failed"}}),
+    },
+    CauseRow {
+        cause: "oom",
+        default: 137,
+        mapped: 16,
+        docker: &["--memory", "32m", "--memory-swap", "32m"],
+        vigil: &[],
+        // busybox `tail` keeps growing its buffer on /dev/zero (no newline).
+        cmd: &["tail", "/dev/zero"],
+        stop: false,
+        record: || json!({"ending": {"cause": "oom_killer"}}),
+    },
+];
+
+/// Every cause's `--exit-code CAUSE=STATUS`, all of them on each run.
+fn every_rule() -> Vec<String> {
+    CAUSES
+        .iter()
+        .flat_map(|r| {
+            [
+                "--exit-code".to_string(),
+                format!("{}={}", r.cause, r.mapped),
+            ]
+        })
+        .collect()
+}
+
+/// Runs one container of vigil (`--entrypoint /vigil`, its options, then
+/// `-- CMD`) logging JSON at `-v`, stops it when `stop`, and returns its
+/// exit code and exit record.
+fn run_cause(
+    h: &TestImage,
+    docker: &[&str],
+    vigil: &[String],
+    cmd: &[&str],
+    stop: bool,
+) -> (i32, Value, String) {
+    const T: &str = "exit_status_per_cause";
+    let opts = [&JSON_V[..], &["--entrypoint", "/vigil"], docker].concat();
+    let mut args: Vec<&str> = vigil.iter().map(String::as_str).collect();
+    args.push("--");
+    args.extend(cmd);
+    let ctr = h.start(T, &opts, &args);
+    if stop {
+        ctr.wait_log("ready", TIMEOUT);
+        ctr.stop();
+    }
+    let code = ctr.wait();
+    let logs = ctr.logs();
+    let exit = Records::of(&logs).exit().clone();
+    (code, exit, logs)
+}
+
+/// Each cause of docs/health.md's table, through Docker, with vigil's
+/// default status and with `--exit-code` giving every cause a status of
+/// its own: the container's exit code, the record's `status` and
+/// `status_cause`, and the report's words (`exit status N
+/// (--exit-code CAUSE=N)`). A child that exits 3 on the stop signal keeps
+/// its 3 even with `--exit-code stopped=0`. The runs go side by side.
+#[test]
+fn exit_status_per_cause_through_docker() {
+    const T: &str = "exit_status_per_cause";
+    let Some(h) = harness(T) else { return };
+    let oom = DOCKER.ok(&["info", "--format", "{{.MemoryLimit}}"]).trim() == "true";
+    if !oom {
+        // The other causes still run; CI's engine enforces memory limits.
+        skip(
+            T,
+            "the oom row: this engine does not enforce memory limits (docker info: MemoryLimit false)",
+        );
+    }
+    let rules = &every_rule();
+    let rows: Vec<&CauseRow> = CAUSES.iter().filter(|r| oom || r.cause != "oom").collect();
+    thread::scope(|s| {
+        let mut runs = Vec::new();
+        for row in &rows {
+            for mapped in [false, true] {
+                runs.push((
+                    *row,
+                    mapped,
+                    s.spawn(move || {
+                        let vigil: Vec<String> = row
+                            .vigil
+                            .iter()
+                            .map(|a| a.to_string())
+                            .chain(if mapped { rules.clone() } else { Vec::new() })
+                            .collect();
+                        run_cause(h, row.docker, &vigil, row.cmd, row.stop)
+                    }),
+                ));
+            }
+        }
+        let own = s.spawn(move || {
+            let vigil = rules.clone();
+            let cmd = [
+                "sh",
+                "-c",
+                "trap 'exit 3' TERM; echo ready; sleep 1000 & wait",
+            ];
+            run_cause(h, &[], &vigil, &cmd, true)
+        });
+        for (row, mapped, run) in runs {
+            let (code, exit, logs) = run.join().unwrap();
+            let cause = row.cause;
+            let msg = exit["msg"].as_str().unwrap_or_default();
+            note(T, format!("{cause}, mapped {mapped}: exit {code}: {msg}"));
+            let want = if mapped { row.mapped } else { row.default };
+            assert_eq!(code, want, "{cause} (mapped: {mapped}):\n{logs}");
+            assert_eq!(exit["status"], want, "{cause}: {exit}");
+            assert_fields(&exit, (row.record)(), &logs);
+            if mapped {
+                assert_eq!(exit["status_cause"], cause, "{exit}");
+                let words = format!("; exit status {want} (--exit-code {cause}={want}); ");
+                assert!(msg.contains(&words), "{cause}: {words:?} not in {msg}");
+            } else {
+                assert!(exit.get("status_cause").is_none(), "{cause}: {exit}");
+                let words = format!("; exit status {want}; ");
+                assert!(msg.contains(&words), "{cause}: {words:?} not in {msg}");
+            }
+        }
+        let (code, exit, logs) = own.join().unwrap();
+        note(T, format!("a child's own 3 under every rule: exit {code}"));
+        assert_eq!(code, 3, "{logs}");
+        assert_fields(
+            &exit,
+            json!({"status": 3, "ending": {"kind": "exited", "code": 3}, "stop": {"cause": "signal"}}),
+            &logs,
+        );
+        assert!(exit.get("status_cause").is_none(), "{exit}");
+        let msg = exit["msg"].as_str().unwrap_or_default();
+        assert!(msg.contains("; exit status 3; "), "{msg}");
+    });
+}
+
 /// `docker run --pids-limit 1`: vigil is the one process allowed, its fork
 /// of the child fails, and it says so: "could not start", exit 1, as tini,
 /// dumb-init and catatonit exit 1 (not 126: the program is fine).
@@ -1602,6 +1819,111 @@ fn user_1000_and_read_only_root() {
     assert_eq!(code, 143, "logs:\n{}", ctr.logs());
     assert!(took < FAST, "docker stop took {}", secs(took));
     assert!(!ctr.logs().contains("vigil: error"), "{}", ctr.logs());
+}
+
+/// docs/docker.md's least-privilege recipe as written, with no CAP_KILL:
+/// every capability dropped but NET_BIND_SERVICE, SETUID and SETGID,
+/// no-new-privileges, ports below 1024 closed to other users again, and
+/// `VIGIL_USER=1000 VIGIL_CAPS=NET_BIND_SERVICE` from the environment as the
+/// recipe's `ENV` line sets them. The server serves on port 80 as uid
+/// 1000; vigil, unable to signal another uid, takes that uid itself
+/// (`following_user`), so that `docker stop` reaches the server at once:
+/// 143, well within the stop timeout, and no warning that it could not.
+#[test]
+fn least_privilege_recipe_stops_without_cap_kill() {
+    const T: &str = "least_privilege";
+    let Some(h) = harness(T) else { return };
+    let _cpu = timing();
+    let ctr = h.start(
+        T,
+        &[
+            "--cap-drop",
+            "ALL",
+            "--cap-add",
+            "NET_BIND_SERVICE",
+            "--cap-add",
+            "SETUID",
+            "--cap-add",
+            "SETGID",
+            "--security-opt",
+            "no-new-privileges",
+            "--sysctl",
+            "net.ipv4.ip_unprivileged_port_start=1024",
+            "-e",
+            "VIGIL_USER=1000",
+            "-e",
+            "VIGIL_CAPS=NET_BIND_SERVICE",
+            "-e",
+            "VIGIL_LOG_FORMAT=json",
+            "-e",
+            "VIGIL_VERBOSITY=2",
+        ],
+        &[
+            "sh",
+            "-c",
+            "echo hello > /tmp/index.html; exec busybox httpd -f -p 80 -h /tmp",
+        ],
+    );
+    let mut got = String::new();
+    let served = wait_until_every(TIMEOUT, Duration::from_millis(200), || {
+        let out = DOCKER.cmd(&[
+            "exec",
+            &ctr.name,
+            "busybox",
+            "wget",
+            "-q",
+            "-O",
+            "-",
+            "http://127.0.0.1:80/index.html",
+        ]);
+        got = text(&out.stdout);
+        got == "hello\n"
+    });
+    assert!(
+        served,
+        "{T}: port 80 never answered: {got:?}\n{}",
+        ctr.logs()
+    );
+    // The server, and vigil now too, run as uid 1000 (real, effective,
+    // saved and filesystem ids: /proc's `Uid:` line).
+    let vigil = ctr.host_pid();
+    let uids = |pid: i32| status_field(pid, "Uid").unwrap_or_default();
+    let server = children(vigil);
+    assert_eq!(server.len(), 1, "{T}: vigil's children: {server:?}");
+    for pid in [vigil, server[0]] {
+        assert_eq!(
+            uids(pid).split_whitespace().collect::<Vec<_>>(),
+            ["1000"; 4],
+            "{T}: pid {pid}"
+        );
+    }
+    // Half the stop timeout: far from the whole of it, which a SIGTERM
+    // that could not reach the server would cost.
+    let took = ctr.stop_within(10);
+    let code = ctr.exit_code();
+    let logs = ctr.logs();
+    let records = Records::of(&logs);
+    note(
+        T,
+        format!(
+            "docker stop {} exit {code}; the server ended {}s after the SIGTERM reached vigil",
+            secs(took),
+            records.exit()["stop"]["ended_after"]
+        ),
+    );
+    assert_eq!(code, 143, "{T}: {logs}");
+    assert!(
+        took < Duration::from_secs(5),
+        "{T}: docker stop took {}\n{logs}",
+        secs(took)
+    );
+    assert_fields(records.one("following_user"), json!({"uid": 1000}), &logs);
+    assert!(!records.has("cannot_signal_user"), "{T}: {logs}");
+    assert_fields(
+        records.exit(),
+        json!({"status": 143, "ending": {"signal": "SIGTERM", "cause": "stop_signal"}}),
+        &logs,
+    );
 }
 
 // ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ mod docs;
 mod faults;
 mod images;
 mod install;
+mod live;
 mod pause;
 mod probe;
 mod quadlet;
