@@ -279,7 +279,7 @@ fn stop_reaches_the_server(engine: Engine, test: &'static str) {
 }
 
 /// podman, or why not (a skip, or a failure with VIGIL_E2E_REQUIRE_PODMAN).
-fn podman_answers(test: &str) -> bool {
+pub(crate) fn podman_answers(test: &str) -> bool {
     match Engine::Podman.version() {
         Ok(_) => true,
         Err(NotReady::Skip(why) | NotReady::Broken(why)) => {
