@@ -15,8 +15,8 @@
 //!   httpd serves on port 80 as uid 1000. vigil lacks CAP_SETPCAP there, so
 //!   the child's bounding set keeps SETUID and SETGID (0x4c0), which
 //!   no-new-privileges keeps out of its reach; with SETPCAP added, the
-//!   bounding set is 0x400 too, and with KILL added as well, `stop` reaches
-//!   the server, which runs as another uid.
+//!   bounding set is 0x400 too. Without KILL, vigil takes uid 1000 itself
+//!   once the child has started, so that `stop` still reaches the server.
 //! - `--user 1000` alone: the bind fails.
 //! - `--caps SYS_ADMIN`: exit 1, one line naming it, and the child never
 //!   runs.
