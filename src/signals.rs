@@ -1,26 +1,25 @@
-//! Signals at the kernel: the full signal set, the signalfd vigil reads
-//! them from, who sent each one, and sending. Their names, `--rewrite` and
+//! Signals at the kernel: the full signal set, taking them one at a time,
+//! who sent each one, and sending. Their names, `--rewrite` and
 //! senders as facts are `facts::signal`.
 //!
-//! vigil blocks *every* signal the kernel has (1 to 64) and reads them from a
-//! signalfd. libc's `sigfillset` leaves out 32-34, which it keeps for its own
+//! vigil blocks *every* signal the kernel has (1 to 64) and takes them with
+//! `rt_sigtimedwait`. libc's `sigfillset` leaves out 32-34, which it keeps for its own
 //! threads; an init built on it dies when someone sends it signal 34. So the
 //! mask is a raw 64-bit word, handed to the raw syscalls in the kernel's own
 //! layout for the architecture (`sys::signal`).
 
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::time::Duration;
 
 use nix::errno::Errno;
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::unistd::Pid;
 
 use crate::log;
 use crate::log::event::Event;
 use crate::log::facts::signal::{Received, Sender, Signal, Target};
 use crate::sys::exec;
-use crate::sys::signal::{self as sys, Disposition, RECORD_SIZE, SignalInfo, set_disposition};
+use crate::sys::signal::{self as sys, Disposition, SignalInfo, set_disposition};
 
 pub use crate::log::facts::signal::MAX_SIGNAL;
 
@@ -124,18 +123,14 @@ pub fn block_all() -> io::Result<Inherited> {
     Ok(Inherited { mask, ignored })
 }
 
-/// The signalfd vigil reads every signal from, with the record it reads
-/// into: allocated once, so the forwarding hot path neither clears nor
-/// copies one per signal.
-///
-/// One signal is read at a time, like the C inits: each is forwarded the
-/// moment it is read, before the next is even looked at, so the last of a
-/// burst does not wait for the whole burst to be read. A storm of queued
-/// realtime signals is handled one read at a time, so vigil's memory never
-/// grows with the backlog.
+/// Where vigil takes every signal from. All are blocked, and taken one at
+/// a time with `rt_sigtimedwait`, like the C inits: each is forwarded the
+/// moment it is taken, before the next is even looked at, so the last of a
+/// burst does not wait for the whole burst, and a storm of queued realtime
+/// signals never grows vigil's memory. The signalfd is there for `poll`,
+/// when a signal must be waited for together with other descriptors.
 pub struct SignalFd {
     fd: OwnedFd,
-    buffer: Box<[u8; RECORD_SIZE]>,
     own_pid: u32,
 }
 
@@ -146,57 +141,28 @@ impl std::os::fd::AsFd for SignalFd {
 }
 
 impl SignalFd {
-    /// Opens a (blocking) signalfd for the full set. The signals must
-    /// already be blocked (see `block_all`).
+    /// Opens a signalfd for the full set. The signals must already be
+    /// blocked (see `block_all`).
     pub fn open() -> io::Result<SignalFd> {
         Ok(SignalFd {
             fd: sys::signalfd(SigMask::FULL.0)?,
-            buffer: Box::new([0; RECORD_SIZE]),
             own_pid: std::process::id(),
         })
     }
 
-    /// Waits for one signal. Without a timeout this is one blocking `read`,
-    /// the cheapest way to sleep until a signal comes (the forwarding hot
-    /// path: one read, one kill). With a timeout, `poll` waits first, and
-    /// `None` means the time is up.
+    /// Waits for one signal, for at most `timeout` when there is one (the
+    /// next deadline): one system call, the cheapest way to sleep until a
+    /// signal comes. `None` means the time is up (or the wait was
+    /// interrupted: the caller's loop looks at its deadlines again).
     pub fn wait(&mut self, timeout: Option<Duration>) -> io::Result<Option<Received>> {
-        if timeout.is_some_and(|t| !self.readable_within(t)) {
-            return Ok(None);
-        }
-        loop {
-            match nix::unistd::read(&self.fd, self.buffer.as_mut_slice()) {
-                Ok(n) if n < RECORD_SIZE => return Ok(None),
-                Ok(_) => {
-                    let info = SignalInfo::from_record(&self.buffer);
-                    return Ok(Some(Received {
-                        signal: Signal(info.signal),
-                        sender: sender_of(&info, self.own_pid),
-                    }));
-                }
-                Err(Errno::EINTR) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-    }
-
-    /// Whether a signal is pending now or arrives within `timeout`.
-    fn readable_within(&self, timeout: Duration) -> bool {
-        // Rounded up, so that a deadline is never polled for a little early
-        // over and over.
-        let millis =
-            PollTimeout::try_from(timeout.as_micros().div_ceil(1000)).unwrap_or(PollTimeout::MAX);
-        let mut fds = [PollFd::new(self.fd.as_fd(), PollFlags::POLLIN)];
-        // An error (EINTR) counts as "not readable": the caller's loop
-        // looks again.
-        let ready = poll(&mut fds, millis).unwrap_or(0);
-        let [fd] = &fds;
-        ready > 0 && fd.revents().is_some_and(|r| r.contains(PollFlags::POLLIN))
+        Ok(sys::wait(SigMask::FULL.0, timeout)?.map(|info| Received {
+            signal: Signal(info.signal),
+            sender: sender_of(&info, self.own_pid),
+        }))
     }
 }
 
-/// Who sent a signal, from the signalfd record's `ssi_code`, `ssi_pid` and
-/// `ssi_uid`. `own_pid` is vigil's pid, asked once: a `getpid` per signal
+/// Who sent a signal, from its `si_code`, `si_pid` and `si_uid`. `own_pid` is vigil's pid, asked once: a `getpid` per signal
 /// would be a third system call on the forwarding path.
 fn sender_of(info: &SignalInfo, own_pid: u32) -> Sender {
     // si_code <= 0 means a user-space sender: SI_USER (0), SI_QUEUE (-1),

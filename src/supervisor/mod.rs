@@ -8,10 +8,10 @@
 //!                                       draining ──nothing left──▶ exit
 //! ```
 //!
-//! Everything that happens is either a signal read from the signalfd
-//! (SIGCHLD included) or a deadline passing. With no deadline pending the
-//! loop sleeps in a blocking read of the signalfd, so an idle vigil never
-//! wakes up.
+//! Everything that happens is either a signal (SIGCHLD included) or a
+//! deadline passing. The loop sleeps in one `rt_sigtimedwait` bounded by
+//! the next deadline, with no bound when none is pending, so an idle vigil
+//! never wakes up.
 //!
 //! Where to look:
 //! - what happens on each signal, SIGTERM included: `on_signal` and
@@ -373,9 +373,9 @@ impl<S: System> Supervisor<S> {
                 }
                 self.reap();
             }
-            // Ignored, as tini does. Being blocked, they still reach the
-            // signalfd: the kernel discards an ignored signal only when it
-            // is not blocked.
+            // Ignored, as tini does. Being blocked, they still reach
+            // vigil's wait: the kernel discards an ignored signal only when
+            // it is not blocked.
             Signal::TTIN | Signal::TTOU => self.log_received(r),
             Signal::CONT if self.job_stopped => {
                 self.log_received(r);

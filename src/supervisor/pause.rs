@@ -8,8 +8,8 @@
 //! state and handler of the supervisor would have to learn that there may
 //! be no child. Here what happens on each signal is the one `match` in
 //! `run`: SIGCHLD reaps, a stop signal exits 0, anything else is logged at
-//! `-v` and changes nothing. The loop sleeps in one blocking read of the
-//! signalfd, so an idle pause is never scheduled.
+//! `-v` and changes nothing. The loop sleeps in one wait for a signal,
+//! with no timeout, so an idle pause is never scheduled.
 
 use crate::cli::Config;
 use crate::log;
@@ -41,9 +41,8 @@ pub fn run(config: &Config) -> i32 {
     loop {
         let received = match signals.wait(None) {
             Ok(Some(received)) => received,
-            // A signalfd gives whole records or an error; anything else
-            // means it is broken, and waiting on it would spin.
-            Ok(None) => return cannot_read("a short read".into()),
+            // Interrupted (a tracer attached, say): wait again.
+            Ok(None) => continue,
             Err(e) => return cannot_read(os_error(&e)),
         };
         match received.signal {

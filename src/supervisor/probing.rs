@@ -10,8 +10,8 @@
 //! its socket joins the loop's wait (`Woken::Probe`), and one deadline,
 //! `Probe`, is either when the next attempt starts or when the one in
 //! flight runs out of time. Between two probes nothing else is pending,
-//! and once no probing is left the loop is the plain blocking read of the
-//! signalfd again: an idle vigil is never woken.
+//! and once no probing is left the loop is the plain wait for a signal
+//! again: an idle vigil is never woken.
 
 use std::fmt;
 use std::time::Duration;

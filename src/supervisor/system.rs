@@ -1,5 +1,5 @@
 //! Everything the supervisor does to the world, behind one small trait: the
-//! clock, the signalfd, signals and processes, spawning. The state machine
+//! clock, waiting for signals, signals and processes, spawning. The state machine
 //! only ever reaches the kernel through `System`, so its transitions can be
 //! driven and checked in unit tests without forking (`tests.rs` has a fake);
 //! `Os` is the real thing. The trait is used generically, never as a
@@ -190,8 +190,8 @@ impl Os {
             )
         };
         if signal {
-            // Readable: the read does not block.
-            return Ok(self.signals.wait(None)?.map(Woken::Signal));
+            // Pending: taken without waiting.
+            return Ok(self.signals.wait(Some(Duration::ZERO))?.map(Woken::Signal));
         }
         if probe {
             return Ok(Some(Woken::Probe));
@@ -221,7 +221,7 @@ impl System for Os {
     fn next_event(&mut self, timeout: Option<Duration>) -> io::Result<Option<Woken>> {
         // A failure is tried again before it counts: one failed read (a
         // fault the kernel reports once) must not stop the container; a
-        // signalfd that fails every time does, in the supervisor.
+        // wait that fails every time does, in the supervisor.
         let mut tries = 0;
         loop {
             match self.wait_once(timeout) {

@@ -1028,7 +1028,7 @@ fn turns_until_exit(s: &mut Supervisor<Fake>, max: usize) -> usize {
 }
 
 #[test]
-fn a_persistent_signalfd_error_stops_the_container_without_spinning() {
+fn a_persistent_signal_wait_error_stops_the_container_without_spinning() {
     let mut s = supervisor(&[]);
     for _ in 0..3 {
         s.sys
@@ -1042,7 +1042,7 @@ fn a_persistent_signalfd_error_stops_the_container_without_spinning() {
         Next::Changed(Change::Ended(CHILD, killed(Signal::TERM))),
     ]);
     turns_until_exit(&mut s, 10);
-    assert_eq!(s.sys.waits.len(), 1, "the signalfd is not read again");
+    assert_eq!(s.sys.waits.len(), 1, "signals are not waited for again");
     assert_eq!(s.health, Health::Deaf);
     assert_eq!(s.stop_cause(), Some("fault"));
     assert_eq!(s.sent_to_child(), [Signal::TERM]);

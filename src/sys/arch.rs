@@ -1,6 +1,6 @@
 //! What differs between the architectures vigil ships on, in one place:
 //! the kernel's own signal structures, as the raw `rt_sigaction`,
-//! `rt_sigprocmask` and `signalfd4` system calls read and write them, and
+//! `rt_sigprocmask`, `rt_sigtimedwait` and `signalfd4` system calls read and write them, and
 //! which set*id system calls take 32-bit ids (at the end).
 //!
 //! libc's `sigaction` and `sigset_t` are the C library's, not the kernel's:
@@ -128,8 +128,6 @@ const _: () = assert!(size_of::<KernelSigaction>() == SIGACTION_LAYOUT.0);
 #[cfg(target_arch = "riscv64")]
 const _: () = assert!(size_of::<KernelSigaction>() == SIGACTION_LAYOUT.0 + 8);
 const _: () = assert!(offset_of!(KernelSigaction, flags) == size_of::<c_ulong>());
-// signalfd's record is 128 bytes everywhere; a read returns whole ones.
-const _: () = assert!(size_of::<libc::signalfd_siginfo>() == 128);
 
 // The set*id system calls that take 32-bit ids. x86 and arm also have the
 // 16-bit calls of their first ABI under the plain names. The architectures

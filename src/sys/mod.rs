@@ -10,7 +10,7 @@
 //!
 //! - `signal`: the kernel's full 64-signal set (nix's `SigSet` is
 //!   `sigfillset`, which leaves out 32-34), `rt_sigprocmask`,
-//!   `rt_sigaction` and `signalfd4` on it, and `kill` with any signal
+//!   `rt_sigaction`, `rt_sigtimedwait` and `signalfd4` on it, and `kill` with any signal
 //!   number (nix's `Signal` has no realtime signals).
 //! - `process`: `waitpid` of children that a realtime signal killed, and
 //!   `prctl(PR_SET_PDEATHSIG)` with a realtime signal.

@@ -1,5 +1,6 @@
 //! Signals as the kernel has them: the signal mask and dispositions over
-//! all 64 signals, the signalfd, and sending any signal number.
+//! all 64 signals, the signalfd, taking a blocked signal, and sending any
+//! signal number.
 //!
 //! Raw system calls, not nix's: nix's `SigSet` is the C library's
 //! `sigset_t`, whose `all()` is `sigfillset`, which leaves out 32-34 (the
@@ -7,7 +8,7 @@
 //! realtime signals. The sets are the kernel's own (`arch`). None of these
 //! allocates, so they may be made between fork and exec.
 
-use std::mem::{offset_of, size_of};
+use std::mem::MaybeUninit;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
 use nix::errno::Errno;
@@ -91,10 +92,7 @@ pub fn signalfd(bits: u64) -> Result<OwnedFd, Errno> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
-/// The size of one signalfd record: a read returns whole ones.
-pub const RECORD_SIZE: usize = size_of::<libc::signalfd_siginfo>();
-
-/// What vigil reads of a signalfd record.
+/// Who sent a signal and why, as vigil reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SignalInfo {
     pub signal: i32,
@@ -106,24 +104,63 @@ pub struct SignalInfo {
     pub uid: u32,
 }
 
-impl SignalInfo {
-    /// Reads the record's fields where the kernel's `struct
-    /// signalfd_siginfo` has them, in the machine's byte order.
-    pub fn from_record(record: &[u8; RECORD_SIZE]) -> SignalInfo {
-        let word = |offset: usize| {
-            let mut bytes = [0; 4];
-            if let Some(field) = record.get(offset..offset + 4) {
-                bytes.copy_from_slice(field);
-            }
-            bytes
-        };
-        SignalInfo {
-            signal: u32::from_ne_bytes(word(offset_of!(libc::signalfd_siginfo, ssi_signo))) as i32,
-            code: i32::from_ne_bytes(word(offset_of!(libc::signalfd_siginfo, ssi_code))),
-            pid: u32::from_ne_bytes(word(offset_of!(libc::signalfd_siginfo, ssi_pid))),
-            uid: u32::from_ne_bytes(word(offset_of!(libc::signalfd_siginfo, ssi_uid))),
-        }
+/// Waits up to `timeout` (without one, for as long as it takes) for one
+/// of the blocked signals in `bits`, and takes it off the pending set:
+/// what the signalfd's `read` would have returned, in one system call
+/// that also bounds the wait. `None`: the time ran out, or the wait was
+/// interrupted.
+pub fn wait(bits: u64, timeout: Option<std::time::Duration>) -> Result<Option<SignalInfo>, Errno> {
+    let set = KernelSigset::from_bits(bits);
+    // A wait longer than a long's seconds is cut to it, and comes round
+    // again.
+    let limit = timeout.map(|t| KernelTimespec {
+        sec: libc::c_long::try_from(t.as_secs()).unwrap_or(libc::c_long::MAX),
+        nsec: t.subsec_nanos() as libc::c_long,
+    });
+    let mut info = MaybeUninit::<libc::siginfo_t>::uninit();
+    // SAFETY: the set is a live kernel sigset of SIGSET_SIZE bytes; `info`
+    // has room for the kernel's 128-byte siginfo; the timeout, when there
+    // is one, is a live timespec of the kernel's layout for this call, else
+    // null to wait without a limit.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigtimedwait,
+            &set as *const KernelSigset,
+            info.as_mut_ptr(),
+            limit
+                .as_ref()
+                .map_or(std::ptr::null(), |l| l as *const KernelTimespec),
+            SIGSET_SIZE,
+        )
+    };
+    match Errno::result(r) {
+        Ok(_) => {}
+        Err(Errno::EAGAIN | Errno::EINTR) => return Ok(None),
+        Err(e) => return Err(e),
     }
+    // SAFETY: a successful call filled the whole siginfo. The sender's pid
+    // and uid are read from the `kill` layout of its union, which is where
+    // a process's kill, sigqueue or tgkill puts them; for the kernel's own
+    // signals (code above 0) they are read as plain numbers and not used.
+    Ok(Some(unsafe {
+        let info = info.assume_init();
+        SignalInfo {
+            signal: info.si_signo,
+            code: info.si_code,
+            pid: info.si_pid() as u32,
+            uid: info.si_uid(),
+        }
+    }))
+}
+
+/// The timespec `rt_sigtimedwait` takes under the number the C library
+/// calls `SYS_rt_sigtimedwait`: two longs on every target, whatever the C
+/// library's own `time_t` (`__kernel_timespec` on the 64-bit ones, the
+/// 32-bit `old_timespec32` on the others, which is plenty for a wait).
+#[repr(C)]
+struct KernelTimespec {
+    sec: libc::c_long,
+    nsec: libc::c_long,
 }
 
 /// `kill(pid, signal)` with any signal number, the realtime ones
@@ -147,26 +184,29 @@ pub fn kill(pid: i32, signal: i32) -> Result<(), Errno> {
 mod tests {
     use super::*;
 
-    /// A signal this thread raises at itself, read back from a signalfd:
-    /// the kernel's record is read at the right offsets (on a big-endian
-    /// machine too, under scripts/qemu-check.sh).
+    /// A signal this thread raises at itself, taken by `wait`: the
+    /// kernel's siginfo is read at the right places (on a big-endian
+    /// machine too, under scripts/qemu-check.sh), and a wait with nothing
+    /// pending ends when its time is up.
     #[test]
-    fn signalfd_record_round_trip() {
+    fn wait_takes_a_raised_signal_and_times_out() {
         let usr1 = 1u64 << (libc::SIGUSR1 - 1);
         // Blocked in this thread only (rt_sigprocmask is per thread), so
-        // that the signal waits for the read instead of ending the tests.
+        // that the signal waits to be taken instead of ending the tests.
         let before = set_mask(usr1).unwrap();
         set_mask(before | usr1).unwrap();
-        let fd = signalfd(usr1).unwrap();
         nix::sys::signal::raise(nix::sys::signal::Signal::SIGUSR1).unwrap();
-        let mut record = [0u8; RECORD_SIZE];
-        let n = nix::unistd::read(&fd, &mut record).unwrap();
+        let taken = wait(usr1, None);
+        let started = std::time::Instant::now();
+        let nothing = wait(usr1, Some(std::time::Duration::from_millis(20)));
+        let waited = started.elapsed();
         set_mask(before).unwrap();
-        assert_eq!(n, RECORD_SIZE);
-        let info = SignalInfo::from_record(&record);
+        let info = taken.unwrap().expect("the raised signal");
         assert_eq!(info.signal, libc::SIGUSR1);
         assert!(info.code <= 0, "a process's signal: {info:?}");
         assert_eq!(info.pid, std::process::id());
         assert_eq!(info.uid, nix::unistd::getuid().as_raw());
+        assert_eq!(nothing, Ok(None));
+        assert!(waited >= std::time::Duration::from_millis(20), "{waited:?}");
     }
 }

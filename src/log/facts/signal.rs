@@ -262,7 +262,7 @@ impl Fields for Target {
     }
 }
 
-/// One signal as read from the signalfd, with what the kernel says of its sender.
+/// One signal as vigil took it, with what the kernel says of its sender.
 #[derive(Clone, Copy, Debug)]
 pub struct Received {
     pub signal: Signal,
@@ -272,7 +272,7 @@ pub struct Received {
 /// The pid a signal from outside vigil's PID namespace comes from.
 pub const OUTSIDE: Pid = Pid::from_raw(0);
 
-/// Who sent a signal, from signalfd's `ssi_code`, `ssi_pid` and `ssi_uid`.
+/// Who sent a signal, from its siginfo's `si_code`, `si_pid` and `si_uid`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sender {
     /// Raised by the kernel itself (a child's exit, a fault, a terminal).
@@ -284,14 +284,14 @@ pub enum Sender {
     /// by itself).
     Vigil,
     /// The `-p` signal, sent because vigil's parent died. The kernel sends
-    /// it in the name of the dying parent, so the signalfd record cannot
+    /// it in the name of the dying parent, so the siginfo cannot
     /// tell it apart; the supervisor, which knows the parent, says so.
     ParentDeath,
     /// A key typed at vigil's controlling terminal (Ctrl-C, Ctrl-\, Ctrl-Z)
     /// or the terminal's new size (SIGWINCH): the kernel's terminal driver
     /// sends these to the foreground process group, and vigil's own group
     /// can be that (after `fg`, before vigil hands the terminal back to the
-    /// child). The signalfd record says only `Kernel`; the supervisor,
+    /// child). The siginfo says only `Kernel`; the supervisor,
     /// which can ask whether vigil has a terminal, says so
     /// (`is_terminal_signal`).
     Terminal,

@@ -70,6 +70,7 @@ const ERRORS: &[(&str, &[&str])] = &[
     ("newfstatat", &["EACCES", "ENOMEM"]),
     ("statx", &["EACCES", "ENOMEM"]),
     ("fstat", &["ENOMEM"]),
+    ("rt_sigtimedwait", &["EINTR", "EAGAIN"]),
     ("poll", &["EINTR", "ENOMEM"]),
     ("ppoll", &["EINTR", "ENOMEM"]),
     ("ioctl", &["EINTR", "EIO"]),
