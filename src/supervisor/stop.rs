@@ -62,10 +62,12 @@ impl<S: System> Supervisor<S> {
     /// first, right after a post-start hook still running is ended: the
     /// sender's name, the deadlines and the log lines follow it.
     pub(super) fn begin_stop(&mut self, signal: Signal, mut cause: StopCause) {
-        let at = self.sys.now();
         self.kill_hook(HookKind::PostStart, KillReason::Cancelled(Cancel::Stop));
         let at_once = self.config.pre_stop.is_none() && self.config.pre_stop_sleep.is_zero();
         let passed = at_once.then(|| self.pass_on(stop_signal(signal)));
+        // Read after the signal is on its way: nothing before the `kill`
+        // that can wait.
+        let at = self.sys.now();
         if let StopCause::Signal { signal, sender } = &mut cause {
             *sender = self.named(sender.sender, *signal);
             let r = Received {
