@@ -39,8 +39,11 @@ fn assert_sender_named(script: &str, sender_words: &[&str]) -> (Output, String) 
     (out, sender)
 }
 
-/// The child sends SIGTERM itself.
-const CHILD_SENDS: &str = "echo $$ > sender; kill -TERM 1; sleep 1000 & wait";
+/// The child sends SIGTERM itself. vigil names a sender after it has
+/// passed the signal on, so the child, ended by it, takes half a second to
+/// go: a zombie's /proc has no command line left to read.
+const CHILD_SENDS: &str =
+    "trap 'sleep 0.5; exit 143' TERM; echo $$ > sender; kill -TERM 1; sleep 1000 & wait";
 
 // ---------------------------------------------------------------------------
 // Who sent a signal
@@ -51,10 +54,11 @@ const CHILD_SENDS: &str = "echo $$ > sender; kill -TERM 1; sleep 1000 & wait";
 #[test]
 fn provenance_names_a_sender_inside_the_namespace() {
     assert_sender_named(CHILD_SENDS, &["sh", "-c", CHILD_SENDS]);
-    // A grandchild (a shell, still a shell while vigil looks) sends it.
+    // A grandchild sends it, and stays a shell while vigil looks (its
+    // last command is not `sleep`, which the shell would exec).
     assert_sender_named(
-        "sh -c 'echo $$ > sender; kill -TERM 1; sleep 1000' & wait",
-        &["sh", "-c", "echo $$ > sender; kill -TERM 1; sleep 1000"],
+        "sh -c 'echo $$ > sender; kill -TERM 1; sleep 1000; :' & wait",
+        &["sh", "-c", "echo $$ > sender; kill -TERM 1; sleep 1000; :"],
     );
 }
 
