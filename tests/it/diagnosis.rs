@@ -426,14 +426,15 @@ fn the_command_is_quoted_only_where_a_shell_needs_it() {
 fn a_forwarded_signal_names_its_sender_by_name() {
     let dir = TempDir::new("fwdname");
     // The sender stays a while: vigil reads its name after the kill, from
-    // /proc, and a sender already gone has none.
-    let script = "sh -c 'echo $$ > sender; kill -USR1 1; sleep 5' & wait; sleep 1000 & wait";
+    // /proc, and a sender already gone has none; it stays a shell (its
+    // last command is not a `sleep` the shell would exec).
+    let script = "sh -c 'echo $$ > sender; kill -USR1 1; sleep 5; :' & wait; sleep 1000 & wait";
     let out = run_sh(Vigil::pid1().arg("-v"), &dir, script);
     assert_eq!(out.code(), Some(138), "{out}");
     let sender = read_trimmed(&dir.join("sender"));
     let who = format!(
         "SIGUSR1 from pid {sender} ({}, uid {})",
-        title(&["sh", "-c", "echo $$ > sender; kill -USR1 1; sleep 5"]),
+        title(&["sh", "-c", "echo $$ > sender; kill -USR1 1; sleep 5; :"]),
         uid()
     );
     assert!(

@@ -374,8 +374,9 @@ fn a_forwarded_signal_that_killed_the_child() {
     for fmt in BOTH {
         let dir = TempDir::new("lffwd");
         // The sender stays a while: vigil reads its name after the kill,
-        // from /proc, and a sender already gone has none.
-        let script = "sh -c 'echo $$ > sender; kill -USR1 1; sleep 5' & wait; sleep 1000 & wait";
+        // from /proc, and a sender already gone has none; it stays a shell
+        // (its last command is not a `sleep` the shell would exec).
+        let script = "sh -c 'echo $$ > sender; kill -USR1 1; sleep 5; :' & wait; sleep 1000 & wait";
         let out = run_sh(fmt.on(Vigil::pid1()), &dir, script);
         assert_eq!(out.code(), Some(138), "{out}");
         let sender: i64 = read_trimmed(&dir.join("sender")).parse().unwrap();
@@ -391,7 +392,7 @@ fn a_forwarded_signal_that_killed_the_child() {
                     "kind": "process",
                     "pid": sender,
                     "uid": uid(),
-                    "name": title(&["sh", "-c", "echo $$ > sender; kill -USR1 1; sleep 5"])
+                    "name": title(&["sh", "-c", "echo $$ > sender; kill -USR1 1; sleep 5; :"])
                 },
                 "sent": "SIGUSR1"
             })
