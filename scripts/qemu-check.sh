@@ -127,7 +127,7 @@ check_arch() {
     runner_var="CARGO_TARGET_$(echo "$target" | tr 'a-z-' 'A-Z_')_RUNNER"
     local runner=()
     [ "$how" = natively ] || runner=("$runner_var=$qemu")
-    if env "${runner[@]}" cargo test --quiet --target "$target" --bin vigil -- sys:: >"$d/unit" 2>&1 &&
+    if env "${runner[@]}" cargo test --quiet --target "$target" --lib -- sys:: >"$d/unit" 2>&1 &&
         grep -q "test result: ok. [1-9]" "$d/unit"; then
         ok "kernel structure unit tests (src/sys/)"
     else
