@@ -55,7 +55,9 @@ pub fn os_error(error: &io::Error) -> String {
 /// Escapes control characters (a newline in a command's argument, say), so
 /// that every message stays one line starting `vigil:`.
 pub fn one_line(text: &str) -> String {
-    escape_bytes(text.as_bytes())
+    let mut out = String::with_capacity(text.len());
+    one_line_pieces(text, |piece| out.push_str(piece));
+    out
 }
 
 /// `one_line` piece by piece, for a writer that copies the pieces where

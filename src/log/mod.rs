@@ -36,6 +36,7 @@
 //! a write in one piece, so a vigil line is never split, nor mixed with the
 //! child's output.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -54,7 +55,7 @@ mod termlog;
 #[path = "../../tests/it/common/check.rs"]
 pub mod check;
 
-use crate::text::{char_start, one_line};
+use crate::text::{char_start, one_line_pieces};
 use event::{Event, Level};
 use format::{Encoder, Format, LINE_MAX, Record, Timestamp};
 
@@ -116,7 +117,10 @@ impl Logger {
     /// heading), or its record.
     fn line(&self, event: &Event<'_>) -> Vec<u8> {
         let level = event.level();
-        let msg = format!("{}{event}", event.heading());
+        // Room for a whole line at once: an exit report is written in one
+        // piece rather than grown step by step.
+        let mut msg = String::with_capacity(LINE_MAX);
+        let _ = write!(msg, "{}{event}", event.heading());
         let Some(encoder) = &self.encoder else {
             return text_line(self.under_vigil, level, &msg);
         };
@@ -297,12 +301,13 @@ pub fn final_lines() {
 /// newline included: a longer message is cut, on a character's boundary,
 /// and ends ` [...]`.
 fn text_line(under_vigil: Option<u32>, level: Level, message: &str) -> Vec<u8> {
-    let mut line = match under_vigil {
-        Some(pid) => format!("vigil[{pid}]: "),
-        None => "vigil: ".to_string(),
+    let mut line = String::with_capacity(message.len() + 32);
+    let _ = match under_vigil {
+        Some(pid) => write!(line, "vigil[{pid}]: "),
+        None => write!(line, "vigil: "),
     };
     line.push_str(tag(level));
-    line.push_str(&one_line(message));
+    one_line_pieces(message, |piece| line.push_str(piece));
     const CUT: &str = " [...]";
     if line.len() > LINE_MAX - 1 {
         let keep = char_start(line.as_bytes(), LINE_MAX - 1 - CUT.len());

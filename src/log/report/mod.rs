@@ -58,6 +58,10 @@ pub struct Ledger {
     oom_victims: Vec<(Pid, Timestamp)>,
 }
 
+/// How many forwarded signal numbers the ledger has room for from the
+/// start.
+const FORWARDS_ROOM: usize = 4;
+
 /// Why a deadline's SIGKILL came, and whom it went to.
 type Killed = (DrainKill, Vec<Proc>);
 
@@ -99,6 +103,10 @@ impl Ledger {
                 at,
                 ..
             } => {
+                // Room for the forwards a stop usually makes, taken now:
+                // the first stop signal's forward then allocates nothing
+                // between its `kill` and vigil's next wait.
+                self.forwards.reserve(FORWARDS_ROOM);
                 self.started = Some(Started {
                     command: command.clone(),
                     pid,
