@@ -117,9 +117,9 @@ impl Logger {
     /// heading), or its record.
     fn line(&self, event: &Event<'_>) -> Vec<u8> {
         let level = event.level();
-        // Room for a whole line at once: an exit report is written in one
-        // piece rather than grown step by step.
-        let mut msg = String::with_capacity(LINE_MAX);
+        // Room for a usual line (an exit report's is a few hundred bytes)
+        // from the start, rather than grown a few bytes at a time.
+        let mut msg = String::with_capacity(512);
         let _ = write!(msg, "{}{event}", event.heading());
         let Some(encoder) = &self.encoder else {
             return text_line(self.under_vigil, level, &msg);

@@ -224,7 +224,7 @@ impl<S: System> Supervisor<S> {
     }
 
     /// The event loop: one turn at a time until the state is `Exit`.
-    fn run(mut self) -> i32 {
+    fn run(&mut self) -> i32 {
         loop {
             if self.state == State::Exit {
                 return self.finish();

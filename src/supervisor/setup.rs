@@ -24,7 +24,10 @@ use crate::user;
 pub fn run(config: Config, inherited: Inherited) -> i32 {
     let started = open_signals().and_then(|signals| start(config, inherited, signals));
     match started {
-        Ok(supervisor) => supervisor.run(),
+        // Never dropped: vigil exits as soon as this returns, and the
+        // kernel closes its descriptors and frees its memory at once, so
+        // closing and unmapping them one by one would only delay the exit.
+        Ok(supervisor) => std::mem::ManuallyDrop::new(supervisor).run(),
         Err(status) => status,
     }
 }
@@ -267,7 +270,7 @@ fn warn_of_hooks(config: &Config) {
 impl<S: System> Supervisor<S> {
     /// Writes the exit report and returns the exit status, which the
     /// report works out (`report::Exit::status`).
-    pub(super) fn finish(mut self) -> i32 {
+    pub(super) fn finish(&mut self) -> i32 {
         log::final_lines();
         // Every way to `State::Exit` goes through the child's end: the
         // ending is known.
