@@ -898,9 +898,16 @@ fn judge(
     // hook does, with the unhealthy status (69).
     let unhealthy_possible = text.contains("live-when") || text.contains("LIVE_WHEN");
     let post_start_possible = post_start_possible || unhealthy_possible;
-    // --exit-code may give any of its statuses to the ending it names.
+    // --exit-code may give any of its statuses to the ending it names
+    // (`--exit-code=CAUSE=N` and the variable's first item included).
     let remapped: Vec<i32> = text
         .split(|c: char| c.is_whitespace() || c == ',')
+        .map(|word| {
+            ["vigil_exit_codes=", "--exit-code="]
+                .iter()
+                .find_map(|p| word.strip_prefix(p))
+                .unwrap_or(word)
+        })
         .filter_map(|word| word.split_once('='))
         .filter(|(cause, _)| CAUSES.contains(cause))
         .filter_map(|(_, status)| status.parse().ok())
@@ -1219,6 +1226,11 @@ fn fuzz_fixed_edge_cases() {
         pre.extend([m(), s(mk), s("3")]);
         pre
     };
+    let exits_0 = |mut c: Case| {
+        c.args.extend([m(), s(mk), s("0")]);
+        c.code = 0;
+        c
+    };
     let hookcmd = format!("hookmark '{hk}' 1");
     let cases = vec![
         case(cmd(vec![s(&format!("-{}", "v".repeat(300)))]), vec![]),
@@ -1311,6 +1323,24 @@ fn fuzz_fixed_edge_cases() {
         case(vec![s("--install"), s("no-such-dir")], vec![]),
         case(vec![s("--install"), s("."), s("-v")], vec![]),
         case(vec![s("-e")], vec![]),
+        // A child that exits 0 after a failed post-start hook: vigil's
+        // status is the cause's, remapped by the variable's first item or
+        // by --exit-code=CAUSE=N.
+        exits_0(case(
+            vec![],
+            vec![
+                ("VIGIL_POST_START", "no-such-hook"),
+                ("VIGIL_EXIT_CODES", "post-start=7"),
+            ],
+        )),
+        exits_0(case(
+            vec![
+                s("--post-start"),
+                s("no-such-hook"),
+                s("--exit-code=post-start=7"),
+            ],
+            vec![],
+        )),
         case(vec![OsString::from_vec(vec![0xff, 0xfe])], vec![]),
         case(
             cmd(vec![s("--pre-stop"), OsString::from_vec(vec![b'a', 0xff])]),
