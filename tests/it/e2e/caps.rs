@@ -31,23 +31,11 @@
 use crate::common::*;
 use std::time::Duration;
 
-/// The options of every run: the capabilities and the sysctl above.
-const LOCKED_DOWN: &[&str] = &[
-    "--cap-drop",
-    "ALL",
-    "--cap-add",
-    "NET_BIND_SERVICE",
-    "--cap-add",
-    "SETUID",
-    "--cap-add",
-    "SETGID",
-    "--security-opt",
-    "no-new-privileges",
-    "--sysctl",
-    "net.ipv4.ip_unprivileged_port_start=1024",
-    "--entrypoint",
-    "/vigil",
-];
+/// The options of every run: the least privilege above, with vigil as
+/// the entrypoint.
+fn locked_down() -> Vec<&'static str> {
+    [super::LEAST_PRIVILEGE, &["--entrypoint", "/vigil"]].concat()
+}
 
 /// The child: its capability lines and uid, then busybox httpd on port 80
 /// in the foreground, asked for a page until it answers (`served`) or dies
@@ -71,7 +59,7 @@ fn cap(out: &str, key: &str) -> Option<String> {
 const HELD: [&str; 4] = ["CapInh", "CapPrm", "CapEff", "CapAmb"];
 
 fn run(h: &TestImage, test: &'static str, extra: &[&str], vigil: &[&str]) -> (i32, String, String) {
-    let opts = [LOCKED_DOWN, extra].concat();
+    let opts = [&locked_down()[..], extra].concat();
     let mut cmd = vigil.to_vec();
     cmd.extend(["--", "sh", "-c", SERVE]);
     let (code, out, err, _) = h.run_fg(test, &opts, &cmd);
@@ -178,9 +166,8 @@ fn scenario(engine: Engine, test: &'static str) {
     // open to every user (Docker 20.10 and later set the start to 0), uid
     // 1000 binds port 80 without any capability, and the bind proves
     // nothing.
-    let opts: Vec<&str> = LOCKED_DOWN
-        .iter()
-        .copied()
+    let opts: Vec<&str> = locked_down()
+        .into_iter()
         .filter(|o| *o != "--sysctl" && !o.starts_with("net.ipv4"))
         .collect();
     let script = format!("cat /proc/sys/net/ipv4/ip_unprivileged_port_start; {SERVE}");
@@ -226,7 +213,11 @@ fn stop_reaches_the_server(engine: Engine, test: &'static str) {
     let Some(h) = TestImage::get(engine, test) else {
         return;
     };
-    let opts = [LOCKED_DOWN, &["--cap-add", "KILL", "--cap-add", "SETPCAP"]].concat();
+    let opts = [
+        &locked_down()[..],
+        &["--cap-add", "KILL", "--cap-add", "SETPCAP"],
+    ]
+    .concat();
     let ctr = h.start(
         test,
         &opts,
