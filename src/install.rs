@@ -16,8 +16,6 @@
 //! the kernel, no /proc needed): the same file unless someone replaced it
 //! since vigil started.
 
-mod sha256;
-
 use std::ffi::OsStr;
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
@@ -25,6 +23,8 @@ use std::io::{self, ErrorKind, Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
 
 use crate::log;
 use crate::log::event::Event;
@@ -207,7 +207,7 @@ fn write_copy(
     file: &mut File,
     path: &Path,
 ) -> Result<(u64, String), Failed> {
-    let mut sha = sha256::Sha256::new();
+    let mut sha = Sha256::new();
     let mut bytes = 0u64;
     let mut buffer = vec![0u8; 64 * 1024];
     loop {
@@ -226,7 +226,8 @@ fn write_copy(
     file.set_permissions(fs::Permissions::from_mode(0o755))
         .map_err(failed("making executable", path))?;
     file.sync_all().map_err(failed("flushing", path))?;
-    Ok((bytes, sha.hex()))
+    let digest = sha.finalize();
+    Ok((bytes, digest.iter().map(|b| format!("{b:02x}")).collect()))
 }
 
 /// Flushes `dir` itself, so that the rename is on the disk too. A file
