@@ -29,12 +29,9 @@ pub const MAX_GROUPS: usize = 65536;
 /// A lookup that failed: the spec names something the image does not have.
 #[derive(Debug)]
 pub enum LookupError {
-    UnknownUser {
-        name: Vec<u8>,
-        file: PathBuf,
-        file_exists: bool,
-    },
-    UnknownGroup {
+    /// No entry has the name a spec gives: `what` is "user" or "group".
+    Unknown {
+        what: &'static str,
         name: Vec<u8>,
         file: PathBuf,
         file_exists: bool,
@@ -57,16 +54,19 @@ pub enum LookupError {
 impl fmt::Display for LookupError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            LookupError::UnknownUser {
+            LookupError::Unknown {
+                what,
                 name,
                 file,
                 file_exists,
-            } => unknown(f, "user", name, file, *file_exists),
-            LookupError::UnknownGroup {
-                name,
-                file,
-                file_exists,
-            } => unknown(f, "group", name, file, *file_exists),
+            } => {
+                write!(f, "there is no {what} {}", quote(name))?;
+                if *file_exists {
+                    write!(f, " in {}", file.display())
+                } else {
+                    write!(f, ": {} does not exist", file.display())
+                }
+            }
             LookupError::Read { file, error } => {
                 write!(f, "cannot read {}: {}", file.display(), os_error(error))
             }
@@ -82,21 +82,6 @@ impl fmt::Display for LookupError {
                 quote(name)
             ),
         }
-    }
-}
-
-fn unknown(
-    f: &mut fmt::Formatter<'_>,
-    what: &str,
-    name: &[u8],
-    file: &Path,
-    exists: bool,
-) -> fmt::Result {
-    write!(f, "there is no {what} {}", quote(name))?;
-    if exists {
-        write!(f, " in {}", file.display())
-    } else {
-        write!(f, ": {} does not exist", file.display())
     }
 }
 
@@ -143,7 +128,8 @@ fn user(spec: &Spec, passwd: PathBuf, current: Ids) -> Result<(Identity, Vec<u8>
     })?;
     match (found, &spec.user) {
         (Some(found), _) => Ok(found),
-        (None, Some(Id::Name(name))) => Err(LookupError::UnknownUser {
+        (None, Some(Id::Name(name))) => Err(LookupError::Unknown {
+            what: "user",
             name: name.clone(),
             file: passwd,
             file_exists: passwd_exists,
@@ -172,7 +158,8 @@ fn group_id(wanted: &Id, group: PathBuf) -> Result<gid_t, LookupError> {
     match (gid, wanted) {
         (Some(gid), _) => Ok(gid),
         (None, Id::Number(n)) => Ok(*n),
-        (None, Id::Name(name)) => Err(LookupError::UnknownGroup {
+        (None, Id::Name(name)) => Err(LookupError::Unknown {
+            what: "group",
             name: name.clone(),
             file: group,
             file_exists: group_exists,

@@ -288,7 +288,8 @@ fn every_event_writes_what_the_schema_says() {
     };
     let unknown = crate::user::UserError::Lookup {
         spec: "app".into(),
-        error: crate::user::LookupError::UnknownUser {
+        error: crate::user::LookupError::Unknown {
+            what: "user",
             name: b"app".to_vec(),
             file: "/etc/passwd".into(),
             file_exists: true,
