@@ -53,12 +53,7 @@ pub fn run(dir: &Path) -> i32 {
             0
         }
         Err(failed) => {
-            let failure = Failure {
-                dir,
-                step: failed.step,
-                path: failed.path.as_deref(),
-                error: os_error(&failed.error),
-            };
+            let failure = Failure { dir, failed };
             log::emit_final(&Event::InstallFailed {
                 failure: &failure,
                 status: 1,
@@ -80,42 +75,41 @@ struct Copy {
 /// STEP [PATH]: ERROR`, and the same as fields.
 pub struct Failure<'a> {
     pub dir: &'a Path,
-    pub step: &'static str,
-    /// The file the step failed on; none when it is DIR itself.
-    pub path: Option<&'a Path>,
-    pub error: String,
+    pub failed: Failed,
 }
 
 impl fmt::Display for Failure<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let failed = &self.failed;
         write!(
             f,
             "cannot install vigil in {}: {}",
             self.dir.display(),
-            self.step
+            failed.step
         )?;
-        if let Some(path) = self.path {
+        if let Some(path) = &failed.path {
             write!(f, " {}", path.display())?;
         }
-        write!(f, ": {}", self.error)
+        write!(f, ": {}", os_error(&failed.error))
     }
 }
 
 impl Fields for Failure<'_> {
     fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
+        let failed = &self.failed;
         o.field("dir", self.dir)
-            .word("step", self.step)
-            .opt("path", self.path)
-            .field("error", self.error.as_str());
+            .word("step", failed.step)
+            .opt("path", failed.path.as_deref())
+            .field("error", os_error(&failed.error));
     }
 }
 
 /// The step that failed, on which file (none: the directory itself),
 /// and why.
-struct Failed {
-    step: &'static str,
-    path: Option<PathBuf>,
-    error: io::Error,
+pub struct Failed {
+    pub step: &'static str,
+    pub path: Option<PathBuf>,
+    pub error: io::Error,
 }
 
 fn failed<'p>(step: &'static str, path: &'p Path) -> impl FnOnce(io::Error) -> Failed + 'p {

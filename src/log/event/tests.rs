@@ -365,15 +365,19 @@ fn every_event_writes_what_the_schema_says() {
     let url = "http://127.0.0.1:8080/healthz";
     let install_failed = crate::install::Failure {
         dir: Path::new("/opt/vigil"),
-        step: "writing",
-        path: Some(Path::new("/opt/vigil/.vigil.install-1-0")),
-        error: "No space left on device".into(),
+        failed: crate::install::Failed {
+            step: "writing",
+            path: Some("/opt/vigil/.vigil.install-1-0".into()),
+            error: std::io::Error::from_raw_os_error(libc::ENOSPC),
+        },
     };
     let install_failed_here = crate::install::Failure {
         dir: Path::new("/opt/vigil"),
-        step: "creating a file there",
-        path: None,
-        error: "Read-only file system".into(),
+        failed: crate::install::Failed {
+            step: "creating a file there",
+            path: None,
+            error: std::io::Error::from_raw_os_error(libc::EROFS),
+        },
     };
     let samples = [
         Event::Exit {
