@@ -41,13 +41,14 @@ pub enum Value {
     Unset,
 }
 
-/// `pub fn NAME(self) -> Option<TYPE>`: the value of the variant, or none.
-macro_rules! optional {
-    ($($name:ident: $variant:ident($ty:ty),)*) => {$(
-        pub fn $name(self) -> Option<$ty> {
+/// `pub fn NAME(self) -> TYPE`: the value of the variant (in `Some` when
+/// `TYPE` is an `Option`), else `UNSET`.
+macro_rules! accessors {
+    ($($name:ident: $variant:ident -> $ty:ty, else $unset:expr;)*) => {$(
+        pub fn $name(self) -> $ty {
             match self {
-                Value::$variant(value) => Some(value),
-                _ => None,
+                Value::$variant(value) => value.into(),
+                _ => $unset,
             }
         }
     )*};
@@ -58,49 +59,22 @@ macro_rules! optional {
 /// signal, tini's verbosity, nothing); so would a value of another kind,
 /// which the table's kinds rule out.
 impl Value {
-    optional! {
-        signal: Signal(Signal),
-        exit_code: ExitCode(i32),
-        duration: Duration(Duration),
-        command: Command(Vec<OsString>),
-        path: Path(OsString),
-        user: User(user::Spec),
-        log_format: LogFormat(Format),
-        caps: Caps(caps::Set),
-        url: Url(Url),
-        count: Count(u32),
-    }
-
-    pub fn switch(self) -> bool {
-        self == Value::Switch(true)
-    }
-
-    pub fn level(self) -> u8 {
-        match self {
-            Value::Level(level) => level,
-            _ => DEFAULT_VERBOSITY,
-        }
-    }
-
-    pub fn stop_signals(self) -> Vec<Signal> {
-        match self {
-            Value::StopSignals(signals) => signals,
-            _ => vec![Signal::TERM, Signal::INT],
-        }
-    }
-
-    pub fn rewrites(self) -> Vec<Rewrite> {
-        match self {
-            Value::Rewrite(rules) => rules,
-            _ => Vec::new(),
-        }
-    }
-
-    pub fn exit_codes(self) -> Vec<(EndCause, i32)> {
-        match self {
-            Value::ExitCodes(rules) => rules,
-            _ => Vec::new(),
-        }
+    accessors! {
+        switch: Switch -> bool, else false;
+        level: Level -> u8, else DEFAULT_VERBOSITY;
+        signal: Signal -> Option<Signal>, else None;
+        stop_signals: StopSignals -> Vec<Signal>, else vec![Signal::TERM, Signal::INT];
+        exit_code: ExitCode -> Option<i32>, else None;
+        duration: Duration -> Option<Duration>, else None;
+        command: Command -> Option<Vec<OsString>>, else None;
+        path: Path -> Option<OsString>, else None;
+        rewrites: Rewrite -> Vec<Rewrite>, else Vec::new();
+        user: User -> Option<user::Spec>, else None;
+        log_format: LogFormat -> Option<Format>, else None;
+        caps: Caps -> Option<caps::Set>, else None;
+        url: Url -> Option<Url>, else None;
+        count: Count -> Option<u32>, else None;
+        exit_codes: ExitCodes -> Vec<(EndCause, i32)>, else Vec::new();
     }
 }
 
