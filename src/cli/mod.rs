@@ -266,11 +266,7 @@ fn apply_rows(given: Given, env: &Env, probing: bool) -> Result<Config, UsageErr
         }
     }
     check_durations(&config, probing)?;
-    config.probe_timeout_given = given.values.iter().any(|(at, _)| {
-        OPTIONS
-            .get(*at)
-            .is_some_and(|o| o.long == Some("probe-timeout"))
-    });
+    config.probe_timeout_given = given.opts().any(|o| o.long == Some("probe-timeout"));
     config.command = given.command;
     Ok(config)
 }
@@ -574,11 +570,14 @@ impl Word<'_> {
 }
 
 impl Given {
+    /// The rows of the options given, in order.
+    fn opts(&self) -> impl Iterator<Item = &'static Opt> + '_ {
+        self.values.iter().filter_map(|(at, _)| OPTIONS.get(*at))
+    }
+
     /// Whether an option of `kind` was given (`--version`, `-l`).
     fn asks(&self, kind: Kind) -> bool {
-        self.values
-            .iter()
-            .any(|(at, _)| OPTIONS.get(*at).is_some_and(|o| o.kind == kind))
+        self.opts().any(|o| o.kind == kind)
     }
 
     /// Every value given for the row at `at`, in order.
@@ -700,10 +699,11 @@ impl Env {
 /// as near as its distance says: `PRE_STOP` is 6 edits from
 /// `PRE_STOP_SLEPP`, which meant `PRE_STOP_SLEEP`, 1 edit away, and
 /// suggesting it would run the sleep's value as a hook.
-fn nearest<'k, T: Ord>(typed: &str, known: impl Iterator<Item = (&'k str, T)>) -> Option<T> {
+fn nearest<T: Ord>(typed: &str, known: impl Iterator<Item = (impl AsRef<str>, T)>) -> Option<T> {
     let letters = typed.chars().count();
     known
         .filter_map(|(name, meant)| {
+            let name = name.as_ref();
             let d = distance(typed, name);
             let close = d <= 3 && 2 * d < letters;
             let start = letters > 0 && name.starts_with(typed);
@@ -724,16 +724,11 @@ fn nearest_option(name: &str) -> Option<String> {
         let var = o.env?.strip_prefix("VIGIL_")?;
         Some(var.to_ascii_lowercase().replace('_', "-"))
     };
-    let names: Vec<(String, String)> = OPTIONS
-        .iter()
-        .filter_map(|o| match (o.long, o.short) {
-            (Some(long), _) => Some((long.to_string(), flag_name(o))),
-            (None, Some(_)) => Some((words(o)?, flag_name(o))),
-            (None, None) => None,
-        })
-        .collect();
-    let pairs = names.iter().map(|(n, flag)| (n.as_str(), flag.clone()));
-    nearest(&typed, pairs)
+    let names = OPTIONS.iter().filter_map(|o| {
+        let name = o.long.map(str::to_string).or_else(|| words(o))?;
+        Some((name, flag_name(o)))
+    });
+    nearest(&typed, names)
 }
 
 /// The number of letters to insert, delete or change to make one name
@@ -786,7 +781,7 @@ fn check_mode(given: &Given, probing: bool) -> Result<(), UsageError> {
             word.to_string_lossy()
         )));
     }
-    for opt in given.values.iter().filter_map(|(at, _)| OPTIONS.get(*at)) {
+    for opt in given.opts() {
         let name = flag_name(opt);
         if !matches!(opt.kind, Kind::Pause | Kind::Install) && !reads.contains(&name.as_str()) {
             return Err(usage(format!(
@@ -807,12 +802,7 @@ fn check_probe(given: &Given) -> Result<(), UsageError> {
             word.to_string_lossy()
         )));
     }
-    if let Some(opt) = given
-        .values
-        .iter()
-        .filter_map(|(at, _)| OPTIONS.get(*at))
-        .find(|o| !goes_with_probe(o))
-    {
+    if let Some(opt) = given.opts().find(|o| !goes_with_probe(o)) {
         return Err(usage(format!(
             "{} does not go with --probe, which checks once and exits (it takes --probe-timeout, -v and --log-format)",
             flag_name(opt)
