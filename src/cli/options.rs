@@ -209,17 +209,20 @@ const fn short(c: char, kind: Kind, help: &'static str, apply: Apply) -> Opt {
     }
 }
 
-/// vigil's long options, each with its `VIGIL_*` variable.
+/// vigil's long options, each with its `VIGIL_*` variable and its
+/// default.
 const fn long(
     name: &'static str,
     kind: Kind,
     env: &'static str,
+    default: Default,
     help: &'static str,
     apply: Apply,
 ) -> Opt {
     Opt {
         long: Some(name),
         env: Some(env),
+        default,
         ..opt(kind, help, apply)
     }
 }
@@ -334,22 +337,21 @@ pub const OPTIONS: &[Opt] = &[
             apply!(|c, v| c.probe = v.url()),
         )
     },
-    Opt {
-        default: Default::Value("2s"),
-        ..long(
-            "probe-timeout",
-            Kind::Duration,
-            "VIGIL_PROBE_TIMEOUT",
-            "How long one probe may take (--probe, and each of --ready-when's and --live-when's)",
-            apply!(|c, v| c.probe_timeout = v.duration().unwrap_or_default()),
-        )
-    },
+    long(
+        "probe-timeout",
+        Kind::Duration,
+        "VIGIL_PROBE_TIMEOUT",
+        Default::Value("2s"),
+        "How long one probe may take (--probe, and each of --ready-when's and --live-when's)",
+        apply!(|c, v| c.probe_timeout = v.duration().unwrap_or_default()),
+    ),
     Opt {
         repeat: Repeat::Append,
         ..long(
             "rewrite",
             Kind::Rewrite,
             "VIGIL_REWRITE",
+            Default::None,
             "Forward signal FROM as TO (TO 0 drops it); repeatable; the variable takes a comma-separated list",
             apply!(|c, v| for rule in v.rewrites() {
                 c.rewrites.add(rule)
@@ -360,6 +362,7 @@ pub const OPTIONS: &[Opt] = &[
         "post-start",
         Kind::Command,
         "VIGIL_POST_START",
+        Default::None,
         "Run CMD right after the child starts",
         apply!(|c, v| c.post_start = v.command()),
     ),
@@ -367,6 +370,7 @@ pub const OPTIONS: &[Opt] = &[
         "post-start-timeout",
         Kind::Duration,
         "VIGIL_POST_START_TIMEOUT",
+        Default::None,
         "A post-start hook still running then has failed",
         apply!(|c, v| c.post_start_timeout = v.duration()),
     ),
@@ -374,63 +378,55 @@ pub const OPTIONS: &[Opt] = &[
         "pre-stop",
         Kind::Command,
         "VIGIL_PRE_STOP",
+        Default::None,
         "Run CMD when a stop signal arrives, before forwarding it",
         apply!(|c, v| c.pre_stop = v.command()),
     ),
-    Opt {
-        default: Default::HalfGrace(NO_GRACE_WAIT),
-        ..long(
-            "pre-stop-timeout",
-            Kind::Duration,
-            "VIGIL_PRE_STOP_TIMEOUT",
-            "A pre-stop hook still running then is killed, and the stop signal forwarded",
-            apply!(|c, v| c.pre_stop_timeout = v.duration()),
-        )
-    },
-    Opt {
-        default: Default::Value("0"),
-        ..long(
-            "pre-stop-sleep",
-            Kind::Duration,
-            "VIGIL_PRE_STOP_SLEEP",
-            "Wait this long after pre-stop before forwarding the stop signal",
-            apply!(|c, v| c.pre_stop_sleep = v.duration().unwrap_or_default()),
-        )
-    },
-    Opt {
-        default: Default::Value("TERM,INT"),
-        ..long(
-            "stop-signals",
-            Kind::StopSignals,
-            "VIGIL_STOP_SIGNALS",
-            "The signals that start the stop sequence (pre-stop, grace period); others are forwarded at once",
-            apply!(|c, v| c.stop_signals = v.stop_signals()),
-        )
-    },
-    Opt {
-        default: Default::AfterTimeout(TIMEOUT_GRACE),
-        ..long(
-            "grace-period",
-            Kind::Duration,
-            "VIGIL_GRACE_PERIOD",
-            "After the first stop signal, time until everything left gets SIGKILL",
-            apply!(|c, v| c.grace_period = v.duration()),
-        )
-    },
-    Opt {
-        default: Default::Value("2s"),
-        ..long(
-            "drain-timeout",
-            Kind::Duration,
-            "VIGIL_DRAIN_TIMEOUT",
-            "After the child exits, time the others get between SIGTERM and SIGKILL",
-            apply!(|c, v| c.drain_timeout = v.duration().unwrap_or_default()),
-        )
-    },
+    long(
+        "pre-stop-timeout",
+        Kind::Duration,
+        "VIGIL_PRE_STOP_TIMEOUT",
+        Default::HalfGrace(NO_GRACE_WAIT),
+        "A pre-stop hook still running then is killed, and the stop signal forwarded",
+        apply!(|c, v| c.pre_stop_timeout = v.duration()),
+    ),
+    long(
+        "pre-stop-sleep",
+        Kind::Duration,
+        "VIGIL_PRE_STOP_SLEEP",
+        Default::Value("0"),
+        "Wait this long after pre-stop before forwarding the stop signal",
+        apply!(|c, v| c.pre_stop_sleep = v.duration().unwrap_or_default()),
+    ),
+    long(
+        "stop-signals",
+        Kind::StopSignals,
+        "VIGIL_STOP_SIGNALS",
+        Default::Value("TERM,INT"),
+        "The signals that start the stop sequence (pre-stop, grace period); others are forwarded at once",
+        apply!(|c, v| c.stop_signals = v.stop_signals()),
+    ),
+    long(
+        "grace-period",
+        Kind::Duration,
+        "VIGIL_GRACE_PERIOD",
+        Default::AfterTimeout(TIMEOUT_GRACE),
+        "After the first stop signal, time until everything left gets SIGKILL",
+        apply!(|c, v| c.grace_period = v.duration()),
+    ),
+    long(
+        "drain-timeout",
+        Kind::Duration,
+        "VIGIL_DRAIN_TIMEOUT",
+        Default::Value("2s"),
+        "After the child exits, time the others get between SIGTERM and SIGKILL",
+        apply!(|c, v| c.drain_timeout = v.duration().unwrap_or_default()),
+    ),
     long(
         "timeout",
         Kind::Duration,
         "VIGIL_TIMEOUT",
+        Default::None,
         "After DUR, stop the command as if SIGTERM (the first of --stop-signals) had arrived, and exit 124 (0: no timeout)",
         apply!(|c, v| c.timeout = v.duration().filter(|d| !d.is_zero())),
     ),
@@ -438,23 +434,23 @@ pub const OPTIONS: &[Opt] = &[
         "ready-when",
         Kind::Url,
         "VIGIL_READY_WHEN",
+        Default::None,
         "Probe URL (as --probe) until it first succeeds: then READY=1 to $NOTIFY_SOCKET; STOPPING=1 when the stop begins",
         apply!(|c, v| c.ready_when = v.url()),
     ),
-    Opt {
-        default: Default::Value("1s"),
-        ..long(
-            "ready-interval",
-            Kind::Duration,
-            "VIGIL_READY_INTERVAL",
-            "The longest wait between two --ready-when probes (the first comes after 50ms, and each failure doubles the wait)",
-            apply!(|c, v| c.ready_interval = v.duration().unwrap_or_default()),
-        )
-    },
+    long(
+        "ready-interval",
+        Kind::Duration,
+        "VIGIL_READY_INTERVAL",
+        Default::Value("1s"),
+        "The longest wait between two --ready-when probes (the first comes after 50ms, and each failure doubles the wait)",
+        apply!(|c, v| c.ready_interval = v.duration().unwrap_or_default()),
+    ),
     long(
         "ready-timeout",
         Kind::Duration,
         "VIGIL_READY_TIMEOUT",
+        Default::None,
         "Not ready DUR after the start: stop as if SIGTERM (the first of --stop-signals) had arrived, and never exit 0 (0: no timeout)",
         apply!(|c, v| c.ready_timeout = v.duration().filter(|d| !d.is_zero())),
     ),
@@ -462,45 +458,41 @@ pub const OPTIONS: &[Opt] = &[
         "live-when",
         Kind::Url,
         "VIGIL_LIVE_WHEN",
+        Default::None,
         "Probe URL (as --probe) every --live-interval for the child's whole life (from readiness, with --ready-when); after --live-failures failures in a row, stop as if SIGTERM (the first of --stop-signals) had arrived, and exit with the unhealthy status",
         apply!(|c, v| c.live_when = v.url()),
     ),
-    Opt {
-        default: Default::Value("10s"),
-        ..long(
-            "live-interval",
-            Kind::Duration,
-            "VIGIL_LIVE_INTERVAL",
-            "The wait between two --live-when probes, from the end of one to the start of the next",
-            apply!(|c, v| c.live_interval = v.duration().unwrap_or_default()),
-        )
-    },
-    Opt {
-        default: Default::Value("3"),
-        ..long(
-            "live-failures",
-            Kind::Count,
-            "VIGIL_LIVE_FAILURES",
-            "How many --live-when probes must fail in a row to stop the container",
-            apply!(|c, v| c.live_failures = v.count().unwrap_or(1)),
-        )
-    },
-    Opt {
-        default: Default::Value("0s"),
-        ..long(
-            "live-start",
-            Kind::Duration,
-            "VIGIL_LIVE_START",
-            "The wait before the first --live-when probe, without --ready-when (with it, probing starts one interval after readiness)",
-            apply!(|c, v| c.live_start = v.duration().unwrap_or_default()),
-        )
-    },
+    long(
+        "live-interval",
+        Kind::Duration,
+        "VIGIL_LIVE_INTERVAL",
+        Default::Value("10s"),
+        "The wait between two --live-when probes, from the end of one to the start of the next",
+        apply!(|c, v| c.live_interval = v.duration().unwrap_or_default()),
+    ),
+    long(
+        "live-failures",
+        Kind::Count,
+        "VIGIL_LIVE_FAILURES",
+        Default::Value("3"),
+        "How many --live-when probes must fail in a row to stop the container",
+        apply!(|c, v| c.live_failures = v.count().unwrap_or(1)),
+    ),
+    long(
+        "live-start",
+        Kind::Duration,
+        "VIGIL_LIVE_START",
+        Default::Value("0s"),
+        "The wait before the first --live-when probe, without --ready-when (with it, probing starts one interval after readiness)",
+        apply!(|c, v| c.live_start = v.duration().unwrap_or_default()),
+    ),
     Opt {
         repeat: Repeat::Append,
         ..long(
             "exit-code",
             Kind::ExitCodes,
             "VIGIL_EXIT_CODES",
+            Default::None,
             "Exit with STATUS when the container ends of CAUSE: stopped, grace, timeout, unhealthy, not-ready, post-start or oom (a child's own exit code stands); repeatable; the variable takes a comma-separated list",
             apply!(|c, v| for rule in v.exit_codes() {
                 c.exit_codes.add(rule)
@@ -509,11 +501,11 @@ pub const OPTIONS: &[Opt] = &[
     },
     Opt {
         empty_env_is_value: true,
-        default: Default::IfExists(DEFAULT_TERMINATION_LOG),
         ..long(
             "termination-log",
             Kind::Path,
             "VIGIL_TERMINATION_LOG",
+            Default::IfExists(DEFAULT_TERMINATION_LOG),
             "Where the exit report is written; empty disables",
             apply!(|c, v| c.termination_log = super::termination_log(v.path())),
         )
@@ -522,6 +514,7 @@ pub const OPTIONS: &[Opt] = &[
         "user",
         Kind::User,
         "VIGIL_USER",
+        Default::None,
         "Run the child and the hooks as USER (name or uid), with GROUP, else USER's groups",
         apply!(|c, v| c.user = v.user()),
     ),
@@ -529,19 +522,18 @@ pub const OPTIONS: &[Opt] = &[
         "caps",
         Kind::Caps,
         "VIGIL_CAPS",
+        Default::None,
         "The child and the hooks hold exactly these capabilities (with or without --user); vigil keeps its own",
         apply!(|c, v| c.caps = v.caps()),
     ),
-    Opt {
-        default: Default::Value("text"),
-        ..long(
-            "log-format",
-            Kind::LogFormat,
-            "VIGIL_LOG_FORMAT",
-            "text, json or logfmt: the form of each line vigil writes and of the termination log",
-            apply!(|c, v| c.log_format = v.log_format().unwrap_or_default()),
-        )
-    },
+    long(
+        "log-format",
+        Kind::LogFormat,
+        "VIGIL_LOG_FORMAT",
+        Default::Value("text"),
+        "text, json or logfmt: the form of each line vigil writes and of the termination log",
+        apply!(|c, v| c.log_format = v.log_format().unwrap_or_default()),
+    ),
     Opt {
         short: Some('h'),
         long: Some("help"),
