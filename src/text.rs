@@ -253,20 +253,16 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             "'{text}' is negative: a duration is 0 or more (500ms, 5s, 2m)"
         ));
     }
-    let number_end = |s: &str| {
-        s.find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(s.len())
-    };
+    // A part is a number, its digits and point, then its unit, up to the
+    // next number.
+    let in_number = |c: char| c.is_ascii_digit() || c == '.';
     let mut rest = t;
     let mut nanos: u128 = 0;
     // The place in `UNITS` of the last part's unit.
     let mut last: Option<usize> = None;
     loop {
-        let (number, after) = rest.split_at(number_end(rest));
-        let unit_len = after
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(after.len());
-        let (unit, next) = after.split_at(unit_len);
+        let (number, after) = rest.split_at(rest.find(|c| !in_number(c)).unwrap_or(rest.len()));
+        let (unit, next) = after.split_at(after.find(in_number).unwrap_or(after.len()));
         let at = match unit {
             // A bare number, seconds, only as the whole duration.
             "" if last.is_none() && next.is_empty() => 2,
