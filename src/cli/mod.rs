@@ -243,15 +243,6 @@ pub fn probe_asked(args: &[OsString]) -> bool {
     scan(args).asks_probe()
 }
 
-/// The options a `--probe` command line may hold besides `--probe`
-/// itself: the timeout and how the line is said. Of the variables, too,
-/// a probe reads only theirs: an image's `ENV` configures the vigil that
-/// runs the container, and the probe runs beside it with the same
-/// variables.
-fn goes_with_probe(opt: &Opt) -> bool {
-    matches!(opt.long, Some("probe" | "probe-timeout" | "log-format")) || opt.short == Some('v')
-}
-
 /// The `Config`: the command, and every row's effect (of the rows that
 /// go with `--probe` when `probing`) applied to its values, in the
 /// table's order (so a usage error names the first bad variable in the
@@ -259,7 +250,7 @@ fn goes_with_probe(opt: &Opt) -> bool {
 fn apply_rows(given: Given, env: &Env, probing: bool) -> Result<Config, UsageError> {
     let mut config = Config::default();
     for (at, opt) in OPTIONS.iter().enumerate() {
-        if !probing || goes_with_probe(opt) {
+        if !probing || reads("--probe", PROBE_READS, opt) {
             for value in given.resolve(at, opt, env)? {
                 (opt.apply)(&mut config, value);
             }
@@ -749,11 +740,24 @@ fn distance(a: &str, b: &str) -> usize {
     row.last().copied().unwrap_or(usize::MAX)
 }
 
+/// The options a `--probe` command line may hold besides `--probe`
+/// itself: the timeout and how the line is said. Of the variables, too,
+/// a probe reads only theirs: an image's `ENV` configures the vigil that
+/// runs the container, and the probe runs beside it with the same
+/// variables.
+const PROBE_READS: &[&str] = &["--probe-timeout", "-v", "--log-format"];
 /// The options `-P` reads besides itself: the rest act on a command or a
 /// stop sequence, which pause mode has not.
 const PAUSE_READS: &[&str] = &["-s", "-p", "-v", "-w", "--stop-signals", "--log-format"];
 /// The options `--install` reads besides itself.
 const INSTALL_READS: &[&str] = &["-v", "--log-format"];
+
+/// Whether `mode`, a mode that runs no command, reads `opt`: it is the
+/// mode's own option or one of the `others` it reads.
+fn reads(mode: &str, others: &[&str], opt: &Opt) -> bool {
+    let name = flag_name(opt);
+    name == mode || others.contains(&name.as_str())
+}
 
 /// A command, or one of the three modes that run none (`--probe`, `-P`,
 /// `--install`), with only the options that mode reads. Only the command
@@ -761,54 +765,46 @@ const INSTALL_READS: &[&str] = &["-v", "--log-format"];
 /// command must not keep the same image from serving as a probe, a pause
 /// or an install.
 fn check_mode(given: &Given, probing: bool) -> Result<(), UsageError> {
-    if probing {
-        return check_probe(given);
-    }
-    let (mode, reads) = match (given.asks(Kind::Pause), given.asks(Kind::Install)) {
-        (true, true) => return Err(usage("-P and --install are two modes: give one".into())),
-        (true, false) => ("-P", PAUSE_READS),
-        (false, true) => ("--install", INSTALL_READS),
-        (false, false) if given.command.is_empty() => {
+    let (mode, others) = match (probing, given.asks(Kind::Pause), given.asks(Kind::Install)) {
+        (true, ..) => ("--probe", PROBE_READS),
+        (false, true, true) => {
+            return Err(usage("-P and --install are two modes: give one".into()));
+        }
+        (false, true, false) => ("-P", PAUSE_READS),
+        (false, false, true) => ("--install", INSTALL_READS),
+        (false, false, false) if given.command.is_empty() => {
             return Err(UsageError(
                 "no command given: usage is vigil [OPTIONS] [--] COMMAND [ARG...]".into(),
             ));
         }
-        (false, false) => return Ok(()),
+        (false, false, false) => return Ok(()),
+    };
+    // A probe's mistakes say that it checks once and exits.
+    let checks = if probing {
+        " checks once and exits: it"
+    } else {
+        ""
     };
     if let Some(word) = given.command.first() {
         return Err(usage(format!(
-            "{mode} runs no command, but was given '{}'",
+            "{mode}{checks} runs no command, but was given '{}'",
             word.to_string_lossy()
         )));
     }
-    for opt in given.opts() {
-        let name = flag_name(opt);
-        if !matches!(opt.kind, Kind::Pause | Kind::Install) && !reads.contains(&name.as_str()) {
-            return Err(usage(format!(
-                "{name} has nothing to act on with {mode}, which reads only {}",
-                reads.join(", ")
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// A `--probe` runs no command and takes only the options that go with
-/// it.
-fn check_probe(given: &Given) -> Result<(), UsageError> {
-    if let Some(word) = given.command.first() {
-        return Err(usage(format!(
-            "--probe checks once and exits: it runs no command, but was given '{}'",
-            word.to_string_lossy()
-        )));
-    }
-    if let Some(opt) = given.opts().find(|o| !goes_with_probe(o)) {
-        return Err(usage(format!(
-            "{} does not go with --probe, which checks once and exits (it takes --probe-timeout, -v and --log-format)",
-            flag_name(opt)
-        )));
-    }
-    Ok(())
+    let Some(opt) = given.opts().find(|o| !reads(mode, others, o)) else {
+        return Ok(());
+    };
+    let name = flag_name(opt);
+    Err(usage(if probing {
+        format!(
+            "{name} does not go with --probe, which checks once and exits (it takes --probe-timeout, -v and --log-format)"
+        )
+    } else {
+        format!(
+            "{name} has nothing to act on with {mode}, which reads only {}",
+            others.join(", ")
+        )
+    }))
 }
 
 #[cfg(test)]
