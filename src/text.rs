@@ -297,15 +297,14 @@ fn part_nanos(number: &str, per_unit: u128) -> Option<u128> {
     if whole.is_empty() || (number.contains('.') && fraction.is_empty()) || fraction.len() > 9 {
         return None;
     }
-    let digits = |s: &str| -> Option<u128> {
-        if s.is_empty() {
-            return Some(0);
-        }
-        s.parse::<u128>().ok()
-    };
     let scale = 10u128.pow(fraction.len() as u32);
-    let fraction_nanos = digits(fraction)? * per_unit / scale;
-    digits(whole)?
+    let fraction_nanos = match fraction {
+        "" => 0,
+        digits => digits.parse::<u128>().ok()? * per_unit / scale,
+    };
+    whole
+        .parse::<u128>()
+        .ok()?
         .checked_mul(per_unit)?
         .checked_add(fraction_nanos)
 }
