@@ -661,13 +661,13 @@ impl Env {
     }
 
     /// The value of `opt` from its variables: vigil's own, where an empty
-    /// one counts as unset (unless the table says empty means something),
+    /// one counts as unset (unless it is a path, which empty switches off),
     /// else tini's, which counts when set at all and is read as tini reads
     /// it (never a usage error: tini accepts anything there).
     fn value(&self, opt: &Opt) -> Result<Option<Value>, UsageError> {
         if let Some(name) = opt.env
             && let Some(raw) = self.get(name)
-            && (!raw.is_empty() || opt.empty_env_is_value)
+            && (!raw.is_empty() || opt.kind == Kind::Path)
         {
             return values::read(opt.kind, raw, From::Vigil)
                 .map(Some)

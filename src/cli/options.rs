@@ -56,7 +56,10 @@ pub enum Kind {
     Duration,
     /// A command, split into words by shell quoting rules.
     Command,
-    /// A path; empty switches the feature off.
+    /// A path; empty switches the feature off. So an empty `VIGIL_*`
+    /// variable is a value (`VIGIL_TERMINATION_LOG=` switches the log off)
+    /// rather than "unset", as it is for every other kind (so that
+    /// `docker run -e VIGIL_PRE_STOP=` undoes an image's `ENV`).
     Path,
     /// `FROM:TO` signal rewrites; in the environment, comma separated.
     Rewrite,
@@ -169,10 +172,6 @@ pub struct Opt {
     pub env: Option<&'static str>,
     /// tini's variable for the same thing, read after vigil's.
     pub tini_env: Option<&'static str>,
-    /// Whether an empty `env` value is a value (`VIGIL_TERMINATION_LOG=`
-    /// switches the log off) rather than "unset" (every other variable, so
-    /// that `docker run -e VIGIL_PRE_STOP=` undoes an image's `ENV`).
-    pub empty_env_is_value: bool,
     pub default: Default,
     pub help: &'static str,
     /// What the option does to the `Config`: called by `cli::apply_rows`
@@ -193,7 +192,6 @@ const fn opt(kind: Kind, help: &'static str, apply: Apply) -> Opt {
         repeat: Repeat::Once,
         env: None,
         tini_env: None,
-        empty_env_is_value: false,
         default: Default::None,
         help,
         apply,
@@ -499,17 +497,14 @@ pub const OPTIONS: &[Opt] = &[
             }),
         )
     },
-    Opt {
-        empty_env_is_value: true,
-        ..long(
-            "termination-log",
-            Kind::Path,
-            "VIGIL_TERMINATION_LOG",
-            Default::IfExists(DEFAULT_TERMINATION_LOG),
-            "Where the exit report is written; empty disables",
-            apply!(|c, v| c.termination_log = super::termination_log(v.path())),
-        )
-    },
+    long(
+        "termination-log",
+        Kind::Path,
+        "VIGIL_TERMINATION_LOG",
+        Default::IfExists(DEFAULT_TERMINATION_LOG),
+        "Where the exit report is written; empty disables",
+        apply!(|c, v| c.termination_log = super::termination_log(v.path())),
+    ),
     long(
         "user",
         Kind::User,

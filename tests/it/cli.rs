@@ -180,7 +180,7 @@ fn empty_vigil_variables_mean_unset() {
     // (`VIGIL_TERMINATION_LOG=` means "none", tested with it).
     let set: Vec<&str> = options::OPTIONS
         .iter()
-        .filter(|o| o.kind.takes_value() && !o.empty_env_is_value)
+        .filter(|o| o.kind.takes_value() && o.kind != options::Kind::Path)
         .filter_map(|o| o.env)
         .collect();
     assert!(set.len() >= 8, "{set:?}");
