@@ -403,19 +403,15 @@ fn dash_value(opt: &Opt, word: &OsStr) -> String {
         .as_bytes()
         .get(1)
         .is_some_and(|b| b.is_ascii_digit() || *b == b'.');
+    let missing = format!(
+        "{name} needs a value ({}), but the next word is '{}'",
+        opt.kind.value_name(),
+        word.to_string_lossy()
+    );
     match read {
         Err(why) if number => format!("{name}: {why}"),
-        _ => {
-            let missing = format!(
-                "{name} needs a value ({}), but the next word is '{}'",
-                opt.kind.value_name(),
-                word.to_string_lossy()
-            );
-            match read {
-                Ok(_) => format!("{missing}: for a value that starts with '-', write {name}=VALUE"),
-                Err(_) => missing,
-            }
-        }
+        Ok(_) => format!("{missing}: for a value that starts with '-', write {name}=VALUE"),
+        Err(_) => missing,
     }
 }
 
