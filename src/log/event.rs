@@ -25,51 +25,10 @@ use crate::log::facts::hook::Record as HookRecord;
 use crate::log::facts::process::{self, Running, Shell};
 use crate::log::facts::stop::{DrainKill, Grace, NotSent, StopCause};
 use crate::log::facts::{Command, Ending, HookKind, MemoryEvents, Named, Proc, Signal, Target};
-use crate::log::format::{self, Argv, Fields, Obj, Timestamp};
+use crate::log::format::{Argv, Fields, Obj, Timestamp};
 use crate::text::{Count, duration, secs};
 
-/// How important a line is, which decides at what verbosity it is shown.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Level {
-    /// `vigil: error: ...`; shown at every verbosity.
-    Error,
-    /// `vigil: warning: ...`; shown by default.
-    Warning,
-    /// Shown by default, but not a warning: `vigil: ...` without a tag (the
-    /// exit report of a container that stopped as asked); level `info` in
-    /// a record.
-    Notice,
-    /// `-v`: the lifecycle, signals and their senders.
-    Info,
-    /// `-vv`: each reaped process, each forwarded signal.
-    Debug,
-    /// `-vvv`: everything.
-    Trace,
-}
-
-impl Level {
-    /// The least verbosity (tini's scale) at which the line is shown.
-    pub const fn verbosity(self) -> u8 {
-        match self {
-            Level::Error => 0,
-            Level::Warning | Level::Notice => 1,
-            Level::Info => 2,
-            Level::Debug => 3,
-            Level::Trace => 4,
-        }
-    }
-
-    /// The level a record says.
-    pub fn record_level(self) -> format::Level {
-        match self {
-            Level::Error => format::Level::Error,
-            Level::Warning => format::Level::Warning,
-            Level::Notice | Level::Info => format::Level::Info,
-            Level::Debug => format::Level::Debug,
-            Level::Trace => format::Level::Trace,
-        }
-    }
-}
+pub use crate::log::format::Level;
 
 /// Something a runtime module describes, both ways: its words for the text
 /// line and its fields for the record.

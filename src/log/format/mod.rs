@@ -111,23 +111,45 @@ pub enum Encoding {
     Logfmt,
 }
 
-/// A record's level, with the names log pipelines look for (Loki reads
-/// `level`; `warning` and `warn` both count as warnings there).
+/// How important a line is, which decides at what verbosity it is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
+    /// `vigil: error: ...`; shown at every verbosity.
     Error,
+    /// `vigil: warning: ...`; shown by default.
     Warning,
+    /// Shown by default, but not a warning: `vigil: ...` without a tag (the
+    /// exit report of a container that stopped as asked); level `info` in
+    /// a record.
+    Notice,
+    /// `-v`: the lifecycle, signals and their senders.
     Info,
+    /// `-vv`: each reaped process, each forwarded signal.
     Debug,
+    /// `-vvv`: everything.
     Trace,
 }
 
 impl Level {
+    /// The least verbosity (tini's scale) at which the line is shown.
+    pub const fn verbosity(self) -> u8 {
+        match self {
+            Level::Error => 0,
+            Level::Warning | Level::Notice => 1,
+            Level::Info => 2,
+            Level::Debug => 3,
+            Level::Trace => 4,
+        }
+    }
+
+    /// The level a record says, with the names log pipelines look for
+    /// (Loki reads `level`; `warning` and `warn` both count as warnings
+    /// there).
     pub fn as_str(self) -> &'static str {
         match self {
             Level::Error => "error",
             Level::Warning => "warning",
-            Level::Info => "info",
+            Level::Notice | Level::Info => "info",
             Level::Debug => "debug",
             Level::Trace => "trace",
         }
