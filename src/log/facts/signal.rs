@@ -297,31 +297,20 @@ pub enum Sender {
     Terminal,
 }
 
-impl Sender {
-    /// The description of a sender that has no pid to name: fixed text, so
-    /// that describing `docker stop`'s SIGTERM (pid 0) neither formats nor
-    /// allocates. `None` for a process of this namespace.
-    pub fn fixed_description(self) -> Option<&'static str> {
-        match self {
-            Sender::Kernel => Some("from the kernel"),
-            Sender::Terminal => Some("from the terminal"),
-            Sender::Vigil => Some("from vigil itself"),
-            Sender::ParentDeath => Some("from the kernel: vigil's parent died (-p)"),
-            Sender::Process { pid, .. } if pid == OUTSIDE => {
-                Some("from pid 0 (outside this PID namespace)")
-            }
-            Sender::Process { .. } => None,
-        }
-    }
-}
-
-/// The sender as the kernel gave it, without a name from /proc.
+/// The sender as the kernel gave it, without a name from /proc: fixed
+/// text but for a process of this namespace, so that describing `docker
+/// stop`'s SIGTERM (pid 0) neither formats nor allocates.
 impl fmt::Display for Sender {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.fixed_description(), *self) {
-            (Some(text), _) => f.write_str(text),
-            (None, Sender::Process { pid, uid }) => write!(f, "from pid {pid} (uid {uid})"),
-            (None, _) => Ok(()),
+        match *self {
+            Sender::Kernel => f.write_str("from the kernel"),
+            Sender::Terminal => f.write_str("from the terminal"),
+            Sender::Vigil => f.write_str("from vigil itself"),
+            Sender::ParentDeath => f.write_str("from the kernel: vigil's parent died (-p)"),
+            Sender::Process { pid, .. } if pid == OUTSIDE => {
+                f.write_str("from pid 0 (outside this PID namespace)")
+            }
+            Sender::Process { pid, uid } => write!(f, "from pid {pid} (uid {uid})"),
         }
     }
 }
@@ -359,13 +348,12 @@ impl Named {
 /// namespace)`, `from the kernel`.
 impl fmt::Display for Named {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.sender.fixed_description(), self.sender) {
-            (Some(text), _) => f.write_str(text),
-            (None, Sender::Process { pid, uid }) => {
+        match self.sender {
+            Sender::Process { pid, uid } if pid != OUTSIDE => {
                 let name = self.name.as_deref().unwrap_or("name unknown");
                 write!(f, "from pid {pid} ({name}, uid {uid})")
             }
-            (None, _) => Ok(()),
+            sender => sender.fmt(f),
         }
     }
 }
@@ -376,30 +364,19 @@ impl fmt::Display for Named {
 /// `-p` signal), `{"kind": "vigil"}`.
 impl Fields for Named {
     fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
-        match self.sender {
-            Sender::Process { pid, uid } if pid == OUTSIDE => {
-                o.word("kind", "outside_namespace")
-                    .field("pid", 0)
-                    .field("uid", uid);
-            }
-            Sender::Process { pid, uid } => {
-                o.word("kind", "process")
-                    .field("pid", pid)
-                    .field("uid", uid)
-                    .opt("name", self.name.as_deref());
-            }
-            Sender::Kernel => {
-                o.word("kind", "kernel");
-            }
-            Sender::Terminal => {
-                o.word("kind", "terminal");
-            }
-            Sender::ParentDeath => {
-                o.word("kind", "parent_death");
-            }
-            Sender::Vigil => {
-                o.word("kind", "vigil");
-            }
+        let kind = match self.sender {
+            Sender::Process { pid, .. } if pid == OUTSIDE => "outside_namespace",
+            Sender::Process { .. } => "process",
+            Sender::Kernel => "kernel",
+            Sender::Terminal => "terminal",
+            Sender::ParentDeath => "parent_death",
+            Sender::Vigil => "vigil",
+        };
+        o.word("kind", kind);
+        if let Sender::Process { pid, uid } = self.sender {
+            o.field("pid", pid)
+                .field("uid", uid)
+                .opt("name", self.name.as_deref());
         }
     }
 }
