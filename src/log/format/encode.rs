@@ -319,7 +319,7 @@ fn is_bare(bytes: &[u8]) -> bool {
 /// Where a string longer than `max` bytes is cut: its first two thirds and
 /// last third of `max`, moved off the middle of a UTF-8 character.
 /// `None` when it is short enough to keep whole.
-pub(super) fn cut_points(bytes: &[u8], max: usize) -> Option<(usize, usize)> {
+pub fn cut_points(bytes: &[u8], max: usize) -> Option<(usize, usize)> {
     if bytes.len() <= max {
         return None;
     }

@@ -51,9 +51,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::Duration;
 
-pub use encode::Encoder;
 #[cfg(test)]
-use encode::{cut_points, write_plain};
+use encode::write_plain;
+pub use encode::{Encoder, cut_points};
 pub use time::Timestamp;
 
 /// The version of the schema in docs/logging.md, written in every record

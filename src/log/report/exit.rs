@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use super::{Ledger, Started, Stop};
 use crate::log::facts::stop::{DrainKill, EndCause, ExitCodes, Grace, NotSent, StopCause};
 use crate::log::facts::{Ending, Named, Proc, Sender, Signal, process};
-use crate::log::format::{Fields, Obj, Timestamp, Word};
+use crate::log::format::{Fields, Obj, Timestamp, Word, cut_points};
 use crate::text::{Count, duration, secs};
 
 /// The longest command the text line shows, in bytes; a longer one is cut
@@ -726,17 +726,9 @@ pub struct Shortened<'a> {
 impl Display for Shortened<'_> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         let Shortened { text, max } = *self;
-        if text.len() <= max {
+        let Some((head, tail)) = cut_points(text.as_bytes(), max) else {
             return f.write_str(text);
-        }
-        let mut head = max * 2 / 3;
-        while !text.is_char_boundary(head) {
-            head -= 1;
-        }
-        let mut tail = text.len() - max / 3;
-        while !text.is_char_boundary(tail) {
-            tail += 1;
-        }
+        };
         write!(
             f,
             "{} [... {} bytes in all ...] {}",
