@@ -1,17 +1,17 @@
 //! The exit report as the ledger reads at the end: who or what ended the
-//! child (`Cause`), who gets to see it (`Audience`), and its parts, walked
-//! once in their order. Each part says its fact both ways, side by side:
-//! the words of the text line (`child was killed by SIGKILL (status 137)
-//! by vigil, at the grace deadline; exit status 137; command: ...`) and the
-//! fields of the `exit` record. Text from outside vigil (the command, a
-//! sender's name, a hook's output) is written as it is: the log line
-//! escapes its control characters.
+//! child (`Cause`), who gets to see it (`Audience`), and its parts, said
+//! both ways in the same order: the words of the text line (`child was
+//! killed by SIGKILL (status 137) by vigil, at the grace deadline; exit
+//! status 137; command: ...`) and the fields of the `exit` record, each
+//! part under the same condition in both. Text from outside vigil (the
+//! command, a sender's name, a hook's output) is written as it is: the log
+//! line escapes its control characters.
 
 use std::fmt::{self, Display, Formatter};
 use std::time::{Duration, Instant};
 
 use super::{Ledger, Started, Stop};
-use crate::log::facts::stop::{DrainKill, EndCause, ExitCodes, Grace, NotSent, StopCause};
+use crate::log::facts::stop::{DrainKill, EndCause, ExitCodes, NotSent, StopCause};
 use crate::log::facts::{Ending, Named, Proc, Sender, Signal, process};
 use crate::log::format::{Fields, Obj, Timestamp, Word, cut_points};
 use crate::text::{Count, duration, secs};
@@ -335,169 +335,35 @@ impl<'l> Exit<'l> {
         })
     }
 
-    /// The report's parts, in order: the ending and the status first, so
-    /// that a cut report (a log reader's narrow column, the termination
-    /// message) still says them.
-    fn parts(&self) -> Vec<Part<'l>> {
-        let ledger = self.ledger;
-        let mut parts = vec![Part::Ending(self.cause()), Part::Command];
-        if let Some(stop) = self.stop() {
-            parts.push(Part::Stop(stop));
-        }
-        if let (Some(grace), Some((_, killed))) = (self.ledger.grace(), &ledger.grace_kill) {
-            parts.push(Part::GraceKill(grace, killed));
-        }
-        if !ledger.hooks.is_empty() {
-            parts.push(Part::Hooks);
-        }
-        if let Some((left, kill)) = ledger.drain.as_ref().filter(|(left, _)| *left > 0) {
-            parts.push(Part::Drain(*left, kill.as_ref()));
-        }
-        parts.push(Part::Oom);
-        parts.push(Part::Orphans);
-        parts
-    }
-
     /// The report as written now: `clocks` turn the instants vigil timed
     /// into times.
     pub fn at(&self, clocks: Clocks) -> Written<'_, 'l> {
         Written { exit: self, clocks }
     }
 
-    /// One part as words, after `; ` (but the first).
-    fn part_text(&self, part: &Part<'l>, f: &mut Formatter<'_>) -> fmt::Result {
-        let ledger = self.ledger;
-        match part {
-            Part::Ending(cause) => {
-                write!(f, "child {}", self.ending)?;
-                write_cause(f, cause.as_ref())?;
-                write!(f, "; exit status {}", self.status)?;
-                match self.by {
-                    Some(cause) => write!(f, " (--exit-code {}={})", cause.word(), self.status),
-                    None => Ok(()),
-                }
-            }
-            Part::Command => write!(
-                f,
-                "command: {} (pid {})",
-                shorten(&self.started.command.text, COMMAND_MAX),
-                self.started.pid
-            ),
-            Part::Stop(stop) => self.write_stop(f, stop),
-            Part::GraceKill(grace, killed) => write!(
-                f,
-                "grace period {} over, SIGKILL to: {}",
-                duration(grace.period),
-                list_procs(killed)
-            ),
-            Part::Hooks => {
-                for (i, hook) in ledger.hooks.iter().enumerate() {
-                    let sep = if i == 0 { "" } else { "; " };
-                    write!(f, "{sep}{}", shorten(&hook.to_string(), HOOK_MAX))?;
-                }
-                Ok(())
-            }
-            Part::Drain(left, kill) => {
-                write!(
-                    f,
-                    "drain: SIGTERM to {}",
-                    Count(*left as u64, "process", "processes")
-                )?;
-                if let Some((why, killed)) = kill {
-                    write!(f, ", then SIGKILL ({why})")?;
-                    if !killed.is_empty() {
-                        write!(f, " to: {}", list_procs(killed))?;
-                    }
-                }
-                Ok(())
-            }
-            Part::Oom => {
-                let child = matches!(self.cause(), Some(Cause::OomKiller));
-                let earlier = if child { "" } else { "earlier, " };
-                write!(
-                    f,
-                    "{earlier}the kernel OOM killer killed {} in this container",
-                    Count(self.oom_kills, "process", "processes")
-                )?;
-                if !child {
-                    f.write_str(" (not the child: a process it started, or a hook)")?;
-                }
-                if !self.started.oom_group {
-                    f.write_str(", one process at a time (memory.oom.group is off)")?;
-                }
-                let victims = self.ledger.oom_victims.iter();
-                for (i, (pid, at)) in victims
-                    .filter(|(pid, _)| *pid != self.started.pid)
-                    .enumerate()
-                {
-                    write!(f, "{}pid {pid} at {at}", if i == 0 { ": " } else { ", " })?;
-                }
-                Ok(())
-            }
-            Part::Orphans => write!(f, "orphans reaped: {}", ledger.orphans_reaped),
+    /// The OOM kills in the container, and whose they were.
+    fn write_oom(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let child = matches!(self.cause(), Some(Cause::OomKiller));
+        let earlier = if child { "" } else { "earlier, " };
+        write!(
+            f,
+            "; {earlier}the kernel OOM killer killed {} in this container",
+            Count(self.oom_kills, "process", "processes")
+        )?;
+        if !child {
+            f.write_str(" (not the child: a process it started, or a hook)")?;
         }
-    }
-
-    /// One part as the record's fields.
-    fn part_fields<'r>(&'r self, part: Part<'r>, o: &mut Obj<'_, 'r>, clocks: Clocks) {
-        let ledger = self.ledger;
-        match part {
-            Part::Ending(cause) => {
-                o.field("status", self.status)
-                    .opt("status_cause", self.by.map(|c| Word(c.word())))
-                    .object_with("ending", |o| ending_fields(o, &self.ending, cause));
-            }
-            Part::Command => {
-                o.field("command", &self.started.command)
-                    .field("pid", self.started.pid);
-            }
-            Part::Stop(stop) => {
-                o.object_with("stop", |o| self.stop_fields(o, stop, clocks));
-            }
-            Part::GraceKill(_, killed) => {
-                o.list("grace_kills", killed);
-            }
-            Part::Hooks => {
-                o.list("hooks", &ledger.hooks);
-            }
-            Part::Drain(left, kill) => {
-                o.object_with("drain", |o| {
-                    o.field("left", left);
-                    match kill.map(|(why, _)| *why) {
-                        Some(DrainKill::Timeout(after)) => {
-                            o.word("kill_cause", "drain_timeout")
-                                .field("timeout", after);
-                        }
-                        Some(DrainKill::StopSignal(signal)) => {
-                            o.word("kill_cause", "stop_signal").field("signal", signal);
-                        }
-                        None => {}
-                    }
-                });
-                if let Some((_, killed)) = kill {
-                    o.list("drain_kills", killed);
-                }
-            }
-            Part::Oom => {
-                if self.oom_kills > 0 {
-                    o.field("oom_group", self.started.oom_group);
-                }
-                o.field("oom_kills", self.oom_kills);
-                let victims = &self.ledger.oom_victims;
-                if !victims.is_empty() {
-                    o.list_with("oom_victims", victims.iter(), |o, (pid, at)| {
-                        o.field("pid", *pid).field("time", *at);
-                    });
-                }
-            }
-            Part::Orphans => {
-                let timeout = self
-                    .stop()
-                    .is_some_and(|s| matches!(s.cause, StopCause::Timeout(_)));
-                o.field("orphans_reaped", ledger.orphans_reaped)
-                    .field("timeout", timeout);
-            }
+        if !self.started.oom_group {
+            f.write_str(", one process at a time (memory.oom.group is off)")?;
         }
+        let victims = self.ledger.oom_victims.iter();
+        for (i, (pid, at)) in victims
+            .filter(|(pid, _)| *pid != self.started.pid)
+            .enumerate()
+        {
+            write!(f, "{}pid {pid} at {at}", if i == 0 { ": " } else { ", " })?;
+        }
+        Ok(())
     }
 
     /// The grace period a stop that vigil started itself got without
@@ -514,7 +380,7 @@ impl<'l> Exit<'l> {
     }
 
     fn write_stop(&self, f: &mut Formatter<'_>, stop: &Stop) -> fmt::Result {
-        write!(f, "stop: {}", stop.cause)?;
+        write!(f, "; stop: {}", stop.cause)?;
         match &stop.cause {
             StopCause::Timeout(_) => self.write_default_grace(f, "--timeout")?,
             StopCause::NotReady { .. } => self.write_default_grace(f, "--ready-timeout")?,
@@ -607,21 +473,6 @@ impl<'l> Exit<'l> {
     }
 }
 
-/// One part of the report (`Exit::parts`).
-#[derive(Clone, Debug)]
-enum Part<'l> {
-    /// How the child ended, who ended it, vigil's exit status.
-    Ending(Option<Cause<'l>>),
-    Command,
-    Stop(&'l Stop),
-    GraceKill(Grace, &'l [Proc]),
-    Hooks,
-    /// How many got the drain's SIGTERM, and its SIGKILL.
-    Drain(usize, Option<&'l super::Killed>),
-    Oom,
-    Orphans,
-}
-
 /// Who is behind the signal that ended the child, when the stop part of
 /// the report does not already say it.
 fn write_cause(f: &mut Formatter<'_>, cause: Option<&Cause<'_>>) -> fmt::Result {
@@ -681,32 +532,110 @@ impl Display for Written<'_, '_> {
     }
 }
 
-/// The exit record's fields: the command exactly as it was run (every
-/// byte of it, where the text line shows only what is valid UTF-8).
+/// The exit record's fields, the text line's parts in its order: the
+/// command exactly as it was run (every byte of it, where the text line
+/// shows only what is valid UTF-8), and the OOM kills' count always.
 impl Fields for Written<'_, '_> {
     fn fields<'r>(&'r self, o: &mut Obj<'_, 'r>) {
-        for part in self.exit.parts() {
-            self.exit.part_fields(part, o, self.clocks);
+        let exit = self.exit;
+        let ledger = exit.ledger;
+        o.field("status", exit.status)
+            .opt("status_cause", exit.by.map(|c| Word(c.word())))
+            .object_with("ending", |o| ending_fields(o, &exit.ending, exit.cause()))
+            .field("command", &exit.started.command)
+            .field("pid", exit.started.pid);
+        if let Some(stop) = exit.stop() {
+            o.object_with("stop", |o| exit.stop_fields(o, stop, self.clocks));
         }
+        if let (Some(_), Some((_, killed))) = (ledger.grace(), &ledger.grace_kill) {
+            o.list("grace_kills", killed);
+        }
+        if !ledger.hooks.is_empty() {
+            o.list("hooks", &ledger.hooks);
+        }
+        if let Some((left, kill)) = ledger.drain.as_ref().filter(|(left, _)| *left > 0) {
+            o.object_with("drain", |o| {
+                o.field("left", *left);
+                match kill.as_ref().map(|(why, _)| *why) {
+                    Some(DrainKill::Timeout(after)) => {
+                        o.word("kill_cause", "drain_timeout")
+                            .field("timeout", after);
+                    }
+                    Some(DrainKill::StopSignal(signal)) => {
+                        o.word("kill_cause", "stop_signal").field("signal", signal);
+                    }
+                    None => {}
+                }
+            });
+            if let Some((_, killed)) = kill {
+                o.list("drain_kills", killed);
+            }
+        }
+        if exit.oom_kills > 0 {
+            o.field("oom_group", exit.started.oom_group);
+        }
+        o.field("oom_kills", exit.oom_kills);
+        let victims = &ledger.oom_victims;
+        if !victims.is_empty() {
+            o.list_with("oom_victims", victims.iter(), |o, (pid, at)| {
+                o.field("pid", *pid).field("time", *at);
+            });
+        }
+        let timeout = exit
+            .stop()
+            .is_some_and(|s| matches!(s.cause, StopCause::Timeout(_)));
+        o.field("orphans_reaped", ledger.orphans_reaped)
+            .field("timeout", timeout);
     }
 }
 
-/// The text line: each part, joined with `; `. The OOM part is said only
-/// when there was an OOM kill; the record always has its count.
+/// The text line: its parts, joined with `; `, the ending and the status
+/// first, so that a cut report (a log reader's narrow column, the
+/// termination message) still says them. The OOM part is said only when
+/// there was an OOM kill; the record always has its count.
 impl Display for Exit<'_> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        let mut first = true;
-        for part in self.parts() {
-            if matches!(part, Part::Oom) && self.oom_kills == 0 {
-                continue;
-            }
-            if !first {
-                f.write_str("; ")?;
-            }
-            first = false;
-            self.part_text(&part, f)?;
+        let ledger = self.ledger;
+        write!(f, "child {}", self.ending)?;
+        write_cause(f, self.cause().as_ref())?;
+        write!(f, "; exit status {}", self.status)?;
+        if let Some(cause) = self.by {
+            write!(f, " (--exit-code {}={})", cause.word(), self.status)?;
         }
-        Ok(())
+        write!(
+            f,
+            "; command: {} (pid {})",
+            shorten(&self.started.command.text, COMMAND_MAX),
+            self.started.pid
+        )?;
+        if let Some(stop) = self.stop() {
+            self.write_stop(f, stop)?;
+        }
+        if let (Some(grace), Some((_, killed))) = (ledger.grace(), &ledger.grace_kill) {
+            write!(
+                f,
+                "; grace period {} over, SIGKILL to: {}",
+                duration(grace.period),
+                list_procs(killed)
+            )?;
+        }
+        for hook in &ledger.hooks {
+            write!(f, "; {}", shorten(&hook.to_string(), HOOK_MAX))?;
+        }
+        if let Some((left, kill)) = ledger.drain.as_ref().filter(|(left, _)| *left > 0) {
+            let left = Count(*left as u64, "process", "processes");
+            write!(f, "; drain: SIGTERM to {left}")?;
+            if let Some((why, killed)) = kill {
+                write!(f, ", then SIGKILL ({why})")?;
+                if !killed.is_empty() {
+                    write!(f, " to: {}", list_procs(killed))?;
+                }
+            }
+        }
+        if self.oom_kills > 0 {
+            self.write_oom(f)?;
+        }
+        write!(f, "; orphans reaped: {}", ledger.orphans_reaped)
     }
 }
 

@@ -7,8 +7,8 @@
 //! and the provisional termination message need and nothing else; at the
 //! end the ledger is read as one `Exit` (`exit.rs`), which works out who
 //! or what ended the child (`Cause`) and is written two ways, a text line
-//! and the `exit` record, from one walk over its parts. What one says the
-//! other says.
+//! and the `exit` record, each saying the same parts in the same order.
+//! What one says the other says.
 //!
 //! It goes to the log (see `Audience`: shown by default unless the
 //! container simply succeeded, a warning when the ending was abnormal) and
