@@ -74,27 +74,19 @@ impl Record {
 
 impl fmt::Display for Record {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kind = self.kind.as_str();
         let took = crate::text::secs(self.took);
+        write!(f, "{} hook ", self.kind.as_str())?;
         match &self.outcome {
-            Outcome::Ended(Ending::Exited(0)) => write!(f, "{kind} hook succeeded in {took}"),
-            Outcome::Ended(ending) => write!(f, "{kind} hook failed: {ending} after {took}"),
-            Outcome::CouldNotRun(why) => write!(f, "{kind} hook failed: {why}"),
-            Outcome::TimedOut => write!(f, "{kind} hook failed: timed out after {took}"),
-            Outcome::Cancelled(Cancel::Stop) => {
-                write!(f, "{kind} hook cancelled by the stop after {took}")
-            }
+            Outcome::Ended(Ending::Exited(0)) => write!(f, "succeeded in {took}"),
+            Outcome::Ended(ending) => write!(f, "failed: {ending} after {took}"),
+            Outcome::CouldNotRun(why) => write!(f, "failed: {why}"),
+            Outcome::TimedOut => write!(f, "failed: timed out after {took}"),
+            Outcome::Cancelled(Cancel::Stop) => write!(f, "cancelled by the stop after {took}"),
             Outcome::Cancelled(Cancel::GraceDeadline) => {
-                write!(
-                    f,
-                    "{kind} hook cancelled at the grace deadline after {took}"
-                )
+                write!(f, "cancelled at the grace deadline after {took}")
             }
             Outcome::Cancelled(Cancel::ChildExited) => {
-                write!(
-                    f,
-                    "{kind} hook cancelled: the child exited, {took} after it started"
-                )
+                write!(f, "cancelled: the child exited, {took} after it started")
             }
         }
     }
@@ -110,16 +102,11 @@ impl Fields for Record {
     fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
         o.word("hook", self.kind.as_str());
         match &self.outcome {
+            Outcome::Ended(ending) if ending.succeeded() => {
+                o.word("outcome", "succeeded");
+            }
             Outcome::Ended(ending) => {
-                let outcome = if ending.succeeded() {
-                    "succeeded"
-                } else {
-                    "failed"
-                };
-                o.word("outcome", outcome);
-                if !ending.succeeded() {
-                    o.object("ending", ending);
-                }
+                o.word("outcome", "failed").object("ending", ending);
             }
             Outcome::CouldNotRun(why) => {
                 o.word("outcome", "failed")
