@@ -366,26 +366,20 @@ impl<'l> Exit<'l> {
         Ok(())
     }
 
-    /// The grace period a stop that vigil started itself got without
-    /// `--grace-period`.
-    fn write_default_grace(&self, f: &mut Formatter<'_>, after: &str) -> fmt::Result {
-        match self.ledger.grace().filter(|g| g.by_default) {
-            Some(grace) => write!(
-                f,
-                ", grace period {} (the default after {after})",
-                duration(grace.period)
-            ),
-            None => Ok(()),
-        }
-    }
-
+    /// The stop part: what started it (with the grace period a stop that
+    /// vigil started itself got without `--grace-period`), what was sent,
+    /// how long the child took.
     fn write_stop(&self, f: &mut Formatter<'_>, stop: &Stop) -> fmt::Result {
         write!(f, "; stop: {}", stop.cause)?;
-        match &stop.cause {
-            StopCause::Timeout(_) => self.write_default_grace(f, "--timeout")?,
-            StopCause::NotReady { .. } => self.write_default_grace(f, "--ready-timeout")?,
-            StopCause::Unhealthy { .. } => self.write_default_grace(f, "--live-when")?,
-            _ => {}
+        let after = match &stop.cause {
+            StopCause::Timeout(_) => Some("--timeout"),
+            StopCause::NotReady { .. } => Some("--ready-timeout"),
+            StopCause::Unhealthy { .. } => Some("--live-when"),
+            _ => None,
+        };
+        if let (Some(after), Some(grace)) = (after, self.ledger.grace().filter(|g| g.by_default)) {
+            let period = duration(grace.period);
+            write!(f, ", grace period {period} (the default after {after})")?;
         }
         let signal = match &stop.cause {
             StopCause::Signal { signal, .. } => signal.to_string(),
@@ -394,21 +388,22 @@ impl<'l> Exit<'l> {
         let at_grace = self.ledger.grace_kill.is_some();
         match (stop.sent, stop.not_sent) {
             (Some(sent), _) => write!(f, " (sent {sent})")?,
-            (None, Some(NotSent::Rewritten)) => write!(f, " (not sent: --rewrite drops {signal})")?,
-            (None, Some(NotSent::PreStopHook)) if at_grace => f.write_str(
-                " (not sent: the pre-stop hook was still running at the grace deadline)",
-            )?,
-            (None, Some(NotSent::PreStopHook)) => {
-                f.write_str(" (not sent: the child ended during the pre-stop hook)")?
-            }
-            (None, Some(NotSent::PreStopSleep)) if at_grace => {
-                f.write_str(" (not sent: the pre-stop sleep was not over at the grace deadline)")?
-            }
-            (None, Some(NotSent::PreStopSleep)) => {
-                f.write_str(" (not sent: the child ended during the pre-stop sleep)")?
-            }
-            (None, Some(NotSent::Failed)) => {
-                write!(f, " (not sent: vigil could not send {signal})")?
+            (None, Some(why)) => {
+                f.write_str(" (not sent: ")?;
+                match why {
+                    NotSent::Rewritten => write!(f, "--rewrite drops {signal}")?,
+                    NotSent::Failed => write!(f, "vigil could not send {signal}")?,
+                    NotSent::PreStopHook | NotSent::PreStopSleep if at_grace => {
+                        write!(f, "{why} at the grace deadline")?
+                    }
+                    NotSent::PreStopHook => {
+                        f.write_str("the child ended during the pre-stop hook")?
+                    }
+                    NotSent::PreStopSleep => {
+                        f.write_str("the child ended during the pre-stop sleep")?
+                    }
+                }
+                f.write_str(")")?
             }
             (None, None) => {}
         }
