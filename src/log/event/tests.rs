@@ -17,7 +17,7 @@ use crate::log::facts::hook;
 use crate::log::facts::stop::{EndCause, ExitCodes, Grace, NotSent, StopCause};
 use crate::log::facts::{Cancel, Outcome, Sender};
 use crate::log::format::{Encoder, Encoding, LINE_MAX, Record, Timestamp};
-use crate::log::report::{Clocks, Ledger, MemorySeen, Provisional};
+use crate::log::report::{Clocks, Ledger};
 use crate::probe::{Address, Healthy, Unhealthy, Waited};
 use crate::spawn::{SpawnError, SwitchFailed};
 
@@ -191,23 +191,25 @@ fn every_event_writes_what_the_schema_says() {
     codes.add((EndCause::Grace, 137));
     let exit = ledger.exit(&codes, &[], 1).expect("the child ended");
     let command = Command::new(vec!["app".into()]);
-    let provisional = Provisional {
+    let mut started = Ledger::default();
+    started.observe(&Event::Started {
         command: &command,
         pid: Pid::from_raw(7),
-        started: clocks.wall,
         limit: Some(1 << 30),
         oom_group: true,
-        memory: MemorySeen {
-            events: MemoryEvents {
-                max: 1,
-                oom: 1,
-                oom_kill: 1,
-                oom_group_kill: 0,
-            },
-            max_at: Some(clocks.wall),
-            oom_at: Some(clocks.wall),
+        terminal: false,
+        at: clocks.wall,
+    });
+    started.observe(&Event::MemoryEventsSeen {
+        events: MemoryEvents {
+            max: 1,
+            oom: 1,
+            oom_kill: 1,
+            oom_group_kill: 0,
         },
-    };
+        at: clocks.wall,
+    });
+    let provisional = started.provisional().expect("the child started");
     let setid = crate::user::SetIdError::Setuid {
         real: 1000,
         effective: 0,

@@ -597,12 +597,7 @@ impl Display for Exit<'_> {
         if let Some(cause) = self.by {
             write!(f, " (--exit-code {}={})", cause.word(), self.status)?;
         }
-        write!(
-            f,
-            "; command: {} (pid {})",
-            shorten(&self.started.command.text, COMMAND_MAX),
-            self.started.pid
-        )?;
+        write!(f, "; {}", self.started)?;
         if let Some(stop) = self.stop() {
             self.write_stop(f, stop)?;
         }

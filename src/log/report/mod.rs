@@ -25,6 +25,7 @@ pub use provisional::{MemorySeen, Provisional};
 #[cfg(test)]
 mod tests;
 
+use std::fmt::{self, Display, Formatter};
 use std::time::Instant;
 
 use nix::unistd::Pid;
@@ -74,6 +75,15 @@ struct Started {
     limit: Option<u64>,
     oom_group: bool,
     terminal: bool,
+}
+
+/// `command: sh -c 'exit 3' (pid 7)`, the command cut to `COMMAND_MAX`:
+/// the exit report's and the provisional message's words.
+impl Display for Started {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let command = exit::shorten(&self.command.text, exit::COMMAND_MAX);
+        write!(f, "command: {command} (pid {})", self.pid)
+    }
 }
 
 /// The stop sequence, from `Event::Stopping` on.
@@ -227,13 +237,8 @@ impl Ledger {
 
     /// The provisional termination message, once the child has started.
     pub fn provisional(&self) -> Option<Provisional<'_>> {
-        let started = self.started.as_ref()?;
         Some(Provisional {
-            command: &started.command,
-            pid: started.pid,
-            started: started.at,
-            limit: started.limit,
-            oom_group: started.oom_group,
+            started: self.started.as_ref()?,
             memory: self.memory,
         })
     }

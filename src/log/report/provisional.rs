@@ -9,8 +9,7 @@
 
 use std::fmt::{self, Display, Formatter};
 
-use super::Command;
-use super::exit::{COMMAND_MAX, shorten};
+use super::Started;
 use crate::log::facts::MemoryEvents;
 use crate::log::format::{Fields, Obj, Timestamp};
 use crate::text::Count;
@@ -45,23 +44,18 @@ impl MemorySeen {
     }
 }
 
-/// The facts of the provisional message.
+/// The facts of the provisional message: the child as it started, and
+/// what the memory cgroup counted since.
 #[derive(Debug)]
 pub struct Provisional<'a> {
-    pub command: &'a Command,
-    pub pid: nix::unistd::Pid,
-    pub started: Timestamp,
-    /// The memory limit, in bytes, when there is one.
-    pub limit: Option<u64>,
-    /// `memory.oom.group` is 1.
-    pub oom_group: bool,
-    pub memory: MemorySeen,
+    pub(super) started: &'a Started,
+    pub(super) memory: MemorySeen,
 }
 
 impl Provisional<'_> {
     /// What a silent end most likely was: the word in the record.
     fn likely(&self) -> &'static str {
-        if self.oom_group {
+        if self.started.oom_group {
             "group_oom_kill"
         } else {
             "sigkill"
@@ -71,11 +65,12 @@ impl Provisional<'_> {
 
 impl Fields for Provisional<'_> {
     fn fields<'r>(&'r self, o: &mut Obj<'_, 'r>) {
-        o.field("command", self.command)
-            .field("pid", self.pid)
-            .field("started", self.started)
-            .opt("memory_limit", self.limit)
-            .field("oom_group", self.oom_group)
+        let started = self.started;
+        o.field("command", &started.command)
+            .field("pid", started.pid)
+            .field("started", started.at)
+            .opt("memory_limit", started.limit)
+            .field("oom_group", started.oom_group)
             .word("likely", self.likely());
         let seen = self.memory;
         if seen.events != MemoryEvents::default() {
@@ -97,12 +92,13 @@ impl Fields for Provisional<'_> {
 impl Display for Provisional<'_> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         let events = self.memory.events;
+        let started = self.started;
         f.write_str("vigil ended without its exit report: ")?;
-        if self.oom_group && events.oom_group_kill > 0 {
+        if started.oom_group && events.oom_group_kill > 0 {
             f.write_str(
                 "the kernel killed the whole container, vigil included, for memory (memory.oom.group=1)",
             )?;
-        } else if self.oom_group {
+        } else if started.oom_group {
             f.write_str(
                 "most likely the kernel killed the whole container, vigil included, for memory (memory.oom.group=1)",
             )?;
@@ -111,14 +107,8 @@ impl Display for Provisional<'_> {
                 "most likely vigil was killed by SIGKILL from outside (docker kill, the kubelet after the grace period, or the kernel)",
             )?;
         }
-        write!(
-            f,
-            "; command: {} (pid {}), started {}",
-            shorten(&self.command.text, COMMAND_MAX),
-            self.pid,
-            self.started
-        )?;
-        let limit = self
+        write!(f, "; {started}, started {}", started.at)?;
+        let limit = started
             .limit
             .map_or("its limit".to_string(), |l| format!("memory.max ({l})"));
         if events.max > 0 {
@@ -130,7 +120,7 @@ impl Display for Provisional<'_> {
             if let Some(at) = self.memory.max_at {
                 write!(f, ", last at {at}")?;
             }
-        } else if let Some(limit) = self.limit {
+        } else if let Some(limit) = started.limit {
             write!(f, "; memory limit {limit} bytes")?;
         }
         if events.oom > 0 || events.oom_kill > 0 {
