@@ -579,18 +579,6 @@ events! {
         |o| o;
 }
 
-impl Event<'_> {
-    /// What the log line says before the event's words: the exit report's
-    /// heading, which the termination log, holding the words alone, does
-    /// without.
-    pub fn heading(&self) -> &'static str {
-        match self {
-            Event::Exit { .. } => "exit report: ",
-            _ => "",
-        }
-    }
-}
-
 /// What vigil does once a hook has ended, said after its record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AfterHook {

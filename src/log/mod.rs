@@ -120,7 +120,12 @@ impl Logger {
         // Room for a usual line (an exit report's is a few hundred bytes)
         // from the start, rather than grown a few bytes at a time.
         let mut msg = String::with_capacity(512);
-        let _ = write!(msg, "{}{event}", event.heading());
+        // The exit report's heading, which the termination log, holding
+        // the words alone, does without.
+        if let Event::Exit { .. } = event {
+            msg.push_str("exit report: ");
+        }
+        let _ = write!(msg, "{event}");
         let Some(encoder) = &self.encoder else {
             return text_line(self.under_vigil, level, &msg);
         };
