@@ -114,11 +114,6 @@ fn name(Signal(signal): Signal) -> Cow<'static, str> {
 /// Parses a signal given by the user: `TERM`, `SIGTERM`, `term`, `15`,
 /// `RTMIN+2`, `SIGRTMAX-1`. Accepts 1 to 64.
 pub fn parse(text: &str) -> Result<Signal, String> {
-    number(text).map(Signal)
-}
-
-/// `parse`, as the number.
-fn number(text: &str) -> Result<i32, String> {
     let bad = || {
         format!(
             "'{text}' is not a signal: use a name like TERM or SIGTERM, RTMIN+N, or a number from 1 to {MAX_SIGNAL}"
@@ -127,7 +122,7 @@ fn number(text: &str) -> Result<i32, String> {
     let trimmed = text.trim();
     if let Ok(n) = trimmed.parse::<i32>() {
         return if (1..=MAX_SIGNAL).contains(&n) {
-            Ok(n)
+            Ok(Signal(n))
         } else {
             Err(bad())
         };
@@ -138,15 +133,15 @@ fn number(text: &str) -> Result<i32, String> {
         .iter()
         .position(|n| n.strip_prefix("SIG") == Some(bare))
     {
-        return Ok(i as i32 + 1);
+        return Ok(Signal(i as i32 + 1));
     }
     // Aliases that `kill -l` and other tools accept.
     match bare {
-        "IOT" => return Ok(libc::SIGABRT),
-        "POLL" => return Ok(libc::SIGIO),
-        "CLD" => return Ok(libc::SIGCHLD),
-        "RTMIN" => return Ok(RTMIN),
-        "RTMAX" => return Ok(MAX_SIGNAL),
+        "IOT" => return Ok(Signal::ABRT),
+        "POLL" => return Ok(Signal::IO),
+        "CLD" => return Ok(Signal::CHLD),
+        "RTMIN" => return Ok(Signal(RTMIN)),
+        "RTMAX" => return Ok(Signal::MAX),
         _ => {}
     }
     let offset = |rest: &str| rest.parse::<i32>().ok();
@@ -158,7 +153,7 @@ fn number(text: &str) -> Result<i32, String> {
         None
     };
     match n {
-        Some(n) if (RTMIN..=MAX_SIGNAL).contains(&n) => Ok(n),
+        Some(n) if (RTMIN..=MAX_SIGNAL).contains(&n) => Ok(Signal(n)),
         _ => Err(bad()),
     }
 }
