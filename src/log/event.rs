@@ -358,7 +358,7 @@ events! {
             if running.is_empty() {
                 write!(f, "the child, pid {child}")?;
             } else {
-                write!(f, "{}", process::running_list(running))?;
+                write!(f, "{}", process::capped(running, process::list))?;
             }
             if let Some(hook) = pre_stop_hook {
                 write!(f, "; the pre-stop hook (pid {hook}) too")?;
@@ -368,7 +368,7 @@ events! {
             }
             if let Some(shell) = shell {
                 write!(f, "; {} ({}) is a shell waiting for its foreground job, {}, which did not get {} (vigil sent it to the shell alone): end the script with `exec` of its last command, or run vigil with -g",
-                    shell.pid, shell.name, process::running_list(&shell.jobs), signal)?;
+                    shell.pid, shell.name, process::capped(&shell.jobs, process::list), signal)?;
             }
             Ok(())
         })),

@@ -29,9 +29,23 @@ impl fmt::Display for Proc {
 }
 
 /// Formats a list of processes as `7 (sleep), 9 (sh)`.
-pub fn list(procs: &[Proc]) -> String {
-    let parts: Vec<String> = procs.iter().map(Proc::to_string).collect();
+pub fn list<T: fmt::Display>(procs: &[T]) -> String {
+    let parts: Vec<String> = procs.iter().map(T::to_string).collect();
     parts.join(", ")
+}
+
+/// The most processes a line lists.
+pub const PROCS_MAX: usize = 20;
+
+/// At most `PROCS_MAX` of `procs`, as `words` writes them, then how many
+/// more there were: `7 (sleep), 9 (sh) and 30 more`.
+pub fn capped<T>(procs: &[T], words: impl FnOnce(&[T]) -> String) -> String {
+    let shown = procs.get(..PROCS_MAX).unwrap_or(procs);
+    let mut text = words(shown);
+    if procs.len() > shown.len() {
+        text.push_str(&format!(" and {} more", procs.len() - shown.len()));
+    }
+    text
 }
 
 /// How a process ended.
@@ -142,22 +156,6 @@ impl fmt::Display for StateWord {
             other => write!(f, "state {other}"),
         }
     }
-}
-
-/// `7 (bash run.sh) sleeping, 9 (sleep 1000) sleeping`, at most 20 of
-/// them.
-pub fn running_list(running: &[Running]) -> String {
-    const PROCS_MAX: usize = 20;
-    let mut text = running
-        .iter()
-        .take(PROCS_MAX)
-        .map(Running::to_string)
-        .collect::<Vec<_>>()
-        .join(", ");
-    if running.len() > PROCS_MAX {
-        text.push_str(&format!(" and {} more", running.len() - PROCS_MAX));
-    }
-    text
 }
 
 /// The child, a shell waiting for its foreground job (`jobs`: its children

@@ -11,8 +11,9 @@ use std::fmt::{self, Display, Formatter};
 use std::time::{Duration, Instant};
 
 use super::{Ledger, Started, Stop};
+use crate::log::facts::process::{self, PROCS_MAX};
 use crate::log::facts::stop::{DrainKill, EndCause, ExitCodes, NotSent, StopCause};
-use crate::log::facts::{Ending, Named, Proc, Sender, Signal, process};
+use crate::log::facts::{Ending, Named, Proc, Sender, Signal};
 use crate::log::format::{Fields, Obj, Timestamp, Word, cut_points};
 use crate::text::{Count, duration, secs};
 
@@ -21,9 +22,6 @@ use crate::text::{Count, duration, secs};
 /// texts) this keeps the report well inside one 4096-byte log line and the
 /// 4096-byte termination message, so the cause and status are never cut.
 pub(super) const COMMAND_MAX: usize = 200;
-
-/// The most processes a report lists for one deadline.
-const PROCS_MAX: usize = 20;
 
 /// The longest hook record shown (a hook that cannot run quotes its
 /// program, which may be long).
@@ -658,12 +656,10 @@ impl Display for Shortened<'_> {
     }
 }
 
-/// At most `PROCS_MAX` processes, then how many more there were.
+/// At most `PROCS_MAX` processes, their list cut to 40 bytes a process,
+/// then how many more there were.
 pub(super) fn list_procs(procs: &[Proc]) -> String {
-    let shown = procs.get(..PROCS_MAX).unwrap_or(procs);
-    let mut text = shorten(&process::list(shown), PROCS_MAX * 40).to_string();
-    if procs.len() > shown.len() {
-        text.push_str(&format!(" and {} more", procs.len() - shown.len()));
-    }
-    text
+    process::capped(procs, |shown| {
+        shorten(&process::list(shown), PROCS_MAX * 40).to_string()
+    })
 }
