@@ -301,17 +301,21 @@ pub fn final_lines() {
     });
 }
 
-/// vigil's prefix and `message` as one line, with the message's control
-/// characters escaped (`text::one_line`), in at most `LINE_MAX` bytes,
-/// newline included: a longer message is cut, on a character's boundary,
-/// and ends ` [...]`.
+/// vigil's prefix, the level's tag and `message` as one line, with the
+/// message's control characters escaped (`text::one_line`), in at most
+/// `LINE_MAX` bytes, newline included: a longer message is cut, on a
+/// character's boundary, and ends ` [...]`.
 fn text_line(under_vigil: Option<u32>, level: Level, message: &str) -> Vec<u8> {
     let mut line = String::with_capacity(message.len() + 32);
     let _ = match under_vigil {
         Some(pid) => write!(line, "vigil[{pid}]: "),
         None => write!(line, "vigil: "),
     };
-    line.push_str(tag(level));
+    line.push_str(match level {
+        Level::Error => "error: ",
+        Level::Warning => "warning: ",
+        _ => "",
+    });
     one_line_pieces(message, |piece| line.push_str(piece));
     const CUT: &str = " [...]";
     if line.len() > LINE_MAX - 1 {
@@ -321,15 +325,6 @@ fn text_line(under_vigil: Option<u32>, level: Level, message: &str) -> Vec<u8> {
     }
     line.push('\n');
     line.into_bytes()
-}
-
-/// The text line's tag after the prefix.
-fn tag(level: Level) -> &'static str {
-    match level {
-        Level::Error => "error: ",
-        Level::Warning => "warning: ",
-        _ => "",
-    }
 }
 
 /// The unit tests' view of the log: on their own thread, lines are kept
