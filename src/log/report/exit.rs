@@ -105,15 +105,22 @@ pub enum Cause<'l> {
 }
 
 impl Cause<'_> {
-    /// The cause's word in the exit record.
-    pub fn word(&self) -> &'static str {
+    /// The cause's word in the exit record, and who is behind the signal
+    /// in the text line's words, after the ending: nothing for the stop
+    /// signal, which the stop part of the report says; for a forwarded
+    /// signal, what came and from whom follow (`Display for Exit`).
+    fn said(&self) -> (&'static str, &'static str) {
         match self {
-            Cause::GraceDeadline => "grace_deadline",
-            Cause::OomKiller => "oom_killer",
-            Cause::UnknownSigkill => "unknown_sigkill",
-            Cause::Terminal => "terminal",
-            Cause::StopSignal => "stop_signal",
-            Cause::Forwarded { .. } => "forwarded",
+            Cause::GraceDeadline => ("grace_deadline", " by vigil, at the grace deadline"),
+            Cause::OomKiller => ("oom_killer", " by the kernel OOM killer"),
+            Cause::UnknownSigkill => (
+                "unknown_sigkill",
+                ", not by vigil or the OOM killer (a SIGKILL goes straight to the child, \
+                 so vigil cannot tell who sent it)",
+            ),
+            Cause::Terminal => ("terminal", ", from the terminal (Ctrl-C)"),
+            Cause::StopSignal => ("stop_signal", ""),
+            Cause::Forwarded { .. } => ("forwarded", ", forwarded by vigil: "),
         }
     }
 }
@@ -466,39 +473,13 @@ impl<'l> Exit<'l> {
     }
 }
 
-/// Who is behind the signal that ended the child, when the stop part of
-/// the report does not already say it.
-fn write_cause(f: &mut Formatter<'_>, cause: Option<&Cause<'_>>) -> fmt::Result {
-    match cause {
-        None | Some(Cause::StopSignal) => Ok(()),
-        Some(Cause::GraceDeadline) => f.write_str(" by vigil, at the grace deadline"),
-        Some(Cause::OomKiller) => f.write_str(" by the kernel OOM killer"),
-        Some(Cause::UnknownSigkill) => f.write_str(
-            ", not by vigil or the OOM killer (a SIGKILL goes straight to the child, \
-             so vigil cannot tell who sent it)",
-        ),
-        Some(Cause::Terminal) => f.write_str(", from the terminal (Ctrl-C)"),
-        Some(Cause::Forwarded {
-            signal,
-            sender,
-            sent,
-        }) => {
-            write!(f, ", forwarded by vigil: {signal} {sender}")?;
-            if signal != sent {
-                write!(f, ", sent as {sent}")?;
-            }
-            Ok(())
-        }
-    }
-}
-
 /// How the child ended, and what ended it.
 fn ending_fields<'r>(o: &mut Obj<'_, 'r>, ending: &'r Ending, cause: Option<Cause<'r>>) {
     o.flatten(ending);
     let Some(cause) = cause else {
         return;
     };
-    o.word("cause", cause.word());
+    o.word("cause", cause.said().0);
     if let Cause::Forwarded {
         signal,
         sender,
@@ -590,7 +571,20 @@ impl Display for Exit<'_> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         let ledger = self.ledger;
         write!(f, "child {}", self.ending)?;
-        write_cause(f, self.cause().as_ref())?;
+        if let Some(cause) = self.cause() {
+            f.write_str(cause.said().1)?;
+            if let Cause::Forwarded {
+                signal,
+                sender,
+                sent,
+            } = cause
+            {
+                write!(f, "{signal} {sender}")?;
+                if signal != sent {
+                    write!(f, ", sent as {sent}")?;
+                }
+            }
+        }
         write!(f, "; exit status {}", self.status)?;
         if let Some(cause) = self.by {
             write!(f, " (--exit-code {}={})", cause.word(), self.status)?;
