@@ -108,10 +108,8 @@ impl fmt::Display for Ending {
                 signal,
                 core_dumped,
             } => {
-                let name = signal;
-                let status = 128 + signal.0;
                 let core = if core_dumped { ", core dumped" } else { "" };
-                write!(f, "was killed by {name} (status {status}{core})")
+                write!(f, "was killed by {signal} (status {}{core})", self.status())
             }
         }
     }

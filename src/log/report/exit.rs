@@ -10,6 +10,8 @@
 use std::fmt::{self, Display, Formatter};
 use std::time::{Duration, Instant};
 
+use nix::unistd::Pid;
+
 use super::{Ledger, Started, Stop};
 use crate::log::facts::process::{self, PROCS_MAX};
 use crate::log::facts::stop::{DrainKill, EndCause, ExitCodes, NotSent, StopCause};
@@ -305,10 +307,12 @@ impl<'l> Exit<'l> {
         (self.ending.signal()).is_some_and(|signal| signal != Signal::KILL && answered(signal))
     }
 
-    /// The OOM kills vigil saw take processes other than the child.
-    fn others_oom_killed(&self) -> u64 {
-        let others = self.ledger.oom_victims.iter();
-        others.filter(|(pid, _)| *pid != self.started.pid).count() as u64
+    /// The processes other than the child that vigil saw the OOM killer
+    /// take, and when.
+    fn others_oom_killed(&self) -> impl Iterator<Item = &'l (Pid, Timestamp)> {
+        let child = self.started.pid;
+        let victims = self.ledger.oom_victims.iter();
+        victims.filter(move |(pid, _)| *pid != child)
     }
 
     /// Who or what ended the child, when vigil can tell (a child that was
@@ -320,7 +324,7 @@ impl<'l> Exit<'l> {
         if signal == Signal::KILL {
             return Some(if self.ledger.grace_kill.is_some() {
                 Cause::GraceDeadline
-            } else if self.oom_kills > self.others_oom_killed() {
+            } else if self.oom_kills > self.others_oom_killed().count() as u64 {
                 Cause::OomKiller
             } else {
                 Cause::UnknownSigkill
@@ -361,11 +365,7 @@ impl<'l> Exit<'l> {
         if !self.started.oom_group {
             f.write_str(", one process at a time (memory.oom.group is off)")?;
         }
-        let victims = self.ledger.oom_victims.iter();
-        for (i, (pid, at)) in victims
-            .filter(|(pid, _)| *pid != self.started.pid)
-            .enumerate()
-        {
+        for (i, (pid, at)) in self.others_oom_killed().enumerate() {
             write!(f, "{}pid {pid} at {at}", if i == 0 { ": " } else { ", " })?;
         }
         Ok(())
