@@ -79,9 +79,12 @@ macro_rules! events {
                 }
             }
 
-            /// Adds the event's facts to its record.
+        }
+
+        /// The event's facts, in its record.
+        impl Fields for Event<'_> {
             #[allow(unused_variables)]
-            pub fn fields<'r>(&'r self, o: &mut Obj<'_, 'r>) {
+            fn fields<'r>(&'r self, o: &mut Obj<'_, 'r>) {
                 match self {
                     $(Event::$variant { $($field),* } => {
                         let $o = o;

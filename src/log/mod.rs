@@ -129,8 +129,7 @@ impl Logger {
         let Some(encoder) = &self.encoder else {
             return text_line(self.under_vigil, level, &msg);
         };
-        let record =
-            Record::stamped(level, event.name(), msg, wall_clock()).with(|o| event.fields(o));
+        let record = Record::stamped(level, event.name(), msg, wall_clock(), event);
         let mut line = Vec::new();
         encoder.line(&record, LINE_MAX, &mut line);
         line

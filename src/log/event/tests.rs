@@ -134,8 +134,7 @@ fn full_ledger(now: Instant) -> Ledger {
 /// The record `event` makes, as JSON.
 fn record(event: &Event<'_>) -> Json {
     let time = Timestamp::from_unix(1_796_148_380, 123);
-    let record = Record::stamped(event.level(), event.name(), event.to_string(), time)
-        .with(|o| event.fields(o));
+    let record = Record::stamped(event.level(), event.name(), event.to_string(), time, event);
     let mut line = Vec::new();
     let json = Encoder {
         encoding: Encoding::Json,

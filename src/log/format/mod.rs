@@ -260,34 +260,24 @@ pub struct Record<'a> {
 }
 
 impl<'a> Record<'a> {
-    /// A record of `event`, stamped `time`: when the caller has read the
-    /// clock already.
+    /// A record of `event`, stamped `time` (when the caller has read the
+    /// clock already), with the fields of `facts`.
     pub fn stamped(
         level: Level,
         event: &'static str,
         msg: impl Into<Cow<'a, str>>,
         time: Timestamp,
+        facts: &'a (impl Fields + ?Sized),
     ) -> Record<'a> {
+        let mut nodes = Vec::new();
+        facts.fields(&mut Obj { nodes: &mut nodes });
         Record {
             time,
             level,
             event,
             msg: msg.into(),
-            nodes: Vec::new(),
+            nodes,
         }
-    }
-
-    fn obj(&mut self) -> Obj<'_, 'a> {
-        Obj {
-            nodes: &mut self.nodes,
-        }
-    }
-
-    /// Lets `build` add fields: for fields that depend on conditions, where
-    /// a chain of calls would not read well.
-    pub fn with(mut self, build: impl FnOnce(&mut Obj<'_, 'a>)) -> Record<'a> {
-        build(&mut self.obj());
-        self
     }
 }
 

@@ -16,13 +16,30 @@ use crate::log::check::{Schema, parse_logfmt};
 use crate::log::facts::hook;
 use crate::log::facts::{Cancel, Ending, HookKind, Named, Outcome, Proc, Sender, Signal};
 
+/// No facts: a record built by hand starts without fields.
+impl Fields for () {
+    fn fields<'a>(&'a self, _: &mut Obj<'_, 'a>) {}
+}
+
 /// Building a record by hand, field by field, for the tests of the
 /// encodings; vigil's own records come from `event::Event`.
 impl<'a> Record<'a> {
     /// A record of `event`, stamped now. `msg` is the text line's words
     /// (after `vigil: ` and the level's tag).
     pub fn new(level: Level, event: &'static str, msg: impl Into<Cow<'a, str>>) -> Record<'a> {
-        Record::stamped(level, event, msg, Timestamp::now())
+        Record::stamped(level, event, msg, Timestamp::now(), &())
+    }
+
+    fn obj(&mut self) -> Obj<'_, 'a> {
+        Obj {
+            nodes: &mut self.nodes,
+        }
+    }
+
+    /// Lets `build` add fields.
+    pub fn with(mut self, build: impl FnOnce(&mut Obj<'_, 'a>)) -> Record<'a> {
+        build(&mut self.obj());
+        self
     }
 
     /// The same record stamped at `time` (the tests' fixed instants).
