@@ -10,9 +10,9 @@ use crate::caps;
 use crate::cgroup::Memory;
 use crate::cli::{self, Config};
 use crate::log;
-use crate::log::event::{Event, Level};
+use crate::log::event::Event;
 use crate::log::facts::{Command, HookKind, Signal};
-use crate::log::report::{Audience, Clocks, Exit};
+use crate::log::report::{Clocks, Exit};
 use crate::notify::{self, Notifier};
 use crate::procs::Role;
 use crate::signals::{Inherited, SignalFd};
@@ -323,14 +323,9 @@ impl<S: System> Supervisor<S> {
 
 /// The exit report, to the log when it is due and to the termination log.
 fn report_exit(exit: &Exit, clocks: Clocks) {
-    let level = match exit.audience() {
-        Audience::Warning => Level::Warning,
-        Audience::Default => Level::Notice,
-        Audience::Verbose => Level::Info,
-    };
     log::emit_final(&Event::Exit {
         report: &exit.at(clocks),
-        level,
+        level: exit.level(),
     });
 }
 

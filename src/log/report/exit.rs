@@ -1,5 +1,5 @@
 //! The exit report as the ledger reads at the end: who or what ended the
-//! child (`Cause`), who gets to see it (`Audience`), and its parts, said
+//! child (`Cause`), who gets to see it (its `Level`), and its parts, said
 //! both ways in the same order: the words of the text line (`child was
 //! killed by SIGKILL (status 137) by vigil, at the grace deadline; exit
 //! status 137; command: ...`) and the fields of the `exit` record, each
@@ -16,7 +16,7 @@ use super::{Ledger, Started, Stop};
 use crate::log::facts::process::{self, PROCS_MAX};
 use crate::log::facts::stop::{DrainKill, EndCause, ExitCodes, NotSent, StopCause};
 use crate::log::facts::{Ending, Named, Proc, Sender, Signal};
-use crate::log::format::{Fields, Obj, Timestamp, Word, cut_points};
+use crate::log::format::{Fields, Level, Obj, Timestamp, Word, cut_points};
 use crate::text::{Count, duration, secs};
 
 /// The longest command the text line shows, in bytes; a longer one is cut
@@ -64,20 +64,6 @@ impl Clocks {
     fn at(self, then: Instant) -> Timestamp {
         self.wall.minus(self.now.saturating_duration_since(then))
     }
-}
-
-/// Who gets to see the report.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Audience {
-    /// Only at `-v`: a clean success, or an ending a shell does not report
-    /// either (Ctrl-C, SIGPIPE).
-    Verbose,
-    /// At the default verbosity, not as a warning: the container stopped
-    /// as asked, or failed in a way the user can read from the status.
-    Default,
-    /// A warning: a SIGKILL, a failed hook, a deadline hit, an OOM kill, an
-    /// exit code nobody asked for.
-    Warning,
 }
 
 /// Who or what ended the child, as far as vigil can tell (`ending.cause`
@@ -133,14 +119,19 @@ impl<'l> Exit<'l> {
         self.status
     }
 
-    /// Who gets to see the report (see `Audience`).
-    pub fn audience(&self) -> Audience {
+    /// Who gets to see the report: a warning after a SIGKILL, a failed
+    /// hook, a deadline hit, an OOM kill, an exit code nobody asked for;
+    /// only at `-v` (`Info`) a clean success, or an ending a shell does not
+    /// report either (Ctrl-C, SIGPIPE); else at the default verbosity, not
+    /// as a warning (`Notice`): the container stopped as asked, or failed
+    /// in a way the user can read from the status.
+    pub fn level(&self) -> Level {
         if self.abnormal() {
-            Audience::Warning
+            Level::Warning
         } else if self.quiet_ending() || (self.status == 0 && self.stop().is_none()) {
-            Audience::Verbose
+            Level::Info
         } else {
-            Audience::Default
+            Level::Notice
         }
     }
 

@@ -10,7 +10,7 @@
 //! and the `exit` record, each saying the same parts in the same order.
 //! What one says the other says.
 //!
-//! It goes to the log (see `Audience`: shown by default unless the
+//! It goes to the log (see `Exit::level`: shown by default unless the
 //! container simply succeeded, a warning when the ending was abnormal) and
 //! to the termination log, where Kubernetes picks it up as the termination
 //! message. The ending and the exit status come first, and every part that
@@ -20,7 +20,7 @@
 mod exit;
 mod provisional;
 
-pub use exit::{Audience, Clocks, Exit};
+pub use exit::{Clocks, Exit};
 pub use provisional::{MemorySeen, Provisional};
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,7 @@ use nix::unistd::Pid;
 
 use super::exit::list_procs;
 use super::*;
-use crate::log::event::{AfterHook, Event};
+use crate::log::event::{AfterHook, Event, Level};
 use crate::log::facts::hook::Record;
 use crate::log::facts::stop::ExitCodes;
 use crate::log::facts::{Cancel, HookKind, Outcome, Target};
@@ -106,15 +106,15 @@ fn a_clean_exit_is_for_v_only_and_a_failure_is_shown() {
     let mut l = base();
     end(&mut l, Ending::Exited(0), Instant::now());
     let r = report(&l, 0, 0);
-    assert_eq!(r.audience(), Audience::Verbose);
+    assert_eq!(r.level(), Level::Info);
     assert_eq!(
         r.to_string(),
         "child exited with code 0; exit status 0; command: sleep 1000 (pid 2); orphans reaped: 0"
     );
     end(&mut l, Ending::Exited(3), Instant::now());
-    assert_eq!(report(&l, 3, 0).audience(), Audience::Warning);
+    assert_eq!(report(&l, 3, 0).level(), Level::Warning);
     // Listed with -e: vigil exits 0.
-    assert_eq!(report(&l, 0, 0).audience(), Audience::Verbose);
+    assert_eq!(report(&l, 0, 0).level(), Level::Info);
 }
 
 #[test]
@@ -122,20 +122,20 @@ fn the_answer_to_a_stop_is_shown_but_no_warning() {
     let mut l = base();
     stopped_by(&mut l, Signal(15), Instant::now(), None);
     for (ending, status, audience) in [
-        (killed(Signal(15)), 143, Audience::Default),
-        (Ending::Exited(0), 0, Audience::Default),
-        (Ending::Exited(143), 143, Audience::Default),
+        (killed(Signal(15)), 143, Level::Notice),
+        (Ending::Exited(0), 0, Level::Notice),
+        (Ending::Exited(143), 143, Level::Notice),
         (
             Ending::Killed {
                 signal: Signal(11),
                 core_dumped: true,
             },
             139,
-            Audience::Warning,
+            Level::Warning,
         ),
     ] {
         end(&mut l, ending, Instant::now());
-        assert_eq!(report(&l, status, 0).audience(), audience, "{ending:?}");
+        assert_eq!(report(&l, status, 0).level(), audience, "{ending:?}");
     }
 }
 
@@ -155,7 +155,7 @@ fn stop_and_grace() {
     );
     end(&mut l, killed(Signal(9)), ended);
     let r = report(&l, 137, 0);
-    assert_eq!(r.audience(), Audience::Warning);
+    assert_eq!(r.level(), Level::Warning);
     let text = r.to_string();
     assert!(
         text.starts_with(
@@ -175,37 +175,37 @@ fn stop_and_grace() {
 fn sigpipe_and_ctrl_c_are_for_v_only() {
     let mut l = base();
     end(&mut l, killed(Signal::PIPE), Instant::now());
-    assert_eq!(report(&l, 141, 0).audience(), Audience::Verbose);
+    assert_eq!(report(&l, 141, 0).level(), Level::Info);
     // SIGINT: Ctrl-C only when the child held the terminal and vigil
     // did not forward a SIGINT.
     end(&mut l, killed(Signal::INT), Instant::now());
-    assert_eq!(report(&l, 130, 0).audience(), Audience::Warning);
+    assert_eq!(report(&l, 130, 0).level(), Level::Warning);
     let mut l = started(true);
     end(&mut l, killed(Signal::INT), Instant::now());
-    assert_eq!(report(&l, 130, 0).audience(), Audience::Verbose);
+    assert_eq!(report(&l, 130, 0).level(), Level::Info);
     assert!(
         report(&l, 130, 0)
             .to_string()
             .contains(", from the terminal (Ctrl-C)")
     );
     forward(&mut l, Signal::INT, &outside(), None);
-    assert_eq!(report(&l, 130, 0).audience(), Audience::Warning);
+    assert_eq!(report(&l, 130, 0).level(), Level::Warning);
     // Anything abnormal besides is still a warning.
     end(&mut l, killed(Signal::PIPE), Instant::now());
-    assert_eq!(report(&l, 141, 1).audience(), Audience::Warning);
+    assert_eq!(report(&l, 141, 1).level(), Level::Warning);
 }
 
 #[test]
 fn a_shell_that_says_141_or_130_is_as_quiet_as_the_death_it_reports() {
     for (terminal, code, audience) in [
-        (false, 141, Audience::Verbose),
-        (false, 130, Audience::Warning),
-        (true, 130, Audience::Verbose),
-        (true, 142, Audience::Warning),
+        (false, 141, Level::Info),
+        (false, 130, Level::Warning),
+        (true, 130, Level::Info),
+        (true, 142, Level::Warning),
     ] {
         let mut l = started(terminal);
         end(&mut l, Ending::Exited(code), Instant::now());
-        assert_eq!(report(&l, code, 0).audience(), audience, "{code}");
+        assert_eq!(report(&l, code, 0).level(), audience, "{code}");
     }
 }
 
@@ -230,7 +230,7 @@ fn the_later_stop_signal_is_the_one_the_child_ended_on() {
     forward(&mut l, Signal::TERM, &outside(), Some(later));
     end(&mut l, Ending::Exited(143), at + Duration::from_millis(700));
     let r = report(&l, 143, 0);
-    assert_eq!(r.audience(), Audience::Default);
+    assert_eq!(r.level(), Level::Notice);
     let text = r.to_string();
     assert!(
         text.contains("; stop: SIGINT from pid 0 (outside this PID namespace) (sent SIGINT); then SIGTERM from pid 0 (outside this PID namespace) (sent SIGTERM at once), child ended 0.200s after the SIGTERM"),
@@ -274,7 +274,7 @@ fn oom_kill_of_another_process() {
     let mut l = base();
     end(&mut l, Ending::Exited(0), Instant::now());
     let r = report(&l, 0, 1);
-    assert_eq!(r.audience(), Audience::Warning);
+    assert_eq!(r.level(), Level::Warning);
     assert!(r.to_string().contains(
         "; earlier, the kernel OOM killer killed 1 process in this container (not the child: a process it started, or a hook)"
     ));
@@ -352,7 +352,6 @@ fn long_lists_are_capped() {
 /// while vigil's own words pass as they are.
 #[test]
 fn the_log_line_says_what_display_says_with_outside_text_escaped() {
-    use crate::log::event::Level;
     use crate::log::format::Format;
     use crate::log::{self, capture};
 
