@@ -52,26 +52,21 @@ pub struct Provisional<'a> {
     pub(super) memory: MemorySeen,
 }
 
-impl Provisional<'_> {
-    /// What a silent end most likely was: the word in the record.
-    fn likely(&self) -> &'static str {
-        if self.started.oom_group {
-            "group_oom_kill"
-        } else {
-            "sigkill"
-        }
-    }
-}
-
 impl Fields for Provisional<'_> {
     fn fields<'r>(&'r self, o: &mut Obj<'_, 'r>) {
         let started = self.started;
+        // What a silent end most likely was.
+        let likely = if started.oom_group {
+            "group_oom_kill"
+        } else {
+            "sigkill"
+        };
         o.field("command", &started.command)
             .field("pid", started.pid)
             .field("started", started.at)
             .opt("memory_limit", started.limit)
             .field("oom_group", started.oom_group)
-            .word("likely", self.likely());
+            .word("likely", likely);
         let seen = self.memory;
         if seen.events != MemoryEvents::default() {
             o.object_with("memory", |o| {
