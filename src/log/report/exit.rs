@@ -46,8 +46,6 @@ pub struct Exit<'l> {
     pub(super) status: i32,
     /// The cause whose `--exit-code` status it is, when one is.
     pub(super) by: Option<EndCause>,
-    /// Whether the user listed the child's status (code or 128+N) with `-e`.
-    pub(super) code_expected: bool,
     /// OOM kills the container's cgroup counted while vigil ran.
     pub(super) oom_kills: u64,
 }
@@ -212,11 +210,13 @@ impl<'l> Exit<'l> {
         stop.and_then(|s| s.sent).into_iter().chain(later)
     }
 
-    /// An ending is expected when it is success, a status listed with `-e`
-    /// (or made 0 by `--exit-code`), or the answer to a stop signal vigil
-    /// forwarded (death by it, or the conventional 128+N exit code).
+    /// An ending is expected when it is success, a status vigil exits 0
+    /// for all the same (listed with `-e`, or made 0 by `--exit-code`: a
+    /// failed ending's status is never 0 of itself), or the answer to a
+    /// stop signal vigil forwarded (death by it, or the conventional 128+N
+    /// exit code).
     fn ending_expected(&self) -> bool {
-        self.ending == Ending::Exited(0) || self.code_expected || self.answered_stop()
+        self.ending == Ending::Exited(0) || self.status == 0 || self.answered_stop()
     }
 
     /// Whether the child ended on the later of two stop signals: when the

@@ -227,11 +227,9 @@ impl Ledger {
             ended_at,
             status: 0,
             by: None,
-            code_expected: false,
             oom_kills,
         };
         (exit.status, exit.by) = exit.decide_status(codes, expected);
-        exit.code_expected = exit.status == 0 && ending.status() != 0;
         Some(exit)
     }
 
