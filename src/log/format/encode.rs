@@ -281,8 +281,7 @@ impl Line<'_> {
                 (joined.into(), max)
             }
             Value::Int(_) | Value::UInt(_) | Value::Bool(_) | Value::Secs(_) => {
-                write_plain(self.out, value);
-                return;
+                return write_plain(self.out, value);
             }
         };
         let cut = cut_points(&text, max);
@@ -347,20 +346,16 @@ pub(super) fn write_secs(out: &mut Vec<u8>, d: Duration) {
 }
 
 /// A number, boolean or duration as both encodings write it (bare).
-/// `false` for a text value or a time, which are written as strings.
-pub(super) fn write_plain(out: &mut Vec<u8>, value: &Value<'_>) -> bool {
+/// Nothing for a text value or a time, which are written as strings.
+pub(super) fn write_plain(out: &mut Vec<u8>, value: &Value<'_>) {
     let text = match value {
         Value::Int(n) => n.to_string(),
         Value::UInt(n) => n.to_string(),
         Value::Bool(b) => b.to_string(),
-        Value::Secs(d) => {
-            write_secs(out, *d);
-            return true;
-        }
+        Value::Secs(d) => return write_secs(out, *d),
         Value::Time(_) | Value::Str(_) | Value::Word(_) | Value::Bytes(_) | Value::Argv(_) => {
-            return false;
+            return;
         }
     };
     out.extend_from_slice(text.as_bytes());
-    true
 }
