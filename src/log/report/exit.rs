@@ -1,11 +1,11 @@
 //! The exit report as the ledger reads at the end: who or what ended the
-//! child (`Cause`), who gets to see it (its `Level`), and its parts, said
-//! both ways in the same order: the words of the text line (`child was
-//! killed by SIGKILL (status 137) by vigil, at the grace deadline; exit
-//! status 137; command: ...`) and the fields of the `exit` record, each
-//! part under the same condition in both. Text from outside vigil (the
-//! command, a sender's name, a hook's output) is written as it is: the log
-//! line escapes its control characters.
+//! child (`Cause`), who gets to see it (its `Level`), and its parts, walked
+//! once in their order (`Exit::parts`). Each part says its fact both ways:
+//! the words of the text line (`child was killed by SIGKILL (status 137)
+//! by vigil, at the grace deadline; exit status 137; command: ...`) and the
+//! fields of the `exit` record. Text from outside vigil (the command, a
+//! sender's name, a hook's output) is written as it is: the log line
+//! escapes its control characters.
 
 use std::fmt::{self, Display, Formatter};
 use std::time::{Duration, Instant};
@@ -341,6 +341,25 @@ impl<'l> Exit<'l> {
         Written { exit: self, clocks }
     }
 
+    /// The parts that follow the ending, the status and the command, in
+    /// their order: the one walk that both the text line and the record
+    /// follow, so that they cannot disagree on which parts there are.
+    fn parts(&self) -> Vec<Part<'l>> {
+        let ledger = self.ledger;
+        let mut parts: Vec<Part<'l>> = self.stop().map(Part::Stop).into_iter().collect();
+        if let (Some(grace), Some((_, killed))) = (ledger.grace(), &ledger.grace_kill) {
+            parts.push(Part::GraceKill(grace.period, killed));
+        }
+        if !ledger.hooks.is_empty() {
+            parts.push(Part::Hooks);
+        }
+        if let Some((left, kill)) = ledger.drain.as_ref().filter(|(left, _)| *left > 0) {
+            parts.push(Part::Drain(*left, kill.as_ref()));
+        }
+        parts.extend([Part::Oom, Part::Orphans]);
+        parts
+    }
+
     /// The OOM kills in the container, and whose they were.
     fn write_oom(&self, f: &mut Formatter<'_>) -> fmt::Result {
         let child = matches!(self.cause(), Some(Cause::OomKiller));
@@ -509,48 +528,56 @@ impl Fields for Written<'_, '_> {
             .object_with("ending", |o| ending_fields(o, &exit.ending, exit.cause()))
             .field("command", &exit.started.command)
             .field("pid", exit.started.pid);
-        if let Some(stop) = exit.stop() {
-            o.object_with("stop", |o| exit.stop_fields(o, stop, self.clocks));
-        }
-        if let (Some(_), Some((_, killed))) = (ledger.grace(), &ledger.grace_kill) {
-            o.list("grace_kills", killed);
-        }
-        if !ledger.hooks.is_empty() {
-            o.list("hooks", &ledger.hooks);
-        }
-        if let Some((left, kill)) = ledger.drain.as_ref().filter(|(left, _)| *left > 0) {
-            o.object_with("drain", |o| {
-                o.field("left", *left);
-                match kill.as_ref().map(|(why, _)| *why) {
-                    Some(DrainKill::Timeout(after)) => {
-                        o.word("kill_cause", "drain_timeout")
-                            .field("timeout", after);
-                    }
-                    Some(DrainKill::StopSignal(signal)) => {
-                        o.word("kill_cause", "stop_signal").field("signal", signal);
-                    }
-                    None => {}
+        for part in exit.parts() {
+            match part {
+                Part::Stop(stop) => {
+                    o.object_with("stop", |o| exit.stop_fields(o, stop, self.clocks));
                 }
-            });
-            if let Some((_, killed)) = kill {
-                o.list("drain_kills", killed);
+                Part::GraceKill(_, killed) => {
+                    o.list("grace_kills", killed);
+                }
+                Part::Hooks => {
+                    o.list("hooks", &ledger.hooks);
+                }
+                Part::Drain(left, kill) => {
+                    o.object_with("drain", |o| {
+                        o.field("left", left);
+                        match kill.map(|(why, _)| *why) {
+                            Some(DrainKill::Timeout(after)) => {
+                                o.word("kill_cause", "drain_timeout")
+                                    .field("timeout", after);
+                            }
+                            Some(DrainKill::StopSignal(signal)) => {
+                                o.word("kill_cause", "stop_signal").field("signal", signal);
+                            }
+                            None => {}
+                        }
+                    });
+                    if let Some((_, killed)) = kill {
+                        o.list("drain_kills", killed);
+                    }
+                }
+                Part::Oom => {
+                    if exit.oom_kills > 0 {
+                        o.field("oom_group", exit.started.oom_group);
+                    }
+                    o.field("oom_kills", exit.oom_kills);
+                    let victims = &ledger.oom_victims;
+                    if !victims.is_empty() {
+                        o.list_with("oom_victims", victims.iter(), |o, (pid, at)| {
+                            o.field("pid", *pid).field("time", *at);
+                        });
+                    }
+                }
+                Part::Orphans => {
+                    o.field("orphans_reaped", ledger.orphans_reaped);
+                }
             }
-        }
-        if exit.oom_kills > 0 {
-            o.field("oom_group", exit.started.oom_group);
-        }
-        o.field("oom_kills", exit.oom_kills);
-        let victims = &ledger.oom_victims;
-        if !victims.is_empty() {
-            o.list_with("oom_victims", victims.iter(), |o, (pid, at)| {
-                o.field("pid", *pid).field("time", *at);
-            });
         }
         let timeout = exit
             .stop()
             .is_some_and(|s| matches!(s.cause, StopCause::Timeout(_)));
-        o.field("orphans_reaped", ledger.orphans_reaped)
-            .field("timeout", timeout);
+        o.field("timeout", timeout);
     }
 }
 
@@ -581,35 +608,51 @@ impl Display for Exit<'_> {
             write!(f, " (--exit-code {}={})", cause.word(), self.status)?;
         }
         write!(f, "; {}", self.started)?;
-        if let Some(stop) = self.stop() {
-            self.write_stop(f, stop)?;
-        }
-        if let (Some(grace), Some((_, killed))) = (ledger.grace(), &ledger.grace_kill) {
-            write!(
-                f,
-                "; grace period {} over, SIGKILL to: {}",
-                duration(grace.period),
-                list_procs(killed)
-            )?;
-        }
-        for hook in &ledger.hooks {
-            write!(f, "; {}", shorten(&hook.to_string(), HOOK_MAX))?;
-        }
-        if let Some((left, kill)) = ledger.drain.as_ref().filter(|(left, _)| *left > 0) {
-            let left = Count(*left as u64, "process", "processes");
-            write!(f, "; drain: SIGTERM to {left}")?;
-            if let Some((why, killed)) = kill {
-                write!(f, ", then SIGKILL ({why})")?;
-                if !killed.is_empty() {
-                    write!(f, " to: {}", list_procs(killed))?;
+        for part in self.parts() {
+            match part {
+                Part::Stop(stop) => self.write_stop(f, stop)?,
+                Part::GraceKill(period, killed) => write!(
+                    f,
+                    "; grace period {} over, SIGKILL to: {}",
+                    duration(period),
+                    list_procs(killed)
+                )?,
+                Part::Hooks => {
+                    for hook in &ledger.hooks {
+                        write!(f, "; {}", shorten(&hook.to_string(), HOOK_MAX))?;
+                    }
                 }
+                Part::Drain(left, kill) => {
+                    let left = Count(left as u64, "process", "processes");
+                    write!(f, "; drain: SIGTERM to {left}")?;
+                    if let Some((why, killed)) = kill {
+                        write!(f, ", then SIGKILL ({why})")?;
+                        if !killed.is_empty() {
+                            write!(f, " to: {}", list_procs(killed))?;
+                        }
+                    }
+                }
+                Part::Oom if self.oom_kills > 0 => self.write_oom(f)?,
+                Part::Oom => {}
+                Part::Orphans => write!(f, "; orphans reaped: {}", ledger.orphans_reaped)?,
             }
         }
-        if self.oom_kills > 0 {
-            self.write_oom(f)?;
-        }
-        write!(f, "; orphans reaped: {}", ledger.orphans_reaped)
+        Ok(())
     }
+}
+
+/// A part of the report after the command (`Exit::parts`), said in words
+/// by the text line and as fields by the record.
+enum Part<'l> {
+    Stop(&'l Stop),
+    /// The grace period, and what its deadline's SIGKILL went to.
+    GraceKill(Duration, &'l [Proc]),
+    Hooks,
+    /// How many got the drain's SIGTERM; why and to whom its SIGKILL went.
+    Drain(usize, Option<&'l (DrainKill, Vec<Proc>)>),
+    /// In words only after an OOM kill; the record always has the count.
+    Oom,
+    Orphans,
 }
 
 /// `text`, or when it is longer than `max` bytes its beginning and end
