@@ -7,7 +7,7 @@ use nix::unistd::Pid;
 use super::deadlines::Deadline;
 use super::stop::StopStep;
 use super::system::System;
-use super::{DrainPhase, State, StopPhase, Supervisor};
+use super::{DrainPhase, State, StopPhase, Supervisor, timeout_of};
 use crate::log;
 use crate::log::event::{AfterHook, Event};
 use crate::log::facts::stop::DrainKill;
@@ -41,8 +41,7 @@ impl<S: System> Supervisor<S> {
                 Next::Nothing => {
                     if let State::Draining(DrainPhase::Killing) = self.state {
                         // Something may have forked after the last SIGKILL.
-                        let known = self.known_groups();
-                        self.sys.signal_all(&[Signal::KILL], &known);
+                        self.sys.signal_all(&[Signal::KILL], &self.known_groups());
                     }
                     return;
                 }
@@ -53,8 +52,7 @@ impl<S: System> Supervisor<S> {
                             // (`docker exec`) say nothing when they end:
                             // look again shortly.
                             if phase == DrainPhase::Killing {
-                                let known = self.known_groups();
-                                self.sys.signal_all(&[Signal::KILL], &known);
+                                self.sys.signal_all(&[Signal::KILL], &self.known_groups());
                             }
                             let at = self.sys.now() + DRAIN_CHECK;
                             self.deadlines.set(Deadline::DrainCheck, at);
@@ -82,11 +80,10 @@ impl<S: System> Supervisor<S> {
         if pid == self.child {
             return self.child_ended(ending);
         }
-        if self.post_start.as_ref().is_some_and(|h| h.pid == pid) {
-            return self.post_start_ended(ending);
-        }
-        if self.pre_stop.as_ref().is_some_and(|h| h.pid == pid) {
-            return self.pre_stop_ended(ending);
+        for hook in [HookKind::PostStart, HookKind::PreStop] {
+            if self.hook_mut(hook).as_ref().is_some_and(|h| h.pid == pid) {
+                return self.hook_ended(hook, ending);
+            }
         }
         self.say(Event::Reaped {
             pid,
@@ -109,31 +106,18 @@ impl<S: System> Supervisor<S> {
         self.say(Event::OomKilled { pid, child, at });
     }
 
-    fn post_start_ended(&mut self, ending: Ending) {
-        self.deadlines.clear(Deadline::PostStart);
-        let Some(hook) = self.post_start.take() else {
+    /// A hook is done, well or not. A failed post-start hook stops the
+    /// container; after the pre-stop hook the stop sequence goes on, unless
+    /// the child exited or the grace deadline passed meanwhile.
+    fn hook_ended(&mut self, hook: HookKind, ending: Ending) {
+        self.deadlines.clear(timeout_of(hook));
+        let Some(running) = self.hook_mut(hook).take() else {
             return;
         };
-        let record = hook.finish(ending, self.sys.now());
-        if record.failed() {
-            self.post_start_failed(record);
-        } else {
-            let then = AfterHook::Nothing;
-            self.say(Event::HookEnded {
-                record: &record,
-                then,
-            });
+        let record = running.finish(ending, self.sys.now());
+        if hook == HookKind::PostStart && record.failed() {
+            return self.post_start_failed(record);
         }
-    }
-
-    /// The pre-stop hook is done, well or not: the stop sequence goes on,
-    /// unless the child exited or the grace deadline passed meanwhile.
-    fn pre_stop_ended(&mut self, ending: Ending) {
-        self.deadlines.clear(Deadline::PreStopTimeout);
-        let Some(hook) = self.pre_stop.take() else {
-            return;
-        };
-        let record = hook.finish(ending, self.sys.now());
         let then = if record.failed() {
             AfterHook::GoOnWithStop
         } else {
@@ -143,7 +127,9 @@ impl<S: System> Supervisor<S> {
             record: &record,
             then,
         });
-        self.step_over(StopStep::PreStopHook);
+        if hook == HookKind::PreStop {
+            self.step_over(StopStep::PreStopHook);
+        }
     }
 
     /// The child is gone: drain what it left behind.
@@ -273,7 +259,14 @@ impl<S: System> Supervisor<S> {
             self.deadlines.clear(overtaken);
         }
         self.note_not_sent();
-        self.kill_everything_left(Kill::Grace(period), &groups);
+        let at = self.sys.now();
+        let (killed, listed) = self.kill_everything_left(&groups);
+        self.say(Event::GraceDeadline {
+            grace_period: period,
+            killed: &killed,
+            listed,
+            at,
+        });
         match self.state {
             // The stop sequence is overtaken: no stop signal after SIGKILL.
             State::Stopping { signal, .. } => {
@@ -291,8 +284,12 @@ impl<S: System> Supervisor<S> {
     /// is left.
     pub(super) fn end_drain(&mut self, why: DrainKill) {
         if let State::Draining(_) = self.state {
-            self.deadlines.clear(Deadline::Drain);
-            self.kill_everything_left(Kill::Drain(why), &self.known_groups());
+            let (killed, listed) = self.kill_everything_left(&self.known_groups());
+            self.say(Event::DrainKilled {
+                why,
+                killed: &killed,
+                listed,
+            });
             self.killed_in_drain();
         }
     }
@@ -311,37 +308,14 @@ impl<S: System> Supervisor<S> {
         self.state = State::Exit;
     }
 
-    /// A deadline passed: SIGKILL to everything left, and a warning that
-    /// lists it (pid and name) and says which deadline it was.
-    fn kill_everything_left(&mut self, kill: Kill, groups: &[Target]) {
-        let at = self.sys.now();
-        let left: Vec<Proc> = self.sys.signal_all(&[Signal::KILL], groups);
+    /// A deadline passed: SIGKILL to everything left in `groups`. What
+    /// /proc listed of it, and whether that is everything, for the warning
+    /// that lists it (pid and name) and says which deadline it was.
+    fn kill_everything_left(&mut self, groups: &[Target]) -> (Vec<Proc>, bool) {
+        let left = self.sys.signal_all(&[Signal::KILL], groups);
         // Everything is being killed: from here on the log may wait for
         // room in stderr, so that this warning and the report get through.
         log::final_lines();
-        let listed = self.sys.can_reach_all();
-        let killed = &left;
-        self.say(match kill {
-            Kill::Grace(grace_period) => Event::GraceDeadline {
-                grace_period,
-                killed,
-                listed,
-                at,
-            },
-            Kill::Drain(why) => Event::DrainKilled {
-                why,
-                killed,
-                listed,
-            },
-        });
+        (left, self.sys.can_reach_all())
     }
-}
-
-/// Which deadline's SIGKILL went to everything left.
-#[derive(Clone, Copy, Debug)]
-enum Kill {
-    /// The grace period (this long) passed.
-    Grace(Duration),
-    /// The drain ended: why.
-    Drain(DrainKill),
 }

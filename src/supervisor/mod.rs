@@ -145,6 +145,15 @@ struct Supervisor<S: System> {
     stopping_said: bool,
 }
 
+/// The deadline of a hook of that kind, set only while it runs: its
+/// timeout.
+fn timeout_of(hook: HookKind) -> Deadline {
+    match hook {
+        HookKind::PostStart => Deadline::PostStart,
+        HookKind::PreStop => Deadline::PreStopTimeout,
+    }
+}
+
 /// What the start left for the supervisor to know: read by `setup::start`
 /// before and while it started the child.
 #[derive(Debug)]
@@ -506,19 +515,12 @@ impl<S: System> Supervisor<S> {
 
     /// Kills a running hook's whole process group, saying why for its record.
     fn kill_hook(&mut self, hook: HookKind, reason: KillReason) {
-        // Its deadline is set only while it runs.
-        if self.hook_mut(hook).is_none() {
-            return;
-        }
-        self.deadlines.clear(match hook {
-            HookKind::PostStart => Deadline::PostStart,
-            HookKind::PreStop => Deadline::PreStopTimeout,
-        });
         let Some(running) = self.hook_mut(hook) else {
             return;
         };
         running.ending_for(reason);
         let group = Target::Group(running.pid);
+        self.deadlines.clear(timeout_of(hook));
         self.sys.send(group, Signal::KILL);
     }
 
