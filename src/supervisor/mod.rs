@@ -397,12 +397,10 @@ impl<S: System> Supervisor<S> {
             _ if matches!(r.sender, Sender::Terminal)
                 && matches!(self.state, State::Running | State::Stopping { .. }) =>
             {
-                self.forward(r);
+                self.forward(r, false);
             }
             signal if self.config.stop_signals.contains(&signal) => self.on_stop_signal(r),
-            _ => {
-                self.forward(r);
-            }
+            _ => self.forward(r, false),
         }
     }
 
@@ -460,7 +458,7 @@ impl<S: System> Supervisor<S> {
                 };
                 self.begin_stop(r.signal, cause);
             }
-            State::Stopping { .. } => self.forward_later_stop(r),
+            State::Stopping { .. } => self.forward(r, true),
             // Whoever sends a stop signal now wants vigil gone: the drain is
             // cut short.
             State::Draining(DrainPhase::Terminating) => {

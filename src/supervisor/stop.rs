@@ -247,13 +247,10 @@ impl<S: System> Supervisor<S> {
     /// grace deadline came: the report says why no stop signal was sent.
     pub(super) fn note_not_sent(&mut self) {
         let State::Stopping {
+            signal,
             phase: StopPhase::Waiting(step),
-            ..
         } = self.state
         else {
-            return;
-        };
-        let State::Stopping { signal, .. } = self.state else {
             return;
         };
         let why = match step {
@@ -264,17 +261,6 @@ impl<S: System> Supervisor<S> {
         self.say(Event::StopSignalNotSent { signal, why });
     }
 
-    /// A stop signal during the stop sequence: forwarded at once, and said
-    /// with when it came, since the child may end on it rather than on the
-    /// first.
-    pub(super) fn forward_later_stop(&mut self, r: Received) {
-        let passed = self.pass_on(r);
-        let at = self.sys.now();
-        if self.after_pass(r, passed, Some(at)) {
-            self.continue_if_stopped();
-        }
-    }
-
     /// A stopped child would hold its stop signal until the SIGKILL at the
     /// grace deadline: SIGCONT lets it act on it now.
     fn continue_if_stopped(&mut self) {
@@ -283,14 +269,8 @@ impl<S: System> Supervisor<S> {
         }
     }
 
-    /// Forwards a signal to the child (or its group), after `--rewrite`.
-    pub(super) fn forward(&mut self, r: Received) {
-        let passed = self.pass_on(r);
-        self.after_pass(r, passed, None);
-    }
-
     /// The signal's own work, and nothing else before it: `--rewrite` and
-    /// the send. Saying so comes after (`after_pass`).
+    /// the send. Saying so comes after (`forward`).
     fn pass_on(&mut self, r: Received) -> Passed {
         if !matches!(self.state, State::Running | State::Stopping { .. }) {
             return Passed::ChildGone;
@@ -306,26 +286,31 @@ impl<S: System> Supervisor<S> {
         }
     }
 
-    /// After a signal was passed on: its arrival and what became of it,
-    /// with its sender named once. Whether it was sent.
-    fn after_pass(&mut self, r: Received, passed: Passed, later_stop: Option<Instant>) -> bool {
+    /// Forwards a signal to the child (or its group), after `--rewrite`;
+    /// then says its arrival and what became of it, with its sender named
+    /// once. A stop signal during the stop sequence (`later_stop`) is said
+    /// with when it came, since the child may end on it rather than on the
+    /// first.
+    pub(super) fn forward(&mut self, r: Received, later_stop: bool) {
+        let passed = self.pass_on(r);
+        let later_stop = later_stop.then(|| self.sys.now());
         let signal = r.signal;
         let (target, to) = match passed {
             Passed::Sent(target, to) => (target, to),
             Passed::ChildGone => {
                 self.log_received(r);
                 self.say(Event::SignalNotForwarded { signal });
-                return false;
+                return;
             }
             Passed::Dropped => {
                 self.log_received(r);
                 self.say(Event::SignalDropped { signal });
-                return false;
+                return;
             }
             // Not delivered (vigil warned): nothing sent.
             Passed::Failed => {
                 self.log_received(r);
-                return false;
+                return;
             }
         };
         let sender = self.named(r.sender, to);
@@ -333,7 +318,9 @@ impl<S: System> Supervisor<S> {
             self.received(r, &sender);
         }
         self.forwarded(signal, to, target, &sender, later_stop);
-        true
+        if later_stop.is_some() {
+            self.continue_if_stopped();
+        }
     }
 
     /// Says that `signal` went to `target` as `sent`.
