@@ -177,15 +177,6 @@ impl<S: System> Supervisor<S> {
     /// makes the real one, the unit tests theirs. Says that the child
     /// started.
     fn new(config: Config, sys: S, start: Start) -> Supervisor<S> {
-        let Start {
-            child,
-            command,
-            started,
-            limit,
-            oom_group,
-            parent,
-            gave_terminal,
-        } = start;
         let mut deadlines = Deadlines::default();
         if let Some(after) = config.timeout {
             deadlines.set(Deadline::Timeout, sys.now() + after);
@@ -193,7 +184,7 @@ impl<S: System> Supervisor<S> {
         let mut supervisor = Supervisor {
             config,
             sys,
-            child,
+            child: start.child,
             state: State::Running,
             ledger: Ledger::default(),
             deadlines,
@@ -203,22 +194,22 @@ impl<S: System> Supervisor<S> {
             pre_stop: None,
             job_stopped: false,
             child_is_stopped: false,
-            parent,
-            gave_terminal,
+            parent: start.parent,
+            gave_terminal: start.gave_terminal,
             probing: None,
             stopping_said: false,
         };
         supervisor.say(Event::Started {
-            command: &command,
-            pid: child,
-            limit,
-            oom_group,
-            terminal: gave_terminal,
-            at: started,
+            command: &start.command,
+            pid: start.child,
+            limit: start.limit,
+            oom_group: start.oom_group,
+            terminal: start.gave_terminal,
+            at: start.started,
         });
-        if oom_group {
+        if start.oom_group {
             supervisor.say(Event::OomGroup {
-                memory_limit: limit,
+                memory_limit: start.limit,
             });
         }
         supervisor.start_probing();
