@@ -15,25 +15,9 @@ use crate::log::facts::stop::{Grace, NotSent, StopCause};
 use crate::log::facts::{Cancel, HookKind, KillReason, Named, Received, Sender, Signal, Target};
 use crate::procs;
 
-/// Declares `StopStep` and `StopStep::ALL`, every step, from one list:
-/// the test that holds `STOP_SEQUENCE` to every step reads `ALL`, so a step
-/// added here but left out of the sequence fails it.
-macro_rules! stop_steps {
-    ($($(#[doc = $doc:literal])* $step:ident,)*) => {
-        /// One step of the stop sequence.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-        pub enum StopStep {
-            $($(#[doc = $doc])* $step,)*
-        }
-
-        impl StopStep {
-            #[cfg(test)]
-            pub const ALL: &'static [StopStep] = &[$(StopStep::$step,)*];
-        }
-    };
-}
-
-stop_steps! {
+/// One step of the stop sequence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopStep {
     /// `--pre-stop`: run the hook, and wait for it.
     PreStopHook,
     /// `--pre-stop-sleep`: wait.

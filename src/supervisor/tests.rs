@@ -413,14 +413,23 @@ fn running_stop_signal_without_a_sequence_is_forwarded_at_once() {
 }
 
 /// Every step of the stop sequence is in `STOP_SEQUENCE`, once: a step
-/// left out would never run.
+/// left out would never run. A new step fails to compile here until the
+/// `match` knows it, beside the list of every step.
 #[test]
 fn every_stop_step_is_in_the_sequence_once() {
-    for step in StopStep::ALL {
-        let times = stop::STOP_SEQUENCE.iter().filter(|s| *s == step).count();
+    let all = [
+        StopStep::PreStopHook,
+        StopStep::PreStopSleep,
+        StopStep::ForwardSignal,
+    ];
+    for step in all {
+        match step {
+            StopStep::PreStopHook | StopStep::PreStopSleep | StopStep::ForwardSignal => {}
+        }
+        let times = stop::STOP_SEQUENCE.iter().filter(|s| **s == step).count();
         assert_eq!(times, 1, "{step:?} is in STOP_SEQUENCE {times} times");
     }
-    assert_eq!(stop::STOP_SEQUENCE.len(), StopStep::ALL.len());
+    assert_eq!(stop::STOP_SEQUENCE.len(), all.len());
 }
 
 #[test]
