@@ -141,8 +141,6 @@ struct Supervisor<S: System> {
     /// `--ready-when` until the service is first ready, then
     /// `--live-when`, until the container stops.
     probing: Option<crate::probe::Probing>,
-    /// `STOPPING=1` was sent.
-    stopping_said: bool,
 }
 
 /// The deadline of a hook of that kind, set only while it runs: its
@@ -197,7 +195,6 @@ impl<S: System> Supervisor<S> {
             parent: start.parent,
             gave_terminal: start.gave_terminal,
             probing: None,
-            stopping_said: false,
         };
         supervisor.say(Event::Started {
             command: &start.command,

@@ -175,13 +175,14 @@ impl<S: System> Supervisor<S> {
 
     /// The container begins to stop (the stop sequence, or the child's
     /// end): the probing is over, and with `--ready-when` the service
-    /// manager is told `STOPPING=1`, once, with `why` as its status.
+    /// manager is told `STOPPING=1`, once, with `why` as its status. Once:
+    /// the state is still `Running` when the container begins to stop, and
+    /// leaves it right after (the stop is begun only from `Running`).
     pub(super) fn probing_over(&mut self, why: &dyn fmt::Display) {
         self.stop_probing();
-        if self.config.ready_when.is_none() || self.stopping_said {
+        if self.config.ready_when.is_none() || self.state != State::Running {
             return;
         }
-        self.stopping_said = true;
         let notified = self
             .sys
             .notify(&format!("STOPPING=1\nSTATUS=stopping: {why}"));
