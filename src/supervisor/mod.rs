@@ -240,30 +240,24 @@ impl<S: System> Supervisor<S> {
         if self.health > Health::Good {
             wait = Some(wait.map_or(FAULT_PACE, |w| w.max(FAULT_PACE)));
         }
-        let mut progress = false;
+        let mut progress = true;
         if self.health == Health::Deaf {
             self.sys.sleep(wait.unwrap_or(FAULT_PACE).min(FAULT_PACE));
             self.reap();
-            progress = true;
         } else {
             match self.sys.next_event(wait) {
-                Ok(Some(Woken::Signal(received))) => {
-                    self.on_signal(received);
-                    progress = true;
+                Ok(Some(Woken::Signal(received))) => self.on_signal(received),
+                Ok(Some(Woken::Memory)) => self.on_memory_event(),
+                Ok(Some(Woken::Probe)) => self.on_probe_ready(),
+                // Nothing came: the wait ran out, or failed.
+                Ok(None) => progress = false,
+                Err(e) => {
+                    progress = false;
+                    self.fault(
+                        format!("cannot read signals: {}", crate::text::os_error(&e)),
+                        Health::Deaf,
+                    );
                 }
-                Ok(Some(Woken::Memory)) => {
-                    self.on_memory_event();
-                    progress = true;
-                }
-                Ok(Some(Woken::Probe)) => {
-                    self.on_probe_ready();
-                    progress = true;
-                }
-                Ok(None) => {}
-                Err(e) => self.fault(
-                    format!("cannot read signals: {}", crate::text::os_error(&e)),
-                    Health::Deaf,
-                ),
             }
         }
         if next.is_some() || self.health > Health::Good {
