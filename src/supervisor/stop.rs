@@ -48,7 +48,7 @@ impl<S: System> Supervisor<S> {
     pub(super) fn begin_stop(&mut self, signal: Signal, mut cause: StopCause) {
         self.kill_hook(HookKind::PostStart, KillReason::Cancelled(Cancel::Stop));
         let at_once = self.config.pre_stop.is_none() && self.config.pre_stop_sleep.is_zero();
-        let passed = at_once.then(|| self.pass_on(stop_signal(signal)));
+        let passed = at_once.then(|| self.pass_on(signal, Sender::Vigil));
         // Read after the signal is on its way: nothing before the `kill`
         // that can wait.
         let at = self.sys.now();
@@ -175,7 +175,7 @@ impl<S: System> Supervisor<S> {
                 true
             }
             StopStep::ForwardSignal => {
-                let passed = self.pass_on(stop_signal(signal));
+                let passed = self.pass_on(signal, Sender::Vigil);
                 self.stop_signal_passed(signal, passed);
                 false
             }
@@ -254,15 +254,17 @@ impl<S: System> Supervisor<S> {
     }
 
     /// The signal's own work, and nothing else before it: `--rewrite` and
-    /// the send. Saying so comes after (`forward`).
-    fn pass_on(&mut self, r: Received) -> Passed {
+    /// the send. Saying so comes after (`forward`). The stop sequence
+    /// passes its stop signal on as sent by vigil: who sent it is in the
+    /// stop's cause.
+    fn pass_on(&mut self, signal: Signal, sender: Sender) -> Passed {
         if !matches!(self.state, State::Running | State::Stopping { .. }) {
             return Passed::ChildGone;
         }
-        let Some(to) = self.config.rewrites.apply(r.signal) else {
+        let Some(to) = self.config.rewrites.apply(signal) else {
             return Passed::Dropped;
         };
-        let target = self.target(r.sender);
+        let target = self.target(sender);
         if self.sys.send(target, to) {
             Passed::Sent(target, to)
         } else {
@@ -276,7 +278,7 @@ impl<S: System> Supervisor<S> {
     /// with when it came, since the child may end on it rather than on the
     /// first.
     pub(super) fn forward(&mut self, r: Received, later_stop: bool) {
-        let passed = self.pass_on(r);
+        let passed = self.pass_on(r.signal, r.sender);
         let later_stop = later_stop.then(|| self.sys.now());
         let signal = r.signal;
         let (target, to) = match passed {
@@ -337,15 +339,6 @@ pub(super) enum Passed {
     ChildGone,
     /// The send failed (vigil warned).
     Failed,
-}
-
-/// The stop signal as the stop sequence passes it on: who sent it is in
-/// the stop's cause.
-fn stop_signal(signal: Signal) -> Received {
-    Received {
-        signal,
-        sender: Sender::Vigil,
-    }
 }
 
 /// The shells whose script may wait for a foreground job that never got
