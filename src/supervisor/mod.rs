@@ -484,12 +484,22 @@ impl<S: System> Supervisor<S> {
             .unwrap_or(Signal::TERM)
     }
 
-    /// Starts a hook through the seam; the record of one that could not run.
-    fn start_hook(&mut self, hook: Hook, argv: &[std::ffi::OsString]) -> Result<(), hook::Record> {
+    /// Starts a hook through the seam, with its deadline `timeout` from
+    /// when it started, if it has one; the record of one that could not run.
+    fn start_hook(
+        &mut self,
+        hook: Hook,
+        argv: &[std::ffi::OsString],
+        timeout: Option<Duration>,
+    ) -> Result<(), hook::Record> {
         let started = self.sys.now();
         let sys = &mut self.sys;
         let running = hooks::start(hook, argv, self.child, started, |spec| sys.spawn(spec))?;
         *self.hook_mut(hook.kind()) = Some(running);
+        if let Some(timeout) = timeout {
+            let at = self.sys.now() + timeout;
+            self.deadlines.set(timeout_of(hook.kind()), at);
+        }
         Ok(())
     }
 
@@ -509,14 +519,9 @@ impl<S: System> Supervisor<S> {
         let Some(argv) = self.config.post_start.clone() else {
             return;
         };
-        match self.start_hook(Hook::PostStart, &argv) {
-            Ok(()) => {
-                if let Some(timeout) = self.config.post_start_timeout {
-                    let at = self.sys.now() + timeout;
-                    self.deadlines.set(Deadline::PostStart, at);
-                }
-            }
-            Err(record) => self.post_start_failed(record),
+        let timeout = self.config.post_start_timeout;
+        if let Err(record) = self.start_hook(Hook::PostStart, &argv, timeout) {
+            self.post_start_failed(record);
         }
     }
 

@@ -149,12 +149,9 @@ impl<S: System> Supervisor<S> {
                 let Some(argv) = self.config.pre_stop.clone() else {
                     return false;
                 };
-                match self.start_hook(Hook::PreStop { signal }, &argv) {
-                    Ok(()) => {
-                        let at = self.sys.now() + self.pre_stop_timeout();
-                        self.deadlines.set(Deadline::PreStopTimeout, at);
-                        true
-                    }
+                let timeout = Some(self.pre_stop_timeout());
+                match self.start_hook(Hook::PreStop { signal }, &argv, timeout) {
+                    Ok(()) => true,
                     Err(record) => {
                         self.say(Event::HookEnded {
                             record: &record,
