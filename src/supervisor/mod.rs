@@ -360,7 +360,7 @@ impl<S: System> Supervisor<S> {
             Signal::CHLD => {
                 // One per exit: as the kernel gave it, without reading /proc.
                 if log::shown(Level::Trace) {
-                    self.received(r, &Named::bare(r.sender));
+                    self.received(r.signal, &Named::bare(r.sender));
                 }
                 self.reap();
             }
@@ -391,15 +391,12 @@ impl<S: System> Supervisor<S> {
     fn log_received(&mut self, r: Received) {
         if log::shown(Level::Info) {
             let sender = self.named(r.sender, r.signal);
-            self.received(r, &sender);
+            self.received(r.signal, &sender);
         }
     }
 
-    fn received(&mut self, r: Received, sender: &Named) {
-        self.say(Event::SignalReceived {
-            signal: r.signal,
-            sender,
-        });
+    fn received(&mut self, signal: Signal, sender: &Named) {
+        self.say(Event::SignalReceived { signal, sender });
     }
 
     /// A signal's sender, named from /proc when it is a process of vigil's

@@ -1,7 +1,7 @@
 //! The stop sequence: what vigil does between the first stop signal (or a
 //! failed post-start hook, or `--timeout`) and the child's exit.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::deadlines::Deadline;
 use super::system::System;
@@ -54,13 +54,8 @@ impl<S: System> Supervisor<S> {
         let at = self.sys.now();
         if let StopCause::Signal { signal, sender } = &mut cause {
             *sender = self.named(sender.sender, *signal);
-            let r = Received {
-                signal: *signal,
-                sender: sender.sender,
-            };
             if log::shown(crate::log::event::Level::Info) {
-                let sender = sender.clone();
-                self.received(r, &sender);
+                self.received(*signal, sender);
             }
         }
         // `--timeout` promises a bounded job: without a grace period of the
@@ -184,8 +179,13 @@ impl<S: System> Supervisor<S> {
     fn stop_signal_passed(&mut self, signal: Signal, passed: Passed) {
         let why = match passed {
             Passed::Sent(target, sent) => {
-                let sender = Named::bare(Sender::Vigil);
-                self.forwarded(signal, sent, target, &sender, None);
+                self.say(Event::SignalForwarded {
+                    signal,
+                    sent,
+                    target,
+                    sender: &Named::bare(Sender::Vigil),
+                    later_stop: None,
+                });
                 None
             }
             Passed::Dropped => Some(NotSent::Rewritten),
@@ -298,30 +298,18 @@ impl<S: System> Supervisor<S> {
         };
         let sender = self.named(r.sender, to);
         if log::shown(crate::log::event::Level::Info) {
-            self.received(r, &sender);
+            self.received(r.signal, &sender);
         }
-        self.forwarded(signal, to, target, &sender, later_stop);
+        self.say(Event::SignalForwarded {
+            signal,
+            sent: to,
+            target,
+            sender: &sender,
+            later_stop,
+        });
         if later_stop.is_some() {
             self.continue_if_stopped();
         }
-    }
-
-    /// Says that `signal` went to `target` as `sent`.
-    fn forwarded(
-        &mut self,
-        signal: Signal,
-        sent: Signal,
-        target: Target,
-        sender: &Named,
-        later_stop: Option<Instant>,
-    ) {
-        self.say(Event::SignalForwarded {
-            signal,
-            sent,
-            target,
-            sender,
-            later_stop,
-        });
     }
 }
 
