@@ -75,42 +75,36 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     let activated = spawn::socket_activated();
     let gave_terminal =
         spawn::owns_terminal() && !user.as_ref().is_some_and(user::Switch::new_session);
-    let child = start_child(
-        &config,
-        inherited,
-        user.as_ref(),
-        caps.as_ref(),
-        &unset,
-        activated,
-        gave_terminal,
-    )?;
-    // A hook is not the sockets' owner: it gets none of the variables that
-    // would say it is.
-    if activated {
-        unset.extend(spawn::LISTEN_VARIABLES);
-    }
-    let started = log::wall_clock();
-    let command = Command::new(config.command.clone());
-    let (limit, oom_group) = memory
-        .as_ref()
-        .map_or((None, false), |m| (m.limit, m.oom_group));
-    // Kept up to date only where it says something: in the termination log.
-    let memory_watch = memory
-        .as_ref()
-        .filter(|_| log::has_termination_log())
-        .and_then(Memory::watch);
-    let os = Os {
+    let mut os = Os {
         role,
-        signals,
-        inherited,
         memory,
-        memory_watch,
+        memory_watch: None,
         user,
         caps,
         unset,
         notifier,
         probe: None,
+        signals,
+        inherited,
     };
+    let child = start_child(&config, &mut os, activated, gave_terminal)?;
+    // A hook is not the sockets' owner: it gets none of the variables that
+    // would say it is.
+    if activated {
+        os.unset.extend(spawn::LISTEN_VARIABLES);
+    }
+    let started = log::wall_clock();
+    let command = Command::new(config.command.clone());
+    let (limit, oom_group) = os
+        .memory
+        .as_ref()
+        .map_or((None, false), |m| (m.limit, m.oom_group));
+    // Kept up to date only where it says something: in the termination log.
+    os.memory_watch = os
+        .memory
+        .as_ref()
+        .filter(|_| log::has_termination_log())
+        .and_then(Memory::watch);
     let start = Start {
         child,
         parent,
@@ -191,18 +185,15 @@ fn prepare_user(config: &Config, role: Role) -> Result<Option<user::Switch>, i32
     }
 }
 
-/// Starts the child; an `Err` is the exit status when it could not start.
-/// `activated`: socket activation, where the child gets its own pid as
-/// `LISTEN_PID`.
+/// Starts the child, as the hooks are started later (`Os::spawn`); an
+/// `Err` is the exit status when it could not start. `activated`: socket
+/// activation, where the child gets its own pid as `LISTEN_PID`.
 /// tini's child exits 126/127 after a failed exec, and `-e` maps that
 /// status like any other: so does vigil's. A process that could not be
 /// made at all is vigil's own failure: 1, whatever `-e` says.
 fn start_child(
     config: &Config,
-    inherited: Inherited,
-    user: Option<&user::Switch>,
-    caps: Option<&caps::Narrowing>,
-    unset: &[&'static str],
+    os: &mut Os,
     activated: bool,
     take_terminal: bool,
 ) -> Result<Pid, i32> {
@@ -211,10 +202,10 @@ fn start_child(
         env: Vec::new(),
         take_terminal,
         null_stdin: false,
-        unset,
+        unset: &[],
         own_pid: activated.then_some(spawn::LISTEN_VARIABLES[0]),
     };
-    spawn::spawn(spec, inherited, user, caps).map_err(|e| {
+    os.spawn(spec).map_err(|e| {
         let status = if e.is_fork_failure() {
             e.status()
         } else {

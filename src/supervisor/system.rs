@@ -117,8 +117,6 @@ pub trait System {
 /// The real world.
 pub struct Os {
     pub role: Role,
-    pub signals: SignalFd,
-    pub inherited: Inherited,
     pub memory: Option<Memory>,
     /// `memory.events`, watched (cgroup v2, with a termination log to
     /// keep up to date).
@@ -133,6 +131,8 @@ pub struct Os {
     pub notifier: Option<Notifier>,
     /// The readiness probe in flight.
     pub probe: Option<Attempt>,
+    pub signals: SignalFd,
+    pub inherited: Inherited,
 }
 
 /// How many times in a row a failed wait is tried again before it counts.
