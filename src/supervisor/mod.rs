@@ -221,11 +221,8 @@ impl<S: System> Supervisor<S> {
     }
 
     /// The event loop: one turn at a time until the state is `Exit`.
-    fn run(&mut self) -> i32 {
-        loop {
-            if self.state == State::Exit {
-                return self.finish();
-            }
+    fn run(&mut self) {
+        while self.state != State::Exit {
             self.turn();
         }
     }

@@ -23,13 +23,20 @@ use crate::user;
 /// Runs the command under supervision and returns vigil's exit status.
 pub fn run(config: Config, inherited: Inherited) -> i32 {
     let started = open_signals().and_then(|signals| start(config, inherited, signals));
-    match started {
-        // Never dropped: vigil exits as soon as this returns, and the
-        // kernel closes its descriptors and frees its memory at once, so
-        // closing and unmapping them one by one would only delay the exit.
-        Ok(supervisor) => std::mem::ManuallyDrop::new(supervisor).run(),
-        Err(status) => status,
+    // Never dropped: vigil exits as soon as this returns, and the kernel
+    // closes its descriptors and frees its memory at once, so closing and
+    // unmapping them one by one would only delay the exit.
+    let mut supervisor = match started {
+        Ok(supervisor) => std::mem::ManuallyDrop::new(supervisor),
+        Err(status) => return status,
+    };
+    supervisor.run();
+    let status = supervisor.finish();
+    if supervisor.gave_terminal {
+        spawn::reclaim_terminal(supervisor.child);
     }
+    log::let_readers_catch_up();
+    status
 }
 
 /// The signalfd that every signal comes through; without it vigil could
@@ -265,7 +272,7 @@ impl<S: System> Supervisor<S> {
         log::final_lines();
         // Every way to `State::Exit` goes through the child's end: the
         // ending is known.
-        let status = match self.exit() {
+        match self.exit() {
             Some(exit) => {
                 let clocks = Clocks {
                     wall: log::wall_clock(),
@@ -275,12 +282,7 @@ impl<S: System> Supervisor<S> {
                 exit.status()
             }
             None => 0,
-        };
-        if self.gave_terminal {
-            self.sys.reclaim_terminal(self.child);
         }
-        self.sys.let_readers_catch_up();
-        status
     }
 
     /// How the child ended and what vigil makes of it, once it has ended.

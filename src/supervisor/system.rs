@@ -94,12 +94,8 @@ pub trait System {
     fn stop_self(&mut self);
     /// Gives the terminal to `pgid`, if vigil holds it.
     fn give_terminal(&mut self, pgid: Pid);
-    /// Takes the terminal back from `given_to` at exit, if it still has it.
-    fn reclaim_terminal(&mut self, given_to: Pid);
     /// What vigil's memory cgroup counted since vigil started.
     fn memory_events(&self) -> MemoryEvents;
-    /// At exit: lets whoever reads vigil's output pipes catch up.
-    fn let_readers_catch_up(&mut self);
     /// Begins a readiness probe of `url`: its outcome when it is over
     /// at once; otherwise its socket joins the wait (`Woken::Probe`).
     fn probe_start(&mut self, url: &Url) -> Option<Outcome>;
@@ -307,18 +303,10 @@ impl System for Os {
         spawn::give_terminal(pgid);
     }
 
-    fn reclaim_terminal(&mut self, given_to: Pid) {
-        spawn::reclaim_terminal(given_to);
-    }
-
     fn memory_events(&self) -> MemoryEvents {
         self.memory
             .as_ref()
             .map_or(MemoryEvents::default(), Memory::events)
-    }
-
-    fn let_readers_catch_up(&mut self) {
-        crate::log::let_readers_catch_up();
     }
 
     fn probe_start(&mut self, url: &Url) -> Option<Outcome> {

@@ -203,13 +203,9 @@ impl System for Fake {
         self.terminal_given.push(pgid);
     }
 
-    fn reclaim_terminal(&mut self, _given_to: Pid) {}
-
     fn memory_events(&self) -> MemoryEvents {
         self.memory
     }
-
-    fn let_readers_catch_up(&mut self) {}
 
     fn probe_start(&mut self, url: &crate::probe::Url) -> Option<crate::probe::Outcome> {
         self.probes.push(url.text.clone());
