@@ -349,19 +349,11 @@ impl<S: System> Supervisor<S> {
         let hook = self.pre_stop.as_ref().map(|h| h.pid);
         let own = all.iter().find(|p| p.stat.pid == child);
         // The child first, then the others; not the hook, said apart.
-        let mut running: Vec<&procs::Running> = own.into_iter().collect();
-        running.extend(
-            all.iter()
-                .filter(|p| p.stat.pid != child && Some(p.stat.pgrp) != hook),
-        );
-        let shell = own
-            .and_then(|shell| self.shell_waiting(shell, &all))
-            .map(|(shell, jobs)| Shell {
-                pid: shell.stat.pid,
-                name: shell.title.clone(),
-                jobs: jobs.into_iter().map(fact).collect(),
-            });
-        let running: Vec<Running> = running.into_iter().map(fact).collect();
+        let others = all
+            .iter()
+            .filter(|p| p.stat.pid != child && Some(p.stat.pgrp) != hook);
+        let running: Vec<Running> = own.into_iter().chain(others).map(fact).collect();
+        let shell = own.and_then(|shell| self.shell_waiting(shell, &all));
         self.say(Event::StillRunning {
             signal,
             after,
@@ -376,20 +368,21 @@ impl<S: System> Supervisor<S> {
     /// When the child is a shell whose foreground job (its children in its
     /// process group) never got the stop signal, which went to the shell
     /// alone: the shell and the job.
-    fn shell_waiting<'p>(
-        &self,
-        shell: &'p procs::Running,
-        all: &'p [procs::Running],
-    ) -> Option<(&'p procs::Running, Vec<&'p procs::Running>)> {
+    fn shell_waiting(&self, shell: &procs::Running, all: &[procs::Running]) -> Option<Shell> {
         let sent_alone = !self.config.signal_group && self.ledger.stop_signal_sent();
         if !sent_alone || !SHELLS.contains(&shell.stat.comm.as_slice()) {
             return None;
         }
-        let jobs: Vec<&procs::Running> = all
+        let jobs: Vec<Running> = all
             .iter()
             .filter(|p| p.stat.ppid == shell.stat.pid && p.stat.pgrp == shell.stat.pgrp)
+            .map(fact)
             .collect();
-        (!jobs.is_empty()).then_some((shell, jobs))
+        (!jobs.is_empty()).then(|| Shell {
+            pid: shell.stat.pid,
+            name: shell.title.clone(),
+            jobs,
+        })
     }
 }
 
