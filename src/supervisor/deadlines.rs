@@ -74,6 +74,8 @@ impl fmt::Display for Deadline {
 /// The pending deadlines: at most one of each kind.
 #[derive(Debug, Default)]
 pub struct Deadlines {
+    /// Each deadline's place is its number, which is its place in `ALL` (a
+    /// test says so).
     at: [Option<Instant>; ALL.len()],
     /// Set by `take_due`, in the handling order: the kinds handled in this
     /// turn of the loop, so that one that comes due again at once is caught
@@ -92,26 +94,20 @@ pub enum Due {
 }
 
 impl Deadlines {
-    /// A deadline's place in the table: its number, which is its place in
-    /// `ALL` (a test says so).
-    fn slot(deadline: Deadline) -> usize {
-        deadline as usize
-    }
-
     pub fn set(&mut self, deadline: Deadline, at: Instant) {
-        if let Some(slot) = self.at.get_mut(Self::slot(deadline)) {
+        if let Some(slot) = self.at.get_mut(deadline as usize) {
             *slot = Some(at);
         }
     }
 
     pub fn clear(&mut self, deadline: Deadline) {
-        if let Some(slot) = self.at.get_mut(Self::slot(deadline)) {
+        if let Some(slot) = self.at.get_mut(deadline as usize) {
             *slot = None;
         }
     }
 
     pub fn get(&self, deadline: Deadline) -> Option<Instant> {
-        self.at.get(Self::slot(deadline)).copied().flatten()
+        self.at.get(deadline as usize).copied().flatten()
     }
 
     /// The earliest pending deadline; `None` means none is pending.
@@ -150,7 +146,7 @@ mod tests {
     #[test]
     fn each_deadline_has_its_own_slot_in_handling_order() {
         for (i, deadline) in ALL.iter().enumerate() {
-            assert_eq!(Deadlines::slot(*deadline), i, "{deadline}");
+            assert_eq!(*deadline as usize, i, "{deadline}");
         }
     }
 
