@@ -43,7 +43,13 @@ pub fn run(config: &Config) -> i32 {
             Ok(Some(received)) => received,
             // Interrupted (a tracer attached, say): wait again.
             Ok(None) => continue,
-            Err(e) => return cannot_read(os_error(&e)),
+            // No stop signal could be seen: exit 1 rather than pause deaf
+            // to the stop.
+            Err(e) => {
+                let error = format!("cannot read signals: {}", os_error(&e));
+                log::emit(&Event::Fault { error: &error });
+                return 1;
+            }
         };
         match received.signal {
             Signal::CHLD => orphans_reaped += reap_all(config.warn_on_reap),
@@ -95,13 +101,4 @@ fn reap_all(warn: bool) -> u64 {
 /// namespace.
 fn named(sender: Sender) -> Named {
     Named::looked_up(sender, procs::name)
-}
-
-/// Signals cannot be read, so no stop signal could be seen: exits 1
-/// rather than pause deaf to the stop.
-fn cannot_read(error: String) -> i32 {
-    log::emit(&Event::Fault {
-        error: &format!("cannot read signals: {error}"),
-    });
-    1
 }
