@@ -325,18 +325,14 @@ fn report_exit(exit: &Exit, clocks: Clocks) {
 /// The kernel's side: a subreaper when asked or when not PID 1 (so that
 /// orphans still come to vigil), and `-p`'s parent-death signal.
 pub(super) fn kernel_side(config: &Config, role: Role) {
-    if config.subreaper || role == Role::Subreaper {
-        become_subreaper();
+    if (config.subreaper || role == Role::Subreaper)
+        && let Err(e) = nix::sys::prctl::set_child_subreaper(true)
+    {
+        let error = os_error(&e.into());
+        log::emit(&Event::SubreaperFailed { error: &error });
     }
     if let Some(signal) = config.parent_death_signal {
         set_parent_death_signal(signal);
-    }
-}
-
-fn become_subreaper() {
-    if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
-        let error = os_error(&e.into());
-        log::emit(&Event::SubreaperFailed { error: &error });
     }
 }
 
