@@ -76,7 +76,11 @@ fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supe
     // the child's, as ever.
     let notifier = config.ready_when.as_ref().and_then(|_| {
         unset.push(notify::VARIABLE);
-        notify_socket()
+        // A warning when it names no socket vigil can send to.
+        Notifier::from_env(std::env::var_os(notify::VARIABLE)).unwrap_or_else(|why| {
+            log::emit(&Event::NotifySocketUnusable { error: &why });
+            None
+        })
     });
     // Socket activation: the child owns the sockets.
     let activated = spawn::socket_activated();
@@ -221,18 +225,6 @@ fn start_child(
         log::emit_final(&e.event(status));
         status
     })
-}
-
-/// `$NOTIFY_SOCKET`, when it names a socket vigil can send to; a warning
-/// when it names something else.
-fn notify_socket() -> Option<Notifier> {
-    match Notifier::from_env(std::env::var_os(notify::VARIABLE)) {
-        Ok(notifier) => notifier,
-        Err(why) => {
-            log::emit(&Event::NotifySocketUnusable { error: &why });
-            None
-        }
-    }
 }
 
 /// Mistakes in the hooks that need not stop vigil, said at start rather
