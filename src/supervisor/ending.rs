@@ -230,11 +230,9 @@ impl<S: System> Supervisor<S> {
     /// Process groups vigil knows of without /proc: the child's and the
     /// hooks'.
     fn known_groups(&self) -> Vec<Target> {
-        let mut groups = vec![Target::Group(self.child)];
-        for hook in [&self.post_start, &self.pre_stop].into_iter().flatten() {
-            groups.push(Target::Group(hook.pid));
-        }
-        groups
+        let hooks = [&self.post_start, &self.pre_stop].into_iter().flatten();
+        let pids = std::iter::once(self.child).chain(hooks.map(|hook| hook.pid));
+        pids.map(Target::Group).collect()
     }
 
     /// The grace period is over: everything still alive gets SIGKILL, and
