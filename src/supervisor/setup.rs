@@ -264,17 +264,20 @@ impl<S: System> Supervisor<S> {
         log::final_lines();
         // Every way to `State::Exit` goes through the child's end: the
         // ending is known.
-        match self.exit() {
-            Some(exit) => {
-                let clocks = Clocks {
-                    wall: log::wall_clock(),
-                    now: self.sys.now(),
-                };
-                report_exit(&exit, clocks);
-                exit.status()
-            }
-            None => 0,
-        }
+        let Some(exit) = self.exit() else {
+            return 0;
+        };
+        let clocks = Clocks {
+            wall: log::wall_clock(),
+            now: self.sys.now(),
+        };
+        // The exit report, to the log when it is due and to the termination
+        // log.
+        log::emit_final(&Event::Exit {
+            report: &exit.at(clocks),
+            level: exit.level(),
+        });
+        exit.status()
     }
 
     /// How the child ended and what vigil makes of it, once it has ended.
@@ -304,14 +307,6 @@ impl<S: System> Supervisor<S> {
         self.say(Event::MemoryEventsSeen { events, at });
         self.write_provisional();
     }
-}
-
-/// The exit report, to the log when it is due and to the termination log.
-fn report_exit(exit: &Exit, clocks: Clocks) {
-    log::emit_final(&Event::Exit {
-        report: &exit.at(clocks),
-        level: exit.level(),
-    });
 }
 
 /// The kernel's side: a subreaper when asked or when not PID 1 (so that
