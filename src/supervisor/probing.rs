@@ -190,11 +190,10 @@ impl<S: System> Supervisor<S> {
     }
 
     /// `--ready-timeout` passed before the first success: the stop
-    /// sequence runs as for the first of `--stop-signals`.
+    /// sequence runs as for the first of `--stop-signals`. Probing is on
+    /// only while the state is `Running` (`probing_over` ends it when the
+    /// container begins to stop).
     pub(super) fn ready_timed_out(&mut self) {
-        if self.state != State::Running {
-            return;
-        }
         let Some(ready) = self.stop_probing() else {
             return;
         };
