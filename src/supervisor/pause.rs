@@ -52,7 +52,11 @@ pub fn run(config: &Config) -> i32 {
             }
         };
         match received.signal {
-            Signal::CHLD => orphans_reaped += reap_all(config.warn_on_reap),
+            Signal::CHLD => reap::all_ended(|pid, ending| {
+                orphans_reaped += 1;
+                let warn = config.warn_on_reap;
+                log::emit(&Event::Reaped { pid, ending, warn });
+            }),
             signal if stop_signals.contains(&signal) => {
                 let status = 0;
                 log::emit(&Event::PauseEnded {
@@ -85,16 +89,6 @@ fn stop_signals(config: &Config) -> Vec<Signal> {
         }
     }
     signals
-}
-
-/// Reaps every process that has ended; how many.
-fn reap_all(warn: bool) -> u64 {
-    let mut reaped = 0;
-    reap::all_ended(|pid, ending| {
-        reaped += 1;
-        log::emit(&Event::Reaped { pid, ending, warn });
-    });
-    reaped
 }
 
 /// A signal's sender, named from /proc when it is a process of vigil's
