@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use nix::sys::signal::Signal as Classic;
 use nix::unistd::Pid;
 
 use crate::log::format::{Fields, Obj, Value};
@@ -59,47 +60,12 @@ impl fmt::Display for Signal {
     }
 }
 
-/// The classic names, indexed by number - 1 (32 and 33 have none), with
-/// their `SIG`, as messages and records show them: the usual signals need
-/// no formatting. Parsing reads them without it.
-const NAMES: [&str; 31] = [
-    "SIGHUP",
-    "SIGINT",
-    "SIGQUIT",
-    "SIGILL",
-    "SIGTRAP",
-    "SIGABRT",
-    "SIGBUS",
-    "SIGFPE",
-    "SIGKILL",
-    "SIGUSR1",
-    "SIGSEGV",
-    "SIGUSR2",
-    "SIGPIPE",
-    "SIGALRM",
-    "SIGTERM",
-    "SIGSTKFLT",
-    "SIGCHLD",
-    "SIGCONT",
-    "SIGSTOP",
-    "SIGTSTP",
-    "SIGTTIN",
-    "SIGTTOU",
-    "SIGURG",
-    "SIGXCPU",
-    "SIGXFSZ",
-    "SIGVTALRM",
-    "SIGPROF",
-    "SIGWINCH",
-    "SIGIO",
-    "SIGPWR",
-    "SIGSYS",
-];
-
 /// A signal's name for messages: `SIGTERM`, `SIGRTMIN+2`, `signal 32`.
+/// The classic signals' names are nix's, with their `SIG`, as messages and
+/// records show them: the usual signals need no formatting.
 fn name(Signal(signal): Signal) -> Cow<'static, str> {
-    if let Some(classic) = usize::try_from(signal - 1).ok().and_then(|i| NAMES.get(i)) {
-        return Cow::Borrowed(classic);
+    if let Ok(classic) = Classic::try_from(signal) {
+        return Cow::Borrowed(classic.as_str());
     }
     Cow::Owned(match signal {
         RTMIN..=MAX_SIGNAL => match signal - RTMIN {
@@ -129,11 +95,8 @@ pub fn parse(text: &str) -> Result<Signal, String> {
     }
     let upper = trimmed.to_ascii_uppercase();
     let bare = upper.strip_prefix("SIG").unwrap_or(&upper);
-    if let Some(i) = NAMES
-        .iter()
-        .position(|n| n.strip_prefix("SIG") == Some(bare))
-    {
-        return Ok(Signal(i as i32 + 1));
+    if let Ok(classic) = format!("SIG{bare}").parse::<Classic>() {
+        return Ok(Signal(classic as i32));
     }
     // Aliases that `kill -l` and other tools accept.
     match bare {
