@@ -17,7 +17,7 @@ use nix::unistd::Pid;
 use crate::log;
 use crate::log::event::Event;
 use crate::log::facts::{Ending, Signal};
-use crate::sys::process::{self, wait_any};
+use crate::sys::process::wait_any;
 
 /// One state change reported by `waitpid`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,8 +53,8 @@ pub enum Next {
 #[inline(always)]
 pub fn next() -> Next {
     loop {
-        let change = match wait_any() {
-            Ok(Some(change)) => change,
+        let (pid, status) = match wait_any() {
+            Ok(Some(changed)) => changed,
             Ok(None) => return Next::Nothing,
             Err(Errno::EINTR) => continue,
             Err(Errno::ECHILD) => return Next::NoChildren,
@@ -64,24 +64,17 @@ pub fn next() -> Next {
                 return Next::Nothing;
             }
         };
-        return Next::Changed(match change {
-            process::Change::Stopped { pid, signal } => {
-                Change::Stopped(Pid::from_raw(pid), Signal(signal))
-            }
-            process::Change::Killed {
-                pid,
-                signal,
-                core_dumped,
-            } => Change::Ended(
-                Pid::from_raw(pid),
-                Ending::Killed {
-                    signal: Signal(signal),
-                    core_dumped,
-                },
-            ),
-            process::Change::Exited { pid, code } => {
-                Change::Ended(Pid::from_raw(pid), Ending::Exited(code))
-            }
+        let pid = Pid::from_raw(pid);
+        return Next::Changed(if libc::WIFSTOPPED(status) {
+            Change::Stopped(pid, Signal(libc::WSTOPSIG(status)))
+        } else if libc::WIFSIGNALED(status) {
+            let ending = Ending::Killed {
+                signal: Signal(libc::WTERMSIG(status)),
+                core_dumped: libc::WCOREDUMP(status),
+            };
+            Change::Ended(pid, ending)
+        } else {
+            Change::Ended(pid, Ending::Exited(libc::WEXITSTATUS(status)))
         });
     }
 }

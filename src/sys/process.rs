@@ -2,26 +2,10 @@
 
 use nix::errno::Errno;
 
-/// How a child changed, as `waitpid` gives it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Change {
-    Exited {
-        pid: i32,
-        code: i32,
-    },
-    Killed {
-        pid: i32,
-        signal: i32,
-        core_dumped: bool,
-    },
-    Stopped {
-        pid: i32,
-        signal: i32,
-    },
-}
-
 /// `waitpid(-1, WNOHANG | WUNTRACED)`: one child that ended (reaped) or
-/// stopped; `None` when there are children but none has changed.
+/// stopped, its pid and its status as `waitpid` gives it (read with
+/// libc's `WIFSTOPPED` and the like); `None` when there are children but
+/// none has changed.
 ///
 /// Raw, not nix's `waitpid`: nix names the signal of a `WaitStatus` with
 /// its `Signal` enum, which has no realtime signals, so a child killed by
@@ -33,33 +17,15 @@ pub enum Change {
 /// the same reason its error check is written out: the size-optimised
 /// build calls nix's `Errno::result` rather than inlining it.
 #[inline(always)]
-pub fn wait_any() -> Result<Option<Change>, Errno> {
+pub fn wait_any() -> Result<Option<(i32, libc::c_int)>, Errno> {
     let mut status: libc::c_int = 0;
     // SAFETY: waitpid writes one c_int into `status`, which is live.
     let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG | libc::WUNTRACED) };
     if pid < 0 {
         return Err(Errno::last());
     }
-    if pid == 0 {
-        return Ok(None);
-    }
-    Ok(Some(if libc::WIFSTOPPED(status) {
-        Change::Stopped {
-            pid,
-            signal: libc::WSTOPSIG(status),
-        }
-    } else if libc::WIFSIGNALED(status) {
-        Change::Killed {
-            pid,
-            signal: libc::WTERMSIG(status),
-            core_dumped: libc::WCOREDUMP(status),
-        }
-    } else {
-        Change::Exited {
-            pid,
-            code: libc::WEXITSTATUS(status),
-        }
-    }))
+    // 0: children, none of them changed.
+    Ok((pid > 0).then_some((pid, status)))
 }
 
 /// `prctl(PR_SET_PDEATHSIG, signal)`: the kernel sends `signal` when the
