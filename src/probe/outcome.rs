@@ -134,41 +134,6 @@ pub enum Unhealthy {
     },
 }
 
-impl Unhealthy {
-    /// The record's `reason`.
-    fn word(&self) -> &'static str {
-        match self {
-            Unhealthy::Status { .. } => "http_status",
-            Unhealthy::Refused(_) => "refused",
-            Unhealthy::Connect { .. } => "connect_failed",
-            Unhealthy::Io { .. } => "io_failed",
-            Unhealthy::Closed(_) => "closed",
-            Unhealthy::NotHttp { .. } => "not_http",
-            Unhealthy::TooLong { .. } => "too_long",
-            Unhealthy::Unresolved { .. } => "unresolved",
-            Unhealthy::NoFile { .. } => "no_file",
-            Unhealthy::Stale { .. } => "stale",
-            Unhealthy::TimedOut { .. } => "timed_out",
-        }
-    }
-
-    fn address(&self) -> Option<&Address> {
-        match self {
-            Unhealthy::Refused(address)
-            | Unhealthy::Connect { address, .. }
-            | Unhealthy::Io { address, .. }
-            | Unhealthy::Closed(address)
-            | Unhealthy::NotHttp { address, .. }
-            | Unhealthy::TooLong { address, .. }
-            | Unhealthy::TimedOut {
-                waited: Waited::Connection(address) | Waited::Answer(address),
-                ..
-            } => Some(address),
-            _ => None,
-        }
-    }
-}
-
 impl fmt::Display for Unhealthy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -229,38 +194,54 @@ impl fmt::Display for Unhealthy {
     }
 }
 
+/// The record's `reason`, then where the probe connected or looked, then
+/// what else the variant knows.
 impl Fields for Unhealthy {
     fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
-        o.word("reason", self.word());
-        if let Some(address) = self.address() {
-            o.field("address", address.to_string());
-        }
         match self {
-            Unhealthy::Status { code, .. } => {
-                o.field("http_status", u32::from(*code));
-            }
-            Unhealthy::Connect { error, .. } | Unhealthy::Io { error, .. } => {
-                o.field("error", error.desc());
-            }
-            Unhealthy::NoFile { path, error } => {
-                o.field("address", path.as_str())
-                    .field("error", error.desc());
-            }
-            Unhealthy::Stale { path, age, max_age } => {
-                o.field("address", path.as_str())
-                    .field("age", *age)
-                    .field("max_age", *max_age);
-            }
-            Unhealthy::NotHttp { start, .. } => {
-                o.field("error", format!("answered \"{start}\""));
-            }
+            Unhealthy::Status { code, .. } => o
+                .word("reason", "http_status")
+                .field("http_status", u32::from(*code)),
+            Unhealthy::Refused(address) => o
+                .word("reason", "refused")
+                .field("address", address.to_string()),
+            Unhealthy::Connect { address, error } => o
+                .word("reason", "connect_failed")
+                .field("address", address.to_string())
+                .field("error", error.desc()),
+            Unhealthy::Io { address, error, .. } => o
+                .word("reason", "io_failed")
+                .field("address", address.to_string())
+                .field("error", error.desc()),
+            Unhealthy::Closed(address) => o
+                .word("reason", "closed")
+                .field("address", address.to_string()),
+            Unhealthy::NotHttp { address, start } => o
+                .word("reason", "not_http")
+                .field("address", address.to_string())
+                .field("error", format!("answered \"{start}\"")),
+            Unhealthy::TooLong { address, .. } => o
+                .word("reason", "too_long")
+                .field("address", address.to_string()),
             Unhealthy::Unresolved { name } => {
-                o.field("name", name.as_str());
+                o.word("reason", "unresolved").field("name", name.as_str())
             }
-            Unhealthy::TimedOut { after, .. } => {
-                o.field("probe_timeout", *after);
-            }
-            Unhealthy::Refused(_) | Unhealthy::Closed(_) | Unhealthy::TooLong { .. } => {}
-        }
+            Unhealthy::NoFile { path, error } => o
+                .word("reason", "no_file")
+                .field("address", path.as_str())
+                .field("error", error.desc()),
+            Unhealthy::Stale { path, age, max_age } => o
+                .word("reason", "stale")
+                .field("address", path.as_str())
+                .field("age", *age)
+                .field("max_age", *max_age),
+            Unhealthy::TimedOut {
+                after,
+                waited: Waited::Connection(address) | Waited::Answer(address),
+            } => o
+                .word("reason", "timed_out")
+                .field("address", address.to_string())
+                .field("probe_timeout", *after),
+        };
     }
 }
