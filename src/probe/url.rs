@@ -76,24 +76,18 @@ impl Url {
         // A fragment is the client's alone: never sent.
         let url = text.split('#').next().unwrap_or_default();
         let lower = url.to_ascii_lowercase();
-        if lower.starts_with("file:") {
-            let rest = url.get(5..).unwrap_or("");
-            let endpoint = file(rest.strip_prefix("//").unwrap_or(rest)).map_err(bad)?;
+        // `file:` and `unix:` take a path, after `//` or without it.
+        let rest = url.get(5..).unwrap_or("");
+        let rest = rest.strip_prefix("//").unwrap_or(rest);
+        let local = match lower.get(..5) {
+            Some("file:") => Some(file(rest)),
+            Some("unix:") => Some(socket_path(rest).map(Endpoint::Unix)),
+            _ => None,
+        };
+        if let Some(endpoint) = local {
             return Ok(Url {
                 text: text.to_string(),
-                endpoint,
-                path: None,
-            });
-        }
-        if let Some(rest) = lower
-            .strip_prefix("unix:")
-            .map(|_| url.get(5..).unwrap_or(""))
-        {
-            let path = rest.strip_prefix("//").unwrap_or(rest);
-            let path = socket_path(path).map_err(bad)?;
-            return Ok(Url {
-                text: text.to_string(),
-                endpoint: Endpoint::Unix(path),
+                endpoint: endpoint.map_err(bad)?,
                 path: None,
             });
         }
