@@ -31,7 +31,7 @@ use std::fmt;
 use nix::errno::Errno;
 
 use crate::log::format::{Fields, Obj};
-use crate::sys::caps::{self as sys, Narrow, Which};
+use crate::sys::caps::{self as sys, Narrow};
 use crate::sys::exec::{Failed, Step};
 
 /// Every capability vigil knows by name: capability N at index N, as
@@ -465,20 +465,11 @@ pub struct CapsFailure {
     errno: Errno,
     /// The capability the step was about.
     cap: Option<u32>,
-    /// The set a read-back found wrong (then there is no error).
-    which: Option<Which>,
+    /// The set a read-back found wrong (then there is no error), by name.
+    which: Option<&'static str>,
 }
 
 impl CapsFailure {
-    fn which(&self) -> Option<&'static str> {
-        self.which.map(|which| match which {
-            Which::Effective => "effective",
-            Which::Permitted => "permitted",
-            Which::Inheritable => "inheritable",
-            Which::Ambient => "ambient",
-        })
-    }
-
     fn cap_name(&self) -> Option<String> {
         self.cap.map(name)
     }
@@ -491,7 +482,7 @@ impl Fields for CapsFailure {
         o.field("caps", self.set.list())
             .word("call", self.step.call())
             .opt("cap", self.cap_name())
-            .opt("set", self.which())
+            .opt("set", self.which)
             .opt("error", error);
     }
 }
@@ -504,7 +495,7 @@ impl fmt::Display for CapsFailure {
         write!(f, "with capabilities {}: ", self.set)?;
         let cap = self.cap_name().map(|n| format!("CAP_{n}"));
         let error = self.errno.desc();
-        match (self.step, cap, self.which()) {
+        match (self.step, cap, self.which) {
             (Step::CapsCheck, Some(cap), Some(set)) => {
                 let given = self.cap.is_some_and(|c| self.set.0 & 1 << c != 0);
                 if given {
@@ -529,6 +520,7 @@ impl fmt::Display for CapsFailure {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::caps::Which;
 
     const NET_BIND_SERVICE: u64 = 1 << 10;
     const NET_RAW: u64 = 1 << 13;

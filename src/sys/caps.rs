@@ -161,14 +161,15 @@ pub fn detail(cap: Option<u32>, which: Option<Which>) -> u32 {
     cap.map_or(0, |c| (c + 1) & 0xff) | which.map_or(0, |w| (w as u32) << 8)
 }
 
-/// The capability and the set a detail names.
-pub fn parse_detail(detail: u32) -> (Option<u32>, Option<Which>) {
+/// The capability a detail names, and the set, by its name in messages
+/// and records (`effective`).
+pub fn parse_detail(detail: u32) -> (Option<u32>, Option<&'static str>) {
     let cap = (detail & 0xff).checked_sub(1);
     let which = match (detail >> 8) & 0xff {
-        1 => Some(Which::Effective),
-        2 => Some(Which::Permitted),
-        3 => Some(Which::Inheritable),
-        4 => Some(Which::Ambient),
+        1 => Some("effective"),
+        2 => Some("permitted"),
+        3 => Some("inheritable"),
+        4 => Some("ambient"),
         _ => None,
     };
     (cap, which)
