@@ -357,21 +357,32 @@ fn run_steps(plan: &Plan<'_>) -> Result<(), Failed> {
         let _ = tcsetpgrp(terminal, getpid());
     }
     restore_signals(plan.signals).map_err(failed(Step::Signals))?;
-    if let Some(caps) = plan.caps {
-        caps.before_switch()?;
-    }
-    if let Some(ids) = plan.user {
-        set_groups(ids.groups).map_err(failed(Step::Groups))?;
-        set_gid(ids.gid).map_err(failed(Step::Gid))?;
-        set_uid(ids.uid).map_err(failed(Step::Uid))?;
-    }
-    if let Some(caps) = plan.caps {
-        caps.after_switch()?;
-    }
+    switch_user(plan.user, plan.caps)?;
     if let Some(own) = plan.own_pid {
         own.fill(getpid().as_raw());
     }
     Ok(())
+}
+
+/// `--user`'s ids, with `--caps` around them: supplementary groups, gid
+/// and uid (each needs the privilege the next one gives up) between the
+/// two halves of the capabilities' steps. Bare system calls, for the new
+/// process, or for vigil itself when it takes its child's identity
+/// (`user::Switch::follow`).
+pub fn switch_user(user: Option<User<'_>>, caps: Option<Narrow>) -> Result<(), Failed> {
+    let failed = Failed::at;
+    if let Some(caps) = caps {
+        caps.before_switch()?;
+    }
+    if let Some(ids) = user {
+        set_groups(ids.groups).map_err(failed(Step::Groups))?;
+        set_gid(ids.gid).map_err(failed(Step::Gid))?;
+        set_uid(ids.uid).map_err(failed(Step::Uid))?;
+    }
+    match caps {
+        Some(caps) => caps.after_switch(),
+        None => Ok(()),
+    }
 }
 
 /// Makes `fd` the process's stdin. `fd` is close-on-exec; its copy on

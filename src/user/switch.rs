@@ -14,7 +14,6 @@ use super::{Identity, Ids, quote};
 use crate::log::format::{Fields, Obj};
 use crate::sys::caps::Narrow;
 use crate::sys::exec::{self, Step};
-use crate::sys::user::{set_gid, set_groups, set_uid};
 use crate::text::os_error;
 
 /// What the spawn path needs to start a process as the spec's identity,
@@ -74,7 +73,8 @@ impl Switch {
         current: Ids,
         pid1: bool,
     ) -> Switch {
-        let other = other_user(&identity, change, current);
+        // Whether the processes vigil starts run as another uid than its own.
+        let other = change && identity.uid != current.uid;
         let new_session = other && !pid1 && has_controlling_terminal();
         Switch {
             spec,
@@ -101,19 +101,12 @@ impl Switch {
     /// switch nothing. The uid and the error when a step fails.
     pub fn follow(&mut self, caps: Option<Narrow>) -> Result<u32, (u32, Errno)> {
         let id = &self.identity;
-        let steps = || -> Result<(), Errno> {
-            if let Some(caps) = caps {
-                caps.before_switch().map_err(|f| f.errno)?;
-            }
-            set_groups(&id.groups)?;
-            set_gid(id.gid)?;
-            set_uid(id.uid)?;
-            match caps {
-                Some(caps) => caps.after_switch().map_err(|f| f.errno),
-                None => Ok(()),
-            }
+        let ids = exec::User {
+            groups: &id.groups,
+            gid: id.gid,
+            uid: id.uid,
         };
-        steps().map_err(|e| (id.uid, e))?;
+        exec::switch_user(Some(ids), caps).map_err(|failed| (id.uid, failed.errno))?;
         self.change = false;
         Ok(id.uid)
     }
@@ -266,11 +259,6 @@ impl fmt::Display for SwitchFailure {
         }
         Ok(())
     }
-}
-
-/// Whether the processes vigil starts run as another uid than vigil's own.
-pub(super) fn other_user(identity: &Identity, change: bool, current: Ids) -> bool {
-    change && identity.uid != current.uid
 }
 
 /// Whether vigil has a controlling terminal. A failure that cannot tell
