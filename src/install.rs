@@ -42,33 +42,15 @@ const TRIES: u32 = 100;
 /// Copies vigil to `dir`; vigil's exit status: 0 when the copy is in
 /// place, 1 when it is not (one line saying what failed).
 pub fn run(dir: &Path) -> i32 {
-    match install(dir) {
-        Ok(copy) => {
-            log::emit_final(&Event::Installed {
-                path: &copy.path,
-                bytes: copy.bytes,
-                sha256: &copy.sha256,
-                source: &copy.source,
-            });
-            0
-        }
-        Err(failed) => {
-            let failure = Failure { dir, failed };
-            log::emit_final(&Event::InstallFailed {
-                failure: &failure,
-                status: 1,
-            });
-            1
-        }
-    }
-}
-
-/// What was written.
-struct Copy {
-    path: PathBuf,
-    bytes: u64,
-    sha256: String,
-    source: PathBuf,
+    let Err(failed) = install(dir) else {
+        return 0;
+    };
+    let failure = Failure { dir, failed };
+    log::emit_final(&Event::InstallFailed {
+        failure: &failure,
+        status: 1,
+    });
+    1
 }
 
 /// What the line of a failed install says: `cannot install vigil in DIR:
@@ -120,7 +102,8 @@ fn failed<'p>(step: &'static str, path: &'p Path) -> impl FnOnce(io::Error) -> F
     }
 }
 
-fn install(dir: &Path) -> Result<Copy, Failed> {
+/// The copy, put in place, and the line that says what was written.
+fn install(dir: &Path) -> Result<(), Failed> {
     let (mut source, source_path) = open_own_program()?;
     let (temporary, mut file) = create_temporary(dir)?;
     let path = dir.join(NAME);
@@ -135,12 +118,13 @@ fn install(dir: &Path) -> Result<Copy, Failed> {
             let _ = fs::remove_file(&temporary);
         })?;
     sync_directory(dir)?;
-    Ok(Copy {
-        path,
+    log::emit_final(&Event::Installed {
+        path: &path,
         bytes,
-        sha256,
-        source: source_path,
-    })
+        sha256: &sha256,
+        source: &source_path,
+    });
+    Ok(())
 }
 
 /// vigil's own program, open for reading, and the path it was opened by.
