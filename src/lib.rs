@@ -152,13 +152,10 @@ fn probe(config: &cli::Config, inherited: signals::Inherited) -> c_int {
         None,
         None,
     ));
-    let Some(url) = config.probe.clone() else {
+    let Some(url) = &config.probe else {
         return 1;
     };
-    probe::run(&probe::Mode {
-        url,
-        timeout: config.probe_timeout,
-    })
+    probe::run(url, config.probe_timeout)
 }
 
 /// An error before logging is set up, in the format the command line or

@@ -53,20 +53,13 @@ pub fn check(url: &Url, timeout: Duration) -> Outcome {
     }
 }
 
-/// What `--probe` was told.
-#[derive(Debug)]
-pub struct Mode {
-    pub url: Url,
-    pub timeout: Duration,
-}
-
-/// `--probe`: checks once; 0 when healthy, 1 when not, with one warning
-/// saying why, at every verbosity (the line of a healthy probe only at
-/// `-v`).
-pub fn run(mode: &Mode) -> i32 {
+/// `--probe URL`, with `--probe-timeout`: checks once; 0 when healthy, 1
+/// when not, with one warning saying why, at every verbosity (the line of
+/// a healthy probe only at `-v`).
+pub fn run(probe: &Url, timeout: Duration) -> i32 {
     let started = Instant::now();
-    let url = mode.url.text.as_str();
-    match check(&mode.url, mode.timeout) {
+    let url = probe.text.as_str();
+    match check(probe, timeout) {
         Ok(healthy) => {
             log::emit(&Event::ProbeHealthy {
                 url,
