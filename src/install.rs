@@ -94,10 +94,11 @@ pub struct Failed {
     pub error: io::Error,
 }
 
-fn failed<'p>(step: &'static str, path: &'p Path) -> impl FnOnce(io::Error) -> Failed + 'p {
+/// `step` failed on `path` (none: the directory itself), for `map_err`.
+fn failed<'p>(step: &'static str, path: Option<&'p Path>) -> impl FnOnce(io::Error) -> Failed + 'p {
     move |error| Failed {
         step,
-        path: Some(path.to_path_buf()),
+        path: path.map(Path::to_path_buf),
         error,
     }
 }
@@ -109,7 +110,7 @@ fn install(dir: &Path) -> Result<(), Failed> {
     let path = dir.join(NAME);
     let (bytes, sha256) = write_copy(&mut source, &source_path, &mut file, &temporary)
         .and_then(|written| {
-            fs::rename(&temporary, &path).map_err(failed("renaming it to", &path))?;
+            fs::rename(&temporary, &path).map_err(failed("renaming it to", Some(&path)))?;
             Ok(written)
         })
         .inspect_err(|_| {
@@ -143,7 +144,7 @@ fn open_own_program() -> Result<(File, PathBuf), Failed> {
         return Ok((file, path));
     }
     // The first error is the one that says why: /proc is missing.
-    Err(failed("opening", &own)(error))
+    Err(failed("opening", Some(&own))(error))
 }
 
 /// A new file in `dir`, under a name of its own, readable and writable
@@ -166,13 +167,7 @@ fn create_temporary(dir: &Path) -> Result<(PathBuf, File), Failed> {
             }
             // The temporary name would say nothing to the user: the
             // directory is what is missing, or read-only, or full.
-            Err(error) => {
-                return Err(Failed {
-                    step: "creating a file there",
-                    path: None,
-                    error,
-                });
-            }
+            Err(error) => return Err(failed("creating a file there", None)(error)),
         }
     }
 }
@@ -193,17 +188,18 @@ fn write_copy(
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            Err(e) => return Err(failed("reading", source_path)(e)),
+            Err(e) => return Err(failed("reading", Some(source_path))(e)),
         };
         let chunk = buffer.get(..n).unwrap_or_default();
         sha.update(chunk);
-        file.write_all(chunk).map_err(failed("writing", path))?;
+        file.write_all(chunk)
+            .map_err(failed("writing", Some(path)))?;
         bytes += n as u64;
     }
     // Set, not left to the umask: whoever runs the copy may be anyone.
     file.set_permissions(fs::Permissions::from_mode(0o755))
-        .map_err(failed("making executable", path))?;
-    file.sync_all().map_err(failed("flushing", path))?;
+        .map_err(failed("making executable", Some(path)))?;
+    file.sync_all().map_err(failed("flushing", Some(path)))?;
     let digest = sha.finalize();
     Ok((bytes, digest.iter().map(|b| format!("{b:02x}")).collect()))
 }
@@ -218,11 +214,9 @@ fn sync_directory(dir: &Path) -> Result<(), Failed> {
         .open(dir)
         .and_then(|d| d.sync_all());
     match synced {
-        Err(error) if error.raw_os_error() != Some(libc::EINVAL) => Err(Failed {
-            step: "flushing the directory",
-            path: None,
-            error,
-        }),
+        Err(error) if error.raw_os_error() != Some(libc::EINVAL) => {
+            Err(failed("flushing the directory", None)(error))
+        }
         _ => Ok(()),
     }
 }
