@@ -188,8 +188,7 @@ impl Attempt {
 
     /// `addresses[at]` failed with `error`: on to the next one.
     fn next_address(&mut self, error: Errno) {
-        let address = self.addresses.get(self.at).cloned();
-        let address = address.unwrap_or(Address::Unknown);
+        let address = self.address();
         let why = match error {
             Errno::ECONNREFUSED => Unhealthy::Refused(address),
             error => Unhealthy::Connect { address, error },
@@ -214,6 +213,7 @@ impl Attempt {
         None
     }
 
+    /// The address being tried.
     fn address(&self) -> Address {
         self.addresses
             .get(self.at)
