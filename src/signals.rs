@@ -43,12 +43,6 @@ impl SigMask {
     }
 }
 
-/// Sets the calling thread's signal mask and returns the previous one
-/// (all 64 signals).
-fn set_mask(mask: SigMask) -> io::Result<SigMask> {
-    Ok(SigMask(sys::set_mask(mask.0)?))
-}
-
 /// What vigil was started with, so that its child can be given the same.
 /// Signals vigil does not touch keep their disposition across exec anyway;
 /// only the ones vigil changes are remembered.
@@ -88,7 +82,8 @@ impl Inherited {
             };
             set_disposition(signal, disposition)?;
         }
-        set_mask(self.mask).map(drop)
+        sys::set_mask(self.mask.0)?;
+        Ok(())
     }
 }
 
@@ -113,7 +108,8 @@ const VIGIL_DISPOSITIONS: [(i32, Disposition); 4] = [
 ///   and one raised by vigil's own write to a closed pipe is recognised by its
 ///   sender and dropped.
 pub fn block_all() -> io::Result<Inherited> {
-    let mask = set_mask(SigMask::FULL)?;
+    // The calling thread's mask, all 64 signals; the one it had comes back.
+    let mask = SigMask(sys::set_mask(SigMask::FULL.0)?);
     let mut ignored = SigMask::default();
     for (signal, disposition) in VIGIL_DISPOSITIONS {
         if set_disposition(signal, disposition)? == Disposition::Ignore {
