@@ -21,37 +21,16 @@ use crate::log::facts::signal::{Received, Sender, Signal, Target};
 use crate::sys::exec;
 use crate::sys::signal::{self as sys, Disposition, SignalInfo, set_disposition};
 
-pub use crate::log::facts::signal::MAX_SIGNAL;
+/// Every signal the kernel has, 1 to 64, as the raw calls take a set: bit
+/// N-1 stands for signal N.
+const ALL: u64 = !0;
 
-/// A set of signals in the kernel's own layout: bit N-1 stands for signal N.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SigMask(pub u64);
-
-impl SigMask {
-    pub const FULL: SigMask = SigMask(!0);
-
-    pub fn contains(self, signal: i32) -> bool {
-        (1..=MAX_SIGNAL).contains(&signal) && self.0 & (1u64 << (signal - 1)) != 0
-    }
-
-    pub fn with(self, signal: i32) -> SigMask {
-        if (1..=MAX_SIGNAL).contains(&signal) {
-            SigMask(self.0 | 1u64 << (signal - 1))
-        } else {
-            self
-        }
-    }
-}
-
-/// What vigil was started with, so that its child can be given the same.
-/// Signals vigil does not touch keep their disposition across exec anyway;
-/// only the ones vigil changes are remembered.
+/// What vigil was started with, so that its child can be given the same:
+/// the mask, and the dispositions of the signals vigil changes for itself
+/// (`VIGIL_DISPOSITIONS`), each as it was, default or ignored. Signals
+/// vigil does not touch keep their disposition across exec anyway.
 #[derive(Clone, Copy, Debug)]
-pub struct Inherited {
-    pub mask: SigMask,
-    /// Which of the signals in `VIGIL_DISPOSITIONS` were ignored.
-    pub ignored: SigMask,
-}
+pub struct Inherited(exec::Signals);
 
 impl Inherited {
     /// What a new process puts back before its exec: the mask and the
@@ -60,14 +39,7 @@ impl Inherited {
     /// runtime never touched SIGPIPE and vigil knows what its parent gave
     /// it.
     pub fn for_child(&self) -> exec::Signals {
-        let changed = VIGIL_DISPOSITIONS
-            .iter()
-            .fold(SigMask::default(), |set, &(signal, _)| set.with(signal));
-        exec::Signals {
-            mask: self.mask.0,
-            default: changed.0 & !self.ignored.0,
-            ignore: changed.0 & self.ignored.0,
-        }
+        self.0
     }
 
     /// Puts back, in vigil itself, the mask and the dispositions it was
@@ -75,15 +47,29 @@ impl Inherited {
     /// a health check's SIGTERM, or Ctrl-C, ends.
     pub fn restore(&self) -> io::Result<()> {
         for (signal, _) in VIGIL_DISPOSITIONS {
-            let disposition = if self.ignored.contains(signal) {
+            let disposition = if self.0.ignore & 1 << (signal - 1) != 0 {
                 Disposition::Ignore
             } else {
                 Disposition::Default
             };
             set_disposition(signal, disposition)?;
         }
-        sys::set_mask(self.mask.0)?;
+        sys::set_mask(self.0.mask)?;
         Ok(())
+    }
+}
+
+/// For the unit tests that start a process for real: nothing blocked, and
+/// every disposition vigil changes at the default.
+#[cfg(test)]
+impl Inherited {
+    pub fn defaults() -> Inherited {
+        let all = VIGIL_DISPOSITIONS.iter();
+        let default = all.fold(0, |set, &(signal, _)| set | 1 << (signal - 1));
+        Inherited(exec::Signals {
+            default,
+            ..exec::Signals::default()
+        })
     }
 }
 
@@ -108,15 +94,20 @@ const VIGIL_DISPOSITIONS: [(i32, Disposition); 4] = [
 ///   and one raised by vigil's own write to a closed pipe is recognised by its
 ///   sender and dropped.
 pub fn block_all() -> io::Result<Inherited> {
-    // The calling thread's mask, all 64 signals; the one it had comes back.
-    let mask = SigMask(sys::set_mask(SigMask::FULL.0)?);
-    let mut ignored = SigMask::default();
+    // The calling thread's mask; the one it had comes back.
+    let mut inherited = exec::Signals {
+        mask: sys::set_mask(ALL)?,
+        ..exec::Signals::default()
+    };
     for (signal, disposition) in VIGIL_DISPOSITIONS {
+        let bit = 1 << (signal - 1);
         if set_disposition(signal, disposition)? == Disposition::Ignore {
-            ignored = ignored.with(signal);
+            inherited.ignore |= bit;
+        } else {
+            inherited.default |= bit;
         }
     }
-    Ok(Inherited { mask, ignored })
+    Ok(Inherited(inherited))
 }
 
 /// Where vigil takes every signal from. All are blocked, and taken one at
@@ -141,7 +132,7 @@ impl SignalFd {
     /// blocked (see `block_all`).
     pub fn open() -> io::Result<SignalFd> {
         Ok(SignalFd {
-            fd: sys::signalfd(SigMask::FULL.0)?,
+            fd: sys::signalfd(ALL)?,
             own_pid: std::process::id(),
         })
     }
@@ -151,7 +142,7 @@ impl SignalFd {
     /// signal comes. `None` means the time is up (or the wait was
     /// interrupted: the caller's loop looks at its deadlines again).
     pub fn wait(&mut self, timeout: Option<Duration>) -> io::Result<Option<Received>> {
-        Ok(sys::wait(SigMask::FULL.0, timeout)?.map(|info| Received {
+        Ok(sys::wait(ALL, timeout)?.map(|info| Received {
             signal: Signal(info.signal),
             sender: sender_of(&info, self.own_pid),
         }))
@@ -207,17 +198,5 @@ pub fn send(target: Target, signal: Signal) -> bool {
             });
             false
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mask_bits() {
-        let m = SigMask::default().with(1).with(64);
-        assert!(m.contains(1) && m.contains(64) && !m.contains(2));
-        assert!(!m.contains(0) && !m.contains(65));
     }
 }

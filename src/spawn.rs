@@ -615,10 +615,7 @@ pub fn run_sh(
         unset: &[],
         own_pid: None,
     };
-    let inherited = Inherited {
-        mask: crate::signals::SigMask::default(),
-        ignored: crate::signals::SigMask::default(),
-    };
+    let inherited = Inherited::defaults();
     let pid = spawn(spec, inherited, user, caps)?;
     match nix::sys::wait::waitpid(pid, None) {
         Ok(nix::sys::wait::WaitStatus::Exited(_, code)) => Ok(code),
@@ -713,10 +710,7 @@ mod tests {
                 unset: &[],
                 own_pid: Some(name),
             };
-            let inherited = crate::signals::Inherited {
-                mask: crate::signals::SigMask::default(),
-                ignored: crate::signals::SigMask::default(),
-            };
+            let inherited = crate::signals::Inherited::defaults();
             let pid = spawn(spec, inherited, None, None).unwrap();
             nix::sys::wait::waitpid(pid, None).unwrap();
             let written = std::fs::read_to_string(&out).unwrap();
