@@ -59,8 +59,7 @@ pub fn next() -> Next {
             Err(Errno::EINTR) => continue,
             Err(Errno::ECHILD) => return Next::NoChildren,
             Err(e) => {
-                let error = crate::text::os_error(&e.into());
-                log::emit(&Event::WaitpidFailed { error: &error });
+                log::emit(&Event::WaitpidFailed { error: e.desc() });
                 return Next::Nothing;
             }
         };

@@ -190,11 +190,10 @@ pub fn send(target: Target, signal: Signal) -> bool {
     match sent {
         Ok(()) | Err(Errno::ESRCH) => true,
         Err(err) => {
-            let error = crate::text::os_error(&err.into());
             log::emit(&Event::SendFailed {
                 signal,
                 target,
-                error: &error,
+                error: err.desc(),
             });
             false
         }
