@@ -197,15 +197,6 @@ pub struct Ids {
     pub gid: gid_t,
 }
 
-impl Ids {
-    pub fn current() -> Ids {
-        Ids {
-            uid: nix::unistd::getuid().as_raw(),
-            gid: nix::unistd::getgid().as_raw(),
-        }
-    }
-}
-
 /// Whom a spec names, fully resolved.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Identity {
@@ -282,7 +273,10 @@ impl fmt::Display for UserError {
 /// `pid1`: whether vigil is PID 1 of its PID namespace, for the terminal
 /// rule ([`Switch::new_session`]).
 pub fn prepare(spec: &Spec, pid1: bool) -> Result<Switch, UserError> {
-    let current = Ids::current();
+    let current = Ids {
+        uid: nix::unistd::getuid().as_raw(),
+        gid: nix::unistd::getgid().as_raw(),
+    };
     let identity = resolve(spec, Path::new("/"), current).map_err(|error| UserError::Lookup {
         spec: spec.text.clone(),
         error,

@@ -44,15 +44,6 @@ pub(super) fn may_switch() -> bool {
     has_capabilities(1 << CAP_SETUID | 1 << CAP_SETGID)
 }
 
-/// Whether vigil holds CAP_KILL, without which it cannot signal a process
-/// of another uid: no forwarding, and neither the grace period nor the
-/// drain can end the child (`--cap-drop KILL`; Kubernetes' `drop: [ALL]`
-/// with only SETUID and SETGID added back).
-pub(super) fn may_signal_others() -> bool {
-    const CAP_KILL: u32 = 5;
-    has_capabilities(1 << CAP_KILL)
-}
-
 /// Whether all of `caps` (bit N for capability N) are in vigil's
 /// effective set. When capget itself fails, being uid 0 is the answer.
 fn has_capabilities(caps: u64) -> bool {
@@ -73,6 +64,7 @@ impl Switch {
         current: Ids,
         pid1: bool,
     ) -> Switch {
+        const CAP_KILL: u32 = 5;
         // Whether the processes vigil starts run as another uid than its own.
         let other = change && identity.uid != current.uid;
         let new_session = other && !pid1 && has_controlling_terminal();
@@ -81,7 +73,11 @@ impl Switch {
             identity,
             change,
             new_session,
-            follows: other && !may_signal_others(),
+            // Without CAP_KILL vigil cannot signal a process of another
+            // uid: no forwarding, and neither the grace period nor the
+            // drain can end the child (`--cap-drop KILL`; Kubernetes'
+            // `drop: [ALL]` with only SETUID and SETGID added back).
+            follows: other && !has_capabilities(1 << CAP_KILL),
         }
     }
 
