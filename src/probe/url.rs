@@ -301,17 +301,12 @@ fn encoded_form(path: &str) -> String {
         Some(at) => path.split_at(at),
         None => (path, ""),
     };
-    let socket_end = segments.match_indices('/').map(|(at, _)| at).find(|&at| {
+    // Where a segment ends: at each '/', and at the end.
+    let ends = segments.match_indices('/').map(|(at, _)| at);
+    let split = ends.chain([segments.len()]).find(|&at| {
         let segment = segments.get(..at).unwrap_or_default().rsplit('/').next();
         segment.is_some_and(|s| s.ends_with(".sock") || s.ends_with(".socket"))
     });
-    let split = match socket_end {
-        Some(at) => Some(at),
-        None if segments.ends_with(".sock") || segments.ends_with(".socket") => {
-            Some(segments.len())
-        }
-        None => None,
-    };
     let general = "the socket's path goes in the host's place, each '/' written %2F (http+unix://%2FPATH%2FTO.sock/URLPATH)";
     let Some(split) = split.filter(|_| segments.starts_with('/')) else {
         return general.to_string();
