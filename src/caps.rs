@@ -404,13 +404,9 @@ impl Narrowing {
             failed.step,
             Step::Bounding | Step::KeepCaps | Step::Capset | Step::Ambient | Step::CapsCheck
         );
-        let (cap, which) = sys::parse_detail(failed.detail);
         ours.then_some(CapsFailure {
             set: self.set,
-            step: failed.step,
-            errno: failed.errno,
-            cap,
-            which,
+            failed,
         })
     }
 }
@@ -460,29 +456,21 @@ impl fmt::Display for Narrowing {
 #[derive(Debug)]
 pub struct CapsFailure {
     set: Set,
-    /// One of the steps `--caps` adds.
-    step: Step,
-    errno: Errno,
-    /// The capability the step was about.
-    cap: Option<u32>,
-    /// The set a read-back found wrong (then there is no error), by name.
-    which: Option<&'static str>,
-}
-
-impl CapsFailure {
-    fn cap_name(&self) -> Option<String> {
-        self.cap.map(name)
-    }
+    /// One of the steps `--caps` adds, its error, and the capability and
+    /// the set it was about (`sys::caps::parse_detail`): a read-back that
+    /// found a set wrong has no error.
+    failed: Failed,
 }
 
 /// The facts for the `caps_switch_failed` record, beside the program.
 impl Fields for CapsFailure {
     fn fields<'a>(&'a self, o: &mut Obj<'_, 'a>) {
-        let error = self.which.is_none().then(|| self.errno.desc());
+        let (cap, which) = sys::parse_detail(self.failed.detail);
+        let error = which.is_none().then(|| self.failed.errno.desc());
         o.field("caps", self.set.list())
-            .word("call", self.step.call())
-            .opt("cap", self.cap_name())
-            .opt("set", self.which)
+            .word("call", self.failed.step.call())
+            .opt("cap", cap.map(name))
+            .opt("set", which)
             .opt("error", error);
     }
 }
@@ -493,11 +481,12 @@ impl fmt::Display for CapsFailure {
     /// run "PROG"`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "with capabilities {}: ", self.set)?;
-        let cap = self.cap_name().map(|n| format!("CAP_{n}"));
-        let error = self.errno.desc();
-        match (self.step, cap, self.which) {
+        let (number, which) = sys::parse_detail(self.failed.detail);
+        let cap = number.map(|n| format!("CAP_{}", name(n)));
+        let error = self.failed.errno.desc();
+        match (self.failed.step, cap, which) {
             (Step::CapsCheck, Some(cap), Some(set)) => {
-                let given = self.cap.is_some_and(|c| self.set.0 & 1 << c != 0);
+                let given = number.is_some_and(|c| self.set.0 & 1 << c != 0);
                 if given {
                     write!(f, "{cap} is not in its {set} set after it was given")
                 } else {
