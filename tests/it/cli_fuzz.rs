@@ -896,7 +896,8 @@ fn judge(
     // --live-when probes what never answers: failures enough in a row may
     // come before the child's own exit, and stop it as a failed post-start
     // hook does, with the unhealthy status (69).
-    let unhealthy_possible = text.contains("live-when") || text.contains("LIVE_WHEN");
+    // (The case's text is in lower case: the variable is `live_when`.)
+    let unhealthy_possible = text.contains("live-when") || text.contains("live_when");
     let post_start_possible = post_start_possible || unhealthy_possible;
     // --exit-code may give any of its statuses to the ending it names
     // (`--exit-code=CAUSE=N` and the variable's first item included).
@@ -1340,6 +1341,15 @@ fn fuzz_fixed_edge_cases() {
                 s("--exit-code=post-start=7"),
             ],
             vec![],
+        )),
+        // A child that exits 0 while --live-when, given by its variable,
+        // stops it: vigil's status is the unhealthy cause's.
+        exits_0(case(
+            vec![],
+            vec![
+                ("VIGIL_LIVE_WHEN", "http://localhost:1/"),
+                ("VIGIL_LIVE_FAILURES", "1"),
+            ],
         )),
         case(vec![OsString::from_vec(vec![0xff, 0xfe])], vec![]),
         case(
