@@ -369,12 +369,6 @@ fn signal_everyone(signal: Signal) -> bool {
     )
 }
 
-/// Whether vigil can find every process it answers for: as PID 1 `kill(-1)`
-/// reaches them all even unlisted; otherwise it needs /proc.
-pub fn can_reach_all(role: Role) -> bool {
-    role == Role::Pid1 || available()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -315,8 +315,7 @@ pub(super) fn kernel_side(config: &Config, role: Role) {
     if (config.subreaper || role == Role::Subreaper)
         && let Err(e) = nix::sys::prctl::set_child_subreaper(true)
     {
-        let error = os_error(&e.into());
-        log::emit(&Event::SubreaperFailed { error: &error });
+        log::emit(&Event::SubreaperFailed { error: e.desc() });
     }
     if let Some(signal) = config.parent_death_signal {
         set_parent_death_signal(signal);
@@ -329,10 +328,9 @@ pub(super) fn kernel_side(config: &Config, role: Role) {
 fn set_parent_death_signal(signal: Signal) {
     let parent = nix::unistd::getppid();
     if let Err(e) = crate::sys::process::set_parent_death_signal(signal.0) {
-        let error = os_error(&e.into());
         log::emit(&Event::ParentDeathSignalFailed {
             signal,
-            error: &error,
+            error: e.desc(),
         });
         return;
     }

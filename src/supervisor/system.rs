@@ -60,8 +60,9 @@ pub trait System {
     /// Sends `signals` to every process vigil answers for, and to the
     /// `known` groups; returns the processes /proc listed.
     fn signal_all(&mut self, signals: &[Signal], known: &[Target]) -> Vec<Proc>;
-    /// Whether vigil can reach every process it answers for (as PID 1
-    /// always; otherwise only with /proc).
+    /// Whether vigil can reach every process it answers for: as PID 1
+    /// always, `kill(-1)` reaching them even unlisted; otherwise only with
+    /// /proc.
     fn can_reach_all(&self) -> bool;
     /// Whether /proc of vigil's own PID namespace can be read.
     fn procs_listed(&self) -> bool;
@@ -240,7 +241,7 @@ impl System for Os {
     }
 
     fn can_reach_all(&self) -> bool {
-        procs::can_reach_all(self.role)
+        self.role == Role::Pid1 || procs::available()
     }
 
     fn procs_listed(&self) -> bool {
