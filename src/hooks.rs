@@ -13,25 +13,6 @@ use crate::log::facts::hook::Record;
 use crate::log::facts::{Ending, HookKind, KillReason, Outcome, Signal};
 use crate::spawn::{Spawn, SpawnError};
 
-/// A hook to start, with what only that kind of hook has.
-#[derive(Clone, Copy, Debug)]
-pub enum Hook {
-    /// Started beside the child; fails if it still runs after
-    /// `--post-start-timeout` (the supervisor keeps that deadline).
-    PostStart,
-    /// Told the stop signal that started the stop (`VIGIL_SIGNAL`).
-    PreStop { signal: Signal },
-}
-
-impl Hook {
-    pub fn kind(self) -> HookKind {
-        match self {
-            Hook::PostStart => HookKind::PostStart,
-            Hook::PreStop { .. } => HookKind::PreStop,
-        }
-    }
-}
-
 /// A hook that is running now.
 #[derive(Debug)]
 pub struct Running {
@@ -69,20 +50,21 @@ impl Running {
 }
 
 /// Starts a hook with `spawn`, at `started`; an `Err` is the record of a
-/// hook that could not run.
+/// hook that could not run. A pre-stop hook is told the stop signal that
+/// started the stop (`VIGIL_SIGNAL`); a post-start hook has none.
 pub fn start(
-    hook: Hook,
+    kind: HookKind,
+    signal: Option<Signal>,
     argv: &[OsString],
     child_pid: Pid,
     started: Instant,
     spawn: impl FnOnce(Spawn<'_>) -> Result<Pid, SpawnError>,
 ) -> Result<Running, Record> {
-    let kind = hook.kind();
     let mut env = vec![
         ("VIGIL_HOOK", kind.as_str().to_string()),
         ("VIGIL_CHILD_PID", child_pid.to_string()),
     ];
-    if let Hook::PreStop { signal } = hook {
+    if let Some(signal) = signal {
         env.push(("VIGIL_SIGNAL", signal.to_string()));
     }
     let spec = Spawn {

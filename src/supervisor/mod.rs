@@ -38,7 +38,7 @@ use std::time::Duration;
 use nix::unistd::Pid;
 
 use crate::cli::Config;
-use crate::hooks::{self, Hook};
+use crate::hooks;
 use crate::log;
 use crate::log::event::{AfterHook, Event, Level, StopAction};
 use crate::log::facts::Command;
@@ -482,17 +482,20 @@ impl<S: System> Supervisor<S> {
     /// when it started, if it has one; the record of one that could not run.
     fn start_hook(
         &mut self,
-        hook: Hook,
+        kind: HookKind,
+        signal: Option<Signal>,
         argv: &[std::ffi::OsString],
         timeout: Option<Duration>,
     ) -> Result<(), hook::Record> {
         let started = self.sys.now();
         let sys = &mut self.sys;
-        let running = hooks::start(hook, argv, self.child, started, |spec| sys.spawn(spec))?;
-        *self.hook_mut(hook.kind()) = Some(running);
+        let running = hooks::start(kind, signal, argv, self.child, started, |spec| {
+            sys.spawn(spec)
+        })?;
+        *self.hook_mut(kind) = Some(running);
         if let Some(timeout) = timeout {
             let at = self.sys.now() + timeout;
-            self.deadlines.set(timeout_of(hook.kind()), at);
+            self.deadlines.set(timeout_of(kind), at);
         }
         Ok(())
     }
@@ -514,7 +517,7 @@ impl<S: System> Supervisor<S> {
             return;
         };
         let timeout = self.config.post_start_timeout;
-        if let Err(record) = self.start_hook(Hook::PostStart, &argv, timeout) {
+        if let Err(record) = self.start_hook(HookKind::PostStart, None, &argv, timeout) {
             self.post_start_failed(record);
         }
     }

@@ -7,7 +7,6 @@ use super::deadlines::Deadline;
 use super::system::System;
 use super::{State, StopPhase, Supervisor};
 use crate::cli::{NO_GRACE_WAIT, TIMEOUT_GRACE};
-use crate::hooks::Hook;
 use crate::log;
 use crate::log::event::{AfterHook, Event};
 use crate::log::facts::process::{Running, Shell};
@@ -145,7 +144,7 @@ impl<S: System> Supervisor<S> {
                     return false;
                 };
                 let timeout = Some(self.pre_stop_timeout());
-                match self.start_hook(Hook::PreStop { signal }, &argv, timeout) {
+                match self.start_hook(HookKind::PreStop, Some(signal), &argv, timeout) {
                     Ok(()) => true,
                     Err(record) => {
                         self.say(Event::HookEnded {

@@ -9,7 +9,11 @@ use crate::log::format::{Fields, Obj};
 /// Which hook.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HookKind {
+    /// Started beside the child; fails if it still runs after
+    /// `--post-start-timeout` (the supervisor keeps that deadline).
     PostStart,
+    /// The stop sequence's first step, told the stop signal that started
+    /// the stop (`VIGIL_SIGNAL`).
     PreStop,
 }
 
