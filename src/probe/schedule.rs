@@ -12,7 +12,8 @@
 //! The wait runs from the end of one probe to the start of the next: a
 //! probe never overlaps the next one, and between two probes nothing is
 //! pending but their one deadline. The attempt itself (its socket) is the
-//! supervisor's `System`'s; a `Probing` only counts and says when.
+//! supervisor's `System`'s, and so is whether one is in flight; a
+//! `Probing` only counts and says when.
 
 use std::time::{Duration, Instant};
 
@@ -36,9 +37,6 @@ pub enum Purpose {
 pub struct Probing {
     pub url: Url,
     pub purpose: Purpose,
-    /// An attempt is in flight, and the probing's deadline is its timeout;
-    /// otherwise the deadline is when the next attempt starts.
-    pub in_flight: bool,
     /// The wait after the next failure; liveness keeps it at the interval.
     wait: Duration,
     interval: Duration,
@@ -86,7 +84,6 @@ impl Probing {
         Probing {
             url,
             purpose,
-            in_flight: false,
             wait,
             interval,
             attempts: 0,
@@ -95,20 +92,8 @@ impl Probing {
         }
     }
 
-    /// The probing's deadline passed: an attempt is to start (`true`; it is
-    /// counted and in flight now), or the one in flight has run out of
-    /// time (`false`; it is over).
-    pub fn due(&mut self) -> bool {
-        self.in_flight = !self.in_flight;
-        if self.in_flight {
-            self.attempts += 1;
-        }
-        self.in_flight
-    }
-
     /// The attempt in flight ended with `outcome`.
     pub fn ended(&mut self, outcome: Outcome) -> Verdict {
-        self.in_flight = false;
         let wait = self.wait;
         match (outcome, self.purpose) {
             (Ok(_), Purpose::Ready) => Verdict::Ready,
@@ -169,36 +154,22 @@ mod tests {
         assert_eq!(first, ms(50));
         let mut waits = Vec::new();
         for _ in 0..4 {
-            assert!(p.due());
             let Verdict::Again(wait) = p.ended(fail()) else {
                 panic!("not ready yet");
             };
             waits.push(wait);
         }
         assert_eq!(waits, [ms(50), ms(100), ms(200), ms(300)]);
-        assert!(p.due());
         assert_eq!(p.ended(ok()), Verdict::Ready);
-        assert_eq!(p.attempts, 5);
     }
 
     #[test]
     fn liveness_is_unhealthy_after_failures_in_a_row_only() {
         let mut p = Probing::live(url(), ms(1000), 3, Instant::now());
         for outcome in [fail(), fail(), ok(), fail(), fail()] {
-            assert!(p.due());
             assert_eq!(p.ended(outcome), Verdict::Again(ms(1000)));
         }
-        assert!(p.due());
         assert_eq!(p.ended(fail()), Verdict::Unhealthy);
         assert_eq!(p.failed.len(), 3);
-    }
-
-    #[test]
-    fn a_due_deadline_in_flight_is_the_attempts_timeout() {
-        let mut p = Probing::live(url(), ms(1000), 1, Instant::now());
-        assert!(p.due(), "starts");
-        assert!(!p.due(), "timed out");
-        assert!(!p.in_flight);
-        assert_eq!(p.attempts, 1);
     }
 }

@@ -8,8 +8,8 @@
 //! One `Probing` (probe/schedule.rs) at a time says when the next probe
 //! starts and what the outcomes mean; the attempt itself is the `System`'s:
 //! its socket joins the loop's wait (`Woken::Probe`), and one deadline,
-//! `Probe`, is either when the next attempt starts or when the one in
-//! flight runs out of time. Between two probes nothing else is pending,
+//! `Probe`, is when the one in flight runs out of time if the `System`
+//! has one, else when the next attempt starts. Between two probes nothing else is pending,
 //! and once no probing is left the loop is the plain wait for a signal
 //! again: an idle vigil is never woken.
 
@@ -22,7 +22,7 @@ use super::{State, Supervisor};
 use crate::log;
 use crate::log::event::{Event, Fact};
 use crate::log::facts::stop::StopCause;
-use crate::probe::{Address, Healthy, Outcome, Probing, Purpose, Unhealthy, Verdict, Waited};
+use crate::probe::{Healthy, Outcome, Probing, Purpose, Verdict};
 
 impl<S: System> Supervisor<S> {
     /// Starts probing, with the child: readiness, with `--ready-timeout`,
@@ -56,23 +56,17 @@ impl<S: System> Supervisor<S> {
         self.probing = Some(probing);
     }
 
-    /// `Probe`: the next attempt is due, or the one in flight has run out
-    /// of time.
+    /// `Probe`: the attempt in flight, if there is one, has run out of
+    /// time; otherwise the next attempt is due.
     pub(super) fn probe_due(&mut self) {
         let timeout = self.config.probe_timeout;
         let Some(probing) = &mut self.probing else {
             return;
         };
-        if !probing.due() {
-            let why = self
-                .sys
-                .probe_cancel(timeout)
-                .unwrap_or(Unhealthy::TimedOut {
-                    after: timeout,
-                    waited: Waited::Answer(Address::Unknown),
-                });
+        if let Some(why) = self.sys.probe_cancel(timeout) {
             return self.probe_done(Err(why));
         }
+        probing.attempts += 1;
         match self.sys.probe_start(&probing.url) {
             Some(outcome) => self.probe_done(outcome),
             None => {
@@ -165,9 +159,7 @@ impl<S: System> Supervisor<S> {
     /// cleared. What the probing was, if it was still on.
     fn stop_probing(&mut self) -> Option<Probing> {
         let probing = self.probing.take()?;
-        if probing.in_flight {
-            self.sys.probe_cancel(Duration::ZERO);
-        }
+        self.sys.probe_cancel(Duration::ZERO);
         self.deadlines.clear(Deadline::Probe);
         self.deadlines.clear(Deadline::ReadyTimeout);
         Some(probing)
