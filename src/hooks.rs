@@ -13,10 +13,10 @@ use crate::log::facts::hook::Record;
 use crate::log::facts::{Ending, HookKind, KillReason, Outcome, Signal};
 use crate::spawn::{Spawn, SpawnError};
 
-/// A hook that is running now.
+/// A hook that is running now. Which hook it is, is where it is kept (the
+/// supervisor has a place for each kind).
 #[derive(Debug)]
 pub struct Running {
-    pub kind: HookKind,
     pub pid: Pid,
     pub started: Instant,
     /// Set when vigil killed the hook, and why, so the record says so
@@ -32,9 +32,10 @@ impl Running {
         self.killed_for.get_or_insert(reason);
     }
 
-    /// The record of a hook that has been reaped. A hook vigil meant to end
-    /// that succeeded all the same is recorded as a success.
-    pub fn finish(self, ending: Ending, now: Instant) -> Record {
+    /// The record of a hook of that `kind` that has been reaped. A hook
+    /// vigil meant to end that succeeded all the same is recorded as a
+    /// success.
+    pub fn finish(self, kind: HookKind, ending: Ending, now: Instant) -> Record {
         let outcome = match self.killed_for {
             _ if ending.succeeded() => Outcome::Ended(ending),
             Some(KillReason::TimedOut) => Outcome::TimedOut,
@@ -42,7 +43,7 @@ impl Running {
             None => Outcome::Ended(ending),
         };
         Record {
-            kind: self.kind,
+            kind,
             outcome,
             took: now.saturating_duration_since(self.started),
         }
@@ -81,7 +82,6 @@ pub fn start(
         Ok(pid) => {
             log::emit(&Event::HookStarted { hook: kind, pid });
             Ok(Running {
-                kind,
                 pid,
                 started,
                 killed_for: None,

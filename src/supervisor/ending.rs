@@ -114,7 +114,7 @@ impl<S: System> Supervisor<S> {
         let Some(running) = self.hook_mut(hook).take() else {
             return;
         };
-        let record = running.finish(ending, self.sys.now());
+        let record = running.finish(hook, ending, self.sys.now());
         if hook == HookKind::PostStart && record.failed() {
             return self.post_start_failed(record);
         }
