@@ -53,15 +53,9 @@ pub fn os_error(error: &io::Error) -> String {
 }
 
 /// Escapes control characters (a newline in a command's argument, say), so
-/// that every message stays one line starting `vigil:`.
-pub fn one_line(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    one_line_pieces(text, |piece| out.push_str(piece));
-    out
-}
-
-/// `one_line` piece by piece, for a writer that copies the pieces where
-/// they go (a log line on the stack) instead of making a new string.
+/// that every message stays one line starting `vigil:`: piece by piece,
+/// for a writer that copies the pieces where they go (a log line on the
+/// stack) instead of making a new string.
 pub fn one_line_pieces(text: &str, mut put: impl FnMut(&str)) {
     // A control character is below 0x20, 0x7f, or U+0080..U+009F (0xc2
     // then a second byte): a text without those bytes, the usual case, is
@@ -93,9 +87,9 @@ pub fn one_line_pieces(text: &str, mut put: impl FnMut(&str)) {
 
 /// Text from outside that need not be UTF-8 (a process's name, which the
 /// kernel cuts to 15 bytes, maybe inside a character), shown on one line:
-/// control characters escaped as `one_line` does, and each byte that is
-/// not UTF-8 as `\xNN`, so that no two names look alike by being mangled
-/// and every log format stays valid.
+/// control characters escaped as `one_line_pieces` does, and each byte
+/// that is not UTF-8 as `\xNN`, so that no two names look alike by being
+/// mangled and every log format stays valid.
 pub fn escape_bytes(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len());
     for chunk in bytes.utf8_chunks() {
@@ -205,7 +199,8 @@ pub fn display_command_exact(argv: &[OsString]) -> (String, bool) {
     let mut joined = Vec::new();
     shell_join(argv, &mut joined);
     let text = String::from_utf8_lossy(&joined);
-    let shown = one_line(&text);
+    let mut shown = String::with_capacity(text.len());
+    one_line_pieces(&text, |piece| shown.push_str(piece));
     // Borrowed: the bytes were UTF-8, nothing replaced.
     let exact = matches!(text, Cow::Borrowed(_)) && shown.len() == text.len();
     (shown, exact)
@@ -394,6 +389,12 @@ mod tests {
         assert_eq!(escape_bytes(b"caf\xe9 (x)"), "caf\\xe9 (x)");
         assert_eq!(escape_bytes(b"a\nb"), "a\\nb");
         assert_eq!(escape_bytes(b""), "");
+    }
+
+    fn one_line(text: &str) -> String {
+        let mut out = String::new();
+        one_line_pieces(text, |piece| out.push_str(piece));
+        out
     }
 
     #[test]

@@ -301,8 +301,8 @@ pub fn final_lines() {
 }
 
 /// vigil's prefix, the level's tag and `message` as one line, with the
-/// message's control characters escaped (`text::one_line`), in at most
-/// `LINE_MAX` bytes, newline included: a longer message is cut, on a
+/// message's control characters escaped (`text::one_line_pieces`), in at
+/// most `LINE_MAX` bytes, newline included: a longer message is cut, on a
 /// character's boundary, and ends ` [...]`.
 fn text_line(under_vigil: Option<u32>, level: Level, message: &str) -> Vec<u8> {
     let mut line = String::with_capacity(message.len() + 32);

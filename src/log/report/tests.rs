@@ -401,7 +401,8 @@ fn the_log_line_says_what_display_says_with_outside_text_escaped() {
          from pid 7 (bad\x1bname, uid 1000); exit status 138; \
          command: sh -c 'echo a\\nb' (pid 2); orphans reaped: 3"
     );
-    let escaped = crate::text::one_line(&shown);
+    let mut escaped = String::new();
+    crate::text::one_line_pieces(&shown, |piece| escaped.push_str(piece));
     assert_eq!(lines, [format!("vigil: warning: exit report: {escaped}\n")]);
     assert!(lines[0].contains("echo a\\nb") && lines[0].contains("bad\\u{1b}name"));
 }
