@@ -280,9 +280,11 @@ impl Line<'_> {
                 crate::text::shell_join(words, &mut joined);
                 (joined.into(), max)
             }
-            Value::Int(_) | Value::UInt(_) | Value::Bool(_) | Value::Secs(_) => {
-                return write_plain(self.out, value);
-            }
+            // Numbers, booleans and durations: bare in both encodings.
+            Value::Int(n) => return self.out.extend_from_slice(n.to_string().as_bytes()),
+            Value::UInt(n) => return self.out.extend_from_slice(n.to_string().as_bytes()),
+            Value::Bool(b) => return self.out.extend_from_slice(b.to_string().as_bytes()),
+            Value::Secs(d) => return write_secs(self.out, *d),
         };
         let cut = cut_points(&text, max);
         if !self.json && cut.is_none() && is_bare(&text) {
@@ -342,20 +344,5 @@ pub fn cut_points(bytes: &[u8], max: usize) -> Option<(usize, usize)> {
 pub(super) fn write_secs(out: &mut Vec<u8>, d: Duration) {
     let text = format!("{}.{:03}", d.as_secs(), d.subsec_millis());
     let text = text.trim_end_matches('0').trim_end_matches('.');
-    out.extend_from_slice(text.as_bytes());
-}
-
-/// A number, boolean or duration as both encodings write it (bare).
-/// Nothing for a text value or a time, which are written as strings.
-pub(super) fn write_plain(out: &mut Vec<u8>, value: &Value<'_>) {
-    let text = match value {
-        Value::Int(n) => n.to_string(),
-        Value::UInt(n) => n.to_string(),
-        Value::Bool(b) => b.to_string(),
-        Value::Secs(d) => return write_secs(out, *d),
-        Value::Time(_) | Value::Str(_) | Value::Word(_) | Value::Bytes(_) | Value::Argv(_) => {
-            return;
-        }
-    };
     out.extend_from_slice(text.as_bytes());
 }

@@ -51,8 +51,6 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::Duration;
 
-#[cfg(test)]
-use encode::write_plain;
 pub use encode::{Encoder, cut_points};
 pub use time::Timestamp;
 
