@@ -15,17 +15,8 @@ use std::time::Duration;
 /// A measured duration for messages, to the millisecond: `1.500s`,
 /// `0.019s` (integer arithmetic: floats would bring the float formatting
 /// code into the binary).
-pub fn secs(d: Duration) -> Secs {
-    Secs(d)
-}
-
-/// See `secs`.
-pub struct Secs(Duration);
-
-impl fmt::Display for Secs {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{:03}s", self.0.as_secs(), self.0.subsec_millis())
-    }
+pub fn secs(d: Duration) -> String {
+    format!("{}.{:03}s", d.as_secs(), d.subsec_millis())
 }
 
 /// A duration someone chose (an option's value), exactly: `5s`, `1.5s`,
@@ -318,8 +309,8 @@ mod tests {
 
     #[test]
     fn durations_print_without_floats() {
-        assert_eq!(secs(Duration::from_millis(1509)).to_string(), "1.509s");
-        assert_eq!(secs(Duration::from_millis(19)).to_string(), "0.019s");
+        assert_eq!(secs(Duration::from_millis(1509)), "1.509s");
+        assert_eq!(secs(Duration::from_millis(19)), "0.019s");
     }
 
     #[test]
