@@ -7,6 +7,7 @@
 //! sender's name, a hook's output) is written as it is: the log line
 //! escapes its control characters.
 
+use std::borrow::Cow;
 use std::fmt::{self, Display, Formatter};
 use std::time::{Duration, Instant};
 
@@ -658,36 +659,22 @@ enum Part<'l> {
 /// `text`, or when it is longer than `max` bytes its beginning and end
 /// with the length in the middle: `sh -c 'exit 3' 1 2 3 [... 288,890 bytes
 /// in all ...] 49999 50000`.
-pub fn shorten(text: &str, max: usize) -> Shortened<'_> {
-    Shortened { text, max }
-}
-
-/// See `shorten`.
-pub struct Shortened<'a> {
-    text: &'a str,
-    max: usize,
-}
-
-impl Display for Shortened<'_> {
-    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        let Shortened { text, max } = *self;
-        let Some((head, tail)) = cut_points(text.as_bytes(), max) else {
-            return f.write_str(text);
-        };
-        write!(
-            f,
-            "{} [... {} bytes in all ...] {}",
-            text.get(..head).unwrap_or("").trim_end(),
-            text.len(),
-            text.get(tail..).unwrap_or("").trim_start()
-        )
-    }
+pub fn shorten(text: &str, max: usize) -> Cow<'_, str> {
+    let Some((head, tail)) = cut_points(text.as_bytes(), max) else {
+        return Cow::Borrowed(text);
+    };
+    Cow::Owned(format!(
+        "{} [... {} bytes in all ...] {}",
+        text.get(..head).unwrap_or("").trim_end(),
+        text.len(),
+        text.get(tail..).unwrap_or("").trim_start()
+    ))
 }
 
 /// At most `PROCS_MAX` processes, their list cut to 40 bytes a process,
 /// then how many more there were.
 pub(super) fn list_procs(procs: &[Proc]) -> String {
     process::capped(procs, |shown| {
-        shorten(&process::list(shown), PROCS_MAX * 40).to_string()
+        shorten(&process::list(shown), PROCS_MAX * 40).into_owned()
     })
 }
