@@ -96,23 +96,19 @@ fn run(args: Vec<OsString>) -> c_int {
         }
         // A probe's mistake exits 1, never 2, which Docker's HEALTHCHECK
         // reserves; and the termination log is the container's vigil's.
-        Err(cli::UsageError(message)) if cli::probe_asked(&args) => {
-            let usage = Event::UsageError {
-                message: &message,
-                status: 1,
-            };
-            early_error(&args, None, usage);
-            return 1;
-        }
         Err(cli::UsageError(message)) => {
-            let var = std::env::var_os("VIGIL_TERMINATION_LOG");
-            let termination_log = cli::termination_log_after(&args, var);
+            let probing = cli::probe_asked(&args);
+            let status = if probing { 1 } else { 2 };
+            let var = || std::env::var_os("VIGIL_TERMINATION_LOG");
+            let termination_log = (!probing)
+                .then(|| cli::termination_log_after(&args, var()))
+                .flatten();
             let usage = Event::UsageError {
                 message: &message,
-                status: 2,
+                status,
             };
             early_error(&args, termination_log.as_deref(), usage);
-            return 2;
+            return status;
         }
     };
     // A pause has no command to report on: it writes no termination log.
