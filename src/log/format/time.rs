@@ -4,13 +4,12 @@
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// An instant as seconds and milliseconds since the Unix epoch. A clock set
-/// before 1970 reads as the epoch; one past the year 9999 (which RFC 3339
-/// cannot write) as its last millisecond.
+/// An instant as milliseconds since the Unix epoch. A clock set before
+/// 1970 reads as the epoch; one past the year 9999 (which RFC 3339 cannot
+/// write) as its last millisecond.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Timestamp {
-    secs: u64,
-    millis: u32,
+    millis: u64,
 }
 
 /// `2026-12-01T18:06:20.123Z`, always 24 bytes.
@@ -20,7 +19,7 @@ pub struct Timestamp {
 /// `Timestamp` holds neither (`from_unix`).
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let since = Duration::new(self.secs, self.millis * 1_000_000);
+        let since = Duration::from_millis(self.millis);
         let at = UNIX_EPOCH.checked_add(since).unwrap_or(UNIX_EPOCH);
         humantime::format_rfc3339_millis(at).fmt(f)
     }
@@ -40,25 +39,21 @@ impl Timestamp {
     }
 
     pub fn from_unix(secs: u64, millis: u32) -> Timestamp {
-        if secs > LAST_SECOND {
-            return Timestamp {
-                secs: LAST_SECOND,
-                millis: 999,
-            };
-        }
+        let millis = secs
+            .saturating_mul(1000)
+            .saturating_add(u64::from(millis.min(999)));
         Timestamp {
-            secs,
-            millis: millis.min(999),
+            millis: millis.min(LAST_SECOND * 1000 + 999),
         }
     }
 
     /// The instant `ago` before this one: when something the monotonic
     /// clock timed happened (a stop signal's arrival, for the exit record).
     pub fn minus(self, ago: Duration) -> Timestamp {
-        let total = self.secs * 1000 + u64::from(self.millis);
         let ago = u64::try_from(ago.as_millis()).unwrap_or(u64::MAX);
-        let at = total.saturating_sub(ago);
-        Timestamp::from_unix(at / 1000, (at % 1000) as u32)
+        Timestamp {
+            millis: self.millis.saturating_sub(ago),
+        }
     }
 }
 
