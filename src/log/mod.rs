@@ -97,8 +97,8 @@ impl Logger {
     ) -> Logger {
         Logger {
             verbosity,
-            encoder: format.encoding().map(|encoding| Encoder {
-                encoding,
+            encoder: (format != Format::Text).then_some(Encoder {
+                format,
                 vigil_pid: under_vigil,
             }),
             under_vigil,

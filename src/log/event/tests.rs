@@ -16,7 +16,7 @@ use crate::log::facts::Command;
 use crate::log::facts::hook;
 use crate::log::facts::stop::{EndCause, ExitCodes, Grace, NotSent, StopCause};
 use crate::log::facts::{Cancel, Outcome, Sender};
-use crate::log::format::{Encoder, Encoding, LINE_MAX, Record, Timestamp};
+use crate::log::format::{Encoder, Format, LINE_MAX, Record, Timestamp};
 use crate::log::report::{Clocks, Ledger};
 use crate::probe::{Address, Healthy, Unhealthy, Waited};
 use crate::spawn::{SpawnError, SwitchFailed};
@@ -137,7 +137,7 @@ fn record(event: &Event<'_>) -> Json {
     let record = Record::stamped(event.level(), event.name(), event.to_string(), time, event);
     let mut line = Vec::new();
     let json = Encoder {
-        encoding: Encoding::Json,
+        format: Format::Json,
         vigil_pid: None,
     };
     json.line(&record, LINE_MAX, &mut line);

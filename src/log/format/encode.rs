@@ -17,14 +17,15 @@ use std::borrow::Cow;
 use std::time::Duration;
 
 use super::json::{escape, is_special};
-use super::{Encoding, Node, Record, SCHEMA, Value, Word};
+use super::{Format, Node, Record, SCHEMA, Value, Word};
 
 /// Writes records as lines in one encoding. `vigil_pid` is set exactly when
 /// the text lines would start `vigil[PID]:` (a vigil under another vigil),
 /// so that the two are told apart in one log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Encoder {
-    pub encoding: Encoding,
+    /// JSON or logfmt: a text line is the logger's own.
+    pub format: Format,
     pub vigil_pid: Option<u32>,
 }
 
@@ -106,7 +107,7 @@ impl Encoder {
             ..*step
         };
         let mut line = Line {
-            json: self.encoding == Encoding::Json,
+            json: self.format == Format::Json,
             out,
             limit,
             step,

@@ -72,7 +72,9 @@ pub enum Format {
     /// `vigil: warning: ...` lines, as ever: written by `logging`.
     #[default]
     Text,
+    /// Records, each one JSON object.
     Json,
+    /// Records, each `key=value` pairs, nested keys joined with dots.
     Logfmt,
 }
 
@@ -89,24 +91,6 @@ impl Format {
             )),
         }
     }
-
-    /// The encoding of records, `None` for text (which `logging` writes).
-    pub fn encoding(self) -> Option<Encoding> {
-        match self {
-            Format::Text => None,
-            Format::Json => Some(Encoding::Json),
-            Format::Logfmt => Some(Encoding::Logfmt),
-        }
-    }
-}
-
-/// How a record is written as one line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Encoding {
-    /// One JSON object.
-    Json,
-    /// `key=value` pairs, nested keys joined with dots.
-    Logfmt,
 }
 
 /// How important a line is, which decides at what verbosity it is shown.

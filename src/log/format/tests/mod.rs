@@ -98,12 +98,12 @@ fn ms(n: u64) -> Duration {
 }
 
 const JSON: Encoder = Encoder {
-    encoding: Encoding::Json,
+    format: Format::Json,
     vigil_pid: None,
 };
 
 const LOGFMT: Encoder = Encoder {
-    encoding: Encoding::Logfmt,
+    format: Format::Logfmt,
     vigil_pid: None,
 };
 

@@ -215,7 +215,6 @@ fn log_formats_by_name() {
     assert_eq!(Format::parse("logfmt"), Ok(Format::Logfmt));
     assert_eq!(Format::parse("text"), Ok(Format::Text));
     assert_eq!(Format::default(), Format::Text);
-    assert_eq!(Format::Text.encoding(), None);
     assert_eq!(
         Format::parse("yaml"),
         Err("'yaml' is not a log format: use text, json or logfmt".to_string())

@@ -154,7 +154,7 @@ fn the_worst_record_still_fits_and_keeps_its_cause() {
             .field("orphans_reaped", u64::MAX)
             .field("timeout", false);
         let text = line(encoder, &record);
-        let parsed: Json = if encoder.encoding == Encoding::Json {
+        let parsed: Json = if encoder.format == Format::Json {
             serde_json::from_str(&text).unwrap()
         } else {
             Schema::load().check_logfmt(&text).unwrap()
@@ -246,7 +246,7 @@ fn every_event_at_its_worst_fits_in_one_line() {
             },
         ] {
             let text = line(encoder, &record);
-            let parsed: Json = if encoder.encoding == Encoding::Json {
+            let parsed: Json = if encoder.format == Format::Json {
                 serde_json::from_str(&text).unwrap()
             } else {
                 schema
