@@ -96,15 +96,11 @@ impl Switch {
     /// starts from then on (the pre-stop hook) are what vigil is, and
     /// switch nothing. The uid and the error when a step fails.
     pub fn follow(&mut self, caps: Option<Narrow>) -> Result<u32, (u32, Errno)> {
-        let id = &self.identity;
-        let ids = exec::User {
-            groups: &id.groups,
-            gid: id.gid,
-            uid: id.uid,
-        };
-        exec::switch_user(Some(ids), caps).map_err(|failed| (id.uid, failed.errno))?;
+        let uid = self.identity.uid;
+        let ids = self.identity_ids();
+        exec::switch_user(Some(ids), caps).map_err(|failed| (uid, failed.errno))?;
         self.change = false;
-        Ok(id.uid)
+        Ok(uid)
     }
 
     /// The child's HOME (gosu replaces whatever HOME vigil had).
@@ -150,12 +146,17 @@ impl Switch {
     /// the capabilities; setgid sets all three gids. None when the ids do
     /// not change.
     pub fn ids(&self) -> Option<exec::User<'_>> {
+        self.change.then(|| self.identity_ids())
+    }
+
+    /// The identity's groups, gid and uid, as the switch sets them.
+    fn identity_ids(&self) -> exec::User<'_> {
         let id = &self.identity;
-        self.change.then_some(exec::User {
+        exec::User {
             groups: &id.groups,
             gid: id.gid,
             uid: id.uid,
-        })
+        }
     }
 
     /// What a new process's failed `step` means, read in the parent: a
