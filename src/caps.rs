@@ -224,13 +224,7 @@ impl Fields for Refused {
 
 impl fmt::Display for Refused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.why.fmt(f)
-    }
-}
-
-impl fmt::Display for CapsError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        match &self.why {
             CapsError::NoAmbient => write!(
                 f,
                 "--caps needs ambient capabilities, which this kernel does not have (Linux 4.3 \
@@ -641,22 +635,23 @@ mod tests {
 
     #[test]
     fn errors_are_one_line_naming_the_capabilities() {
-        let e = CapsError::NotHeld {
+        let said = |why| Refused { caps: Set(0), why }.to_string();
+        let e = said(CapsError::NotHeld {
             caps: Set(1 << 21),
             not_in_bounding: Set(1 << 21),
             uid: 0,
-        };
+        });
         assert_eq!(
             e.to_string(),
             "cannot give the child CAP_SYS_ADMIN: vigil does not hold it (not in its bounding \
              set); grant it to the container: docker run --cap-add SYS_ADMIN, Kubernetes \
              securityContext.capabilities.add: [SYS_ADMIN]"
         );
-        let e = CapsError::NotHeld {
+        let e = said(CapsError::NotHeld {
             caps: Set(NET_RAW | NET_BIND_SERVICE),
             not_in_bounding: Set(0),
             uid: 1000,
-        };
+        });
         assert!(
             e.to_string().starts_with(
                 "cannot give the child CAP_NET_BIND_SERVICE, CAP_NET_RAW: vigil does not hold \
@@ -664,9 +659,9 @@ mod tests {
             ),
             "{e}"
         );
-        let e = CapsError::CannotCutBounding {
+        let e = said(CapsError::CannotCutBounding {
             extra: Set(0xff << 20),
-        };
+        });
         assert!(
             e.to_string()
                 .contains("so 8 capabilities (CAP_SYS_PACCT, CAP_SYS_ADMIN, CAP_SYS_BOOT, ...)"),
@@ -680,15 +675,16 @@ mod tests {
                 last: 37,
             },
             CapsError::Unreadable(Errno::EPERM),
-        ] {
+        ]
+        .map(said)
+        {
             assert!(!e.to_string().contains('\n'), "{e}");
         }
         assert_eq!(
-            CapsError::UnknownToKernel {
+            said(CapsError::UnknownToKernel {
                 caps: Set(1 << 40),
                 last: 37
-            }
-            .to_string(),
+            }),
             "cannot give the child CAP_CHECKPOINT_RESTORE: this kernel does not know it (its \
              capabilities go up to CAP_AUDIT_READ)"
         );

@@ -63,7 +63,6 @@ pub struct Url {
     pub path: Option<String>,
 }
 
-
 impl Url {
     /// Reads a probe URL; the error names it and says what is accepted.
     pub fn parse(text: &str) -> Result<Url, String> {
