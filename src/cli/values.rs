@@ -107,7 +107,7 @@ pub fn read(kind: Kind, raw: &OsStr, from: From) -> Result<Value, String> {
         }
         (Kind::Install, _) => Value::Path(raw.to_owned()),
         // Only the shape here: the files are read before the fork.
-        (Kind::User, _) => Value::User(user::parse_spec(raw).map_err(|e| e.to_string())?),
+        (Kind::User, _) => Value::User(user::parse_spec(raw)?),
         // On the command line a switch has no value; tini's variables
         // switch on by being set at all.
         (Kind::Switch, From::CommandLine | From::Tini) => Value::Switch(true),

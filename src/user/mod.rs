@@ -87,35 +87,6 @@ pub struct Spec {
     group: Option<Id>,
 }
 
-/// A `--user` value that is wrong whatever the files say: a usage error.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SpecError {
-    pub text: OsString,
-    pub problem: SpecProblem,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SpecProblem {
-    /// Nothing to switch to (`""` or `":"`).
-    Empty,
-    /// More than one `:`.
-    ExtraColon,
-    /// A number outside 0..=MAX_SPEC_ID (the text of the number).
-    OutOfRange(String),
-}
-
-impl fmt::Display for SpecError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid user {}: ", quote(self.text.as_bytes()))?;
-        match &self.problem {
-            SpecProblem::Empty => write!(f, "it is empty")?,
-            SpecProblem::ExtraColon => write!(f, "more than one ':'")?,
-            SpecProblem::OutOfRange(n) => write!(f, "{n} is not an id from 0 to {MAX_SPEC_ID}")?,
-        }
-        f.write_str(" (accepted: USER, USER:GROUP or :GROUP, each a name or a number)")
-    }
-}
-
 /// Reads a `--user` value: `USER`, `USER:GROUP`, `USER:` or `:GROUP`.
 ///
 /// A part made of an optional sign and digits is a number, however large;
@@ -123,10 +94,15 @@ impl fmt::Display for SpecError {
 /// 20-digit number up as a name; newer ones reject it, as vigil does).
 /// Everything after the first `:` is the group, so a second `:` is an error
 /// rather than silently dropped, as gosu 1.14 drops it.
-pub fn parse_spec(text: &OsStr) -> Result<Spec, SpecError> {
-    let fail = |problem| SpecError {
-        text: text.to_owned(),
-        problem,
+///
+/// A value that is wrong whatever the files say (empty, a second `:`, a
+/// number out of range) is a usage error, naming it and what is accepted.
+pub fn parse_spec(text: &OsStr) -> Result<Spec, String> {
+    let fail = |problem: &str| {
+        format!(
+            "invalid user {}: {problem} (accepted: USER, USER:GROUP or :GROUP, each a name or a number)",
+            quote(text.as_bytes())
+        )
     };
     let bytes = text.as_bytes();
     let (user, group) = match bytes.iter().position(|&b| b == b':') {
@@ -137,23 +113,24 @@ pub fn parse_spec(text: &OsStr) -> Result<Spec, SpecError> {
         None => (bytes, &[][..]),
     };
     if group.contains(&b':') {
-        return Err(fail(SpecProblem::ExtraColon));
+        return Err(fail("more than one ':'"));
     }
-    let part = |p: &[u8]| -> Result<Option<Id>, SpecError> {
+    let part = |p: &[u8]| -> Result<Option<Id>, String> {
         if p.is_empty() {
             return Ok(None);
         }
         match spec_number(p) {
             None => Ok(Some(Id::Name(p.to_vec()))),
             Some(Some(n)) => Ok(Some(Id::Number(n))),
-            Some(None) => Err(fail(SpecProblem::OutOfRange(
-                String::from_utf8_lossy(p).into_owned(),
+            Some(None) => Err(fail(&format!(
+                "{} is not an id from 0 to {MAX_SPEC_ID}",
+                String::from_utf8_lossy(p)
             ))),
         }
     };
     let (user, group) = (part(user)?, part(group)?);
     if user.is_none() && group.is_none() {
-        return Err(fail(SpecProblem::Empty));
+        return Err(fail("it is empty"));
     }
     Ok(Spec {
         text: text.to_owned(),

@@ -125,26 +125,26 @@ fn spec_shapes() {
         p("2147483647"),
         Ok(spec(Some(Id::Number(MAX_SPEC_ID)), None)("2147483647"))
     );
-    let problem = |s: &str| p(s).unwrap_err().problem;
-    assert_eq!(problem(""), SpecProblem::Empty);
-    assert_eq!(problem(":"), SpecProblem::Empty);
-    assert_eq!(problem("a:b:c"), SpecProblem::ExtraColon);
-    assert_eq!(problem("::"), SpecProblem::ExtraColon);
-    assert_eq!(problem("-1"), SpecProblem::OutOfRange("-1".into()));
-    assert_eq!(
-        problem("1:2147483648"),
-        SpecProblem::OutOfRange("2147483648".into())
+    let problem = |s: &str, why: &str| {
+        let error = p(s).unwrap_err();
+        assert!(error.contains(&format!(": {why}")), "{error}");
+    };
+    problem("", "it is empty");
+    problem(":", "it is empty");
+    problem("a:b:c", "more than one ':'");
+    problem("::", "more than one ':'");
+    problem("-1", "-1 is not an id");
+    problem("1:2147483648", "2147483648 is not an id");
+    problem(
+        "99999999999999999999999",
+        "99999999999999999999999 is not an id",
     );
     assert_eq!(
-        problem("99999999999999999999999"),
-        SpecProblem::OutOfRange("99999999999999999999999".into())
-    );
-    assert_eq!(
-        p("a:b:c").unwrap_err().to_string(),
+        p("a:b:c").unwrap_err(),
         r#"invalid user "a:b:c": more than one ':' (accepted: USER, USER:GROUP or :GROUP, each a name or a number)"#
     );
     assert_eq!(
-        p("-1").unwrap_err().to_string(),
+        p("-1").unwrap_err(),
         r#"invalid user "-1": -1 is not an id from 0 to 2147483647 (accepted: USER, USER:GROUP or :GROUP, each a name or a number)"#
     );
 }
