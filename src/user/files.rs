@@ -4,7 +4,6 @@
 //! directly, one line at a time.
 
 use std::ffi::OsString;
-use std::fmt;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::ops::ControlFlow;
@@ -26,63 +25,24 @@ pub const MAX_LINE: usize = 16 << 20;
 /// linux/limits.h; C libraries' own constant is often older and smaller).
 pub const MAX_GROUPS: usize = 65536;
 
-/// A lookup that failed: the spec names something the image does not have.
-#[derive(Debug)]
-pub enum LookupError {
-    /// No entry has the name a spec gives: `what` is "user" or "group".
-    Unknown {
-        what: &'static str,
-        name: Vec<u8>,
-        file: PathBuf,
-        file_exists: bool,
-    },
-    /// The file exists but could not be read (not a missing file: that
-    /// just has no entries).
-    Read {
-        file: PathBuf,
-        error: io::Error,
-    },
-    LineTooLong {
-        file: PathBuf,
-    },
-    TooManyGroups {
-        name: Vec<u8>,
-        count: usize,
-    },
+/// No entry has the name a spec gives (`what` is "user" or "group"): the
+/// lookup's failure, naming the file, or saying that it does not exist.
+fn unknown(what: &str, name: &[u8], file: &Path, file_exists: bool) -> String {
+    let name = quote(name);
+    if file_exists {
+        format!("there is no {what} {name} in {}", file.display())
+    } else {
+        format!(
+            "there is no {what} {name}: {} does not exist",
+            file.display()
+        )
+    }
 }
 
-impl fmt::Display for LookupError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LookupError::Unknown {
-                what,
-                name,
-                file,
-                file_exists,
-            } => {
-                write!(f, "there is no {what} {}", quote(name))?;
-                if *file_exists {
-                    write!(f, " in {}", file.display())
-                } else {
-                    write!(f, ": {} does not exist", file.display())
-                }
-            }
-            LookupError::Read { file, error } => {
-                write!(f, "cannot read {}: {}", file.display(), os_error(error))
-            }
-            LookupError::LineTooLong { file } => write!(
-                f,
-                "{} has a line longer than {} MiB",
-                file.display(),
-                MAX_LINE >> 20
-            ),
-            LookupError::TooManyGroups { name, count } => write!(
-                f,
-                "user {} is in {count} groups; the kernel allows {MAX_GROUPS}",
-                quote(name)
-            ),
-        }
-    }
+/// A file that exists but could not be read (not a missing file: that
+/// just has no entries).
+fn read_error(file: &Path, error: &io::Error) -> String {
+    format!("cannot read {}: {}", file.display(), os_error(error))
 }
 
 /// Resolves a spec against the files under `root` (`/` in real use; a
@@ -91,7 +51,7 @@ impl fmt::Display for LookupError {
 /// This follows runc's `GetExecUser` step by step, so that every spec gets
 /// gosu's result: first the passwd entry, then, if a group was given or an
 /// entry with a name was found, one pass over /etc/group.
-pub fn resolve(spec: &Spec, root: &Path, current: Ids) -> Result<Identity, LookupError> {
+pub fn resolve(spec: &Spec, root: &Path, current: Ids) -> Result<Identity, String> {
     let (mut identity, name) = user(spec, root.join("etc/passwd"), current)?;
     // runc looks at /etc/group only for an explicit group or for the
     // memberships of a name it found (an entry without a name has none).
@@ -107,7 +67,7 @@ pub fn resolve(spec: &Spec, root: &Path, current: Ids) -> Result<Identity, Looku
 /// The spec's user, from `passwd`: the identity without its groups, and
 /// the entry's name (empty when no entry matched, which is fine for a uid
 /// or for vigil's own).
-fn user(spec: &Spec, passwd: PathBuf, current: Ids) -> Result<(Identity, Vec<u8>), LookupError> {
+fn user(spec: &Spec, passwd: PathBuf, current: Ids) -> Result<(Identity, Vec<u8>), String> {
     let identity = |uid, gid, home| Identity {
         uid,
         gid,
@@ -128,12 +88,7 @@ fn user(spec: &Spec, passwd: PathBuf, current: Ids) -> Result<(Identity, Vec<u8>
     })?;
     match (found, &spec.user) {
         (Some(found), _) => Ok(found),
-        (None, Some(Id::Name(name))) => Err(LookupError::Unknown {
-            what: "user",
-            name: name.clone(),
-            file: passwd,
-            file_exists: passwd_exists,
-        }),
+        (None, Some(Id::Name(name))) => Err(unknown("user", name, &passwd, passwd_exists)),
         (None, user) => {
             let uid = match user {
                 Some(Id::Number(n)) => *n,
@@ -146,7 +101,7 @@ fn user(spec: &Spec, passwd: PathBuf, current: Ids) -> Result<(Identity, Vec<u8>
 
 /// The gid of an explicit group, from `group`: a name must be there, a
 /// number need not.
-fn group_id(wanted: &Id, group: PathBuf) -> Result<gid_t, LookupError> {
+fn group_id(wanted: &Id, group: PathBuf) -> Result<gid_t, String> {
     let (gid, group_exists) = first(&group, |line| {
         let entry = GroupEntry::parse(line)?;
         let hit = match wanted {
@@ -158,18 +113,13 @@ fn group_id(wanted: &Id, group: PathBuf) -> Result<gid_t, LookupError> {
     match (gid, wanted) {
         (Some(gid), _) => Ok(gid),
         (None, Id::Number(n)) => Ok(*n),
-        (None, Id::Name(name)) => Err(LookupError::Unknown {
-            what: "group",
-            name: name.clone(),
-            file: group,
-            file_exists: group_exists,
-        }),
+        (None, Id::Name(name)) => Err(unknown("group", name, &group, group_exists)),
     }
 }
 
 /// The supplementary groups of the user called `name`: every group of
 /// `group` that lists it, in the file's order.
-fn memberships(name: Vec<u8>, group: &Path) -> Result<Vec<gid_t>, LookupError> {
+fn memberships(name: Vec<u8>, group: &Path) -> Result<Vec<gid_t>, String> {
     let mut groups = Vec::new();
     scan(group, |line| {
         if let Some(entry) = GroupEntry::parse(line)
@@ -180,10 +130,11 @@ fn memberships(name: Vec<u8>, group: &Path) -> Result<Vec<gid_t>, LookupError> {
         ControlFlow::Continue(())
     })?;
     if groups.len() > MAX_GROUPS {
-        return Err(LookupError::TooManyGroups {
-            name,
-            count: groups.len(),
-        });
+        return Err(format!(
+            "user {} is in {} groups; the kernel allows {MAX_GROUPS}",
+            quote(&name),
+            groups.len()
+        ));
     }
     Ok(groups)
 }
@@ -268,7 +219,7 @@ fn file_id(field: &[u8]) -> Option<u32> {
 fn first<T>(
     file: &Path,
     mut hit: impl FnMut(&[u8]) -> Option<T>,
-) -> Result<(Option<T>, bool), LookupError> {
+) -> Result<(Option<T>, bool), String> {
     let mut found = None;
     let exists = scan(file, |line| {
         found = hit(line);
@@ -284,7 +235,7 @@ fn first<T>(
 /// of blanks at both ends (a CR of a DOS line end too), neither empty nor
 /// a comment (`#`), until `each` breaks. Returns whether the file exists:
 /// a missing file (or a missing directory on the way) has no entries.
-fn scan(file: &Path, each: impl FnMut(&[u8]) -> ControlFlow<()>) -> Result<bool, LookupError> {
+fn scan(file: &Path, each: impl FnMut(&[u8]) -> ControlFlow<()>) -> Result<bool, String> {
     let f = match File::open(file) {
         Ok(f) => f,
         Err(e)
@@ -292,10 +243,7 @@ fn scan(file: &Path, each: impl FnMut(&[u8]) -> ControlFlow<()>) -> Result<bool,
         {
             return Ok(false);
         }
-        Err(error) => {
-            let file = file.to_path_buf();
-            return Err(LookupError::Read { file, error });
-        }
+        Err(error) => return Err(read_error(file, &error)),
     };
     scan_lines(BufReader::new(f), file, each).map(|()| true)
 }
@@ -305,11 +253,7 @@ pub fn scan_lines(
     mut reader: impl BufRead,
     file: &Path,
     mut each: impl FnMut(&[u8]) -> ControlFlow<()>,
-) -> Result<(), LookupError> {
-    let read_error = |error| LookupError::Read {
-        file: file.to_path_buf(),
-        error,
-    };
+) -> Result<(), String> {
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -318,15 +262,17 @@ pub fn scan_lines(
         let n = (&mut reader)
             .take(limit)
             .read_until(b'\n', &mut line)
-            .map_err(read_error)?;
+            .map_err(|error| read_error(file, &error))?;
         if n == 0 {
             return Ok(());
         }
         // MAX_LINE bytes and the newline may come in; more is too long.
         if line.len() > MAX_LINE && !line.ends_with(b"\n") {
-            return Err(LookupError::LineTooLong {
-                file: file.to_path_buf(),
-            });
+            return Err(format!(
+                "{} has a line longer than {} MiB",
+                file.display(),
+                MAX_LINE >> 20
+            ));
         }
         let entry = line.trim_ascii();
         if entry.is_empty() || entry.starts_with(b"#") {

@@ -60,7 +60,7 @@ use libc::{gid_t, uid_t};
 
 use crate::log::format::{Fields, Obj};
 
-pub use files::{GroupEntry, LookupError, PasswdEntry, resolve, scan_lines};
+pub use files::{GroupEntry, PasswdEntry, resolve, scan_lines};
 #[cfg(test)]
 pub use switch::SetIdError;
 pub use switch::{Switch, SwitchFailure, refuse_setid};
@@ -189,10 +189,9 @@ pub struct Identity {
 /// Why vigil will not run the child as the spec's identity.
 #[derive(Debug)]
 pub enum UserError {
-    Lookup {
-        spec: OsString,
-        error: LookupError,
-    },
+    /// A lookup that failed: the spec names something the image does not
+    /// have, or its files could not be read; `error` says which.
+    Lookup { spec: OsString, error: String },
     /// vigil lacks the privilege to switch, and the spec names other ids
     /// than its own.
     NotPrivileged {
@@ -209,7 +208,7 @@ impl Fields for UserError {
             UserError::Lookup { spec, error } => o
                 .field("user", spec.as_os_str())
                 .word("reason", "lookup")
-                .field("error", error.to_string()),
+                .field("error", error.as_str()),
             UserError::NotPrivileged { spec, wanted, .. } => o
                 .field("user", spec.as_os_str())
                 .word("reason", "not_privileged")

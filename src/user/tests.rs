@@ -29,7 +29,7 @@ impl Root {
         Root(dir)
     }
 
-    fn resolve(&self, spec: &str) -> Result<Identity, LookupError> {
+    fn resolve(&self, spec: &str) -> Result<Identity, String> {
         let spec = parse_spec(OsStr::new(spec)).unwrap();
         resolve(&spec, &self.0, ROOT_IDS)
     }

@@ -284,12 +284,7 @@ fn every_event_writes_what_the_schema_says() {
     };
     let unknown = crate::user::UserError::Lookup {
         spec: "app".into(),
-        error: crate::user::LookupError::Unknown {
-            what: "user",
-            name: b"app".to_vec(),
-            file: "/etc/passwd".into(),
-            file_exists: true,
-        },
+        error: r#"there is no user "app" in /etc/passwd"#.into(),
     };
     let argv: Vec<OsString> = vec!["app".into(), "--port".into(), "80".into()];
     let named = Named {
