@@ -16,6 +16,8 @@
 //! the kernel, no /proc needed): the same file unless someone replaced it
 //! since vigil started.
 
+mod sha256;
+
 use std::ffi::OsStr;
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
@@ -23,8 +25,6 @@ use std::io::{self, ErrorKind, Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-
-use sha2::{Digest, Sha256};
 
 use crate::log;
 use crate::log::event::Event;
@@ -180,7 +180,7 @@ fn write_copy(
     file: &mut File,
     path: &Path,
 ) -> Result<(u64, String), Failed> {
-    let mut sha = Sha256::new();
+    let mut sha = sha256::Sha256::new();
     let mut bytes = 0u64;
     let mut buffer = vec![0u8; 64 * 1024];
     loop {
@@ -200,8 +200,7 @@ fn write_copy(
     file.set_permissions(fs::Permissions::from_mode(0o755))
         .map_err(failed("making executable", Some(path)))?;
     file.sync_all().map_err(failed("flushing", Some(path)))?;
-    let digest = sha.finalize();
-    Ok((bytes, digest.iter().map(|b| format!("{b:02x}")).collect()))
+    Ok((bytes, sha.hex()))
 }
 
 /// Flushes `dir` itself, so that the rename is on the disk too. A file
