@@ -94,9 +94,11 @@ pub struct Config {
     pub probe: Option<Url>,
     /// How long one probe may take.
     pub probe_timeout: Duration,
-    /// `--probe-timeout` is on the command line (its variable may be the
-    /// image's health check's, which reads it too).
-    pub probe_timeout_given: bool,
+    /// `--probe-timeout` is on the command line where nothing probes: no
+    /// `--ready-when`, no `--live-when` (a `--probe` is no `Config::Run`).
+    /// Its variable is no such mistake: it may be the image's health
+    /// check's, which reads it too.
+    pub probe_timeout_unused: bool,
     /// `--ready-when`: probe this until it first succeeds.
     pub ready_when: Option<Url>,
     /// `--ready-interval`: the longest wait between two probes.
@@ -132,12 +134,6 @@ pub struct UnknownVariable {
 }
 
 impl Config {
-    /// Whether `--probe-timeout` was given where nothing probes: no
-    /// `--ready-when`, no `--live-when` (a `--probe` is no `Config::Run`).
-    pub fn probe_timeout_unused(&self) -> bool {
-        self.probe_timeout_given && self.ready_when.is_none() && self.live_when.is_none()
-    }
-
     /// `-e`: 0 when `status` (an exit code or 128+N) is listed, else
     /// `status` itself.
     pub fn status_after_e(&self, status: i32) -> i32 {
@@ -257,7 +253,9 @@ fn apply_rows(given: Given, env: &Env, probing: bool) -> Result<Config, UsageErr
         }
     }
     check_durations(&config, probing)?;
-    config.probe_timeout_given = given.opts().any(|o| o.long == Some("probe-timeout"));
+    config.probe_timeout_unused = given.opts().any(|o| o.long == Some("probe-timeout"))
+        && config.ready_when.is_none()
+        && config.live_when.is_none();
     config.command = given.command;
     Ok(config)
 }

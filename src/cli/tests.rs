@@ -90,7 +90,7 @@ fn fields(config: &Config) -> Vec<(String, String)> {
 /// The fields `parse` fills itself, with what no row's effect knows: the
 /// command, the warnings, whether `--probe-timeout` is on the command
 /// line.
-const PARSE_FILLS: [&str; 3] = ["command", "warnings", "probe_timeout_given"];
+const PARSE_FILLS: [&str; 3] = ["command", "warnings", "probe_timeout_unused"];
 
 /// The field an option's effect sets, by the one thing that changes when it
 /// is given: each option sets a field of its own, so an effect copied from
@@ -861,8 +861,7 @@ fn a_negative_duration_is_named_without_advice_that_fails() {
 /// no such mistake, since a health check's `vigil --probe` reads it too.
 #[test]
 fn a_probe_timeout_without_a_probe_is_unused() {
-    let unused =
-        |args: &[&str], env: &[(&str, &str)]| run(args, env).unwrap().probe_timeout_unused();
+    let unused = |args: &[&str], env: &[(&str, &str)]| run(args, env).unwrap().probe_timeout_unused;
     assert!(unused(&["--probe-timeout", "1s", "x"], &[]));
     assert!(!unused(&["x"], &[("VIGIL_PROBE_TIMEOUT", "5s")]));
     assert!(!unused(&["x"], &[]));

@@ -252,7 +252,7 @@ fn warn_of_hooks(config: &Config) {
     if config.post_start.is_none() && config.post_start_timeout.is_some() {
         log::emit(&Event::PostStartTimeoutUnused {});
     }
-    if config.probe_timeout_unused() {
+    if config.probe_timeout_unused {
         log::emit(&Event::ProbeTimeoutUnused {});
     }
 }
