@@ -324,10 +324,9 @@ struct Given {
 
 /// How the command line calls an option in messages: `-p` or `--timeout`.
 fn flag_name(opt: &Opt) -> String {
-    match (opt.long, opt.short) {
-        (Some(long), _) => format!("--{long}"),
-        (None, Some(short)) => format!("-{short}"),
-        (None, None) => String::new(),
+    match opt.long {
+        Some(long) => format!("--{long}"),
+        None => opt.short.map(|c| format!("-{c}")).unwrap_or_default(),
     }
 }
 

@@ -115,8 +115,8 @@ impl<S: System> Supervisor<S> {
             return;
         };
         let record = running.finish(hook, ending, self.sys.now());
-        if hook == HookKind::PostStart && record.failed() {
-            return self.post_start_failed(record);
+        if hook == HookKind::PostStart {
+            return self.post_start_ended(record);
         }
         let then = if record.failed() {
             AfterHook::GoOnWithStop
@@ -127,9 +127,7 @@ impl<S: System> Supervisor<S> {
             record: &record,
             then,
         });
-        if hook == HookKind::PreStop {
-            self.step_over(StopStep::PreStopHook);
-        }
+        self.step_over(StopStep::PreStopHook);
     }
 
     /// The child is gone: drain what it left behind.

@@ -518,13 +518,15 @@ impl<S: System> Supervisor<S> {
         };
         let timeout = self.config.post_start_timeout;
         if let Err(record) = self.start_hook(HookKind::PostStart, None, &argv, timeout) {
-            self.post_start_failed(record);
+            self.post_start_ended(record);
         }
     }
 
-    fn post_start_failed(&mut self, record: hook::Record) {
+    /// The post-start hook is done, or could not start: a failure stops
+    /// the container, unless it is stopping already.
+    fn post_start_ended(&mut self, record: hook::Record) {
         let signal = self.first_stop_signal();
-        let stops = self.state == State::Running;
+        let stops = record.failed() && self.state == State::Running;
         let then = if stops {
             AfterHook::Stop(signal)
         } else {

@@ -94,11 +94,11 @@ impl Switch {
     /// have started: the child's own steps (`caps` around the ids, the
     /// groups, gid, uid), made in vigil's one thread. The processes it
     /// starts from then on (the pre-stop hook) are what vigil is, and
-    /// switch nothing. The uid and the error when a step fails.
+    /// switch nothing. The uid and the error when a step fails. Only for a
+    /// switch that `follows`, which changes the ids: `ids` has them.
     pub fn follow(&mut self, caps: Option<Narrow>) -> Result<u32, (u32, Errno)> {
         let uid = self.identity.uid;
-        let ids = self.identity_ids();
-        exec::switch_user(Some(ids), caps).map_err(|failed| (uid, failed.errno))?;
+        exec::switch_user(self.ids(), caps).map_err(|failed| (uid, failed.errno))?;
         self.change = false;
         Ok(uid)
     }
@@ -146,17 +146,12 @@ impl Switch {
     /// the capabilities; setgid sets all three gids. None when the ids do
     /// not change.
     pub fn ids(&self) -> Option<exec::User<'_>> {
-        self.change.then(|| self.identity_ids())
-    }
-
-    /// The identity's groups, gid and uid, as the switch sets them.
-    fn identity_ids(&self) -> exec::User<'_> {
         let id = &self.identity;
-        exec::User {
+        self.change.then_some(exec::User {
             groups: &id.groups,
             gid: id.gid,
             uid: id.uid,
-        }
+        })
     }
 
     /// What a new process's failed `step` means, read in the parent: a
