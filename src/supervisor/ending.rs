@@ -80,10 +80,11 @@ impl<S: System> Supervisor<S> {
         if pid == self.child {
             return self.child_ended(ending);
         }
-        for hook in [HookKind::PostStart, HookKind::PreStop] {
-            if self.hook_mut(hook).as_ref().is_some_and(|h| h.pid == pid) {
-                return self.hook_ended(hook, ending);
-            }
+        if self.post_start.as_ref().is_some_and(|h| h.pid == pid) {
+            return self.hook_ended(HookKind::PostStart, ending);
+        }
+        if self.pre_stop.as_ref().is_some_and(|h| h.pid == pid) {
+            return self.hook_ended(HookKind::PreStop, ending);
         }
         self.say(Event::Reaped {
             pid,

@@ -137,12 +137,8 @@ pub enum DrainKill {
 impl fmt::Display for DrainKill {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DrainKill::Timeout(after) => {
-                write!(f, "drain timeout ({}) over", crate::text::duration(*after))
-            }
-            DrainKill::StopSignal(signal) => {
-                write!(f, "{signal} during the drain")
-            }
+            DrainKill::Timeout(after) => write!(f, "drain timeout ({}) over", duration(*after)),
+            DrainKill::StopSignal(signal) => write!(f, "{signal} during the drain"),
         }
     }
 }
