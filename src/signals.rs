@@ -25,6 +25,11 @@ use crate::sys::signal::{self as sys, Disposition, SignalInfo, set_disposition};
 /// N-1 stands for signal N.
 const ALL: u64 = !0;
 
+/// `signal`'s bit in such a set.
+fn bit(signal: i32) -> u64 {
+    1 << (signal - 1)
+}
+
 /// What vigil was started with, so that its child can be given the same:
 /// the mask, and the dispositions of the signals vigil changes for itself
 /// (`VIGIL_DISPOSITIONS`), each as it was, default or ignored. Signals
@@ -47,7 +52,7 @@ impl Inherited {
     /// a health check's SIGTERM, or Ctrl-C, ends.
     pub fn restore(&self) -> io::Result<()> {
         for (signal, _) in VIGIL_DISPOSITIONS {
-            let disposition = if self.0.ignore & 1 << (signal - 1) != 0 {
+            let disposition = if self.0.ignore & bit(signal) != 0 {
                 Disposition::Ignore
             } else {
                 Disposition::Default
@@ -65,7 +70,7 @@ impl Inherited {
 impl Inherited {
     pub fn defaults() -> Inherited {
         let all = VIGIL_DISPOSITIONS.iter();
-        let default = all.fold(0, |set, &(signal, _)| set | 1 << (signal - 1));
+        let default = all.fold(0, |set, &(signal, _)| set | bit(signal));
         Inherited(exec::Signals {
             default,
             ..exec::Signals::default()
@@ -100,11 +105,10 @@ pub fn block_all() -> io::Result<Inherited> {
         ..exec::Signals::default()
     };
     for (signal, disposition) in VIGIL_DISPOSITIONS {
-        let bit = 1 << (signal - 1);
         if set_disposition(signal, disposition)? == Disposition::Ignore {
-            inherited.ignore |= bit;
+            inherited.ignore |= bit(signal);
         } else {
-            inherited.default |= bit;
+            inherited.default |= bit(signal);
         }
     }
     Ok(Inherited(inherited))

@@ -9,9 +9,9 @@
 //! starts and what the outcomes mean; the attempt itself is the `System`'s:
 //! its socket joins the loop's wait (`Woken::Probe`), and one deadline,
 //! `Probe`, is when the one in flight runs out of time if the `System`
-//! has one, else when the next attempt starts. Between two probes nothing else is pending,
-//! and once no probing is left the loop is the plain wait for a signal
-//! again: an idle vigil is never woken.
+//! has one, else when the next attempt starts. Between two probes nothing
+//! else is pending, and once no probing is left the loop is the plain wait
+//! for a signal again: an idle vigil is never woken.
 
 use std::fmt;
 use std::time::Duration;

@@ -142,6 +142,12 @@ fn a_probe_that_does_not_answer_in_time_is_a_failure() {
     ));
     s.next_deadline_passes();
     assert_eq!(s.sys.notified.len(), 1);
+    // The attempt that timed out is counted once, not again when it ends.
+    assert!(
+        s.sys.notified[0].ends_with(", at probe 2"),
+        "{}",
+        s.sys.notified[0]
+    );
     assert!(s.probing.is_none());
 }
 
