@@ -759,7 +759,10 @@ sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 sock.bind(path)
 sock.settimeout(0.05)
 os.environ["NOTIFY_SOCKET"] = path
-start = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
+# ExecStart's output (podman prints the container's id) goes where
+# systemd's would, apart from the manager's: to the stand-in's stderr, not
+# among the lines the test reads.
+start = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=sys.stderr)
 main, ready = None, False
 deadline = time.monotonic() + float(os.environ["STAND_IN_TIMEOUT"])
 while not (ready and main) and time.monotonic() < deadline:
