@@ -112,7 +112,13 @@ impl Deadlines {
 
     /// The earliest pending deadline; `None` means none is pending.
     pub fn next(&self) -> Option<Instant> {
-        self.at.iter().flatten().min().copied()
+        let mut next: Option<&Instant> = None;
+        for at in self.at.iter().flatten() {
+            if next.is_none_or(|next| at < next) {
+                next = Some(at);
+            }
+        }
+        next.copied()
     }
 
     /// Starts a turn of the loop: nothing has been handled in it yet.

@@ -222,7 +222,7 @@ impl<S: System> Supervisor<S> {
 
     /// The event loop: one turn at a time until the state is `Exit`.
     fn run(&mut self) {
-        while self.state != State::Exit {
+        while !matches!(self.state, State::Exit) {
             self.turn();
         }
     }

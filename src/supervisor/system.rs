@@ -142,6 +142,14 @@ impl Os {
         if self.memory_watch.is_none() && self.probe.is_none() {
             return Ok(self.signals.wait(timeout)?.map(Woken::Signal));
         }
+        self.poll_once(timeout)
+    }
+
+    /// `wait_once` with other descriptors to watch than the signals'. Not
+    /// inlined: the optimiser would work out this poll's timeout on every
+    /// signal-only wait too.
+    #[inline(never)]
+    fn poll_once(&mut self, timeout: Option<Duration>) -> io::Result<Option<Woken>> {
         // Rounded up, so that a deadline is never polled for a little early
         // over and over.
         let wait = match timeout {

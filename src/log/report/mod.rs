@@ -180,6 +180,8 @@ impl Ledger {
             stop.later = Some((signal, sender.clone(), sent, at));
         }
         match self.forwards.iter_mut().find(|(s, _, _)| *s == sent) {
+            // A storm from one sender: nothing to copy again.
+            Some((_, last, named)) if named == sender => *last = signal,
             Some(entry) => *entry = (sent, signal, sender.clone()),
             None => self.forwards.push((sent, signal, sender.clone())),
         }
