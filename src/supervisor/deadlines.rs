@@ -112,13 +112,11 @@ impl Deadlines {
 
     /// The earliest pending deadline; `None` means none is pending.
     pub fn next(&self) -> Option<Instant> {
-        let mut next: Option<&Instant> = None;
-        for at in self.at.iter().flatten() {
-            if next.is_none_or(|next| at < next) {
-                next = Some(at);
-            }
-        }
-        next.copied()
+        let at = self.at.iter().flatten();
+        at.fold(None, |next: Option<&Instant>, at| {
+            Some(next.map_or(at, |next| next.min(at)))
+        })
+        .copied()
     }
 
     /// Starts a turn of the loop: nothing has been handled in it yet.

@@ -160,19 +160,15 @@ fn prepare_caps(config: &Config) -> Result<Option<caps::Narrowing>, i32> {
     let Some(set) = config.caps else {
         return Ok(None);
     };
-    match caps::prepare(set, config.user.is_some()) {
-        Ok(narrowing) => {
-            log::emit(&Event::Capabilities { caps: &narrowing });
-            Ok(Some(narrowing))
-        }
-        Err(error) => {
-            log::emit_final(&Event::CapsFailed {
-                error: &error,
-                status: 1,
-            });
-            Err(1)
-        }
-    }
+    let narrowing = caps::prepare(set, config.user.is_some()).map_err(|error| {
+        log::emit_final(&Event::CapsFailed {
+            error: &error,
+            status: 1,
+        });
+        1
+    })?;
+    log::emit(&Event::Capabilities { caps: &narrowing });
+    Ok(Some(narrowing))
 }
 
 /// `--user`: every lookup before the first fork, so that an unknown user
@@ -181,19 +177,15 @@ fn prepare_user(config: &Config, role: Role) -> Result<Option<user::Switch>, i32
     let Some(spec) = &config.user else {
         return Ok(None);
     };
-    match user::prepare(spec, role == Role::Pid1) {
-        Ok(switch) => {
-            log::emit(&Event::RunningAs { user: &switch });
-            Ok(Some(switch))
-        }
-        Err(e) => {
-            log::emit_final(&Event::UserFailed {
-                error: &e,
-                status: 1,
-            });
-            Err(1)
-        }
-    }
+    let switch = user::prepare(spec, role == Role::Pid1).map_err(|error| {
+        log::emit_final(&Event::UserFailed {
+            error: &error,
+            status: 1,
+        });
+        1
+    })?;
+    log::emit(&Event::RunningAs { user: &switch });
+    Ok(Some(switch))
 }
 
 /// Starts the child, as the hooks are started later (`Os::spawn`); an

@@ -276,17 +276,16 @@ impl<S: System> Supervisor<S> {
     pub(super) fn forward(&mut self, r: Received, later_stop: bool) {
         let passed = self.pass_on(r.signal, r.sender);
         let later_stop = later_stop.then(|| self.sys.now());
-        let signal = r.signal;
         let (target, to) = match passed {
             Passed::Sent(target, to) => (target, to),
             Passed::ChildGone => {
                 self.log_received(r);
-                self.say(Event::SignalNotForwarded { signal });
+                self.say(Event::SignalNotForwarded { signal: r.signal });
                 return;
             }
             Passed::Dropped => {
                 self.log_received(r);
-                self.say(Event::SignalDropped { signal });
+                self.say(Event::SignalDropped { signal: r.signal });
                 return;
             }
             // Not delivered (vigil warned): nothing sent.
@@ -300,7 +299,7 @@ impl<S: System> Supervisor<S> {
             self.received(r.signal, &sender);
         }
         self.say(Event::SignalForwarded {
-            signal,
+            signal: r.signal,
             sent: to,
             target,
             sender: &sender,
