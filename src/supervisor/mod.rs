@@ -341,7 +341,7 @@ impl<S: System> Supervisor<S> {
     }
 
     fn on_signal(&mut self, mut r: Received) {
-        if r.signal == Signal::PIPE && r.sender == Sender::Vigil {
+        if r.signal == Signal::PIPE && matches!(r.sender, Sender::Vigil) {
             // vigil's own write to a closed pipe (its stderr, most likely):
             // not news for the child, and not to be logged, since logging it
             // to that same pipe would raise the next one.

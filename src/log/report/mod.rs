@@ -170,7 +170,7 @@ impl Ledger {
     /// A forwarded signal: the last of its number; the stop's own (sent in
     /// vigil's name) or a later stop signal, for the stop.
     fn forwarded(&mut self, signal: Signal, sent: Signal, sender: &Named, later: Option<Instant>) {
-        if sender.sender == Sender::Vigil
+        if matches!(sender.sender, Sender::Vigil)
             && let Some(stop) = &mut self.stop
             && stop.sent.is_none()
         {
