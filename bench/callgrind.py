@@ -226,7 +226,7 @@ def callgrind(setup, init, cmd, tag, extra_env=None, signals=0, sigterm=False, s
             os.unlink(base + suffix)
         except FileNotFoundError:
             pass
-    argv = B.UNSHARE + [shutil.which("valgrind"), "--tool=callgrind",
+    argv = B.UNSHARE + [shutil.which("valgrind"), "--tool=callgrind", "--dump-instr=yes",
                         f"--callgrind-out-file={base}.cg", f"--log-file={base}.vg",
                         init.path] + init.prefix + cmd
     env = {"PATH": FIXED_PATH, **(extra_env or {})}
@@ -286,6 +286,37 @@ def callgrind(setup, init, cmd, tag, extra_env=None, signals=0, sigterm=False, s
     return int(m[-1]), stderr
 
 
+def code_pages(path):
+    """{4 KiB code page: instructions executed on it} from a callgrind file
+    written with --dump-instr=yes. A call's cost line (the one after
+    `calls=`) is the callee's work and counted where the callee runs."""
+    pages, addr, npos, call = {}, 0, 1, False
+    with open(path) as f:
+        for line in f:
+            if line.startswith("positions:"):
+                npos = len(line.split()) - 1
+            elif line.startswith("calls="):
+                call = True
+            elif line[:1] in "0123456789+-*":
+                t = line.split()
+                if t[0].startswith("0x"):
+                    addr = int(t[0], 16)
+                elif t[0][0] in "+-":
+                    addr += int(t[0])
+                if not call and len(t) > npos:
+                    pages[addr >> 12] = pages.get(addr >> 12, 0) + int(t[npos])
+                call = False
+    return pages
+
+
+def pages_between(more, less, times):
+    """How many code pages a path runs on: those where the run with the
+    path executed at least `times` instructions more than the run without
+    it (`times`: how often the path ran)."""
+    more, less = code_pages(more), code_pages(less)
+    return sum(1 for page, n in more.items() if n - less.get(page, 0) >= times)
+
+
 def measure(setup, init, signals, zombies, vigil_like):
     """Every path's figure for one init: {key: number}."""
     h = setup.helper
@@ -312,7 +343,10 @@ def measure(setup, init, signals, zombies, vigil_like):
         if "OOM" in loud_err:
             raise Failure("the cgroup counted OOM kills, the report is not a plain stop's: "
                           + loud_err[-300:])
+    cg = lambda tag: os.path.join(setup.out, f"{init.name}.{tag}.cg")
     return {
+        "first_pages": pages_between(cg("term"), cg("exit"), 1),
+        "forward_pages": pages_between(cg(f"sig{signals}"), cg("term"), signals),
         "startup": start,
         "first_sigterm": term - exit0,
         "report_exit": term_report - term,
@@ -533,8 +567,9 @@ def main():
             inits.append(vigil_init(name, os.path.abspath(path), extra))
         vigils = {"vigil"} | {s.partition("=")[0] for s in args.also}
 
-        head = "| init | " + " | ".join(label for _, label, _ in PATHS) + " | SIGTERM to exit |"
-        lines = [head, "|---|" + "---:|" * (len(PATHS) + 1)]
+        head = ("| init | " + " | ".join(label for _, label, _ in PATHS)
+                + " | SIGTERM to exit | code pages: first SIGTERM | code pages: per forwarded signal |")
+        lines = [head, "|---|" + "---:|" * (len(PATHS) + 3)]
         for line in lines:
             print(line)
         notes = []
@@ -544,14 +579,14 @@ def main():
                 figures, spread = measure_repeated(setup, init, args, init.name in vigils)
                 total = figures["first_sigterm"] + (figures["report_exit"] or 0)
                 lines.append(f"| {init.name} | " + " | ".join(fmt(k, figures[k]) for k, _, _ in PATHS)
-                             + f" | {total:,.0f} |")
+                             + f" | {total:,.0f} | {figures['first_pages']:.0f} | {figures['forward_pages']:.0f} |")
                 if args.repeat > 1:
                     varying = [f"{LABEL[k]} {spread_text(spread[k], k)}" for k, _, _ in PATHS
                                if min(spread[k]) != max(spread[k])]
                     notes.append(f"{init.name}: {args.repeat} runs, "
                                  + ("; ".join(varying) if varying else "every figure identical"))
             except (Failure, RuntimeError, OSError) as e:
-                lines.append(f"| {init.name} | error: {e} |" + " |" * len(PATHS))
+                lines.append(f"| {init.name} | error: {e} |" + " |" * (len(PATHS) + 2))
             print(lines[-1], flush=True)
             B.log(f"  {init.name}: {time.monotonic() - t0:.0f} s")
         for n in notes:
