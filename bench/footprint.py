@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """What one forwarded signal touches: instructions, and the distinct cache
-lines and pages of code and of data, between one `read` of the signal
-and the next, for inits that block in `read` (vigil, catatonit, the
-reference inits). Counted with valgrind's lackey (`--trace-mem=yes`), so
+lines and pages of code and of data, between one wait for a signal and
+the next: one entry to `read` (catatonit, the reference inits) or to
+the function the init waits in (`NAME=PATH@SYMBOL`: vigil takes each
+signal with rt_sigtimedwait through musl's `syscall`). Counted with valgrind's lackey (`--trace-mem=yes`), so
 the figures do not depend on the machine's load.
 
 Why: on a machine whose caches and TLBs other processes have emptied
@@ -12,10 +13,10 @@ walks two page tables. Those fetches, not the instructions, are most of
 what an init's wake-up costs beyond the kernel's part
 (docs/benchmarks.md, "Instruction counts").
 
-    python3 bench/footprint.py [--signals N] NAME=PATH [NAME=PATH ...]
+    python3 bench/footprint.py [--signals N] NAME=PATH[@SYMBOL] ...
 
-Each PATH must keep its symbols (`read` is looked up with nm): for vigil,
-a build with CARGO_PROFILE_RELEASE_STRIP=false. Prints, per init, the
+Each PATH must keep its symbols (the symbol is looked up with nm): for
+vigil, a build with CARGO_PROFILE_RELEASE_STRIP=false. Prints, per init, the
 median over the signals of each figure.
 """
 import argparse
@@ -66,7 +67,7 @@ def trace(path, helper, signals, log):
 
 
 def turns(log, read_at):
-    """The trace cut at each entry to `read`: one list of (kind, address)
+    """The trace cut at each entry to the wait: one list of (kind, address)
     per turn of the init's loop."""
     cur, out = None, []
     with open(log) as f:
@@ -101,7 +102,7 @@ def figures(turn):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--signals", type=int, default=20)
-    ap.add_argument("inits", nargs="+", metavar="NAME=PATH")
+    ap.add_argument("inits", nargs="+", metavar="NAME=PATH[@SYMBOL]")
     args = ap.parse_args()
     helper = B.build_helper(os.path.join(B.BENCH_DIR, ".build"))
     tmp = tempfile.mkdtemp(prefix="vigil-fp-")
@@ -111,11 +112,12 @@ def main():
     try:
         for spec in args.inits:
             name, _, path = spec.partition("=")
+            path, _, wait = path.partition("@")
             log = os.path.join(tmp, name + ".lackey")
             trace(path, helper, args.signals, log)
             # The last turns are the signals: the very last is the SIGTERM's
             # (cut off by the exit), the one before the last SIGUSR1's.
-            per = [figures(t) for t in turns(log, symbol(path, "read"))[-(args.signals + 1):-1]]
+            per = [figures(t) for t in turns(log, symbol(path, wait or "read"))[-(args.signals + 1):-1]]
             med = {k: statistics.median(p[k] for p in per) for k in keys}
             print(f"| {name} | " + " | ".join(f"{med[k]:g}" for k in keys) + " |")
     finally:
