@@ -404,13 +404,17 @@ pub fn static_busybox() -> Result<PathBuf, String> {
 }
 
 /// `docker build` of the repository's `Dockerfile`: the image of dist/'s
-/// binary for this machine, labelled for clean-up.
+/// binary for this machine, labelled for clean-up. Without the builder's
+/// cache: tests in other files build the same image at the same time, and
+/// one's clean-up (its image removed with its untagged parents) could take
+/// a cached layer from under another's build ("unknown parent image ID").
 pub fn build_dist_image(image: &str) -> Output {
     let (docker_arch, _) = host_arch();
     Engine::Docker.cmd_within(
         &[
             "build",
             "-q",
+            "--no-cache",
             "--label",
             &run_label(),
             "--build-arg",
