@@ -311,9 +311,9 @@ def code_pages(path):
 
 def pages_between(more, less, times):
     """How many code pages a path runs on: those where the run with the
-    path executed at least `times` instructions more than the run without
-    it (`times`: how often the path ran)."""
-    more, less = code_pages(more), code_pages(less)
+    path (`more`, from `code_pages`) executed at least `times`
+    instructions more than the run without it (`times`: how often the
+    path ran)."""
     return sum(1 for page, n in more.items() if n - less.get(page, 0) >= times)
 
 
@@ -343,10 +343,11 @@ def measure(setup, init, signals, zombies, vigil_like):
         if "OOM" in loud_err:
             raise Failure("the cgroup counted OOM kills, the report is not a plain stop's: "
                           + loud_err[-300:])
-    cg = lambda tag: os.path.join(setup.out, f"{init.name}.{tag}.cg")
+    pages = {tag: code_pages(os.path.join(setup.out, f"{init.name}.{tag}.cg"))
+             for tag in ("exit", "term", f"sig{signals}")}
     return {
-        "first_pages": pages_between(cg("term"), cg("exit"), 1),
-        "forward_pages": pages_between(cg(f"sig{signals}"), cg("term"), signals),
+        "first_pages": pages_between(pages["term"], pages["exit"], 1),
+        "forward_pages": pages_between(pages[f"sig{signals}"], pages["term"], signals),
         "startup": start,
         "first_sigterm": term - exit0,
         "report_exit": term_report - term,

@@ -3,8 +3,9 @@
 lines and pages of code and of data, between one wait for a signal and
 the next: one entry to `read` (catatonit, the reference inits) or to
 the function the init waits in (`NAME=PATH@SYMBOL`: vigil takes each
-signal with rt_sigtimedwait through musl's `syscall`). Counted with valgrind's lackey (`--trace-mem=yes`), so
-the figures do not depend on the machine's load.
+signal with rt_sigtimedwait through musl's `syscall`). Counted with
+valgrind's lackey (`--trace-mem=yes`), so the figures do not depend on
+the machine's load.
 
 Why: on a machine whose caches and TLBs other processes have emptied
 between two signals (every wake-up of an idle init), each line and page
@@ -16,8 +17,8 @@ what an init's wake-up costs beyond the kernel's part
     python3 bench/footprint.py [--signals N] NAME=PATH[@SYMBOL] ...
 
 Each PATH must keep its symbols (the symbol is looked up with nm): for
-vigil, a build with CARGO_PROFILE_RELEASE_STRIP=false. Prints, per init, the
-median over the signals of each figure.
+vigil, a build with CARGO_PROFILE_RELEASE_STRIP=false. Prints, per init,
+the median over the signals of each figure.
 """
 import argparse
 import os
