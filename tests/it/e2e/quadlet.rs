@@ -31,7 +31,8 @@
 //! 13's podman package, fetched once with `apt-get download` through an apt
 //! configuration of its own and unpacked into `/var/cache/vigil-quadlet`
 //! (the host's packages are not touched). The podman that runs the
-//! `ExecStart` is the installed one.
+//! `ExecStart`, and that `systemd-analyze verify` looks for, is the
+//! installed one: without it both tests skip.
 
 use crate::common::*;
 use std::fs;
@@ -544,6 +545,8 @@ impl Tools {
     /// answering podman; None after a skip.
     fn get(test: &str, run: bool) -> Option<Tools> {
         let analyze = need_program(test, "systemd-analyze", "systemd")?;
+        // verify wants the program of the service's ExecStart installed.
+        need_program(test, "podman", "podman")?;
         if run {
             need_program(test, "python3", "python3")?;
             if let Err(NotReady::Skip(why) | NotReady::Broken(why)) = Engine::Podman.version() {
