@@ -725,6 +725,14 @@ impl Ctr {
         self.engine.ok(&args)
     }
 
+    /// Whether `cmd`, run in the container, exits 0: for a condition that
+    /// is polled until it holds, where a failure is an answer, not an error.
+    pub fn exec_succeeds(&self, cmd: &[&str]) -> bool {
+        let mut args = vec!["exec", self.name.as_str()];
+        args.extend_from_slice(cmd);
+        self.engine.cmd(&args).status.success()
+    }
+
     pub fn kill(&self, signal: &str) {
         self.engine.ok(&["kill", "-s", signal, &self.name]);
     }

@@ -1137,9 +1137,9 @@ fn haproxy_with_the_least_privilege_stops_on_its_own_signal() {
         &["haproxy", "-db", "-f", "/srv/servers/haproxy.cfg"],
     );
     ctr.wait_record("following_user", READY);
-    let served = wait_until(READY, || {
-        ctr.exec(&["/vigil", "--probe", "http://127.0.0.1:80/"])
-            .is_empty()
+    // haproxy binds its port a little after vigil follows it to its user.
+    let served = wait_until_every(READY, Duration::from_millis(200), || {
+        ctr.exec_succeeds(&["/vigil", "--probe", "http://127.0.0.1:80/"])
     });
     assert!(served, "haproxy does not answer on port 80\n{}", ctr.logs());
     let user = ctr.exec(&["ps", "-o", "user=", "-C", "haproxy"]);
