@@ -719,18 +719,21 @@ impl Ctr {
             .unwrap_or_else(|_| panic!("bad `wait` output {s:?}"))
     }
 
+    /// Runs `cmd` in the container; its stdout. Panics unless it succeeds.
     pub fn exec(&self, cmd: &[&str]) -> String {
-        let mut args = vec!["exec", self.name.as_str()];
-        args.extend_from_slice(cmd);
-        self.engine.ok(&args)
+        self.engine.ok(&self.exec_args(cmd))
     }
 
-    /// Whether `cmd`, run in the container, exits 0: for a condition that
-    /// is polled until it holds, where a failure is an answer, not an error.
-    pub fn exec_succeeds(&self, cmd: &[&str]) -> bool {
+    /// Runs `cmd` in the container; its output, whatever its status: for a
+    /// condition polled until it holds, where a failure is an answer.
+    pub fn exec_output(&self, cmd: &[&str]) -> Output {
+        self.engine.cmd(&self.exec_args(cmd))
+    }
+
+    fn exec_args<'a>(&'a self, cmd: &[&'a str]) -> Vec<&'a str> {
         let mut args = vec!["exec", self.name.as_str()];
         args.extend_from_slice(cmd);
-        self.engine.cmd(&args).status.success()
+        args
     }
 
     pub fn kill(&self, signal: &str) {

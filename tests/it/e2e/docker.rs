@@ -1858,9 +1858,7 @@ fn least_privilege_recipe_stops_without_cap_kill() {
     );
     let mut got = String::new();
     let served = wait_until_every(TIMEOUT, Duration::from_millis(200), || {
-        let out = DOCKER.cmd(&[
-            "exec",
-            &ctr.name,
+        let out = ctr.exec_output(&[
             "busybox",
             "wget",
             "-q",

@@ -382,9 +382,7 @@ fn dockerfile_example_final_stage_runs() {
     let ctr = Ctr::start(DOCKER, T, &[], &image.name, &[]);
     let mut last = None;
     let answered = wait_until_every(TIMEOUT, Duration::from_millis(100), || {
-        let out = DOCKER.cmd(&[
-            "exec",
-            &ctr.name,
+        let out = ctr.exec_output(&[
             "/bin/busybox",
             "wget",
             "-q",
@@ -486,14 +484,7 @@ fn dockerfile_example_offline_route() {
     let ctr = Ctr::start(DOCKER, T, &[], demo, &[]);
     let mut page = String::new();
     wait_until_every(TIMEOUT, Duration::from_millis(200), || {
-        let out = DOCKER.cmd(&[
-            "exec",
-            &ctr.name,
-            "/bin/busybox",
-            "wget",
-            "-qO-",
-            "http://127.0.0.1:8080/",
-        ]);
+        let out = ctr.exec_output(&["/bin/busybox", "wget", "-qO-", "http://127.0.0.1:8080/"]);
         page = stdout(&out);
         out.status.success()
     });

@@ -1139,7 +1139,9 @@ fn haproxy_with_the_least_privilege_stops_on_its_own_signal() {
     ctr.wait_record("following_user", READY);
     // haproxy binds its port a little after vigil follows it to its user.
     let served = wait_until_every(READY, Duration::from_millis(200), || {
-        ctr.exec_succeeds(&["/vigil", "--probe", "http://127.0.0.1:80/"])
+        ctr.exec_output(&["/vigil", "--probe", "http://127.0.0.1:80/"])
+            .status
+            .success()
     });
     assert!(served, "haproxy does not answer on port 80\n{}", ctr.logs());
     let user = ctr.exec(&["ps", "-o", "user=", "-C", "haproxy"]);
