@@ -41,6 +41,9 @@ def parse(path):
     fn = cfn = None
     in_call = False
     total = 0
+    # One column per position ("line", or "instr line" when the run
+    # dumped instructions too), then the events: Ir first.
+    npos = 1
 
     def name_of(spec):
         m = NAME.match(spec)
@@ -56,11 +59,13 @@ def parse(path):
             if not line:
                 continue
             c = line[0]
-            if c.isdigit() or c in "+-*":
+            if line.startswith("positions:"):
+                npos = len(line.split()) - 1
+            elif c.isdigit() or c in "+-*":
                 parts = line.split()
-                if len(parts) < 2:
+                if len(parts) <= npos:
                     continue
-                ir = int(parts[1])
+                ir = int(parts[npos])
                 if in_call:
                     incl[fn] += ir  # the callee's inclusive cost, for this caller
                     in_call = False
