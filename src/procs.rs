@@ -239,35 +239,28 @@ pub fn parse_stat(pid: Pid, stat: &[u8]) -> Option<Stat> {
 /// Every pid in /proc.
 /// A listing that fails is tried again, twice at most: taken for an empty
 /// one, it would leave processes out of the drain and the report. One
-/// without vigil itself has failed too, though nothing said so (musl's
-/// `readdir` takes a failed `getdents64` with ENOENT for the end).
+/// without vigil itself has failed too, though nothing said so.
 fn all_pids() -> Vec<Pid> {
-    let me = Pid::this();
-    let list = || -> Option<Vec<Pid>> {
-        let mut pids = Vec::new();
-        for entry in fs::read_dir("/proc").ok()? {
-            let name = entry.ok()?.file_name();
-            if let Some(pid) = name.to_str().and_then(|n| n.parse().ok()) {
-                pids.push(Pid::from_raw(pid));
-            }
-        }
-        pids.contains(&me).then_some(pids)
+    let me = Pid::this().as_raw();
+    let list = || {
+        crate::sys::fd::numbered(c"/proc")
+            .ok()
+            .filter(|pids| pids.contains(&me))
     };
-    (0..3).find_map(|_| list()).unwrap_or_default()
+    let pids = (0..3).find_map(|_| list()).unwrap_or_default();
+    pids.into_iter().map(Pid::from_raw).collect()
 }
 
 /// The processes vigil is answerable for, itself excluded, as /proc
-/// shows them. Empty when /proc cannot be trusted (see `available`).
+/// shows them. Empty when /proc cannot be trusted (see `available`),
+/// which only a listing that holds more than vigil needs to ask.
 pub fn answerable(role: Role) -> Vec<Stat> {
-    if !available() {
+    let me = Pid::this();
+    let mut others = all_pids().into_iter().filter(|&pid| pid != me).peekable();
+    if others.peek().is_none() || !available() {
         return Vec::new();
     }
-    let me = Pid::this();
-    let table: Vec<Stat> = all_pids()
-        .into_iter()
-        .filter(|&pid| pid != me)
-        .filter_map(stat)
-        .collect();
+    let table: Vec<Stat> = others.filter_map(stat).collect();
     if role == Role::Pid1 {
         return table;
     }
@@ -290,17 +283,13 @@ pub fn answerable(role: Role) -> Vec<Stat> {
 /// Whether any process vigil answers for is left that is no child of
 /// vigil's: as PID 1, one that joined the namespace from outside (`docker
 /// exec`); otherwise there is none (vigil, a subreaper, has no descendant
-/// once it has no child). `kill(-1, 0)` first: in a container with nothing
-/// left it says so in one system call; on a whole machine it also counts
-/// the kernel's threads, which /proc then tells apart.
+/// once it has no child). Read from /proc, which in a container with
+/// nothing left lists vigil alone; not with `kill(-1, 0)`, which the
+/// kernel answers by walking every process of the machine, not only the
+/// namespace's: on a node that runs thousands, each container's exit
+/// would wait for the walk.
 pub fn others_left(role: Role) -> bool {
-    if role != Role::Pid1 {
-        return false;
-    }
-    // Signal 0 sends nothing, and as PID 1, -1 is every other process of
-    // this namespace.
-    let any = nix::sys::signal::kill(Pid::from_raw(-1), None).is_ok();
-    any && !answerable(role).is_empty()
+    role == Role::Pid1 && !answerable(role).is_empty()
 }
 
 /// `answerable`, each by pid and title.
@@ -401,6 +390,32 @@ mod tests {
             "{stat}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_listing_holds_every_numbered_entry_and_nothing_else() {
+        let dir = std::env::temp_dir().join(format!("vigil-numbered-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // More records than one read of the stack buffer holds, names of
+        // every length the records pad differently, and names that are no
+        // numbers.
+        let mut want: Vec<i32> = (1..=700).map(|i| i * 7).collect();
+        for n in &want {
+            std::fs::write(dir.join(n.to_string()), "").unwrap();
+        }
+        for other in ["abc", "12x", "-", "99999999999", &"9".repeat(200)] {
+            std::fs::write(dir.join(other), "").unwrap();
+        }
+        std::fs::create_dir(dir.join("31")).unwrap();
+        want.push(31);
+        let path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
+        let mut got = crate::sys::fd::numbered(&path).unwrap();
+        got.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(got, want);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(crate::sys::fd::numbered(&path).is_err());
+        assert!(all_pids().contains(&Pid::this()));
     }
 
     #[test]

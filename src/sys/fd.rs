@@ -135,3 +135,38 @@ pub fn file_of(fd: BorrowedFd<'_>) -> Option<((u64, u64), libc::mode_t)> {
     let id = (st.st_dev as u64, st.st_ino as u64);
     Some((id, st.st_mode & libc::S_IFMT))
 }
+
+/// The entries of the directory `dir` named by a number (/proc's
+/// processes), read with `getdents64` into a buffer on the stack. /proc's
+/// root is listed at the child's exit, on the way to vigil's own: the C
+/// library's directory stream (std's `read_dir`, nix's `Dir`) would
+/// allocate the stream, and std each name, for names looked at once.
+///
+/// Raw `getdents64`: neither nix nor std has the call.
+pub fn numbered(dir: &std::ffi::CStr) -> Result<Vec<i32>, Errno> {
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+    let dir = open(dir, flags, Mode::empty())?;
+    let mut buf = [0u8; 4096];
+    let mut found = Vec::new();
+    loop {
+        let (at, len) = (buf.as_mut_ptr(), buf.len());
+        // SAFETY: getdents64 writes at most `len` bytes at `at`, into `buf`,
+        // which is live and ours for the call.
+        let n = unsafe { libc::syscall(libc::SYS_getdents64, dir.as_raw_fd(), at, len) };
+        let filled = usize::try_from(Errno::result(n)?).unwrap_or(0);
+        if filled == 0 {
+            return Ok(found);
+        }
+        // Each record: inode (8 bytes), offset (8), its own length (2),
+        // type (1), then the name, NUL-terminated and padded.
+        let mut rest = buf.get(..filled).unwrap_or_default();
+        while let Some(&[lo, hi]) = rest.get(16..18) {
+            let len = usize::from(u16::from_ne_bytes([lo, hi]));
+            let name = rest.get(19..len).unwrap_or_default();
+            let name = name.split(|&b| b == 0).next().unwrap_or(name);
+            let number: Option<i32> = std::str::from_utf8(name).ok().and_then(|n| n.parse().ok());
+            found.extend(number);
+            rest = rest.get(len.max(19)..).unwrap_or_default();
+        }
+    }
+}

@@ -351,3 +351,40 @@ fn pid1_drains_a_process_started_from_outside() {
     );
     assert!(!records.has("drain_killed"), "{out}");
 }
+
+/// The look for leftovers at the child's exit reads the namespace's own
+/// /proc, not `kill(-1, 0)`: the kernel answers that by walking every
+/// process of the machine, and on a node running thousands every
+/// container's exit would wait for the walk. strace, attached to vigil,
+/// sees each `kill` it makes on the way out.
+#[test]
+fn the_exit_does_not_walk_the_machines_processes() {
+    let test = "the_exit_does_not_walk_the_machines_processes";
+    let Some(strace) = need_program(test, "strace", "strace") else {
+        return;
+    };
+    let dir = TempDir::new("exitwalk");
+    let trace = dir.join("trace");
+    let (run, child) = start_sleep(Vigil::pid1());
+    let mut tracer = std::process::Command::new(strace)
+        .args(["-e", "trace=kill", "-o"])
+        .arg(&trace)
+        .args(["-p", &run.vigil_pid().to_string()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut attached = String::new();
+    let mut stderr = std::io::BufReader::new(tracer.stderr.take().unwrap());
+    std::io::BufRead::read_line(&mut stderr, &mut attached).unwrap();
+    assert!(attached.contains("attached"), "strace: {attached}");
+    run.signal(libc::SIGTERM);
+    let out = run.wait(TIMEOUT);
+    let _ = tracer.wait();
+    assert_eq!(out.code(), Some(143), "{out}");
+    let kills = std::fs::read_to_string(&trace).unwrap();
+    assert!(
+        kills.contains(&format!("kill({child}, SIGTERM)")),
+        "strace saw no forwarded SIGTERM:\n{kills}"
+    );
+    assert!(!kills.contains("kill(-1"), "{kills}\n{out}");
+}
