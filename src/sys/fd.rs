@@ -164,8 +164,13 @@ pub fn numbered(dir: &std::ffi::CStr) -> Result<Vec<i32>, Errno> {
             let len = usize::from(u16::from_ne_bytes([lo, hi]));
             let name = rest.get(19..len).unwrap_or_default();
             let name = name.split(|&b| b == 0).next().unwrap_or(name);
-            let number: Option<i32> = std::str::from_utf8(name).ok().and_then(|n| n.parse().ok());
-            found.extend(number);
+            // Digits only, as every pid; most of /proc's root is words,
+            // dropped at their first letter.
+            let number = name.iter().try_fold(0i32, |n, &b| {
+                let digit = b.checked_sub(b'0').filter(|d| *d < 10)?;
+                n.checked_mul(10)?.checked_add(i32::from(digit))
+            });
+            found.extend(number.filter(|_| !name.is_empty()));
             rest = rest.get(len.max(19)..).unwrap_or_default();
         }
     }
