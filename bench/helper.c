@@ -303,6 +303,14 @@ static int cmd_first(int argc, char **argv) {
     struct target tg = {.pid = (pid_t)atoi(argv[3]), .fd = atoi(argv[4])};
     int pidfd = (int)syscall(SYS_pidfd_open, tg.pid, 0);
     if (pidfd < 0) die("pidfd_open");
+    /* A real-time sender, as an engine on a CPU of its own would be: the
+     * init's wake-up cannot preempt it between its kill and its poll, so it
+     * sees the init's exit when it happens. (A preempted sender would wait,
+     * runnable, until the init, its child and unshare had all run, and
+     * whether the scheduler preempts depends on how much CPU each init used
+     * before, not on its stop path.) Not fatal without the privilege. */
+    struct sched_param rt = {.sched_priority = 1};
+    (void)sched_setscheduler(0, SCHED_FIFO, &rt);
     sleep_ns(delay);
     int64_t ts = now_ns();
     if (kill(tg.pid, SIGTERM) < 0) die("kill");
