@@ -1,5 +1,6 @@
 //! Descriptors: the standard ones, how much a pipe or a terminal has yet
-//! to pass on, and whether vigil has a controlling terminal.
+//! to pass on, whether vigil has a controlling terminal, and the
+//! numbered entries of a directory (/proc's processes).
 //!
 //! vigil may be started with any of descriptors 0-2 closed (`2>&-`, a
 //! minimal runtime). A closed one stays closed for the processes vigil
