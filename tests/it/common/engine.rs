@@ -730,6 +730,12 @@ impl Ctr {
         self.engine.cmd(&self.exec_args(cmd))
     }
 
+    /// `url` fetched from inside the container with busybox's wget: the
+    /// page on stdout, whatever the status.
+    pub fn fetch(&self, url: &str) -> Output {
+        self.exec_output(&["busybox", "wget", "-q", "-O", "-", url])
+    }
+
     fn exec_args<'a>(&'a self, cmd: &[&'a str]) -> Vec<&'a str> {
         let mut args = vec!["exec", self.name.as_str()];
         args.extend_from_slice(cmd);

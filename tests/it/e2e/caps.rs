@@ -234,16 +234,7 @@ fn stop_reaches_the_server(engine: Engine, test: &'static str) {
     );
     ctr.wait_log("serving", Duration::from_secs(30));
     let got = wait_until(Duration::from_secs(30), || {
-        ctr.exec_output(&[
-            "busybox",
-            "wget",
-            "-q",
-            "-O",
-            "-",
-            "http://127.0.0.1:80/index.html",
-        ])
-        .status
-        .success()
+        ctr.fetch("http://127.0.0.1:80/index.html").status.success()
     });
     assert!(got, "httpd never answered: {}", ctr.logs());
     let took = ctr.stop_within(10);

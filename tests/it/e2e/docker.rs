@@ -1858,14 +1858,7 @@ fn least_privilege_recipe_stops_without_cap_kill() {
     );
     let mut got = String::new();
     let served = wait_until_every(TIMEOUT, Duration::from_millis(200), || {
-        let out = ctr.exec_output(&[
-            "busybox",
-            "wget",
-            "-q",
-            "-O",
-            "-",
-            "http://127.0.0.1:80/index.html",
-        ]);
+        let out = ctr.fetch("http://127.0.0.1:80/index.html");
         got = text(&out.stdout);
         got == "hello\n"
     });

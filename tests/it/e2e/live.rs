@@ -217,7 +217,7 @@ fn hung_server_restarts(engine: Engine, test: &'static str) {
     // ... which answers a client too.
     let mut got = String::new();
     let answers = wait_until_every(TIMEOUT, Duration::from_millis(200), || {
-        let out = ctr.exec_output(&["busybox", "wget", "-q", "-O", "-", URL]);
+        let out = ctr.fetch(URL);
         got = text(&out.stdout);
         got == "ok\n"
     });
