@@ -564,7 +564,11 @@ def main():
             if (wanted is None or i.name in wanted) and os.access(i.path, os.X_OK):
                 inits.append(vigil_init(i.name, i.path) if i.name == "vigil" else i)
         for spec in args.also:
-            name, path, extra = B.parse_also(spec)
+            name, path, extra, env = B.parse_also(spec)
+            if env:
+                # Each path's environment is fixed (see the docs): a
+                # variable of the init's own would change every count.
+                sys.exit(f"bench: --also {spec}: no variables here; the counts need a fixed environment")
             inits.append(vigil_init(name, os.path.abspath(path), extra))
         vigils = {"vigil"} | {s.partition("=")[0] for s in args.also}
 

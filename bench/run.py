@@ -24,6 +24,7 @@ import json
 import os
 import platform
 import random
+import re
 import select
 import shutil
 import signal
@@ -52,22 +53,34 @@ UNSHARE = ["unshare", "--pid", "--fork", "--mount-proc"]
 # --------------------------------------------------------------------------- inits
 
 class Init:
-    def __init__(self, name, path, prefix, note=""):
+    def __init__(self, name, path, prefix, note="", env=None):
         self.name = name
         self.path = path
         self.prefix = prefix  # argv before the command
         self.note = note
+        self.env = env or {}  # variables set for this init alone
 
     def argv(self, cmd):
         return [self.path] + self.prefix + cmd
 
+    def environ(self):
+        """The environment this init starts with: the run's, plus its own
+        variables (through `unshare`, which passes them on)."""
+        return {**os.environ, **self.env}
+
 
 def parse_also(spec):
-    """`NAME=PATH [ARG...]`: a binary called like vigil, with its own
-    options before `--` (`vigil-json=target/.../vigil --log-format json`)."""
+    """`NAME=[VAR=VALUE...] PATH [ARG...]`: a binary called like vigil, with
+    its own variables and its own options before `--`
+    (`vigil-json=target/.../vigil --log-format json`,
+    `quiet=VIGIL_VERBOSITY=0 target/.../vigil`)."""
     name, _, rest = spec.partition("=")
     words = rest.split()
-    return name, (words[0] if words else ""), words[1:]
+    env = {}
+    while words and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", words[0]):
+        var, _, value = words.pop(0).partition("=")
+        env[var] = value
+    return name, (words[0] if words else ""), words[1:], env
 
 
 def candidate_inits(vigil_path):
@@ -263,6 +276,7 @@ class NsRun:
             self.efd, ewfd = os.pipe()
         self.proc = subprocess.Popen(
             UNSHARE + (init.argv(cmd) if init else cmd),
+            env=init.environ() if init else None,
             stdin=subprocess.DEVNULL,
             stdout=wfd if wfd is not None else subprocess.DEVNULL,
             stderr=ewfd if ewfd is not None else self.err,
@@ -421,9 +435,9 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-def spawn_time(argv, devnull):
+def spawn_time(argv, devnull, env):
     t0 = time.perf_counter_ns()
-    pid = os.posix_spawn(argv[0], argv, os.environ,
+    pid = os.posix_spawn(argv[0], argv, env,
                          file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 0),
                                        (os.POSIX_SPAWN_DUP2, devnull, 1),
                                        (os.POSIX_SPAWN_DUP2, devnull, 2)])
@@ -438,15 +452,17 @@ def bench_startup(inits, rounds):
     devnull = os.open(os.devnull, os.O_RDWR)
     names = ["(bare)"] + [i.name for i in inits]
     argvs = {"(bare)": [unshare] + UNSHARE[1:] + ["/bin/true"]}
+    envs = {"(bare)": os.environ}
     for i in inits:
         argvs[i.name] = [unshare] + UNSHARE[1:] + i.argv(["/bin/true"])
+        envs[i.name] = i.environ()
     times = {n: [] for n in names}
     fails = {n: 0 for n in names}
     for n in names:  # warm the page cache
-        spawn_time(argvs[n], devnull)
+        spawn_time(argvs[n], devnull, envs[n])
     for r in range(rounds):
         for n in rotated(names, r):
-            dt, rc = spawn_time(argvs[n], devnull)
+            dt, rc = spawn_time(argvs[n], devnull, envs[n])
             times[n].append(dt)
             if rc != 0:
                 fails[n] += 1
@@ -1487,7 +1503,7 @@ def main():
                     help="vigil binary (env VIGIL_BIN; default: the musl release build)")
     ap.add_argument("--also", action="append", default=[], metavar="NAME=PATH",
                     help="also measure this binary, called like vigil (`PATH -- CMD`; `NAME='PATH ARGS'` "
-                         "puts ARGS before the --): for A/B tests "
+                         "puts ARGS before the --, `NAME='VAR=VALUE PATH'` sets VAR for it): for A/B tests "
                          "of a change; repeatable")
     ap.add_argument("--reference", action="store_true",
                     help="also measure bench/refinit.c built against glibc and against musl "
@@ -1571,12 +1587,12 @@ def main():
             skipped.append(i.name)
             log(f"bench: {i.name} not found at {i.path}: skipped")
     for spec in args.also:
-        name, path, extra = parse_also(spec)
+        name, path, extra, env = parse_also(spec)
         if not name or not path or not os.access(path, os.X_OK):
             sys.exit(f"bench: --also {spec}: want NAME=PATH of an executable")
         copy = os.path.join(BENCH_DIR, ".build", "also-" + name)
         shutil.copy2(path, copy)
-        inits.append(Init(name, copy, extra + ["--"], f"--also {path}"))
+        inits.append(Init(name, copy, extra + ["--"], f"--also {path}", env))
     if args.reference:
         inits += build_reference(os.path.join(BENCH_DIR, ".build"))
     if not inits:
