@@ -288,8 +288,7 @@ pub fn answerable(role: Role) -> Vec<Stat> {
 /// once it has no child). Read from /proc, which in a container with
 /// nothing left lists vigil alone; not with `kill(-1, 0)`, which the
 /// kernel answers by walking every process of the machine, not only the
-/// namespace's: on a node that runs thousands, each container's exit
-/// would wait for the walk.
+/// namespace's (docs/design.md, "Whether anything is left").
 pub fn others_left(role: Role) -> bool {
     role == Role::Pid1 && !answerable(role).is_empty()
 }

@@ -353,9 +353,8 @@ fn pid1_drains_a_process_started_from_outside() {
 }
 
 /// The look for leftovers at the child's exit reads the namespace's own
-/// /proc, not `kill(-1, 0)`: the kernel answers that by walking every
-/// process of the machine, and on a node running thousands every
-/// container's exit would wait for the walk. strace, attached to vigil,
+/// /proc, not `kill(-1, 0)`, which the kernel answers by walking every
+/// process of the machine (docs/design.md). strace, attached to vigil,
 /// sees each `kill` it makes on the way out.
 #[test]
 fn the_exit_does_not_walk_the_machines_processes() {
