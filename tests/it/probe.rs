@@ -545,7 +545,14 @@ impl Notify {
         let keep = got.clone();
         thread::spawn(move || {
             let mut buf = [0u8; 4096];
-            while let Ok(n) = socket.recv(&mut buf) {
+            loop {
+                // Interrupted (the test process stopped and continued,
+                // say): the datagram is still to come.
+                let n = match socket.recv(&mut buf) {
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(_) => return,
+                };
                 let text = String::from_utf8_lossy(&buf[..n]).into_owned();
                 keep.lock()
                     .unwrap()

@@ -32,7 +32,6 @@
 use crate::common::*;
 use std::fs;
 use std::io::Read;
-use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -371,23 +370,19 @@ fn docker_readiness_example_says_ready_with_one_vigil() {
         return;
     };
     let dir = TempDir::new("docs-notify");
-    let socket = dir.join("notify.sock");
-    let sock = UnixDatagram::bind(&socket).unwrap();
-    sock.set_read_timeout(Some(Duration::from_secs(60)))
-        .unwrap();
+    let notify = crate::probe::Notify::bind(dir.path());
     let log = dir.join("out");
     let mut child = KillOnDrop(
-        bash.env("NOTIFY_SOCKET", &socket)
+        bash.env("NOTIFY_SOCKET", &notify.path)
             .stdin(Stdio::null())
             .stdout(fs::File::create(&log).unwrap())
             .spawn()
             .unwrap(),
     );
-    let mut buf = [0u8; 4096];
-    let got = sock.recv(&mut buf).map(|n| text(&buf[..n]));
     let printed = || fs::read_to_string(&log).unwrap_or_default();
-    let got = got
-        .unwrap_or_else(|e| panic!("{b}: no datagram within 60s ({e}); printed:\n{}", printed()));
+    let came = wait_until(Duration::from_secs(60), || !notify.texts().is_empty());
+    assert!(came, "{b}: no datagram within 60s; printed:\n{}", printed());
+    let got = notify.texts().swap_remove(0);
     note(T, format!("{b}: NOTIFY_SOCKET got {got:?}"));
     assert!(got.lines().any(|l| l == "READY=1"), "{b}: {got:?}");
     let ids = DOCKER.ok(&["ps", "-q", "--filter", &format!("label={}", guard.label)]);
