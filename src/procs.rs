@@ -8,11 +8,17 @@
 use std::collections::HashSet;
 use std::fs;
 use std::io::Read;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::OnceLock;
 
+use nix::errno::Errno;
+use nix::fcntl::{OFlag, open};
+use nix::sys::stat::Mode;
 use nix::unistd::Pid;
 
 use crate::log::facts::{Proc, Signal, Target};
 use crate::signals;
+use crate::sys::fd::numbered;
 
 /// Whom vigil answers for, decided once at start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -236,17 +242,55 @@ pub fn parse_stat(pid: Pid, stat: &[u8]) -> Option<Stat> {
     })
 }
 
+/// The directory position from which /proc's root lists its processes:
+/// its own files (`cpuinfo`, `self`...) come before it. The kernel walks
+/// those one by one, slowly when the walk is cold, as at vigil's exit.
+const PROCESS_ENTRIES: libc::off_t = 258;
+
+/// /proc's root, opened at start and kept, as PID 1: the drain lists it
+/// at every exit, and a listing then pays neither the path's lookup nor
+/// the open. Kept only when /proc is vigil's own namespace's
+/// (`available`): the descriptor holds on to that procfs, whatever is
+/// mounted on /proc later.
+static ROOT: OnceLock<OwnedFd> = OnceLock::new();
+
+/// Opens /proc's root and keeps it (`ROOT`), if it is vigil's own.
+pub fn keep_root() {
+    if available()
+        && let Ok(root) = open_root()
+    {
+        let _ = ROOT.set(root);
+    }
+}
+
+fn open_root() -> Result<OwnedFd, Errno> {
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+    open(c"/proc", flags, Mode::empty())
+}
+
 /// Every pid in /proc but `me`, vigil's own.
-/// A listing that fails is tried again, twice at most: taken for an empty
-/// one, it would leave processes out of the drain and the report. One
-/// without vigil itself has failed too, though nothing said so.
 fn other_pids(me: Pid) -> Vec<Pid> {
-    let list = || {
-        crate::sys::fd::numbered(c"/proc")
+    others_listed(me, |from| match ROOT.get() {
+        Some(root) => numbered(root.as_fd(), from),
+        None => numbered(open_root()?.as_fd(), from),
+    })
+}
+
+/// Every pid but `me` that `listing` gives from a directory position on.
+/// A listing from `PROCESS_ENTRIES` that does not hold vigil itself is
+/// taken for a /proc whose positions differ, and /proc is listed whole.
+/// A whole listing that fails is tried again, twice at most: taken for an
+/// empty one, it would leave processes out of the drain and the report.
+/// One without vigil itself has failed too, though nothing said so.
+fn others_listed(me: Pid, listing: impl Fn(libc::off_t) -> Result<Vec<i32>, Errno>) -> Vec<Pid> {
+    let list = |from| {
+        listing(from)
             .ok()
             .filter(|pids| pids.contains(&me.as_raw()))
     };
-    let pids = (0..3).find_map(|_| list()).unwrap_or_default();
+    let pids = list(PROCESS_ENTRIES)
+        .or_else(|| (0..3).find_map(|_| list(0)))
+        .unwrap_or_default();
     pids.into_iter()
         .map(Pid::from_raw)
         .filter(|&pid| pid != me)
@@ -394,6 +438,55 @@ mod tests {
     }
 
     #[test]
+    fn the_listing_from_the_process_entries_holds_every_process() {
+        let mut children: Vec<_> = (0..3)
+            .map(|_| {
+                std::process::Command::new("sleep")
+                    .arg("30")
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let listed = numbered(open_root().unwrap().as_fd(), PROCESS_ENTRIES).unwrap();
+        let mut wanted: Vec<i32> = children.iter().map(|c| c.id() as i32).collect();
+        wanted.push(std::process::id() as i32);
+        for child in &mut children {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+        for pid in wanted {
+            assert!(listed.contains(&pid), "{pid} not in {listed:?}");
+        }
+    }
+
+    #[test]
+    fn a_listing_without_vigil_is_taken_again_whole() {
+        let me = Pid::from_raw(1);
+        let asked = std::cell::RefCell::new(Vec::new());
+        let listing = |answers: [Result<Vec<i32>, Errno>; 2]| {
+            asked.borrow_mut().clear();
+            let got = others_listed(me, |from| {
+                asked.borrow_mut().push(from);
+                answers[usize::from(from == 0)].clone()
+            });
+            (got, asked.borrow().clone())
+        };
+        let whole = Ok(vec![1, 5, 9]);
+        let pids = |raw: &[i32]| raw.iter().copied().map(Pid::from_raw).collect::<Vec<_>>();
+        // Positions as /proc's: the listing from the processes on is enough.
+        let (got, asked_for) = listing([Ok(vec![1, 5]), whole.clone()]);
+        assert_eq!((got, asked_for), (pids(&[5]), vec![PROCESS_ENTRIES]));
+        // Positions of another kind (vigil missing), or no seeking at all.
+        for answer in [Ok(vec![9]), Ok(vec![]), Err(Errno::EINVAL)] {
+            let (got, asked_for) = listing([answer, whole.clone()]);
+            assert_eq!((got, asked_for), (pids(&[5, 9]), vec![PROCESS_ENTRIES, 0]));
+        }
+        // A whole listing that keeps failing is tried three times.
+        let (got, asked_for) = listing([Ok(vec![]), Err(Errno::EIO)]);
+        assert_eq!((got, asked_for), (vec![], vec![PROCESS_ENTRIES, 0, 0, 0]));
+    }
+
+    #[test]
     fn a_listing_holds_every_numbered_entry_and_nothing_else() {
         let dir = std::env::temp_dir().join(format!("vigil-numbered-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -409,13 +502,12 @@ mod tests {
         }
         std::fs::create_dir(dir.join("31")).unwrap();
         want.push(31);
-        let path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
-        let mut got = crate::sys::fd::numbered(&path).unwrap();
+        let listed = || std::fs::File::open(&dir).map(|d| numbered(d.as_fd(), 0));
+        let mut got = listed().unwrap().unwrap();
         got.sort_unstable();
         want.sort_unstable();
         assert_eq!(got, want);
         std::fs::remove_dir_all(&dir).unwrap();
-        assert!(crate::sys::fd::numbered(&path).is_err());
         // Listed only if vigil was, and vigil left out.
         let others = other_pids(Pid::this());
         assert!(!others.is_empty() && !others.contains(&Pid::this()));

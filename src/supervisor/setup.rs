@@ -58,6 +58,9 @@ pub(super) fn open_signals() -> Result<SignalFd, i32> {
 /// An `Err` is the exit status when the child could not be started.
 fn start(config: Config, inherited: Inherited, signals: SignalFd) -> Result<Supervisor<Os>, i32> {
     let role = Role::of_this_process();
+    if role == Role::Pid1 {
+        crate::procs::keep_root();
+    }
     let caps = prepare_caps(&config)?;
     let user = prepare_user(&config, role)?;
     let parent = nix::unistd::getppid();

@@ -19,6 +19,7 @@ use std::sync::OnceLock;
 use nix::errno::Errno;
 use nix::fcntl::{OFlag, open};
 use nix::sys::stat::{Mode, fstat};
+use nix::unistd::{Whence, lseek};
 
 /// Which of descriptors 0, 1 and 2 were open when vigil looked.
 static OPEN_AT_START: OnceLock<[bool; 3]> = OnceLock::new();
@@ -138,15 +139,15 @@ pub fn file_of(fd: BorrowedFd<'_>) -> Option<((u64, u64), libc::mode_t)> {
 }
 
 /// The entries of the directory `dir` named by a number (/proc's
-/// processes), read with `getdents64` into a buffer on the stack. /proc's
-/// root is listed at the child's exit, on the way to vigil's own: the C
-/// library's directory stream (std's `read_dir`, nix's `Dir`) would
-/// allocate the stream, and std each name, for names looked at once.
+/// processes), from the directory position `from` on (0: all of them),
+/// read with `getdents64` into a buffer on the stack. /proc's root is
+/// listed at the child's exit, on the way to vigil's own: the C library's
+/// directory stream (std's `read_dir`, nix's `Dir`) would allocate the
+/// stream, and std each name, for names looked at once.
 ///
 /// Raw `getdents64`: neither nix nor std has the call.
-pub fn numbered(dir: &std::ffi::CStr) -> Result<Vec<i32>, Errno> {
-    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
-    let dir = open(dir, flags, Mode::empty())?;
+pub fn numbered(dir: BorrowedFd<'_>, from: libc::off_t) -> Result<Vec<i32>, Errno> {
+    lseek(dir, from, Whence::SeekSet)?;
     let mut buf = [0u8; 4096];
     let mut found = Vec::new();
     loop {
