@@ -66,6 +66,7 @@ const ERRORS: &[(&str, &[&str])] = &[
     ("open", &["EINTR", "ENOMEM", "EMFILE", "EACCES"]),
     ("openat", &["EINTR", "ENOMEM", "EMFILE", "EACCES"]),
     ("getdents64", &["ENOMEM", "ENOENT"]),
+    ("lseek", &["EINVAL", "ESPIPE"]),
     ("stat", &["EACCES", "ENOMEM"]),
     ("newfstatat", &["EACCES", "ENOMEM"]),
     ("statx", &["EACCES", "ENOMEM"]),
