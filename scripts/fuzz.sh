@@ -9,10 +9,10 @@
 # TARGET FILE`, run in fuzz/, replays it.
 #
 # Needs the nightly toolchain and cargo-fuzz (.ci/run installs both).
-# Without AddressSanitizer: vigil's unsafe code is all in src/sys/, which
-# no parser reaches, and without it the targets build faster and run
-# more inputs in the same time. Debug assertions and overflow checks stay
-# on.
+# Without AddressSanitizer: vigil's unsafe code is all in src/sys/'s
+# system calls, which no parser makes, and without it the targets build
+# faster and run more inputs in the same time. Debug assertions and
+# overflow checks stay on.
 set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 seconds=${1:-20}

@@ -21,6 +21,7 @@ pub use crate::probe::hosts::in_hosts;
 pub use crate::probe::http::{HEAD_MAX, Head, head as http_head};
 pub use crate::procs::{TITLE_MAX, parse_stat as proc_stat, title_of as proc_title};
 pub use crate::spawn::listen_pid;
+pub use crate::sys::fd::dirent_numbers;
 pub use crate::text::{
     display_command_exact as command_text, duration as duration_text,
     parse_command as hook_command, parse_duration as duration,

@@ -159,21 +159,75 @@ pub fn numbered(dir: BorrowedFd<'_>, from: libc::off_t) -> Result<Vec<i32>, Errn
         if filled == 0 {
             return Ok(found);
         }
-        // Each record: inode (8 bytes), offset (8), its own length (2),
-        // type (1), then the name, NUL-terminated and padded.
-        let mut rest = buf.get(..filled).unwrap_or_default();
+        found.extend(dirent_numbers(buf.get(..filled).unwrap_or_default()));
+    }
+}
+
+/// The numbers among the names of `records`, as `getdents64` fills its
+/// buffer: per record an inode (8 bytes), an offset (8), the record's own
+/// length (2), a type (1), then the name, NUL-terminated and padded. Only
+/// names made of digits that fit an `i32`, as every pid: most of /proc's
+/// root is words, dropped at their first letter. A record that claims
+/// less than its header still moves on by a header, and one that runs past
+/// the end ends the list, so that no buffer, however garbled, is read out
+/// of bounds or forever.
+pub fn dirent_numbers(records: &[u8]) -> impl Iterator<Item = i32> + '_ {
+    let mut rest = records;
+    std::iter::from_fn(move || {
         while let Some(&[lo, hi]) = rest.get(16..18) {
             let len = usize::from(u16::from_ne_bytes([lo, hi]));
             let name = rest.get(19..len).unwrap_or_default();
             let name = name.split(|&b| b == 0).next().unwrap_or(name);
-            // Digits only, as every pid; most of /proc's root is words,
-            // dropped at their first letter.
+            rest = rest.get(len.max(19)..).unwrap_or_default();
             let number = name.iter().try_fold(0i32, |n, &b| {
                 let digit = b.checked_sub(b'0').filter(|d| *d < 10)?;
                 n.checked_mul(10)?.checked_add(i32::from(digit))
             });
-            found.extend(number.filter(|_| !name.is_empty()));
-            rest = rest.get(len.max(19)..).unwrap_or_default();
+            if let Some(number) = number.filter(|_| !name.is_empty()) {
+                return Some(number);
+            }
         }
+        None
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dirent_numbers;
+
+    /// A record as the kernel writes it, with `len` as its length field
+    /// (the true length when `None`).
+    fn record(name: &[u8], len: Option<u16>) -> Vec<u8> {
+        let whole = (19 + name.len() + 1).next_multiple_of(8);
+        let mut r = vec![7u8; 16];
+        r.extend(len.unwrap_or(whole as u16).to_ne_bytes());
+        r.push(4);
+        r.extend(name);
+        r.resize(whole, 0);
+        r
+    }
+
+    #[test]
+    fn garbled_records_end_without_reading_past_them() {
+        let good = |name: &[u8]| record(name, None);
+        // A length shorter than the header moves on by a header, into
+        // what is then read as the next record's header.
+        let mut short = record(b"5", Some(3));
+        short.truncate(19);
+        let listing = [
+            good(b"."),
+            good(b"12"),
+            good(b"2147483648"),
+            good(b"12a"),
+            short,
+            good(b"2147483647"),
+            record(b"99", Some(4000)),
+            good(b"3"),
+        ]
+        .concat();
+        let numbers: Vec<i32> = dirent_numbers(&listing).collect();
+        assert_eq!(numbers, [12, 2147483647]);
+        assert_eq!(dirent_numbers(&listing[..17]).count(), 0);
+        assert_eq!(dirent_numbers(&[0xff; 100]).count(), 0);
     }
 }
